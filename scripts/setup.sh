@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package maestro needs to build, test and run. Idempotent:
+# packages already present are skipped, so a second run costs only a dpkg query.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libsqlite3-dev sqlite3
+  libcurl4-openssl-dev libssl-dev
+  libcpp-httplib-dev
+  libyaml-cpp-dev
+  nlohmann-json3-dev
+  libspdlog-dev libfmt-dev
+  libcli11-dev
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  bubblewrap
+  curl
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#PACKAGES[@]} packages present"
+fi

@@ -1,0 +1,289 @@
+// maestro — command-line entry point. Parses arguments and wires the
+// libraries together; all behaviour lives in src/{core,store,worker,api}.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "api/api_server.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_store.h"
+#include "worker/lease_sweeper.h"
+#include "worker/worker_pool.h"
+
+#ifndef MAESTRO_VERSION
+#define MAESTRO_VERSION "0.0.0"
+#endif
+
+namespace maestro {
+namespace {
+
+int Fail(const Status& st) {
+  std::cerr << "maestro: " << st.ToString() << "\n";
+  return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+std::string Hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+// Loads the config: --config, else ./maestro.yaml when present.
+Result<Config> LoadEffectiveConfig(const std::string& flag) {
+  std::optional<std::string> path;
+  if (!flag.empty()) path = flag;
+  else if (std::filesystem::exists("maestro.yaml")) path = "maestro.yaml";
+  auto cfg = LoadConfig(path, MaestroEnvFromProcess());
+  if (!cfg.ok()) return cfg;
+  for (const auto& w : cfg->warnings) std::cerr << "maestro: warning: " << w << "\n";
+  return cfg;
+}
+
+// The pieces a long-running process needs: store, worker pool, sweeper.
+struct Runtime {
+  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<JobExecutor> executor;
+  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<LeaseSweeper> sweeper;
+};
+
+Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
+  StoreOptions so;
+  so.default_max_attempts = cfg.jobs.retry.max_attempts;
+  so.on_job_available = std::move(wake);
+  return SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
+}
+
+Result<Runtime> StartRuntime(const Config& cfg) {
+  Runtime rt;
+  // The pool is created after the store, so the store's wake-up hook reaches
+  // it through a pointer set once both exist.
+  auto pool_ptr = std::make_shared<WorkerPool*>(nullptr);
+  auto store = OpenStore(cfg, [pool_ptr] {
+    if (*pool_ptr) (*pool_ptr)->Notify();
+  });
+  if (!store.ok()) return store.status();
+  rt.store = std::move(store).value();
+  rt.executor = std::make_unique<EngineUnavailableExecutor>();
+  WorkerPoolOptions wo;
+  wo.threads = cfg.workers;
+  wo.hostname = Hostname();
+  wo.process_id = getpid();
+  wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
+  if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
+  wo.jobs = cfg.jobs;
+  rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.executor, wo);
+  *pool_ptr = rt.pool.get();
+  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
+                                              cfg.jobs.sweep_interval_ms);
+  rt.pool->Start();
+  rt.sweeper->Start();
+  return rt;
+}
+
+// Blocks until SIGTERM or SIGINT. The signals were blocked in main() before
+// any thread started, so only this sigwait receives them.
+int WaitForSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+int Serve(const std::string& config_path, bool with_api) {
+  auto cfg = LoadEffectiveConfig(config_path);
+  if (!cfg.ok()) return Fail(cfg.status());
+  if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
+  auto rt = StartRuntime(*cfg);
+  if (!rt.ok()) return Fail(rt.status());
+  std::unique_ptr<ApiServer> api;
+  if (with_api) {
+    ApiOptions ao;
+    ao.host = cfg->listen_host;
+    ao.port = cfg->listen_port;
+    ao.admin_token = cfg->admin_token;
+    ao.version = MAESTRO_VERSION;
+    ao.schema_version = rt->store->SchemaVersion().ok() ? *rt->store->SchemaVersion() : 0;
+    ao.workers = cfg->workers;
+    api = std::make_unique<ApiServer>(*rt->store, ao);
+    auto port = api->Start();
+    if (!port.ok()) return Fail(port.status());
+    spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={}",
+                 cfg->listen_host, *port, cfg->data_dir, cfg->workers);
+    if (cfg->admin_token.empty()) {
+      spdlog::warn("no admin token set (MAESTRO_ADMIN_TOKEN): the API is open to local users");
+    }
+  } else {
+    spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
+  }
+  int sig = WaitForSignal();
+  spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
+  if (api) api->Stop();
+  rt->pool->Shutdown();
+  rt->sweeper->Stop();
+  spdlog::info("stopped");
+  return 0;
+}
+
+// Opens the store for a one-shot command (no workers in this process).
+Result<std::unique_ptr<SqliteStore>> OpenForCommand(const std::string& config_path) {
+  auto cfg = LoadEffectiveConfig(config_path);
+  if (!cfg.ok()) return cfg.status();
+  spdlog::set_level(spdlog::level::warn);
+  return OpenStore(*cfg, nullptr);
+}
+
+void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
+
+Json JobSummary(const Job& j) {
+  return {{"id", j.id},         {"status", JobStatusName(j.status)},
+          {"attempt", j.attempt}, {"wait_reason", j.wait_reason},
+          {"error", j.error_message}, {"parent_job_id", j.parent_job_id}};
+}
+
+int TaskCreate(const std::string& cfg, const NewTask& in) {
+  auto store = OpenForCommand(cfg);
+  if (!store.ok()) return Fail(store.status());
+  auto created = (*store)->CreateTask(in);
+  if (!created.ok()) return Fail(created.status());
+  PrintJson({{"task_id", created->task.id}, {"job", JobSummary(created->job)}});
+  return 0;
+}
+
+int TaskList(const std::string& cfg, const std::string& status) {
+  auto store = OpenForCommand(cfg);
+  if (!store.ok()) return Fail(store.status());
+  auto tasks = (*store)->ListTasks(status, 100);
+  if (!tasks.ok()) return Fail(tasks.status());
+  for (const auto& t : *tasks) {
+    std::cout << fmt::format("{}  {:<16} {:<8} {}\n", t.id, t.status, t.piece,
+                             t.title.empty() ? t.instruction.substr(0, 60) : t.title);
+  }
+  return 0;
+}
+
+int TaskShow(const std::string& cfg, const std::string& id) {
+  auto store = OpenForCommand(cfg);
+  if (!store.ok()) return Fail(store.status());
+  auto task = (*store)->GetTask(id);
+  if (!task.ok()) return Fail(task.status());
+  auto jobs = (*store)->ListJobs(id);
+  if (!jobs.ok()) return Fail(jobs.status());
+  Json js = Json::array();
+  for (const auto& j : *jobs) js.push_back(JobSummary(j));
+  PrintJson({{"id", task->id},
+             {"status", task->status},
+             {"piece", task->piece},
+             {"instruction", task->instruction},
+             {"error_message", task->error_message},
+             {"jobs", js}});
+  return 0;
+}
+
+int TaskCancel(const std::string& cfg, const std::string& id) {
+  auto store = OpenForCommand(cfg);
+  if (!store.ok()) return Fail(store.status());
+  auto jobs = (*store)->ListJobs(id);
+  if (!jobs.ok()) return Fail(jobs.status());
+  if (jobs->empty()) return Fail(NotFound("task " + id + " has no jobs"));
+  CancelReport total;
+  for (const auto& j : *jobs) {
+    auto r = (*store)->RequestCancel(j.id);
+    if (!r.ok()) return Fail(r.status());
+    total.cancelled += r->cancelled;
+    total.flagged += r->flagged;
+  }
+  PrintJson({{"cancelled", total.cancelled}, {"stopping", total.flagged}});
+  return 0;
+}
+
+int NotYet(const std::string& what, const std::string& issue) {
+  std::cerr << "maestro: " << what << " is not available in this build yet (" << issue
+            << ").\n";
+  return 3;
+}
+
+}  // namespace
+}  // namespace maestro
+
+int main(int argc, char** argv) {
+  using namespace maestro;
+  // Block the stop signals in every thread; serve/worker collect them with sigwait.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // Restore default handling for one-shot commands so Ctrl-C works.
+  auto unblock = [&] { pthread_sigmask(SIG_UNBLOCK, &set, nullptr); };
+
+  CLI::App app{"maestro — a self-hosted server that executes tasks with LLM agents"};
+  app.require_subcommand(1);
+  std::string config;
+  app.add_option("--config", config, "YAML config file (default: ./maestro.yaml if present)");
+
+  auto* serve = app.add_subcommand("serve", "Run the API server and worker threads");
+  auto* worker = app.add_subcommand("worker", "Run worker threads only (shares the database)");
+
+  auto* run = app.add_subcommand("run", "Run one task in the foreground and print its result");
+  std::string run_instruction;
+  run->add_option("instruction", run_instruction, "What to do")->required();
+
+  auto* task = app.add_subcommand("task", "Create and inspect tasks");
+  task->require_subcommand(1);
+  NewTask new_task;
+  auto* task_create = task->add_subcommand("create", "Create a task and queue its first job");
+  task_create->add_option("instruction", new_task.instruction, "What to do")->required();
+  task_create->add_option("--piece", new_task.piece, "Piece to run")->capture_default_str();
+  task_create->add_option("--title", new_task.title, "Title");
+  std::string list_status;
+  auto* task_list = task->add_subcommand("list", "List tasks, newest first");
+  task_list->add_option("--status", list_status, "Only tasks with this status");
+  std::string task_id;
+  auto* task_show = task->add_subcommand("show", "Show a task and its jobs");
+  task_show->add_option("id", task_id, "Task id")->required();
+  auto* task_cancel = task->add_subcommand("cancel", "Cancel a task's jobs (and their children)");
+  task_cancel->add_option("id", task_id, "Task id")->required();
+
+  auto* piece = app.add_subcommand("piece", "Work with pieces");
+  piece->require_subcommand(1);
+  std::string piece_file;
+  auto* piece_lint = piece->add_subcommand("lint", "Check a piece YAML file");
+  piece_lint->add_option("file", piece_file, "Piece file")->required();
+
+  app.add_subcommand("version", "Print the version");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*serve) return Serve(config, /*with_api=*/true);
+  if (*worker) return Serve(config, /*with_api=*/false);
+  unblock();
+  if (*run) return NotYet("`maestro run` (it needs the piece engine)", "engine issue");
+  if (*task_create) return TaskCreate(config, new_task);
+  if (*task_list) return TaskList(config, list_status);
+  if (*task_show) return TaskShow(config, task_id);
+  if (*task_cancel) return TaskCancel(config, task_id);
+  if (*piece_lint) return NotYet("`maestro piece lint`", "engine issue: pieces and lint");
+  if (app.got_subcommand("version")) {
+    std::cout << "maestro " << MAESTRO_VERSION << " (schema "
+              << sqlite::LatestSchemaVersion() << ")\n";
+    return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,224 @@
+#include "core/config.h"
+
+#include <charconv>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/json.h"
+
+extern char** environ;
+
+namespace maestro {
+namespace {
+
+// One setter per dotted key; the same table serves the YAML file and the env.
+using Setter = std::function<Status(Config&, const std::string& value, const std::string& where)>;
+
+Status ParseInt(const std::string& value, const std::string& where, int64_t min, int64_t* out) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size()) {
+    return InvalidArgument(fmt::format("{}: expected an integer, got '{}'", where, value), where);
+  }
+  if (v < min) {
+    return InvalidArgument(fmt::format("{}: must be >= {}, got {}", where, min, v), where);
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Setter IntField(int64_t min, std::function<void(Config&, int64_t)> set) {
+  return [min, set](Config& c, const std::string& v, const std::string& where) {
+    int64_t x;
+    MAESTRO_RETURN_IF_ERROR(ParseInt(v, where, min, &x));
+    set(c, x);
+    return Status::Ok();
+  };
+}
+
+Setter StringField(std::function<void(Config&, const std::string&)> set) {
+  return [set](Config& c, const std::string& v, const std::string&) {
+    set(c, v);
+    return Status::Ok();
+  };
+}
+
+Setter OneOf(std::vector<std::string> allowed, std::function<void(Config&, const std::string&)> set) {
+  return [allowed, set](Config& c, const std::string& v, const std::string& where) {
+    for (const auto& a : allowed) {
+      if (a == v) {
+        set(c, v);
+        return Status::Ok();
+      }
+    }
+    return InvalidArgument(
+        fmt::format("{}: must be one of {}, got '{}'", where, fmt::join(allowed, "|"), v), where);
+  };
+}
+
+const std::map<std::string, Setter>& Keys() {
+  static const std::map<std::string, Setter> keys = {
+      {"data_dir", StringField([](Config& c, const std::string& v) { c.data_dir = v; })},
+      {"listen",
+       [](Config& c, const std::string& v, const std::string& where) {
+         Status st = ParseListen(v, &c.listen_host, &c.listen_port);
+         if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", where, st.message()), where);
+         return Status::Ok();
+       }},
+      {"workers", IntField(0, [](Config& c, int64_t v) { c.workers = static_cast<int>(v); })},
+      {"admin_token", StringField([](Config& c, const std::string& v) { c.admin_token = v; })},
+      {"log.level", OneOf({"trace", "debug", "info", "warn", "error"},
+                          [](Config& c, const std::string& v) { c.log_level = v; })},
+      {"log.format",
+       OneOf({"text", "json"}, [](Config& c, const std::string& v) { c.log_format = v; })},
+      {"llm.base_url", StringField([](Config& c, const std::string& v) { c.llm.base_url = v; })},
+      {"llm.api_key", StringField([](Config& c, const std::string& v) { c.llm.api_key = v; })},
+      {"llm.model", StringField([](Config& c, const std::string& v) { c.llm.model = v; })},
+      {"llm.context_length",
+       IntField(512, [](Config& c, int64_t v) { c.llm.context_length = v; })},
+      {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
+      {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
+      {"jobs.sweep_interval_ms",
+       IntField(10, [](Config& c, int64_t v) { c.jobs.sweep_interval_ms = v; })},
+      {"jobs.poll_interval_ms",
+       IntField(10, [](Config& c, int64_t v) { c.jobs.poll_interval_ms = v; })},
+      {"jobs.shutdown_grace_ms",
+       IntField(0, [](Config& c, int64_t v) { c.jobs.shutdown_grace_ms = v; })},
+      {"jobs.retry.base_delay_ms",
+       IntField(0, [](Config& c, int64_t v) { c.jobs.retry.base_delay_ms = v; })},
+      {"jobs.retry.max_delay_ms",
+       IntField(0, [](Config& c, int64_t v) { c.jobs.retry.max_delay_ms = v; })},
+      {"jobs.retry.max_attempts",
+       IntField(1, [](Config& c, int64_t v) { c.jobs.retry.max_attempts = static_cast<int>(v); })},
+      {"jobs.retry.jitter",
+       [](Config& c, const std::string& v, const std::string& where) {
+         try {
+           size_t used = 0;
+           double d = std::stod(v, &used);
+           if (used != v.size() || d < 0 || d > 1) throw std::invalid_argument(v);
+           c.jobs.retry.jitter = d;
+           return Status::Ok();
+         } catch (const std::exception&) {
+           return InvalidArgument(
+               fmt::format("{}: expected a number between 0 and 1, got '{}'", where, v), where);
+         }
+       }},
+  };
+  return keys;
+}
+
+// Environment variable -> dotted key.
+const std::map<std::string, std::string>& EnvKeys() {
+  static const std::map<std::string, std::string> env = {
+      {"MAESTRO_DATA_DIR", "data_dir"},
+      {"MAESTRO_LISTEN", "listen"},
+      {"MAESTRO_WORKERS", "workers"},
+      {"MAESTRO_ADMIN_TOKEN", "admin_token"},
+      {"MAESTRO_LOG_LEVEL", "log.level"},
+      {"MAESTRO_LOG_FORMAT", "log.format"},
+      {"MAESTRO_LLM_BASE_URL", "llm.base_url"},
+      {"MAESTRO_LLM_API_KEY", "llm.api_key"},
+      {"MAESTRO_LLM_MODEL", "llm.model"},
+      {"MAESTRO_LLM_CONTEXT_LENGTH", "llm.context_length"},
+  };
+  return env;
+}
+
+// Valid child names of a map at `prefix` ("" for the root, "jobs." ...).
+std::vector<std::string> ChildKeys(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& [key, _] : Keys()) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    std::string rest = key.substr(prefix.size());
+    std::string head = rest.substr(0, rest.find('.'));
+    if (out.empty() || out.back() != head) out.push_back(head);
+  }
+  return out;
+}
+
+Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
+                    const std::string& path) {
+  if (!map.IsMap()) {
+    return InvalidArgument(fmt::format("{}: expected a mapping{}", YamlPosition(path, map),
+                                       prefix.empty() ? "" : " for '" + prefix + "'"));
+  }
+  const auto children = ChildKeys(prefix);
+  for (const auto& kv : map) {
+    std::string name = kv.first.as<std::string>();
+    std::string key = prefix + name;
+    std::string pos = YamlPosition(path, kv.first);
+    auto it = Keys().find(key);
+    if (it != Keys().end()) {
+      if (!kv.second.IsScalar()) {
+        return InvalidArgument(fmt::format("{}: '{}' must be a scalar value", pos, key), key);
+      }
+      Status st = it->second(cfg, kv.second.Scalar(), key);
+      if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", pos, st.message()), key);
+      continue;
+    }
+    if (std::find(children.begin(), children.end(), name) != children.end()) {
+      MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(cfg, kv.second, key + ".", path));
+      continue;
+    }
+    std::string hint = NearestWord(name, children);
+    return InvalidArgument(fmt::format("{}: unknown key '{}'{}", pos, key,
+                                       hint.empty() ? "" : "; did you mean '" + prefix + hint + "'?"),
+                           key);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseListen(const std::string& value, std::string* host, int* port) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument(fmt::format("expected host:port, got '{}'", value), "listen");
+  }
+  int64_t p;
+  MAESTRO_RETURN_IF_ERROR(ParseInt(value.substr(colon + 1), "listen port", 0, &p));
+  if (p > 65535) return InvalidArgument("listen port must be <= 65535", "listen");
+  *host = value.substr(0, colon);
+  *port = static_cast<int>(p);
+  return Status::Ok();
+}
+
+EnvMap MaestroEnvFromProcess() {
+  EnvMap env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("MAESTRO_", 0) != 0) continue;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+Result<Config> LoadConfig(const std::optional<std::string>& path, const EnvMap& env) {
+  Config cfg;
+  if (path) {
+    auto doc = LoadYamlFile(*path);
+    if (!doc.ok()) return doc.status();
+    if (!doc->IsNull()) MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(cfg, *doc, "", *path));
+  }
+  for (const auto& [name, value] : env) {
+    auto it = EnvKeys().find(name);
+    if (it == EnvKeys().end()) {
+      cfg.warnings.push_back(fmt::format("ignoring unknown environment variable {}", name));
+      continue;
+    }
+    MAESTRO_RETURN_IF_ERROR(Keys().at(it->second)(cfg, value, name));
+  }
+  if (cfg.jobs.heartbeat_ms >= cfg.jobs.lease_ms) {
+    return InvalidArgument(
+        fmt::format("jobs.heartbeat_ms ({}) must be shorter than jobs.lease_ms ({})",
+                    cfg.jobs.heartbeat_ms, cfg.jobs.lease_ms),
+        "jobs.heartbeat_ms");
+  }
+  if (cfg.data_dir.empty()) return InvalidArgument("data_dir must not be empty", "data_dir");
+  return cfg;
+}
+
+}  // namespace maestro

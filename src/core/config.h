@@ -1,0 +1,68 @@
+// Configuration: a YAML file overridden by MAESTRO_* environment variables.
+//
+// Read once at start by `maestro serve` / `maestro worker` and passed down by
+// value; nothing reads the environment after that. Unknown keys in the file
+// are errors naming file:line:col and the nearest valid key, so a typo never
+// silently falls back to a default.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace maestro {
+
+struct RetryConfig {
+  int64_t base_delay_ms = 2'000;   // first retry waits about this long
+  int64_t max_delay_ms = 300'000;  // backoff cap
+  int max_attempts = 5;            // claims per job before it fails for good
+  double jitter = 0.2;             // +/- fraction applied to each delay
+};
+
+struct JobsConfig {
+  int64_t lease_ms = 30'000;          // a claim is valid this long without heartbeat
+  int64_t heartbeat_ms = 10'000;      // how often a running job renews its lease
+  int64_t sweep_interval_ms = 5'000;  // how often expired leases are recovered
+  int64_t poll_interval_ms = 1'000;   // idle workers re-check the queue (cross-process)
+  int64_t shutdown_grace_ms = 30'000; // SIGTERM: running jobs may finish this long
+  RetryConfig retry;
+};
+
+struct LlmConfig {
+  std::string base_url;  // e.g. http://127.0.0.1:8081/v1
+  std::string api_key;
+  std::string model;
+  int64_t context_length = 32'768;
+};
+
+struct Config {
+  std::string data_dir = "./data";
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 8080;
+  int workers = 2;
+  std::string admin_token;
+  std::string log_level = "info";   // trace|debug|info|warn|error
+  std::string log_format = "text";  // text|json
+  LlmConfig llm;
+  JobsConfig jobs;
+
+  // Non-fatal remarks found while loading (unknown MAESTRO_* variables).
+  std::vector<std::string> warnings;
+};
+
+using EnvMap = std::map<std::string, std::string>;
+
+// The process environment's MAESTRO_* variables.
+EnvMap MaestroEnvFromProcess();
+
+// Loads `path` if given (a missing explicit file is an error) and applies
+// `env` on top. Validates ranges; errors name the key or variable.
+Result<Config> LoadConfig(const std::optional<std::string>& path, const EnvMap& env);
+
+// Parses "host:port" (e.g. "127.0.0.1:8080").
+Status ParseListen(const std::string& value, std::string* host, int* port);
+
+}  // namespace maestro

@@ -1,0 +1,103 @@
+#include "core/json.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace maestro {
+
+Result<Json> ParseJson(std::string_view text) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    return InvalidArgument(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
+  }
+}
+
+std::string YamlPosition(const std::string& source_name, const YAML::Node& node) {
+  YAML::Mark m = node.Mark();
+  if (m.is_null()) return source_name;
+  return fmt::format("{}:{}:{}", source_name, m.line + 1, m.column + 1);
+}
+
+Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source_name) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(
+        fmt::format("{}:{}:{}: {}", source_name, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+Result<YAML::Node> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("{}: cannot open file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseYaml(ss.str(), path);
+}
+
+Json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& item : node) arr.push_back(YamlToJson(item));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : node) obj[kv.first.as<std::string>()] = YamlToJson(kv.second);
+      return obj;
+    }
+    case YAML::NodeType::Scalar: {
+      // Quoted scalars ("123") keep their string type.
+      if (node.Tag() == "!") return node.as<std::string>();
+      int64_t i;
+      if (YAML::convert<int64_t>::decode(node, i)) return i;
+      double d;
+      if (YAML::convert<double>::decode(node, d)) return d;
+      bool b;
+      if (YAML::convert<bool>::decode(node, b)) return b;
+      return node.as<std::string>();
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::string NearestWord(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const auto& c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Accept up to a third of the word's length in edits (at least 2).
+  size_t limit = std::max<size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+}  // namespace maestro

@@ -1,0 +1,176 @@
+#include "store/sqlite/migrations.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace maestro::sqlite {
+namespace {
+
+struct Migration {
+  int version;
+  const char* name;
+  const char* sql;
+};
+
+// Append only: never edit a migration that has shipped.
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> m = {
+      {1, "initial schema", R"sql(
+CREATE TABLE tasks (
+  id                TEXT PRIMARY KEY,
+  title             TEXT NOT NULL DEFAULT '',
+  instruction       TEXT NOT NULL,
+  piece             TEXT NOT NULL,
+  space             TEXT NOT NULL DEFAULT '',
+  visibility        TEXT NOT NULL DEFAULT 'private',
+  owner             TEXT NOT NULL DEFAULT '',
+  task_source       TEXT NOT NULL DEFAULT 'local',
+  status            TEXT NOT NULL,
+  llm_provider      TEXT NOT NULL DEFAULT '',
+  model             TEXT NOT NULL DEFAULT '',
+  context_length    INTEGER NOT NULL DEFAULT 0,
+  llm_call_count    INTEGER NOT NULL DEFAULT 0,
+  tool_call_count   INTEGER NOT NULL DEFAULT 0,
+  total_tokens      INTEGER NOT NULL DEFAULT 0,
+  compression_count INTEGER NOT NULL DEFAULT 0,
+  error_message     TEXT NOT NULL DEFAULT '',
+  process_id        INTEGER NOT NULL DEFAULT 0,
+  hostname          TEXT NOT NULL DEFAULT '',
+  created_at        INTEGER NOT NULL,
+  started_at        INTEGER,
+  completed_at      INTEGER,
+  updated_at        INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_created ON tasks(created_at);
+CREATE INDEX tasks_by_status ON tasks(status, created_at);
+
+CREATE TABLE comments (
+  id           TEXT PRIMARY KEY,
+  task_id      TEXT NOT NULL REFERENCES tasks(id),
+  job_id       TEXT,
+  author       TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  body         TEXT NOT NULL,
+  delivered_at INTEGER,
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX comments_by_task ON comments(task_id, id);
+
+CREATE TABLE jobs (
+  seq                   INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                    TEXT NOT NULL UNIQUE,
+  task_id               TEXT NOT NULL REFERENCES tasks(id),
+  parent_job_id         TEXT REFERENCES jobs(id),
+  continued_from_job_id TEXT,
+  status                TEXT NOT NULL,
+  piece                 TEXT NOT NULL DEFAULT '',
+  model                 TEXT,
+  profile               TEXT,
+  required_worker       TEXT,
+  worker_id             TEXT,
+  fencing_token         INTEGER NOT NULL DEFAULT 0,
+  lease_expires_at      INTEGER,
+  attempt               INTEGER NOT NULL DEFAULT 0,
+  max_attempts          INTEGER NOT NULL,
+  next_retry_at         INTEGER,
+  wait_reason           TEXT NOT NULL DEFAULT '',
+  resume_movement       TEXT NOT NULL DEFAULT '',
+  ask_count             INTEGER NOT NULL DEFAULT 0,
+  cancel_requested      INTEGER NOT NULL DEFAULT 0,
+  error_message         TEXT NOT NULL DEFAULT '',
+  result                TEXT NOT NULL DEFAULT '',
+  created_at            INTEGER NOT NULL,
+  started_at            INTEGER,
+  finished_at           INTEGER,
+  updated_at            INTEGER NOT NULL
+);
+-- Claims walk these in order and stop at the first eligible row.
+CREATE INDEX jobs_queued ON jobs(seq) WHERE status = 'queued';
+CREATE INDEX jobs_retry ON jobs(next_retry_at, seq) WHERE status = 'retry';
+CREATE INDEX jobs_running_lease ON jobs(lease_expires_at) WHERE status = 'running';
+CREATE INDEX jobs_by_task ON jobs(task_id, status);
+CREATE INDEX jobs_by_parent ON jobs(parent_job_id);
+
+CREATE TABLE requests (
+  id          TEXT PRIMARY KEY,
+  task_id     TEXT NOT NULL REFERENCES tasks(id),
+  job_id      TEXT,
+  kind        TEXT NOT NULL CHECK (kind IN ('tool', 'package', 'spawn')),
+  name        TEXT NOT NULL,
+  args        TEXT NOT NULL DEFAULT '{}',
+  args_hash   TEXT NOT NULL DEFAULT '',
+  reason      TEXT NOT NULL DEFAULT '',
+  status      TEXT NOT NULL DEFAULT 'pending',
+  scope       TEXT NOT NULL DEFAULT '',
+  decided_by  TEXT NOT NULL DEFAULT '',
+  decided_at  INTEGER,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX requests_by_task ON requests(task_id, kind, id);
+
+CREATE TABLE grants (
+  id          TEXT PRIMARY KEY,
+  task_id     TEXT NOT NULL REFERENCES tasks(id),
+  tool_name   TEXT NOT NULL,
+  scope       TEXT NOT NULL CHECK (scope IN ('once', 'task')),
+  args_hash   TEXT NOT NULL DEFAULT '',
+  request_id  TEXT,
+  expires_at  INTEGER,
+  uses_left   INTEGER,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX grants_by_task_tool ON grants(task_id, tool_name);
+
+CREATE TABLE events (
+  id         TEXT PRIMARY KEY,
+  task_id    TEXT NOT NULL,
+  job_id     TEXT,
+  type       TEXT NOT NULL,
+  payload    TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX events_by_task ON events(task_id, id);
+)sql"},
+  };
+  return m;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return Migrations().back().version; }
+
+Result<int> ApplyMigrations(SqliteConn& conn, int64_t now_ms) {
+  MAESTRO_RETURN_IF_ERROR(conn.ExecScript(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"));
+  int applied = 0;
+  for (const auto& m : Migrations()) {
+    MAESTRO_RETURN_IF_ERROR(conn.ExecScript("BEGIN IMMEDIATE"));
+    auto body = [&]() -> Result<bool> {
+      auto check = conn.Prepare("SELECT 1 FROM schema_migrations WHERE version = ?1");
+      if (!check.ok()) return check.status();
+      check->Bind(1, m.version);
+      auto present = check->Step();
+      if (!present.ok() || *present) return present;
+      MAESTRO_RETURN_IF_ERROR(conn.ExecScript(m.sql));
+      auto ins = conn.Prepare(
+          "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)");
+      if (!ins.ok()) return ins.status();
+      ins->Bind(1, m.version).Bind(2, m.name).Bind(3, now_ms);
+      MAESTRO_RETURN_IF_ERROR(ins->Exec());
+      return false;
+    };
+    auto r = body();
+    if (!r.ok()) {
+      conn.ExecScript("ROLLBACK").IgnoreError();
+      return Status(r.status().code(),
+                    fmt::format("migration {} ({}): {}", m.version, m.name, r.status().message()));
+    }
+    MAESTRO_RETURN_IF_ERROR(conn.ExecScript("COMMIT"));
+    if (!*r) ++applied;
+  }
+  return applied;
+}
+
+}  // namespace maestro::sqlite

@@ -1,0 +1,32 @@
+// Row <-> struct mapping for SqliteStore: the column lists each SELECT uses
+// and the readers that turn a stepped statement into a value.
+#pragma once
+
+#include "store/sqlite/db.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/types.h"
+
+namespace maestro::sqlite {
+
+extern const char* const kTaskCols;
+extern const char* const kJobCols;
+extern const char* const kCommentCols;
+extern const char* const kRequestCols;
+extern const char* const kGrantCols;
+extern const char* const kEventCols;
+
+Task ReadTask(const Stmt& s);
+Job ReadJob(const Stmt& s);
+Comment ReadComment(const Stmt& s);
+Request ReadRequest(const Stmt& s);
+Grant ReadGrant(const Stmt& s);
+Event ReadEvent(const Stmt& s);
+
+// Loads one job by id inside a transaction; kNotFound when absent.
+Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id);
+
+// Appends an event row (id assigned here) inside the caller's transaction.
+Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::string& job_id,
+                   const std::string& type, const Json& payload);
+
+}  // namespace maestro::sqlite

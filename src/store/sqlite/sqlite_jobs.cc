@@ -1,0 +1,488 @@
+// The job state machine of SqliteStore (seed 000 §1–2):
+//
+//   queued ──claim──> running ──FinishJob──> succeeded | failed | cancelled
+//     ^                 │  │                 retry (next_retry_at) ──claim──> running
+//     │                 │  └─> waiting_human | waiting_subtasks ──resume──> queued
+//     └──── released ───┘      (parent of children: requeued when the last child ends)
+//   running with an expired lease ──sweeper──> retry | failed | cancelled
+//
+// Every transition is one IMMEDIATE transaction that (1) checks the fencing
+// token where a worker writes, (2) updates the job, (3) mirrors the status on
+// the task when the job is the task's newest, (4) appends a job.status event
+// and (5) applies parent/child effects.
+#include <fmt/format.h>
+
+#include "core/ids.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace maestro {
+
+using sqlite::SqliteConn;
+
+namespace {
+
+std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items) {
+  if (items.empty()) return std::nullopt;
+  return Json(items).dump();
+}
+
+// Shared by the retry and queued picks: worker/model/profile match and the
+// per-task lock (a task runs at most one job at a time).
+constexpr const char* kEligible =
+    " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
+    " AND (j.model IS NULL OR ?3 IS NULL OR j.model IN (SELECT value FROM json_each(?3)))"
+    " AND (j.profile IS NULL OR ?4 IS NULL OR j.profile IN (SELECT value FROM json_each(?4)))"
+    " AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.task_id = j.task_id AND r.status = 'running')";
+
+Result<std::vector<Job>> QueryJobs(SqliteConn& conn, const std::string& where,
+                                   const std::string& arg) {
+  std::vector<Job> out;
+  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kJobCols + " FROM jobs WHERE " + where);
+  if (!s.ok()) return s.status();
+  s->Bind(1, arg);
+  for (;;) {
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(sqlite::ReadJob(*s));
+  }
+}
+
+Status CheckLease(const Job& job, const Lease& lease) {
+  if (job.status != JobStatus::kRunning || job.fencing_token != lease.fencing_token ||
+      job.worker_id != lease.worker_id) {
+    return LeaseLost(fmt::format(
+        "job {} is no longer held by {} (token {}): status={} worker={} token={}", job.id,
+        lease.worker_id, lease.fencing_token, JobStatusName(job.status), job.worker_id,
+        job.fencing_token));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Job> SqliteStore::InsertJob(Tx& tx, const NewJob& in) {
+  if (in.task_id.empty()) return InvalidArgument("task_id must not be empty", "task_id");
+  std::string id = NewSortableId(tx.now);
+  auto s = tx.conn.Prepare(
+      "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, model, "
+      "profile, required_worker, resume_movement, ask_count, max_attempts, created_at, "
+      "updated_at) VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)");
+  if (!s.ok()) return s.status();
+  s->Bind(1, id)
+      .Bind(2, in.task_id)
+      .BindNullable(3, in.parent_job_id)
+      .BindNullable(4, in.continued_from_job_id)
+      .Bind(5, in.piece)
+      .BindNullable(6, in.model)
+      .BindNullable(7, in.profile)
+      .BindNullable(8, in.required_worker)
+      .Bind(9, in.resume_movement)
+      .Bind(10, in.ask_count)
+      .Bind(11, in.max_attempts > 0 ? in.max_attempts : options_.default_max_attempts)
+      .Bind(12, tx.now);
+  Status st = s->Exec();
+  if (st.code() == StatusCode::kConflict) {
+    return NotFound(fmt::format("task {} or parent job {} not found", in.task_id,
+                                in.parent_job_id));
+  }
+  MAESTRO_RETURN_IF_ERROR(st);
+  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, id, JobStatus::kQueued));
+  return sqlite::LoadJob(tx.conn, id);
+}
+
+Result<Job> SqliteStore::EnqueueJob(const NewJob& in) {
+  std::optional<Job> out;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto job = InsertJob(tx, in);
+    if (!job.ok()) return job.status();
+    out = std::move(job).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return *out;
+}
+
+Result<Job> SqliteStore::GetJob(const std::string& job_id) {
+  std::optional<Job> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto job = sqlite::LoadJob(conn, job_id);
+    if (!job.ok()) return job.status();
+    out = std::move(job).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return *out;
+}
+
+Result<std::vector<Job>> SqliteStore::ListJobs(const std::string& task_id) {
+  std::vector<Job> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto jobs = QueryJobs(conn, "task_id = ?1 ORDER BY seq", task_id);
+    if (!jobs.ok()) return jobs.status();
+    out = std::move(jobs).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<Job>> SqliteStore::ListChildJobs(const std::string& parent_job_id) {
+  std::vector<Job> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto jobs = QueryJobs(conn, "parent_job_id = ?1 ORDER BY seq", parent_job_id);
+    if (!jobs.ok()) return jobs.status();
+    out = std::move(jobs).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+// Called after a job's row changed from `from`: mirrors the status on the
+// task, records the event, and wakes a waiting parent when this was its last
+// open child.
+Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus from) {
+  auto loaded = sqlite::LoadJob(tx.conn, job_id);
+  if (!loaded.ok()) return loaded.status();
+  const Job& job = *loaded;
+  std::string to(JobStatusName(job.status));
+
+  auto task = tx.conn.Prepare(
+      "UPDATE tasks SET status = ?1, updated_at = ?2,"
+      " completed_at = CASE WHEN ?1 IN ('succeeded','failed','cancelled') THEN ?2 ELSE NULL END,"
+      " error_message = CASE WHEN ?1 = 'failed' THEN ?3 WHEN ?1 = 'succeeded' THEN ''"
+      "                 ELSE error_message END"
+      " WHERE id = ?4 AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?4) = ?5");
+  if (!task.ok()) return task.status();
+  task->Bind(1, to).Bind(2, tx.now).Bind(3, job.error_message).Bind(4, job.task_id).Bind(5, job.seq);
+  MAESTRO_RETURN_IF_ERROR(task->Exec());
+
+  Json payload = {{"job_id", job.id}, {"from", JobStatusName(from)}, {"to", to},
+                  {"attempt", job.attempt}};
+  if (!job.wait_reason.empty() && IsParked(job.status)) payload["wait_reason"] = job.wait_reason;
+  if (!job.error_message.empty() && job.status != JobStatus::kSucceeded) {
+    payload["error"] = job.error_message;
+  }
+  if (job.status == JobStatus::kRetry) payload["next_retry_at"] = job.next_retry_at;
+  MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
+
+  if (job.status == JobStatus::kQueued) tx.job_available = true;
+
+  if (IsTerminal(job.status) && !job.parent_job_id.empty()) {
+    // Exactly once: the UPDATE matches only while the parent still waits, and
+    // write transactions are serialized, so of two children finishing at the
+    // same time only the later one sees zero open siblings.
+    auto wake = tx.conn.Prepare(
+        "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2"
+        " WHERE id = ?1 AND status = 'waiting_subtasks' AND NOT EXISTS ("
+        "  SELECT 1 FROM jobs c WHERE c.parent_job_id = ?1"
+        "  AND c.status NOT IN ('succeeded', 'failed', 'cancelled'))");
+    if (!wake.ok()) return wake.status();
+    wake->Bind(1, job.parent_job_id).Bind(2, tx.now);
+    MAESTRO_RETURN_IF_ERROR(wake->Exec());
+    if (tx.conn.Changes() > 0) {
+      MAESTRO_RETURN_IF_ERROR(
+          AfterTransition(tx, job.parent_job_id, JobStatus::kWaitingSubtasks));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter,
+                                                     int64_t lease_ms) {
+  std::optional<Job> claimed;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto models = JsonListOrNull(filter.models);
+    auto profiles = JsonListOrNull(filter.profiles);
+    int64_t seq = 0;
+    // Retry jobs whose backoff has ended come before new work.
+    const std::string picks[] = {
+        std::string("SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1") +
+            kEligible + " ORDER BY j.next_retry_at, j.seq LIMIT 1",
+        std::string("SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND ?1 = ?1") + kEligible +
+            " ORDER BY j.seq LIMIT 1",
+    };
+    for (const auto& sql : picks) {
+      auto s = tx.conn.Prepare(sql);
+      if (!s.ok()) return s.status();
+      s->Bind(1, tx.now).Bind(2, filter.worker_id);
+      models ? s->Bind(3, *models) : s->BindNull(3);
+      profiles ? s->Bind(4, *profiles) : s->BindNull(4);
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (*row) {
+        seq = s->Int(0);
+        break;
+      }
+    }
+    if (seq == 0) return Status::Ok();
+
+    auto upd = tx.conn.Prepare(
+        std::string("UPDATE jobs SET status = 'running', worker_id = ?2, "
+                    "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
+                    "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
+                    "started_at = COALESCE(started_at, ?4), updated_at = ?4 "
+                    "WHERE seq = ?1 RETURNING ") +
+        sqlite::kJobCols);
+    if (!upd.ok()) return upd.status();
+    upd->Bind(1, seq).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
+    auto row = upd->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Internal("claimed job vanished");
+    Job job = sqlite::ReadJob(*upd);
+    MAESTRO_RETURN_IF_ERROR(upd->Exec());  // finish the RETURNING statement
+
+    auto task = tx.conn.Prepare(
+        "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, hostname = ?4 "
+        "WHERE id = ?1");
+    if (!task.ok()) return task.status();
+    task->Bind(1, job.task_id).Bind(2, tx.now).Bind(3, filter.process_id).Bind(4, filter.hostname);
+    MAESTRO_RETURN_IF_ERROR(task->Exec());
+    JobStatus from = job.attempt > 1 ? JobStatus::kRetry : JobStatus::kQueued;
+    MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, from));
+    claimed = std::move(job);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return claimed;
+}
+
+Result<HeartbeatReply> SqliteStore::Heartbeat(const Lease& lease, int64_t lease_ms) {
+  HeartbeatReply reply;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "UPDATE jobs SET lease_expires_at = ?4 WHERE id = ?1 AND status = 'running' "
+        "AND fencing_token = ?2 AND worker_id = ?3 RETURNING lease_expires_at, cancel_requested");
+    if (!s.ok()) return s.status();
+    s->Bind(1, lease.job_id).Bind(2, lease.fencing_token).Bind(3, lease.worker_id);
+    s->Bind(4, tx.now + lease_ms);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+      if (!job.ok()) return job.status();
+      return CheckLease(*job, lease);
+    }
+    reply.lease_expires_at = s->Int(0);
+    reply.cancel_requested = s->Int(1) != 0;
+    return s->Exec();
+  });
+  if (!st.ok()) return st;
+  return reply;
+}
+
+// Writes `outcome` onto a running `job`. The caller has checked the lease.
+Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
+  using Kind = JobOutcome::Kind;
+  JobStatus to = JobStatus::kSucceeded;
+  std::string result = job.result, error = job.error_message;
+  std::string wait_reason, resume = job.resume_movement;
+  int ask_count = job.ask_count, attempt = job.attempt;
+  TimeMs next_retry = 0, finished = 0;
+  switch (o.kind) {
+    case Kind::kSucceeded:
+      to = JobStatus::kSucceeded;
+      result = o.result;
+      error.clear();
+      finished = tx.now;
+      break;
+    case Kind::kRetry:
+      to = JobStatus::kRetry;
+      error = o.error_message;
+      next_retry = o.next_retry_at;
+      break;
+    case Kind::kFailed:
+      to = JobStatus::kFailed;
+      error = o.error_message;
+      finished = tx.now;
+      break;
+    case Kind::kCancelled:
+      to = JobStatus::kCancelled;
+      error = o.error_message.empty() ? "cancelled" : o.error_message;
+      finished = tx.now;
+      break;
+    case Kind::kReleased:
+      to = JobStatus::kQueued;
+      attempt = std::max(0, attempt - 1);  // not the job's fault
+      break;
+    case Kind::kParked: {
+      if (!IsParked(o.park_status)) return InvalidArgument("park status must be waiting_*");
+      to = o.park_status;
+      wait_reason = o.wait_reason;
+      resume = o.resume_movement;
+      if (o.ask_count >= 0) ask_count = o.ask_count;
+      if (to == JobStatus::kWaitingSubtasks) {
+        // All children already ended: nothing to wait for, resume at once.
+        auto open = tx.conn.Prepare(
+            "SELECT COUNT(*) FROM jobs WHERE parent_job_id = ?1"
+            " AND status NOT IN ('succeeded', 'failed', 'cancelled')");
+        if (!open.ok()) return open.status();
+        open->Bind(1, job.id);
+        auto row = open->Step();
+        if (!row.ok()) return row.status();
+        int64_t n = open->Int(0);
+        MAESTRO_RETURN_IF_ERROR(open->Exec());
+        if (n == 0) {
+          to = JobStatus::kQueued;
+          wait_reason.clear();
+        }
+      }
+      break;
+    }
+  }
+  auto s = tx.conn.Prepare(
+      "UPDATE jobs SET status = ?2, result = ?3, error_message = ?4, next_retry_at = ?5, "
+      "wait_reason = ?6, resume_movement = ?7, ask_count = ?8, attempt = ?9, finished_at = ?10, "
+      "lease_expires_at = NULL, updated_at = ?11 "
+      "WHERE seq = ?1 AND status = 'running' AND fencing_token = ?12");
+  if (!s.ok()) return s.status();
+  s->Bind(1, job.seq)
+      .Bind(2, JobStatusName(to))
+      .Bind(3, result)
+      .Bind(4, error)
+      .BindNullable(5, next_retry)
+      .Bind(6, wait_reason)
+      .Bind(7, resume)
+      .Bind(8, ask_count)
+      .Bind(9, attempt)
+      .BindNullable(10, finished)
+      .Bind(11, tx.now)
+      .Bind(12, job.fencing_token);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  if (tx.conn.Changes() != 1) return LeaseLost("job " + job.id + " changed concurrently");
+  return AfterTransition(tx, job.id, JobStatus::kRunning);
+}
+
+Status SqliteStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
+  return Write([&](Tx& tx) -> Status {
+    auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+    if (!job.ok()) return job.status();
+    MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
+    return ApplyOutcome(tx, *job, outcome);
+  });
+}
+
+Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
+    const std::function<JobOutcome(const Job&)>& decide) {
+  std::vector<Job> recovered;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(std::string("SELECT ") + sqlite::kJobCols +
+                             " FROM jobs WHERE status = 'running' AND lease_expires_at < ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, tx.now);
+    std::vector<Job> expired;
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      expired.push_back(sqlite::ReadJob(*s));
+    }
+    for (const Job& job : expired) {
+      JobOutcome outcome = job.cancel_requested
+                               ? JobOutcome::Cancelled("cancelled (worker lost)")
+                               : decide(job);
+      MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, job, outcome));
+      auto after = sqlite::LoadJob(tx.conn, job.id);
+      if (!after.ok()) return after.status();
+      recovered.push_back(std::move(after).value());
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return recovered;
+}
+
+Status SqliteStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
+  if (IsTerminal(job.status)) return Status::Ok();
+  if (job.status == JobStatus::kRunning) {
+    if (job.cancel_requested) return Status::Ok();
+    auto s = tx.conn.Prepare(
+        "UPDATE jobs SET cancel_requested = 1, updated_at = ?2 WHERE seq = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, job.seq).Bind(2, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    ++report.flagged;
+    return sqlite::InsertEvent(tx, job.task_id, job.id, "job.cancel_requested",
+                               {{"job_id", job.id}});
+  }
+  auto s = tx.conn.Prepare(
+      "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, error_message = 'cancelled', "
+      "finished_at = ?2, updated_at = ?2 WHERE seq = ?1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, job.seq).Bind(2, tx.now);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  ++report.cancelled;
+  return AfterTransition(tx, job.id, job.status);
+}
+
+Result<CancelReport> SqliteStore::RequestCancel(const std::string& job_id) {
+  CancelReport report;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto root = sqlite::LoadJob(tx.conn, job_id);
+    if (!root.ok()) return root.status();
+    // The root first, then descendants breadth-first: a cancelled parent is no
+    // longer waiting_subtasks, so its children's ends never requeue it.
+    auto s = tx.conn.Prepare(
+        "WITH RECURSIVE tree(id, depth) AS ("
+        "  SELECT id, 0 FROM jobs WHERE id = ?1"
+        "  UNION ALL SELECT j.id, t.depth + 1 FROM jobs j JOIN tree t ON j.parent_job_id = t.id)"
+        " SELECT id FROM tree ORDER BY depth");
+    if (!s.ok()) return s.status();
+    s->Bind(1, job_id);
+    std::vector<std::string> ids;
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      ids.push_back(s->Text(0));
+    }
+    for (const auto& id : ids) {
+      auto job = sqlite::LoadJob(tx.conn, id);
+      if (!job.ok()) return job.status();
+      MAESTRO_RETURN_IF_ERROR(CancelOne(tx, *job, report));
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return report;
+}
+
+Result<bool> SqliteStore::IsCancelRequested(const std::string& job_id) {
+  auto job = GetJob(job_id);
+  if (!job.ok()) return job.status();
+  return job->cancel_requested || job->status == JobStatus::kCancelled;
+}
+
+Status SqliteStore::ResumeParkedJob(const std::string& job_id) {
+  return Write([&](Tx& tx) -> Status {
+    auto job = sqlite::LoadJob(tx.conn, job_id);
+    if (!job.ok()) return job.status();
+    if (!IsParked(job->status)) {
+      return Conflict(fmt::format("job {} is {}, not waiting", job_id, JobStatusName(job->status)));
+    }
+    auto s = tx.conn.Prepare(
+        "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2 WHERE seq = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, job->seq).Bind(2, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    return AfterTransition(tx, job_id, job->status);
+  });
+}
+
+Result<std::optional<TimeMs>> SqliteStore::NextRetryDue() {
+  std::optional<TimeMs> due;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare("SELECT MIN(next_retry_at) FROM jobs WHERE status = 'retry'");
+    if (!s.ok()) return s.status();
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!s->IsNull(0)) due = s->Int(0);
+    return s->Exec();
+  });
+  if (!st.ok()) return st;
+  return due;
+}
+
+}  // namespace maestro

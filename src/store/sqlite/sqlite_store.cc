@@ -1,0 +1,300 @@
+// SqliteStore: connection pool, transactions, tasks, comments and events.
+// The job state machine is in sqlite_jobs.cc; requests and grants in
+// sqlite_requests.cc.
+#include "store/sqlite/sqlite_store.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/ids.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/rows.h"
+
+namespace maestro {
+
+using sqlite::SqliteConn;
+
+// Returns its connection to the pool on destruction.
+class SqliteStore::PooledConn {
+ public:
+  PooledConn(SqliteStore* store, std::unique_ptr<SqliteConn> conn)
+      : store_(store), conn_(std::move(conn)) {}
+  PooledConn(PooledConn&& o) noexcept = default;
+  ~PooledConn() {
+    if (conn_) store_->Release(std::move(conn_));
+  }
+  SqliteConn& operator*() { return *conn_; }
+
+ private:
+  SqliteStore* store_;
+  std::unique_ptr<SqliteConn> conn_;
+};
+
+SqliteStore::SqliteStore(std::string path, StoreOptions options)
+    : path_(std::move(path)), options_(std::move(options)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       StoreOptions options) {
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, std::move(options)));
+  auto conn = SqliteConn::Open(path);
+  if (!conn.ok()) return conn.status();
+  auto applied = sqlite::ApplyMigrations(**conn, store->options_.clock->NowMs());
+  if (!applied.ok()) return applied.status();
+  if (*applied > 0) spdlog::info("store: applied {} migration(s) to {}", *applied, path);
+  store->Release(std::move(conn).value());
+  return store;
+}
+
+Result<SqliteStore::PooledConn> SqliteStore::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto conn = std::move(pool_.back());
+      pool_.pop_back();
+      return PooledConn(this, std::move(conn));
+    }
+  }
+  auto conn = SqliteConn::Open(path_);
+  if (!conn.ok()) return conn.status();
+  return PooledConn(this, std::move(conn).value());
+}
+
+void SqliteStore::Release(std::unique_ptr<SqliteConn> conn) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(std::move(conn));
+}
+
+Status SqliteStore::Write(const std::function<Status(Tx&)>& body) {
+  auto pooled = Acquire();
+  if (!pooled.ok()) return pooled.status();
+  SqliteConn& conn = **pooled;
+  bool notify = false;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    MAESTRO_RETURN_IF_ERROR(conn.ExecScript("BEGIN IMMEDIATE"));
+    Tx tx{conn, options_.clock->NowMs()};
+    Status st = body(tx);
+    if (st.ok()) st = conn.ExecScript("COMMIT");
+    if (!st.ok()) {
+      conn.ExecScript("ROLLBACK").IgnoreError();
+      return st;
+    }
+    notify = tx.job_available;
+  }
+  if (notify && options_.on_job_available) options_.on_job_available();
+  return Status::Ok();
+}
+
+Status SqliteStore::Read(const std::function<Status(SqliteConn&)>& body) {
+  auto pooled = Acquire();
+  if (!pooled.ok()) return pooled.status();
+  return body(**pooled);
+}
+
+Result<int> SqliteStore::SchemaVersion() {
+  int version = 0;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    if (!s.ok()) return s.status();
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    version = static_cast<int>(s->Int(0));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return version;
+}
+
+// ---- tasks
+
+Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
+  if (in.instruction.empty()) return InvalidArgument("instruction must not be empty", "instruction");
+  if (in.piece.empty()) return InvalidArgument("piece must not be empty", "piece");
+  CreatedTask out;
+  std::string task_id = NewUuid();
+  Status st = Write([&](Tx& tx) -> Status {
+    auto ins = tx.conn.Prepare(
+        "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
+        "llm_provider, model, context_length, created_at, updated_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11)");
+    if (!ins.ok()) return ins.status();
+    ins->Bind(1, task_id)
+        .Bind(2, in.title)
+        .Bind(3, in.instruction)
+        .Bind(4, in.piece)
+        .Bind(5, in.space)
+        .Bind(6, in.visibility)
+        .Bind(7, in.owner)
+        .Bind(8, in.llm_provider)
+        .Bind(9, in.model)
+        .Bind(10, in.context_length)
+        .Bind(11, tx.now);
+    MAESTRO_RETURN_IF_ERROR(ins->Exec());
+    auto com = tx.conn.Prepare(
+        "INSERT INTO comments(id, task_id, author, kind, body, created_at) "
+        "VALUES (?1, ?2, 'user', 'instruction', ?3, ?4)");
+    if (!com.ok()) return com.status();
+    com->Bind(1, NewSortableId(tx.now)).Bind(2, task_id).Bind(3, in.instruction).Bind(4, tx.now);
+    MAESTRO_RETURN_IF_ERROR(com->Exec());
+    MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, task_id, "", "task.created",
+                                                {{"piece", in.piece}, {"title", in.title}}));
+    NewJob job;
+    job.task_id = task_id;
+    job.piece = in.piece;
+    job.model = in.model;
+    auto created_job = InsertJob(tx, job);
+    if (!created_job.ok()) return created_job.status();
+    out.job = std::move(created_job).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  auto task = GetTask(task_id);
+  if (!task.ok()) return task.status();
+  out.task = std::move(task).value();
+  return out;
+}
+
+Result<Task> SqliteStore::GetTask(const std::string& task_id) {
+  std::optional<Task> task;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kTaskCols + " FROM tasks WHERE id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (*row) task = sqlite::ReadTask(*s);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (!task) return NotFound("task " + task_id + " not found");
+  return *task;
+}
+
+Result<std::vector<Task>> SqliteStore::ListTasks(const std::string& status, int limit) {
+  std::vector<Task> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kTaskCols +
+                          " FROM tasks WHERE (?1 = '' OR status = ?1)"
+                          " ORDER BY created_at DESC, id LIMIT ?2");
+    if (!s.ok()) return s.status();
+    s->Bind(1, status).Bind(2, limit);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(sqlite::ReadTask(*s));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status SqliteStore::AddTaskStats(const std::string& task_id, const TaskStatsDelta& d) {
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "UPDATE tasks SET llm_call_count = llm_call_count + ?2, "
+        "tool_call_count = tool_call_count + ?3, total_tokens = total_tokens + ?4, "
+        "compression_count = compression_count + ?5, updated_at = ?6 WHERE id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id)
+        .Bind(2, d.llm_calls)
+        .Bind(3, d.tool_calls)
+        .Bind(4, d.tokens)
+        .Bind(5, d.compressions)
+        .Bind(6, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
+    return Status::Ok();
+  });
+}
+
+// ---- comments
+
+Result<Comment> SqliteStore::AddComment(const Comment& in) {
+  if (in.body.empty()) return InvalidArgument("body must not be empty", "body");
+  Comment c = in;
+  Status st = Write([&](Tx& tx) -> Status {
+    c.id = NewSortableId(tx.now);
+    c.created_at = tx.now;
+    auto s = tx.conn.Prepare(
+        "INSERT INTO comments(id, task_id, job_id, author, kind, body, delivered_at, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!s.ok()) return s.status();
+    s->Bind(1, c.id)
+        .Bind(2, c.task_id)
+        .BindNullable(3, c.job_id)
+        .Bind(4, c.author)
+        .Bind(5, c.kind)
+        .Bind(6, c.body)
+        .BindNullable(7, c.delivered_at)
+        .Bind(8, c.created_at);
+    Status ins = s->Exec();
+    if (ins.code() == StatusCode::kConflict) return NotFound("task " + c.task_id + " not found");
+    MAESTRO_RETURN_IF_ERROR(ins);
+    return sqlite::InsertEvent(tx, c.task_id, c.job_id, "comment.created",
+                               {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}});
+  });
+  if (!st.ok()) return st;
+  return c;
+}
+
+Result<std::vector<Comment>> SqliteStore::ListComments(const std::string& task_id) {
+  std::vector<Comment> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kCommentCols +
+                          " FROM comments WHERE task_id = ?1 ORDER BY id");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(sqlite::ReadComment(*s));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+// ---- events
+
+Result<Event> SqliteStore::AppendEvent(const Event& in) {
+  Event e = in;
+  Status st = Write([&](Tx& tx) -> Status {
+    e.created_at = tx.now;
+    MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, e.task_id, e.job_id, e.type, e.payload));
+    // InsertEvent assigned the id; read it back as the newest of this task.
+    auto s = tx.conn.Prepare("SELECT MAX(id) FROM events WHERE task_id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, e.task_id);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    e.id = s->Text(0);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return e;
+}
+
+Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& task_id,
+                                                   const std::string& after_id, int limit) {
+  std::vector<Event> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kEventCols +
+                          " FROM events WHERE task_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id).Bind(2, after_id).Bind(3, limit);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(sqlite::ReadEvent(*s));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+}  // namespace maestro

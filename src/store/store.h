@@ -1,0 +1,125 @@
+// Store: the durable state of maestro — tasks, comments, jobs, approval
+// requests, grants and events — and the job state machine over it.
+//
+// Where it sits: the API writes tasks/comments and enqueues jobs; workers
+// claim jobs, heartbeat their lease, and finish them with a JobOutcome; the
+// lease sweeper recovers jobs of crashed workers. Each job state change is one
+// transaction that also records a `job.status` event and keeps the task's
+// status in step, so the database never shows a half-applied transition.
+//
+// Fencing: ClaimNextJob hands out a Lease whose fencing_token increases on
+// every claim. FinishJob/Heartbeat succeed only while the job is still running
+// under that token; otherwise they return kLeaseLost and change nothing.
+//
+// Thread safety: every method may be called from any thread concurrently.
+// SqliteStore is the embedded implementation; a PostgreSQL one can satisfy the
+// same contract (each method is one transaction, claims use row locking).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "store/types.h"
+
+namespace maestro {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // ---- tasks and comments
+  // Creates the task, its instruction comment and its first queued job.
+  struct CreatedTask {
+    Task task;
+    Job job;
+  };
+  virtual Result<CreatedTask> CreateTask(const NewTask& task) = 0;
+  virtual Result<Task> GetTask(const std::string& task_id) = 0;
+  // Newest first; `status` filters when non-empty.
+  virtual Result<std::vector<Task>> ListTasks(const std::string& status, int limit) = 0;
+  virtual Status AddTaskStats(const std::string& task_id, const TaskStatsDelta& delta) = 0;
+
+  virtual Result<Comment> AddComment(const Comment& comment) = 0;
+  virtual Result<std::vector<Comment>> ListComments(const std::string& task_id) = 0;
+
+  // ---- jobs
+  virtual Result<Job> EnqueueJob(const NewJob& job) = 0;
+  virtual Result<Job> GetJob(const std::string& job_id) = 0;
+  virtual Result<std::vector<Job>> ListJobs(const std::string& task_id) = 0;
+  virtual Result<std::vector<Job>> ListChildJobs(const std::string& parent_job_id) = 0;
+
+  // Claims the next runnable job for `filter`: retry jobs whose next_retry_at
+  // has come first, then queued jobs oldest first; never a job whose task
+  // already has a running job. On success sets status=running, worker_id, a
+  // lease of `lease_ms` and a new fencing token. Returns nullopt when idle.
+  virtual Result<std::optional<Job>> ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) = 0;
+
+  // Extends the lease to now + lease_ms. kLeaseLost when the job is no longer
+  // running under `lease`. The reply carries the cancel flag.
+  virtual Result<HeartbeatReply> Heartbeat(const Lease& lease, int64_t lease_ms) = 0;
+
+  // Applies how the running job ended. When a child reaches a terminal state
+  // and it was the last open child of a parent in waiting_subtasks, the parent
+  // is requeued in the same transaction (exactly once). A parent that parks
+  // in waiting_subtasks with no open child is queued at once.
+  virtual Status FinishJob(const Lease& lease, const JobOutcome& outcome) = 0;
+
+  // Recovers running jobs whose lease expired before `now`: `decide` maps
+  // each (as the retry policy would a failure) to kRetry or kFailed; a job
+  // with cancel requested becomes cancelled. Returns the recovered jobs.
+  virtual Result<std::vector<Job>> RecoverExpiredLeases(
+      const std::function<JobOutcome(const Job&)>& decide) = 0;
+
+  // Cancels `job_id` and all its descendants: queued/retry/parked jobs at
+  // once, running ones by setting cancel_requested (they stop cooperatively).
+  virtual Result<CancelReport> RequestCancel(const std::string& job_id) = 0;
+  virtual Result<bool> IsCancelRequested(const std::string& job_id) = 0;
+
+  // waiting_human / waiting_subtasks -> queued (an answer or decision came).
+  // kConflict when the job is not parked.
+  virtual Status ResumeParkedJob(const std::string& job_id) = 0;
+
+  // Earliest next_retry_at among retry jobs, if any (lets idle workers sleep
+  // exactly until a backoff ends).
+  virtual Result<std::optional<TimeMs>> NextRetryDue() = 0;
+
+  // ---- approval requests and grants
+  virtual Result<Request> CreateRequest(const Request& request) = 0;
+  virtual Result<Request> GetRequest(const std::string& request_id) = 0;
+  // `kind` "" = all kinds. Oldest first.
+  virtual Result<std::vector<Request>> ListRequests(const std::string& task_id,
+                                                    const std::string& kind) = 0;
+  // Compare-and-set pending -> approved|denied; a second decision gets
+  // kConflict. Approving a tool request with a scope also creates its grant.
+  virtual Result<Request> DecideRequest(const std::string& request_id, const std::string& decision,
+                                        const std::string& scope,
+                                        const std::string& decided_by) = 0;
+  virtual Result<Grant> AddGrant(const Grant& grant) = 0;
+  virtual Result<std::vector<Grant>> ListGrants(const std::string& task_id) = 0;
+  // Atomically finds a live grant for (task, tool, args_hash) — a task-scope
+  // grant or a once-grant bound to this hash — and spends one use. Returns
+  // the grant used, or nullopt when nothing permits the call.
+  virtual Result<std::optional<Grant>> ConsumeGrant(const std::string& task_id,
+                                                    const std::string& tool_name,
+                                                    const std::string& args_hash) = 0;
+
+  // ---- events (audit log, SSE source)
+  virtual Result<Event> AppendEvent(const Event& event) = 0;
+  // Events of a task with id > after_id ("" = from the start), oldest first.
+  virtual Result<std::vector<Event>> ListEvents(const std::string& task_id,
+                                                const std::string& after_id, int limit) = 0;
+};
+
+struct StoreOptions {
+  Clock* clock = SystemClock::Default();
+  int default_max_attempts = 5;
+  // Called after a commit that made a job claimable (enqueue, resume,
+  // parent wake-up, release). The worker pool uses it to wake an idle worker.
+  std::function<void()> on_job_available;
+};
+
+}  // namespace maestro

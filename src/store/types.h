@@ -1,0 +1,224 @@
+// Rows of the job store: tasks, comments, jobs, requests, grants, events.
+//
+// Plain values copied out of the database; holding one never holds a lock.
+// Times are TimeMs (ms since epoch, UTC); 0 means "not set".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/json.h"
+
+namespace maestro {
+
+// Seed 000's job lifecycle. Terminal: succeeded, failed, cancelled.
+enum class JobStatus {
+  kQueued,
+  kRunning,
+  kWaitingHuman,
+  kWaitingSubtasks,
+  kRetry,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+};
+
+std::string_view JobStatusName(JobStatus s);
+std::optional<JobStatus> ParseJobStatus(std::string_view s);
+bool IsTerminal(JobStatus s);
+bool IsParked(JobStatus s);  // waiting_human or waiting_subtasks
+
+struct Task {
+  std::string id;  // UUID
+  std::string title;
+  std::string instruction;
+  std::string piece;
+  std::string space;
+  std::string visibility;  // private | shared
+  std::string owner;
+  std::string task_source = "local";
+  std::string status;  // the status of the task's newest job
+  // Seed 002 statistics and provenance.
+  std::string llm_provider;
+  std::string model;
+  int64_t context_length = 0;
+  int64_t llm_call_count = 0;
+  int64_t tool_call_count = 0;
+  int64_t total_tokens = 0;
+  int64_t compression_count = 0;
+  std::string error_message;
+  int64_t process_id = 0;
+  std::string hostname;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs completed_at = 0;
+  TimeMs updated_at = 0;
+};
+
+struct NewTask {
+  std::string title;
+  std::string instruction;
+  std::string piece = "chat";
+  std::string space;
+  std::string visibility = "private";
+  std::string owner;
+  std::string llm_provider;
+  std::string model;
+  int64_t context_length = 0;
+};
+
+// Increments applied to a task's statistics columns (seed 002).
+struct TaskStatsDelta {
+  int64_t llm_calls = 0;
+  int64_t tool_calls = 0;
+  int64_t tokens = 0;
+  int64_t compressions = 0;
+};
+
+struct Comment {
+  std::string id;  // sortable
+  std::string task_id;
+  std::string job_id;
+  std::string author;  // user | agent | system
+  std::string kind;    // instruction | reply | question | result | handoff | interjection | note
+  std::string body;
+  TimeMs delivered_at = 0;  // interjections: when the running agent received it
+  TimeMs created_at = 0;
+};
+
+struct Job {
+  int64_t seq = 0;  // insertion order: "oldest first" for claims
+  std::string id;   // sortable
+  std::string task_id;
+  std::string parent_job_id;
+  std::string continued_from_job_id;
+  JobStatus status = JobStatus::kQueued;
+  std::string piece;
+  std::string model;
+  std::string profile;
+  std::string required_worker;  // only this worker may claim it ("" = any)
+  // Lease: valid while status == running and the token matches.
+  std::string worker_id;
+  int64_t fencing_token = 0;
+  TimeMs lease_expires_at = 0;
+  int attempt = 0;  // claims that counted against max_attempts
+  int max_attempts = 0;
+  TimeMs next_retry_at = 0;
+  // Park state (seed 001): why it waits and where it re-enters.
+  std::string wait_reason;
+  std::string resume_movement;
+  int ask_count = 0;
+  bool cancel_requested = false;
+  std::string error_message;
+  std::string result;
+  TimeMs created_at = 0;
+  TimeMs started_at = 0;
+  TimeMs finished_at = 0;
+  TimeMs updated_at = 0;
+};
+
+struct NewJob {
+  std::string task_id;
+  std::string parent_job_id;
+  std::string continued_from_job_id;
+  std::string piece;
+  std::string model;
+  std::string profile;
+  std::string required_worker;
+  std::string resume_movement;
+  int ask_count = 0;
+  int max_attempts = 0;  // 0: the store's default
+};
+
+// Proof of a claim. Every write a worker makes for its job carries it.
+struct Lease {
+  std::string job_id;
+  std::string worker_id;
+  int64_t fencing_token = 0;
+};
+
+// Which jobs a worker may claim. Empty lists accept any value; a job with no
+// model/profile is acceptable to every worker.
+struct ClaimFilter {
+  std::string worker_id;
+  std::vector<std::string> models;
+  std::vector<std::string> profiles;
+  std::string hostname;  // recorded on the task (seed 002)
+  int64_t process_id = 0;
+};
+
+// How a running job ends (or stops running) — the worker's side of
+// handlePieceResult, applied by Store::FinishJob in one transaction.
+struct JobOutcome {
+  enum class Kind { kSucceeded, kRetry, kFailed, kParked, kCancelled, kReleased };
+  Kind kind = Kind::kSucceeded;
+  std::string result;         // kSucceeded
+  std::string error_message;  // kRetry, kFailed, kCancelled (optional)
+  TimeMs next_retry_at = 0;   // kRetry
+  JobStatus park_status = JobStatus::kWaitingHuman;  // kParked
+  std::string wait_reason;                           // kParked: ask | tool_request | ...
+  std::string resume_movement;                       // kParked
+  int ask_count = -1;                                // kParked: new value, -1 keeps
+
+  static JobOutcome Succeeded(std::string result);
+  static JobOutcome Retry(std::string error, TimeMs at);
+  static JobOutcome Failed(std::string error);
+  static JobOutcome WaitingHuman(std::string reason, std::string resume_movement);
+  static JobOutcome WaitingSubtasks(std::string resume_movement);
+  static JobOutcome Cancelled(std::string why = {});
+  // Back to queued without spending an attempt (graceful shutdown).
+  static JobOutcome Released();
+};
+
+struct HeartbeatReply {
+  TimeMs lease_expires_at = 0;
+  bool cancel_requested = false;
+};
+
+struct CancelReport {
+  int cancelled = 0;  // queued/retry/parked jobs cancelled at once
+  int flagged = 0;    // running jobs asked to stop cooperatively
+};
+
+// Tool / package / spawn approval requests (seed 001 park tools).
+struct Request {
+  std::string id;
+  std::string task_id;
+  std::string job_id;
+  std::string kind;  // tool | package | spawn
+  std::string name;  // tool name, package name, or spawned task title
+  Json args = Json::object();
+  std::string args_hash;  // canonical hash of args
+  std::string reason;
+  std::string status = "pending";  // pending | approved | denied
+  std::string scope;               // once | task (approved tool requests)
+  std::string decided_by;
+  TimeMs decided_at = 0;
+  TimeMs created_at = 0;
+};
+
+struct Grant {
+  std::string id;
+  std::string task_id;
+  std::string tool_name;
+  std::string scope;      // once | task
+  std::string args_hash;  // bound for scope=once
+  std::string request_id;
+  TimeMs expires_at = 0;  // 0: never
+  int uses_left = -1;     // -1: unlimited
+  TimeMs created_at = 0;
+};
+
+struct Event {
+  std::string id;  // sortable; SSE event id
+  std::string task_id;
+  std::string job_id;
+  std::string type;  // job.status, comment.created, request.created, ...
+  Json payload = Json::object();
+  TimeMs created_at = 0;
+};
+
+}  // namespace maestro

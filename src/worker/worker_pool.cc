@@ -1,0 +1,232 @@
+#include "worker/worker_pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace maestro {
+
+using std::chrono::milliseconds;
+
+Result<JobOutcome> EngineUnavailableExecutor::Execute(const Job& job, const Lease&,
+                                                      CancelToken&) {
+  return JobOutcome::Failed(
+      fmt::format("piece '{}' cannot run: the piece engine is not part of this build yet", job.piece));
+}
+
+WorkerPool::WorkerPool(Store& store, JobExecutor& executor, WorkerPoolOptions options)
+    : store_(store),
+      executor_(executor),
+      options_(std::move(options)),
+      retry_(options_.jobs.retry) {}
+
+WorkerPool::~WorkerPool() { Shutdown(); }
+
+void WorkerPool::Start() {
+  if (started_) return;
+  started_ = true;
+  for (int i = 0; i < options_.threads; ++i) {
+    threads_.emplace_back([this, i] { WorkerLoop(i); });
+  }
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+}
+
+void WorkerPool::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;
+  }
+  wake_cv_.notify_one();
+}
+
+void WorkerPool::Shutdown() {
+  if (!started_) return;
+  stopping_ = true;
+  wake_cv_.notify_all();
+
+  // Let running jobs finish within the grace period.
+  auto deadline = std::chrono::steady_clock::now() + milliseconds(options_.jobs.shutdown_grace_ms);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!running_.empty() && std::chrono::steady_clock::now() < deadline) {
+      lock.unlock();
+      std::this_thread::sleep_for(milliseconds(20));
+      lock.lock();
+    }
+    if (!running_.empty()) {
+      spdlog::warn("worker: shutdown grace over; releasing {} running job(s)", running_.size());
+      for (auto& [_, r] : running_) r.cancel->Cancel(CancelToken::Reason::kShutdown);
+    }
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    heartbeat_stop_ = true;
+  }
+  heartbeat_cv_.notify_all();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  heartbeat_stop_ = false;
+  stopping_ = false;
+  started_ = false;
+}
+
+WorkerPoolStats WorkerPool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+bool WorkerPool::CancelRunning(const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = running_.find(job_id);
+  if (it == running_.end()) return false;
+  it->second.cancel->Cancel(CancelToken::Reason::kUserCancel);
+  return true;
+}
+
+int WorkerPool::running_jobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(running_.size());
+}
+
+void WorkerPool::WaitForWork(uint64_t seen_generation) {
+  int64_t wait_ms = options_.jobs.poll_interval_ms;
+  auto due = store_.NextRetryDue();
+  if (due.ok() && *due) {
+    wait_ms = std::clamp<int64_t>(**due - options_.clock->NowMs(), 0, wait_ms);
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  wake_cv_.wait_for(lock, milliseconds(wait_ms),
+                    [&] { return stopping_.load() || generation_ != seen_generation; });
+}
+
+void WorkerPool::WorkerLoop(int index) {
+  const std::string worker_id = fmt::format("{}:w{}", options_.worker_id_prefix, index);
+  ClaimFilter filter{worker_id, options_.models, options_.profiles, options_.hostname,
+                     options_.process_id};
+  while (!stopping_) {
+    uint64_t seen;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen = generation_;
+    }
+    auto claimed = store_.ClaimNextJob(filter, options_.jobs.lease_ms);
+    if (!claimed.ok()) {
+      spdlog::warn("worker {}: claim failed: {}", worker_id, claimed.status().ToString());
+      WaitForWork(seen);
+      continue;
+    }
+    if (!*claimed) {
+      WaitForWork(seen);
+      continue;
+    }
+    // Another job may be waiting too: pass the wake-up on so an idle peer
+    // tries while this thread is busy.
+    wake_cv_.notify_one();
+    RunJob(worker_id, **claimed);
+  }
+}
+
+void WorkerPool::RunJob(const std::string& worker_id, const Job& job) {
+  Lease lease{job.id, worker_id, job.fencing_token};
+  auto cancel = std::make_shared<CancelToken>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_[job.id] = Running{lease, cancel};
+    ++stats_.claimed;
+  }
+  spdlog::info("worker {}: job={} task={} attempt={} status=running", worker_id, job.id,
+               job.task_id, job.attempt);
+
+  Result<JobOutcome> result = InvalidArgument("not run");
+  try {
+    result = executor_.Execute(job, lease, *cancel);
+  } catch (const std::exception& e) {
+    // An executor bug must not take the worker down; treat it as transient.
+    result = Internal(std::string("executor threw: ") + e.what());
+  }
+
+  bool lease_lost = cancel->reason() == CancelToken::Reason::kLeaseLost;
+  JobOutcome outcome = MapResult(job, result, *cancel);
+  Status st = lease_lost ? LeaseLost("lease lost while running") : store_.FinishJob(lease, outcome);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(job.id);
+    if (st.ok()) {
+      Count(outcome);
+    } else if (st.code() == StatusCode::kLeaseLost) {
+      ++stats_.lease_lost;
+    }
+  }
+  if (st.code() == StatusCode::kLeaseLost) {
+    spdlog::warn("worker {}: job={} result dropped: {}", worker_id, job.id, st.message());
+  } else if (!st.ok()) {
+    // The lease stays; if the store stays unreachable the sweeper retries it.
+    spdlog::error("worker {}: job={} could not record result: {}", worker_id, job.id,
+                  st.ToString());
+  } else {
+    spdlog::info("worker {}: job={} finished kind={}", worker_id, job.id,
+                 static_cast<int>(outcome.kind));
+  }
+}
+
+JobOutcome WorkerPool::MapResult(const Job& job, const Result<JobOutcome>& result,
+                                 CancelToken& cancel) {
+  auto reason = cancel.reason();
+  bool cancelled_run = (result.ok() && result->kind == JobOutcome::Kind::kCancelled) ||
+                       (!result.ok() && result.status().code() == StatusCode::kCancelled);
+  if (cancelled_run || (!result.ok() && reason != CancelToken::Reason::kNone)) {
+    if (reason == CancelToken::Reason::kShutdown) return JobOutcome::Released();
+    return JobOutcome::Cancelled(std::string(CancelReasonName(reason)));
+  }
+  if (!result.ok()) return retry_.OnFailure(job, result.status(), options_.clock->NowMs());
+  if (result->kind == JobOutcome::Kind::kRetry) {
+    // Executors report failures as errors; a bare retry request is transient.
+    return retry_.OnFailure(job, Unavailable(result->error_message), options_.clock->NowMs());
+  }
+  return *result;
+}
+
+void WorkerPool::Count(const JobOutcome& o) {
+  switch (o.kind) {
+    case JobOutcome::Kind::kSucceeded: ++stats_.succeeded; break;
+    case JobOutcome::Kind::kParked: ++stats_.parked; break;
+    case JobOutcome::Kind::kRetry: ++stats_.retried; break;
+    case JobOutcome::Kind::kFailed: ++stats_.failed; break;
+    case JobOutcome::Kind::kCancelled: ++stats_.cancelled; break;
+    case JobOutcome::Kind::kReleased: ++stats_.released; break;
+  }
+}
+
+void WorkerPool::HeartbeatLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Runs until Shutdown() has joined every worker thread: jobs may still be
+  // finishing during the grace period and their leases must stay fresh.
+  for (;;) {
+    heartbeat_cv_.wait_for(lock, milliseconds(options_.jobs.heartbeat_ms),
+                           [&] { return heartbeat_stop_; });
+    if (heartbeat_stop_) return;
+    std::vector<Running> snapshot;
+    for (auto& [_, r] : running_) snapshot.push_back(r);
+    lock.unlock();
+    for (auto& r : snapshot) {
+      auto reply = store_.Heartbeat(r.lease, options_.jobs.lease_ms);
+      if (!reply.ok()) {
+        if (reply.status().code() == StatusCode::kLeaseLost) {
+          spdlog::warn("worker: job={} lost its lease; stopping it", r.lease.job_id);
+          r.cancel->Cancel(CancelToken::Reason::kLeaseLost);
+        } else {
+          spdlog::warn("worker: heartbeat job={} failed: {}", r.lease.job_id,
+                       reply.status().ToString());
+        }
+      } else if (reply->cancel_requested) {
+        r.cancel->Cancel(CancelToken::Reason::kUserCancel);
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace maestro

@@ -1,0 +1,112 @@
+// WorkerPool: N threads that claim jobs from the Store and run them through a
+// JobExecutor (Worker.processNext / executeJob / handlePieceResult of seed 000).
+//
+// Flow of one job: claim (atomic, with lease + fencing token) → Execute on
+// the claiming thread while the pool's heartbeat thread renews the lease and
+// relays cancel requests → map the outcome (retry policy for errors) →
+// FinishJob with the lease. A parked job simply ends its Execute call: no
+// thread waits for a person or for subtasks.
+//
+// Wake-up: Notify() (wired to StoreOptions::on_job_available) wakes one idle
+// thread at once; idle threads also poll every poll_interval_ms, or sooner
+// when a retry backoff ends, which covers jobs enqueued by other processes.
+//
+// Shutdown: stop claiming, let running jobs finish for `shutdown_grace_ms`,
+// then cancel them with reason kShutdown and release their leases (back to
+// queued without spending an attempt) so another worker takes them.
+//
+// Thread safety: Start/Shutdown from one controlling thread; Notify from any.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/cancel.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "store/store.h"
+#include "worker/executor.h"
+#include "worker/retry_policy.h"
+
+namespace maestro {
+
+struct WorkerPoolOptions {
+  int threads = 2;
+  std::string worker_id_prefix;  // "host:pid"; thread index is appended
+  std::string hostname;
+  int64_t process_id = 0;
+  std::vector<std::string> models;    // claim filter (empty: any)
+  std::vector<std::string> profiles;  // claim filter (empty: any)
+  JobsConfig jobs;
+  Clock* clock = SystemClock::Default();
+};
+
+struct WorkerPoolStats {
+  int64_t claimed = 0;
+  int64_t succeeded = 0;
+  int64_t parked = 0;
+  int64_t retried = 0;
+  int64_t failed = 0;
+  int64_t cancelled = 0;
+  int64_t released = 0;
+  int64_t lease_lost = 0;
+};
+
+class WorkerPool {
+ public:
+  WorkerPool(Store& store, JobExecutor& executor, WorkerPoolOptions options);
+  ~WorkerPool();  // calls Shutdown() if still running
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Start();
+  // Blocks until all worker threads have exited (see the header comment).
+  void Shutdown();
+  // A job became claimable.
+  void Notify();
+  // Fires the cancel token of `job_id` if it runs in this process (the
+  // in-process fast path; other processes see the flag at their heartbeat).
+  bool CancelRunning(const std::string& job_id);
+
+  WorkerPoolStats stats() const;
+  int running_jobs() const;
+
+ private:
+  struct Running {
+    Lease lease;
+    std::shared_ptr<CancelToken> cancel;
+  };
+
+  void WorkerLoop(int index);
+  void RunJob(const std::string& worker_id, const Job& job);
+  JobOutcome MapResult(const Job& job, const Result<JobOutcome>& result, CancelToken& cancel);
+  void HeartbeatLoop();
+  void WaitForWork(uint64_t seen_generation);
+  void Count(const JobOutcome& outcome);
+
+  Store& store_;
+  JobExecutor& executor_;
+  const WorkerPoolOptions options_;
+  const RetryPolicy retry_;
+
+  std::atomic<bool> stopping_{false};
+  bool started_ = false;
+  std::vector<std::thread> threads_;
+  std::thread heartbeat_thread_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_cv_;      // idle workers wait here
+  std::condition_variable heartbeat_cv_; // heartbeat thread sleeps here
+  uint64_t generation_ = 0;              // GUARDED_BY(mu_): bumped by Notify
+  bool heartbeat_stop_ = false;          // GUARDED_BY(mu_)
+  std::map<std::string, Running> running_;  // GUARDED_BY(mu_): by job id
+  WorkerPoolStats stats_;                   // GUARDED_BY(mu_)
+};
+
+}  // namespace maestro
