@@ -28,7 +28,10 @@ namespace maestro {
 namespace {
 
 int Fail(const Status& st) {
-  std::cerr << "maestro: " << st.ToString() << "\n";
+  // Input errors already say where (file:line:col or the variable); others
+  // keep their code for bug reports.
+  std::cerr << "maestro: "
+            << (st.code() == StatusCode::kInvalidArgument ? st.message() : st.ToString()) << "\n";
   return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 

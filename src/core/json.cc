@@ -89,7 +89,9 @@ std::string NearestWord(std::string_view word, const std::vector<std::string>& c
   std::string best;
   size_t best_d = SIZE_MAX;
   for (const auto& c : candidates) {
-    size_t d = EditDistance(word, c);
+    // "listen_addr" for "listen": a shared stem counts as a near miss.
+    bool stem = c.size() >= 4 && word.size() > c.size() && word.substr(0, c.size()) == c;
+    size_t d = stem ? 1 : EditDistance(word, c);
     if (d < best_d) {
       best_d = d;
       best = c;

@@ -68,6 +68,14 @@ class Store {
   // in waiting_subtasks with no open child is queued at once.
   virtual Status FinishJob(const Lease& lease, const JobOutcome& outcome) = 0;
 
+  // FinishJob and then ClaimNextJob for the same worker in ONE transaction:
+  // a busy worker moves to its next job with one commit instead of two. If
+  // the finish fails (kLeaseLost) nothing is claimed.
+  virtual Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease,
+                                                        const JobOutcome& outcome,
+                                                        const ClaimFilter& filter,
+                                                        int64_t lease_ms) = 0;
+
   // Recovers running jobs whose lease expired before `now`: `decide` maps
   // each (as the retry policy would a failure) to kRetry or kFailed; a job
   // with cancel requested becomes cancelled. Returns the recovered jobs.
@@ -110,6 +118,7 @@ class Store {
   // ---- events (audit log, SSE source)
   virtual Result<Event> AppendEvent(const Event& event) = 0;
   // Events of a task with id > after_id ("" = from the start), oldest first.
+  // Event ids are decimal integers that only grow (the SSE Last-Event-ID).
   virtual Result<std::vector<Event>> ListEvents(const std::string& task_id,
                                                 const std::string& after_id, int limit) = 0;
 };

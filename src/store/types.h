@@ -68,6 +68,9 @@ struct NewTask {
   std::string llm_provider;
   std::string model;
   int64_t context_length = 0;
+  // A subtask: its first job is a child of this job (the parent may wait for
+  // it in waiting_subtasks).
+  std::string parent_job_id;
 };
 
 // Increments applied to a task's statistics columns (seed 002).
@@ -213,7 +216,7 @@ struct Grant {
 };
 
 struct Event {
-  std::string id;  // sortable; SSE event id
+  std::string id;  // decimal, increasing across the store; the SSE event id
   std::string task_id;
   std::string job_id;
   std::string type;  // job.status, comment.created, request.created, ...

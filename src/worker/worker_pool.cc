@@ -104,32 +104,39 @@ void WorkerPool::WaitForWork(uint64_t seen_generation) {
 
 void WorkerPool::WorkerLoop(int index) {
   const std::string worker_id = fmt::format("{}:w{}", options_.worker_id_prefix, index);
-  ClaimFilter filter{worker_id, options_.models, options_.profiles, options_.hostname,
-                     options_.process_id};
-  while (!stopping_) {
-    uint64_t seen;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      seen = generation_;
-    }
-    auto claimed = store_.ClaimNextJob(filter, options_.jobs.lease_ms);
-    if (!claimed.ok()) {
-      spdlog::warn("worker {}: claim failed: {}", worker_id, claimed.status().ToString());
-      WaitForWork(seen);
-      continue;
-    }
-    if (!*claimed) {
-      WaitForWork(seen);
-      continue;
+  const ClaimFilter filter{worker_id, options_.models, options_.profiles, options_.hostname,
+                           options_.process_id};
+  std::optional<Job> next;  // claimed together with the previous job's finish
+  while (!stopping_ || next) {
+    if (!next) {
+      uint64_t seen;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        seen = generation_;
+      }
+      auto claimed = store_.ClaimNextJob(filter, options_.jobs.lease_ms);
+      if (!claimed.ok()) {
+        spdlog::warn("worker {}: claim failed: {}", worker_id, claimed.status().ToString());
+        WaitForWork(seen);
+        continue;
+      }
+      if (!*claimed) {
+        WaitForWork(seen);
+        continue;
+      }
+      next = std::move(*claimed);
     }
     // Another job may be waiting too: pass the wake-up on so an idle peer
     // tries while this thread is busy.
     wake_cv_.notify_one();
-    RunJob(worker_id, **claimed);
+    Job job = std::move(*next);
+    next.reset();
+    next = RunJob(worker_id, filter, job);
   }
 }
 
-void WorkerPool::RunJob(const std::string& worker_id, const Job& job) {
+std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimFilter& filter,
+                                      const Job& job) {
   Lease lease{job.id, worker_id, job.fencing_token};
   auto cancel = std::make_shared<CancelToken>();
   {
@@ -137,8 +144,8 @@ void WorkerPool::RunJob(const std::string& worker_id, const Job& job) {
     running_[job.id] = Running{lease, cancel};
     ++stats_.claimed;
   }
-  spdlog::info("worker {}: job={} task={} attempt={} status=running", worker_id, job.id,
-               job.task_id, job.attempt);
+  spdlog::debug("worker {}: job={} task={} attempt={} status=running", worker_id, job.id,
+                job.task_id, job.attempt);
 
   Result<JobOutcome> result = InvalidArgument("not run");
   try {
@@ -150,7 +157,17 @@ void WorkerPool::RunJob(const std::string& worker_id, const Job& job) {
 
   bool lease_lost = cancel->reason() == CancelToken::Reason::kLeaseLost;
   JobOutcome outcome = MapResult(job, result, *cancel);
-  Status st = lease_lost ? LeaseLost("lease lost while running") : store_.FinishJob(lease, outcome);
+  std::optional<Job> next;
+  Status st;
+  if (lease_lost) {
+    st = LeaseLost("lease lost while running");
+  } else if (stopping_) {
+    st = store_.FinishJob(lease, outcome);
+  } else {
+    auto fused = store_.FinishAndClaimNext(lease, outcome, filter, options_.jobs.lease_ms);
+    st = fused.status();
+    if (fused.ok()) next = std::move(fused).value();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(job.id);
@@ -167,9 +184,10 @@ void WorkerPool::RunJob(const std::string& worker_id, const Job& job) {
     spdlog::error("worker {}: job={} could not record result: {}", worker_id, job.id,
                   st.ToString());
   } else {
-    spdlog::info("worker {}: job={} finished kind={}", worker_id, job.id,
-                 static_cast<int>(outcome.kind));
+    spdlog::debug("worker {}: job={} finished kind={}", worker_id, job.id,
+                  static_cast<int>(outcome.kind));
   }
+  return next;
 }
 
 JobOutcome WorkerPool::MapResult(const Job& job, const Result<JobOutcome>& result,

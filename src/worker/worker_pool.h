@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,7 +85,10 @@ class WorkerPool {
   };
 
   void WorkerLoop(int index);
-  void RunJob(const std::string& worker_id, const Job& job);
+  // Runs one claimed job and records its outcome; returns the next job when
+  // it was claimed in the same transaction as this one's finish.
+  std::optional<Job> RunJob(const std::string& worker_id, const ClaimFilter& filter,
+                            const Job& job);
   JobOutcome MapResult(const Job& job, const Result<JobOutcome>& result, CancelToken& cancel);
   void HeartbeatLoop();
   void WaitForWork(uint64_t seen_generation);

@@ -43,7 +43,6 @@ CREATE TABLE tasks (
   updated_at        INTEGER NOT NULL
 );
 CREATE INDEX tasks_by_created ON tasks(created_at);
-CREATE INDEX tasks_by_status ON tasks(status, created_at);
 
 CREATE TABLE comments (
   id           TEXT PRIMARY KEY,
@@ -58,7 +57,7 @@ CREATE TABLE comments (
 CREATE INDEX comments_by_task ON comments(task_id, id);
 
 CREATE TABLE jobs (
-  seq                   INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq                   INTEGER PRIMARY KEY,  -- rowid; jobs are never deleted
   id                    TEXT NOT NULL UNIQUE,
   task_id               TEXT NOT NULL REFERENCES tasks(id),
   parent_job_id         TEXT REFERENCES jobs(id),
@@ -85,12 +84,15 @@ CREATE TABLE jobs (
   finished_at           INTEGER,
   updated_at            INTEGER NOT NULL
 );
--- Claims walk these in order and stop at the first eligible row.
+-- Claims walk these in order and stop at the first eligible row. Partial
+-- indexes stay small (only jobs in that state) and cost nothing for the rest.
 CREATE INDEX jobs_queued ON jobs(seq) WHERE status = 'queued';
 CREATE INDEX jobs_retry ON jobs(next_retry_at, seq) WHERE status = 'retry';
-CREATE INDEX jobs_running_lease ON jobs(lease_expires_at) WHERE status = 'running';
-CREATE INDEX jobs_by_task ON jobs(task_id, status);
-CREATE INDEX jobs_by_parent ON jobs(parent_job_id);
+-- Running jobs are few (one per busy worker): one small index serves both the
+-- per-task lock and the lease sweeper's scan.
+CREATE INDEX jobs_running ON jobs(task_id) WHERE status = 'running';
+CREATE INDEX jobs_by_task ON jobs(task_id, seq);
+CREATE INDEX jobs_by_parent ON jobs(parent_job_id) WHERE parent_job_id IS NOT NULL;
 
 CREATE TABLE requests (
   id          TEXT PRIMARY KEY,
@@ -122,8 +124,11 @@ CREATE TABLE grants (
 );
 CREATE INDEX grants_by_task_tool ON grants(task_id, tool_name);
 
+-- Events are appended in id order: the table's rowid is the event id (an
+-- increasing integer, the SSE id), so appends fill the last page and one
+-- commit of several events writes it once. Per-task reads use the index.
 CREATE TABLE events (
-  id         TEXT PRIMARY KEY,
+  id         INTEGER PRIMARY KEY,
   task_id    TEXT NOT NULL,
   job_id     TEXT,
   type       TEXT NOT NULL,

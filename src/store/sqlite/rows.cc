@@ -30,7 +30,7 @@ const char* const kGrantCols =
     "id, task_id, tool_name, scope, args_hash, COALESCE(request_id, ''), "
     "COALESCE(expires_at, 0), COALESCE(uses_left, -1), created_at";
 
-const char* const kEventCols = "id, task_id, COALESCE(job_id, ''), type, payload, created_at";
+const char* const kEventCols = "CAST(id AS TEXT), task_id, COALESCE(job_id, ''), type, payload, created_at";
 
 Task ReadTask(const Stmt& s) {
   Task t;
@@ -164,11 +164,10 @@ Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id) {
 Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::string& job_id,
                    const std::string& type, const Json& payload) {
   auto st = tx.conn.Prepare(
-      "INSERT INTO events(id, task_id, job_id, type, payload, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      "INSERT INTO events(task_id, job_id, type, payload, created_at) "
+      "VALUES (?2, ?3, ?4, ?5, ?6)");
   if (!st.ok()) return st.status();
-  st->Bind(1, NewSortableId(tx.now))
-      .Bind(2, task_id)
+  st->Bind(2, task_id)
       .BindNullable(3, job_id)
       .Bind(4, type)
       .Bind(5, payload.dump())

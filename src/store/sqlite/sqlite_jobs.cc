@@ -190,63 +190,89 @@ Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus
   return Status::Ok();
 }
 
+Result<std::optional<Job>> SqliteStore::ClaimInTx(Tx& tx, const ClaimFilter& filter,
+                                                  int64_t lease_ms) {
+  auto models = JsonListOrNull(filter.models);
+  auto profiles = JsonListOrNull(filter.profiles);
+  int64_t seq = 0;
+  // Retry jobs whose backoff has ended come before new work.
+  static const std::string picks[] = {
+      std::string("SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1") +
+          kEligible + " ORDER BY j.next_retry_at, j.seq LIMIT 1",
+      std::string("SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND ?1 = ?1") + kEligible +
+          " ORDER BY j.seq LIMIT 1",
+  };
+  for (const auto& sql : picks) {
+    auto s = tx.conn.Prepare(sql);
+    if (!s.ok()) return s.status();
+    s->Bind(1, tx.now).Bind(2, filter.worker_id);
+    models ? s->Bind(3, *models) : s->BindNull(3);
+    profiles ? s->Bind(4, *profiles) : s->BindNull(4);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (*row) {
+      seq = s->Int(0);
+      break;
+    }
+  }
+  if (seq == 0) return std::optional<Job>();
+
+  auto upd = tx.conn.Prepare(
+      std::string("UPDATE jobs SET status = 'running', worker_id = ?2, "
+                  "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
+                  "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
+                  "started_at = COALESCE(started_at, ?4), updated_at = ?4 "
+                  "WHERE seq = ?1 RETURNING ") +
+      sqlite::kJobCols);
+  if (!upd.ok()) return upd.status();
+  upd->Bind(1, seq).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
+  auto row = upd->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return Internal("claimed job vanished");
+  Job job = sqlite::ReadJob(*upd);
+  MAESTRO_RETURN_IF_ERROR(upd->Exec());  // finish the RETURNING statement
+
+  auto task = tx.conn.Prepare(
+      "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, hostname = ?4 "
+      "WHERE id = ?1");
+  if (!task.ok()) return task.status();
+  task->Bind(1, job.task_id).Bind(2, tx.now).Bind(3, filter.process_id).Bind(4, filter.hostname);
+  MAESTRO_RETURN_IF_ERROR(task->Exec());
+  JobStatus from = job.attempt > 1 ? JobStatus::kRetry : JobStatus::kQueued;
+  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, from));
+  return std::optional<Job>(std::move(job));
+}
+
 Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter,
                                                      int64_t lease_ms) {
   std::optional<Job> claimed;
   Status st = Write([&](Tx& tx) -> Status {
-    auto models = JsonListOrNull(filter.models);
-    auto profiles = JsonListOrNull(filter.profiles);
-    int64_t seq = 0;
-    // Retry jobs whose backoff has ended come before new work.
-    const std::string picks[] = {
-        std::string("SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1") +
-            kEligible + " ORDER BY j.next_retry_at, j.seq LIMIT 1",
-        std::string("SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND ?1 = ?1") + kEligible +
-            " ORDER BY j.seq LIMIT 1",
-    };
-    for (const auto& sql : picks) {
-      auto s = tx.conn.Prepare(sql);
-      if (!s.ok()) return s.status();
-      s->Bind(1, tx.now).Bind(2, filter.worker_id);
-      models ? s->Bind(3, *models) : s->BindNull(3);
-      profiles ? s->Bind(4, *profiles) : s->BindNull(4);
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (*row) {
-        seq = s->Int(0);
-        break;
-      }
-    }
-    if (seq == 0) return Status::Ok();
-
-    auto upd = tx.conn.Prepare(
-        std::string("UPDATE jobs SET status = 'running', worker_id = ?2, "
-                    "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
-                    "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
-                    "started_at = COALESCE(started_at, ?4), updated_at = ?4 "
-                    "WHERE seq = ?1 RETURNING ") +
-        sqlite::kJobCols);
-    if (!upd.ok()) return upd.status();
-    upd->Bind(1, seq).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
-    auto row = upd->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return Internal("claimed job vanished");
-    Job job = sqlite::ReadJob(*upd);
-    MAESTRO_RETURN_IF_ERROR(upd->Exec());  // finish the RETURNING statement
-
-    auto task = tx.conn.Prepare(
-        "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, hostname = ?4 "
-        "WHERE id = ?1");
-    if (!task.ok()) return task.status();
-    task->Bind(1, job.task_id).Bind(2, tx.now).Bind(3, filter.process_id).Bind(4, filter.hostname);
-    MAESTRO_RETURN_IF_ERROR(task->Exec());
-    JobStatus from = job.attempt > 1 ? JobStatus::kRetry : JobStatus::kQueued;
-    MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, from));
-    claimed = std::move(job);
+    auto c = ClaimInTx(tx, filter, lease_ms);
+    if (!c.ok()) return c.status();
+    claimed = std::move(c).value();
     return Status::Ok();
   });
   if (!st.ok()) return st;
   return claimed;
+}
+
+Result<std::optional<Job>> SqliteStore::FinishAndClaimNext(const Lease& lease,
+                                                           const JobOutcome& outcome,
+                                                           const ClaimFilter& filter,
+                                                           int64_t lease_ms) {
+  std::optional<Job> next;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+    if (!job.ok()) return job.status();
+    MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
+    MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, *job, outcome));
+    auto c = ClaimInTx(tx, filter, lease_ms);
+    if (!c.ok()) return c.status();
+    next = std::move(c).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return next;
 }
 
 Result<HeartbeatReply> SqliteStore::Heartbeat(const Lease& lease, int64_t lease_ms) {
@@ -369,7 +395,8 @@ Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
   std::vector<Job> recovered;
   Status st = Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(std::string("SELECT ") + sqlite::kJobCols +
-                             " FROM jobs WHERE status = 'running' AND lease_expires_at < ?1");
+                             " FROM jobs INDEXED BY jobs_running"
+                             " WHERE status = 'running' AND lease_expires_at < ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, tx.now);
     std::vector<Job> expired;

@@ -3,6 +3,8 @@
 // sqlite_requests.cc.
 #include "store/sqlite/sqlite_store.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -43,7 +45,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   auto applied = sqlite::ApplyMigrations(**conn, store->options_.clock->NowMs());
   if (!applied.ok()) return applied.status();
   if (*applied > 0) spdlog::info("store: applied {} migration(s) to {}", *applied, path);
-  store->Release(std::move(conn).value());
+  store->writer_ = std::move(conn).value();
   return store;
 }
 
@@ -66,25 +68,75 @@ void SqliteStore::Release(std::unique_ptr<SqliteConn> conn) {
   pool_.push_back(std::move(conn));
 }
 
+// Group commit. Each caller queues its body; whoever finds no leader
+// becomes the leader, takes every queued body, runs them one after another
+// inside ONE transaction (each in its own savepoint, so a failing body rolls
+// back only itself) and commits once. Followers sleep until their body has
+// been committed by a leader. Under concurrency the hot pages (queue index,
+// events, tasks) are written to the WAL once per batch instead of once per
+// caller; alone, a caller leads its own batch of one with no hand-off.
 Status SqliteStore::Write(const std::function<Status(Tx&)>& body) {
-  auto pooled = Acquire();
-  if (!pooled.ok()) return pooled.status();
-  SqliteConn& conn = **pooled;
-  bool notify = false;
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    MAESTRO_RETURN_IF_ERROR(conn.ExecScript("BEGIN IMMEDIATE"));
-    Tx tx{conn, options_.clock->NowMs()};
-    Status st = body(tx);
-    if (st.ok()) st = conn.ExecScript("COMMIT");
-    if (!st.ok()) {
-      conn.ExecScript("ROLLBACK").IgnoreError();
-      return st;
+  PendingWrite op;
+  op.body = &body;
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(&op);
+  while (!op.done) {
+    if (leader_active_) {
+      queue_cv_.wait(lock);
+      continue;
     }
-    notify = tx.job_available;
+    leader_active_ = true;
+    std::vector<PendingWrite*> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    RunBatch(batch);
+    lock.lock();
+    leader_active_ = false;
+    for (PendingWrite* w : batch) w->done = true;
+    queue_cv_.notify_all();
   }
-  if (notify && options_.on_job_available) options_.on_job_available();
-  return Status::Ok();
+  lock.unlock();
+  if (op.result.ok() && op.job_available && options_.on_job_available) {
+    options_.on_job_available();
+  }
+  return op.result;
+}
+
+void SqliteStore::RunBatch(const std::vector<PendingWrite*>& batch) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  SqliteConn& conn = *writer_;
+  Status begin = conn.ExecScript("BEGIN IMMEDIATE");
+  if (!begin.ok()) {
+    for (PendingWrite* w : batch) w->result = begin;
+    return;
+  }
+  const bool single = batch.size() == 1;
+  for (PendingWrite* w : batch) {
+    Tx tx{conn, options_.clock->NowMs()};
+    if (single) {
+      w->result = (*w->body)(tx);
+    } else {
+      w->result = conn.ExecScript("SAVEPOINT w");
+      if (w->result.ok()) w->result = (*w->body)(tx);
+      if (w->result.ok()) {
+        w->result = conn.ExecScript("RELEASE w");
+      } else {
+        conn.ExecScript("ROLLBACK TO w; RELEASE w").IgnoreError();
+      }
+    }
+    w->job_available = tx.job_available;
+  }
+  if (single && !batch[0]->result.ok()) {
+    conn.ExecScript("ROLLBACK").IgnoreError();
+    return;
+  }
+  Status commit = conn.ExecScript("COMMIT");
+  if (!commit.ok()) {
+    conn.ExecScript("ROLLBACK").IgnoreError();
+    for (PendingWrite* w : batch) {
+      if (w->result.ok()) w->result = commit;  // nothing of the batch was kept
+    }
+  }
 }
 
 Status SqliteStore::Read(const std::function<Status(SqliteConn&)>& body) {
@@ -144,6 +196,7 @@ Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
     job.task_id = task_id;
     job.piece = in.piece;
     job.model = in.model;
+    job.parent_job_id = in.parent_job_id;
     auto created_job = InsertJob(tx, job);
     if (!created_job.ok()) return created_job.status();
     out.job = std::move(created_job).value();
@@ -265,13 +318,7 @@ Result<Event> SqliteStore::AppendEvent(const Event& in) {
   Status st = Write([&](Tx& tx) -> Status {
     e.created_at = tx.now;
     MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, e.task_id, e.job_id, e.type, e.payload));
-    // InsertEvent assigned the id; read it back as the newest of this task.
-    auto s = tx.conn.Prepare("SELECT MAX(id) FROM events WHERE task_id = ?1");
-    if (!s.ok()) return s.status();
-    s->Bind(1, e.task_id);
-    auto row = s->Step();
-    if (!row.ok()) return row.status();
-    e.id = s->Text(0);
+    e.id = std::to_string(sqlite3_last_insert_rowid(tx.conn.raw()));
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -280,12 +327,19 @@ Result<Event> SqliteStore::AppendEvent(const Event& in) {
 
 Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& task_id,
                                                    const std::string& after_id, int limit) {
+  int64_t after = 0;
+  if (!after_id.empty()) {
+    auto [p, ec] = std::from_chars(after_id.data(), after_id.data() + after_id.size(), after);
+    if (ec != std::errc() || p != after_id.data() + after_id.size() || after < 0) {
+      return InvalidArgument("event id must be a non-negative integer", "after_id");
+    }
+  }
   std::vector<Event> out;
   Status st = Read([&](SqliteConn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sqlite::kEventCols +
                           " FROM events WHERE task_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
     if (!s.ok()) return s.status();
-    s->Bind(1, task_id).Bind(2, after_id).Bind(3, limit);
+    s->Bind(1, task_id).Bind(2, after).Bind(3, limit);
     for (;;) {
       auto row = s->Step();
       if (!row.ok()) return row.status();

@@ -1,15 +1,19 @@
 // SqliteStore: the embedded Store on one SQLite file in WAL mode.
 //
-// Connections come from a small pool, so readers run in parallel with the
-// writer. Write transactions are BEGIN IMMEDIATE and, inside one process,
-// are serialized by `write_mu_` before touching SQLite: waiting on a mutex
-// wakes at once, whereas SQLite's busy handler sleeps. Across processes
-// (`maestro worker` sharing the file) SQLite's own lock and busy_timeout
-// serialize them.
+// One dedicated writer connection runs every write transaction (BEGIN
+// IMMEDIATE), serialized inside the process: waiting on a mutex wakes at
+// once, whereas SQLite's busy handler sleeps, and the writer's page cache
+// stays warm because no other connection of ours writes. Concurrent writes
+// are group-committed (see Write()): one transaction, one savepoint per
+// caller, one commit for the batch. Reads
+// use connections from a small pool and run in parallel with the writer
+// (WAL). Across processes (`maestro worker` sharing the file) SQLite's own
+// lock and busy_timeout serialize writers.
 //
 // Thread safety: all methods are safe to call concurrently.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +44,9 @@ class SqliteStore final : public Store {
   Result<std::optional<Job>> ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) override;
   Result<HeartbeatReply> Heartbeat(const Lease& lease, int64_t lease_ms) override;
   Status FinishJob(const Lease& lease, const JobOutcome& outcome) override;
+  Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease, const JobOutcome& outcome,
+                                                const ClaimFilter& filter,
+                                                int64_t lease_ms) override;
   Result<std::vector<Job>> RecoverExpiredLeases(
       const std::function<JobOutcome(const Job&)>& decide) override;
   Result<CancelReport> RequestCancel(const std::string& job_id) override;
@@ -80,8 +87,16 @@ class SqliteStore final : public Store {
   Result<PooledConn> Acquire();
   void Release(std::unique_ptr<sqlite::SqliteConn> conn);
 
-  // Runs `body` in one IMMEDIATE transaction; commits when it returns OK.
+  // Runs `body` atomically (all or nothing) and durably: it returns after
+  // the commit that contains it. Concurrent calls may share one commit.
   Status Write(const std::function<Status(Tx&)>& body);
+  struct PendingWrite {
+    const std::function<Status(Tx&)>* body = nullptr;
+    Status result;
+    bool job_available = false;
+    bool done = false;  // GUARDED_BY(queue_mu_)
+  };
+  void RunBatch(const std::vector<PendingWrite*>& batch);
   // Runs `body` on a pooled connection outside any explicit transaction.
   Status Read(const std::function<Status(sqlite::SqliteConn&)>& body);
 
@@ -90,10 +105,16 @@ class SqliteStore final : public Store {
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
+  Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
 
   const std::string path_;
   StoreOptions options_;
-  std::mutex write_mu_;  // serializes write transactions within the process
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::vector<PendingWrite*> queue_;  // GUARDED_BY(queue_mu_)
+  bool leader_active_ = false;        // GUARDED_BY(queue_mu_)
+  std::mutex write_mu_;  // held by the leader while it uses writer_
+  std::unique_ptr<sqlite::SqliteConn> writer_;  // GUARDED_BY(write_mu_)
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<sqlite::SqliteConn>> pool_;  // GUARDED_BY(pool_mu_)
 };

@@ -1,0 +1,176 @@
+// Starts the real `maestro` binary against a temp data dir and talks to it
+// over loopback HTTP and through its CLI, as a user would.
+#include <httplib.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/json.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace maestro {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Process;
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_ = testing::FreePort();
+    config_ = dir_.File("maestro.yaml");
+    std::ofstream(config_) << "workers: 2\n"
+                              "log:\n  level: info\n"
+                              "jobs:\n  poll_interval_ms: 100\n  shutdown_grace_ms: 2000\n";
+    env_ = {{"MAESTRO_DATA_DIR", dir_.File("data")},
+            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)}};
+  }
+
+  std::unique_ptr<Process> StartServe() {
+    auto p = std::make_unique<Process>(
+        std::vector<std::string>{MAESTRO_BIN, "--config", config_, "serve"}, env_,
+        dir_.File("serve.out"), dir_.File("serve.err"));
+    EXPECT_TRUE(p->started());
+    httplib::Client cli("127.0.0.1", port_);
+    for (int i = 0; i < 500; ++i) {
+      if (auto r = cli.Get("/api/health"); r && r->status == 200) return p;
+      if (!p->running()) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    ADD_FAILURE() << "maestro serve did not come up:\n" << p->Stderr();
+    return p;
+  }
+
+  httplib::Client Client() {
+    httplib::Client c("127.0.0.1", port_);
+    if (!token_.empty()) c.set_bearer_token_auth(token_);
+    return c;
+  }
+
+  Json GetTask(const std::string& id) {
+    auto r = Client().Get("/api/local/tasks/" + id);
+    EXPECT_TRUE(r);
+    return r ? Json::parse(r->body) : Json();
+  }
+
+  testing::TempDir dir_;
+  int port_ = 0;
+  std::string config_;
+  std::string token_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
+  auto serve = StartServe();
+  auto health = Client().Get("/api/health");
+  ASSERT_TRUE(health);
+  Json h = Json::parse(health->body);
+  EXPECT_EQ(h["status"], "ok");
+  EXPECT_EQ(h["schema_version"], 1);
+  EXPECT_TRUE(std::ifstream(dir_.File("data/maestro.db")).good()) << "SQLite under the data dir";
+
+  auto created = Client().Post("/api/local/tasks", R"({"instruction":"say hi","piece":"chat"})",
+                               "application/json");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  Json c = Json::parse(created->body);
+  std::string task_id = c["task"]["id"];
+  EXPECT_EQ(c["job"]["status"], "queued");
+
+  // With no engine in this build, a worker claims the job and fails it
+  // with a plain message instead of pretending.
+  Json t;
+  for (int i = 0; i < 300; ++i) {
+    t = GetTask(task_id);
+    if (t["latest_job"]["status"] == "failed") break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(t["latest_job"]["status"], "failed");
+  EXPECT_NE(t["latest_job"]["error_message"].get<std::string>().find("piece engine"),
+            std::string::npos);
+  EXPECT_EQ(t["task"]["status"], "failed");
+
+  serve->Signal(SIGTERM);
+  auto code = serve->Wait(10s);
+  ASSERT_TRUE(code.has_value()) << "serve did not stop on SIGTERM";
+  EXPECT_EQ(*code, 0) << serve->Stderr();
+  EXPECT_NE(serve->Stderr().find("stopped"), std::string::npos);
+}
+
+TEST_F(ServeTest, BadRequestsGetClearErrors) {
+  auto serve = StartServe();
+  auto missing = Client().Post("/api/local/tasks", R"({"piece":"chat"})", "application/json");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 400);
+  EXPECT_EQ(Json::parse(missing->body)["error"]["field"], "instruction");
+  auto wrong_type =
+      Client().Post("/api/local/tasks", R"({"instruction":"x","title":7})", "application/json");
+  EXPECT_EQ(Json::parse(wrong_type->body)["error"]["field"], "title");
+  auto not_json = Client().Post("/api/local/tasks", "{oops", "application/json");
+  EXPECT_EQ(not_json->status, 400);
+  auto unknown = Client().Get("/api/local/tasks/00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(Json::parse(unknown->body)["error"]["code"], "NOT_FOUND");
+  std::string big(2 << 20, 'x');
+  auto too_big = Client().Post("/api/local/tasks", "{\"instruction\":\"" + big + "\"}",
+                               "application/json");
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413);
+}
+
+TEST_F(ServeTest, AdminTokenIsRequiredWhenConfigured) {
+  env_["MAESTRO_ADMIN_TOKEN"] = "s3cret";
+  auto serve = StartServe();
+  auto anon = Client().Get("/api/local/tasks");
+  ASSERT_TRUE(anon);
+  EXPECT_EQ(anon->status, 401);
+  token_ = "s3cret";
+  auto ok = Client().Get("/api/local/tasks");
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST_F(ServeTest, JobsCreatedByAnotherProcessArePickedUpByPolling) {
+  auto serve = StartServe();
+  auto [code, out] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "task", "create", "from the CLI", "--piece", "chat"},
+      env_, dir_.File("cli"));
+  ASSERT_EQ(code, 0) << out;
+  std::string task_id = Json::parse(out.substr(0, out.rfind('}') + 1))["task_id"];
+  Json t;
+  for (int i = 0; i < 300; ++i) {
+    t = GetTask(task_id);
+    if (t["latest_job"]["status"] == "failed") break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(t["latest_job"]["status"], "failed") << t.dump();
+  auto [show_code, show] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "task", "show", task_id}, env_, dir_.File("show"));
+  EXPECT_EQ(show_code, 0);
+  EXPECT_NE(show.find("\"failed\""), std::string::npos) << show;
+}
+
+TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
+  std::ofstream(config_) << "workers: 2\nlisten_addr: 127.0.0.1:1\n";
+  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_,
+                                         dir_.File("bad"));
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find(config_ + ":2:1: unknown key 'listen_addr'"), std::string::npos) << out;
+  EXPECT_NE(out.find("did you mean 'listen'?"), std::string::npos) << out;
+}
+
+TEST_F(ServeTest, CommandsFromLaterIssuesSaySoPlainly) {
+  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "piece", "lint", "x.yaml"}, env_,
+                                         dir_.File("lint"));
+  EXPECT_EQ(code, 3);
+  EXPECT_NE(out.find("not available in this build yet"), std::string::npos) << out;
+  auto [vcode, vout] = testing::RunCommand({MAESTRO_BIN, "version"}, env_, dir_.File("v"));
+  EXPECT_EQ(vcode, 0);
+  EXPECT_NE(vout.find("maestro "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace maestro

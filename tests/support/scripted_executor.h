@@ -1,0 +1,63 @@
+// ScriptedExecutor: a JobExecutor for tests and benchmarks that runs no LLM.
+// Each job's behaviour is picked by its piece name:
+//   "ok"          succeed at once            "fail-transient"  kUnavailable
+//   "fail-fatal"  kInvalidArgument            "park-human"      waiting_human (ask)
+//   "park-subtasks" waiting_subtasks          "block"  wait until cancelled
+//   "flaky:N"     kUnavailable for the first N attempts, then succeed
+// It records the order in which jobs were executed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "worker/executor.h"
+
+namespace maestro::testing {
+
+class ScriptedExecutor : public JobExecutor {
+ public:
+  Result<JobOutcome> Execute(const Job& job, const Lease&, CancelToken& cancel) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      executed_.push_back(job.id);
+    }
+    ++calls_;
+    const std::string& p = job.piece;
+    if (p == "ok" || p.empty()) return JobOutcome::Succeeded("done " + job.id);
+    if (p == "fail-transient") return Unavailable("scripted transient failure");
+    if (p == "fail-fatal") return InvalidArgument("scripted fatal failure");
+    if (p == "park-human") return JobOutcome::WaitingHuman("ask", "review");
+    if (p == "park-subtasks") return JobOutcome::WaitingSubtasks("implement");
+    if (p == "block") {
+      ++blocked_;
+      while (!cancel.WaitFor(std::chrono::milliseconds(50))) {
+      }
+      --blocked_;
+      return Status(StatusCode::kCancelled, "stopped");
+    }
+    if (p.rfind("flaky:", 0) == 0) {
+      int n = std::stoi(p.substr(6));
+      if (job.attempt <= n) return Unavailable("flaky attempt " + std::to_string(job.attempt));
+      return JobOutcome::Succeeded("recovered");
+    }
+    return InvalidArgument("unknown scripted piece " + p);
+  }
+
+  std::vector<std::string> executed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return executed_;
+  }
+  int calls() const { return calls_; }
+  int blocked() const { return blocked_; }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> executed_;
+  std::atomic<int> calls_{0};
+  std::atomic<int> blocked_{0};
+};
+
+}  // namespace maestro::testing

@@ -1,0 +1,97 @@
+#include "core/config.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace maestro {
+namespace {
+
+std::string Write(const testing::TempDir& dir, const std::string& text) {
+  std::string path = dir.File("maestro.yaml");
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ConfigTest, DefaultsWithoutFileOrEnv) {
+  auto cfg = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->data_dir, "./data");
+  EXPECT_EQ(cfg->listen_host, "127.0.0.1");
+  EXPECT_EQ(cfg->listen_port, 8080);
+}
+
+TEST(ConfigTest, FileValuesAreOverriddenByEnvironment) {
+  testing::TempDir dir;
+  auto path = Write(dir,
+                    "data_dir: /srv/maestro\n"
+                    "workers: 4\n"
+                    "llm:\n"
+                    "  base_url: http://127.0.0.1:9000/v1\n"
+                    "  model: qwen3\n"
+                    "jobs:\n"
+                    "  lease_ms: 20000\n"
+                    "  retry:\n"
+                    "    max_attempts: 7\n");
+  auto cfg = LoadConfig(path, {{"MAESTRO_WORKERS", "8"},
+                               {"MAESTRO_LISTEN", "127.0.0.1:9999"},
+                               {"MAESTRO_LLM_MODEL", "llama"}});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->data_dir, "/srv/maestro");
+  EXPECT_EQ(cfg->workers, 8);
+  EXPECT_EQ(cfg->listen_port, 9999);
+  EXPECT_EQ(cfg->llm.base_url, "http://127.0.0.1:9000/v1");
+  EXPECT_EQ(cfg->llm.model, "llama");
+  EXPECT_EQ(cfg->jobs.lease_ms, 20000);
+  EXPECT_EQ(cfg->jobs.retry.max_attempts, 7);
+}
+
+TEST(ConfigTest, UnknownKeyNamesPositionAndNearestKey) {
+  testing::TempDir dir;
+  auto path = Write(dir, "data_dir: x\njobs:\n  lease_msec: 5\n");
+  auto cfg = LoadConfig(path, {});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(cfg.status().message().find(path + ":3:3: unknown key 'jobs.lease_msec'"),
+            std::string::npos)
+      << cfg.status().message();
+  EXPECT_NE(cfg.status().message().find("did you mean 'jobs.lease_ms'?"), std::string::npos);
+}
+
+TEST(ConfigTest, BadValuesAreRejectedWithTheKey) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir, "workers: many\n"), {});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().field(), "workers");
+  auto env = LoadConfig(std::nullopt, {{"MAESTRO_LISTEN", "nowhere"}});
+  ASSERT_FALSE(env.ok());
+  EXPECT_NE(env.status().message().find("MAESTRO_LISTEN"), std::string::npos);
+  auto syntax = LoadConfig(Write(dir, "workers: [1,\n"), {});
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_NE(syntax.status().message().find("maestro.yaml:"), std::string::npos);
+}
+
+TEST(ConfigTest, HeartbeatMustBeShorterThanLease) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir, "jobs:\n  lease_ms: 1000\n  heartbeat_ms: 1000\n"), {});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().field(), "jobs.heartbeat_ms");
+}
+
+TEST(ConfigTest, UnknownMaestroVariablesAreWarnings) {
+  auto cfg = LoadConfig(std::nullopt, {{"MAESTRO_WORKRES", "3"}});
+  ASSERT_TRUE(cfg.ok());
+  ASSERT_EQ(cfg->warnings.size(), 1u);
+  EXPECT_NE(cfg->warnings[0].find("MAESTRO_WORKRES"), std::string::npos);
+}
+
+TEST(ConfigTest, ExplicitMissingFileIsAnError) {
+  auto cfg = LoadConfig(std::string("/nonexistent/maestro.yaml"), {});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace maestro

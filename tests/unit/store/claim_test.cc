@@ -1,0 +1,227 @@
+// Claim order, filters, the per-task lock, leases and fencing.
+#include "support/store_fixture.h"
+
+namespace maestro {
+namespace {
+
+using testing::StoreTest;
+
+TEST_F(StoreTest, CreateTaskQueuesAJobAndWakesWorkers) {
+  auto c = NewTaskWith("ok");
+  EXPECT_EQ(c.job.status, JobStatus::kQueued);
+  EXPECT_EQ(c.task.status, "queued");
+  EXPECT_EQ(c.job.max_attempts, 3);
+  EXPECT_GE(wakeups_.load(), 1);
+  auto comments = store_->ListComments(c.task.id);
+  ASSERT_TRUE(comments.ok());
+  ASSERT_EQ(comments->size(), 1u);
+  EXPECT_EQ((*comments)[0].kind, "instruction");
+}
+
+TEST_F(StoreTest, ClaimSetsRunningWorkerLeaseAndToken) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim("w1");
+  EXPECT_EQ(j.id, c.job.id);
+  EXPECT_EQ(j.status, JobStatus::kRunning);
+  EXPECT_EQ(j.worker_id, "w1");
+  EXPECT_EQ(j.fencing_token, 1);
+  EXPECT_EQ(j.attempt, 1);
+  EXPECT_EQ(j.lease_expires_at, clock_.NowMs() + 30'000);
+  auto task = store_->GetTask(c.task.id);
+  EXPECT_EQ(task->status, "running");
+  EXPECT_GT(task->started_at, 0);
+  EXPECT_TRUE(NothingToClaim("w2"));
+}
+
+TEST_F(StoreTest, QueuedJobsAreClaimedOldestFirst) {
+  auto a = NewTaskWith("ok");
+  clock_.Advance(1);
+  auto b = NewTaskWith("ok");
+  clock_.Advance(1);
+  auto c = NewTaskWith("ok");
+  EXPECT_EQ(Claim().id, a.job.id);
+  EXPECT_EQ(Claim().id, b.job.id);
+  EXPECT_EQ(Claim().id, c.job.id);
+}
+
+TEST_F(StoreTest, DueRetryJobsComeBeforeQueuedOnesAndNotBeforeTheirTime) {
+  auto first = NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Retry("boom", clock_.NowMs() + 5'000)).ok());
+  EXPECT_EQ(StatusOf(j.id), JobStatus::kRetry);
+  auto later = NewTaskWith("ok");
+  // Not due yet: the queued job goes first.
+  EXPECT_EQ(Claim().id, later.job.id);
+  auto third = NewTaskWith("ok");
+  clock_.Advance(5'000);
+  Job retried = Claim();
+  EXPECT_EQ(retried.id, first.job.id);
+  EXPECT_EQ(retried.attempt, 2);
+  EXPECT_EQ(retried.fencing_token, 2);
+  EXPECT_EQ(Claim().id, third.job.id);
+}
+
+TEST_F(StoreTest, ModelAndWorkerFiltersRestrictClaims) {
+  auto c = NewTaskWith("ok");
+  NewTask other;
+  other.instruction = "x";
+  auto t2 = store_->CreateTask(other);
+  ASSERT_TRUE(t2.ok());
+  // Make the first task's job unavailable (running) so only filters decide.
+  Job running = Claim("w0");
+  EXPECT_EQ(running.id, c.job.id);
+  ClaimFilter llama{"w-llama", {"llama"}, {}, "", 0};
+  // t2's job has no model: any worker may take it.
+  auto got = store_->ClaimNextJob(llama, 1000);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->task_id, t2->task.id);
+
+  NewTask third;
+  third.instruction = "needs qwen";
+  third.model = "qwen3";
+  auto t3 = store_->CreateTask(third);
+  ASSERT_TRUE(t3.ok());
+  got = store_->ClaimNextJob(llama, 1000);
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value()) << "llama worker must not take a qwen3 job";
+  ClaimFilter qwen{"w-qwen", {"qwen3", "other"}, {}, "", 0};
+  got = store_->ClaimNextJob(qwen, 1000);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->task_id, t3->task.id);
+
+  NewJob mine;
+  mine.task_id = t3->task.id;
+  mine.required_worker = "w-special";
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(**got), JobOutcome::Succeeded("ok")).ok());
+  auto pinned_job = store_->EnqueueJob(mine);
+  ASSERT_TRUE(pinned_job.ok());
+  EXPECT_TRUE(NothingToClaim("w-other"));
+  EXPECT_EQ(Claim("w-special").id, pinned_job->id);
+}
+
+TEST_F(StoreTest, ATaskRunsAtMostOneJobAtATime) {
+  auto c = NewTaskWith("ok");
+  NewJob second;
+  second.task_id = c.task.id;
+  second.piece = "ok";
+  auto j2 = store_->EnqueueJob(second);
+  ASSERT_TRUE(j2.ok());
+  Job first = Claim("w1");
+  EXPECT_EQ(first.id, c.job.id);
+  EXPECT_TRUE(NothingToClaim("w2")) << "second job of a running task must wait";
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(first), JobOutcome::Succeeded("done")).ok());
+  EXPECT_EQ(Claim("w2").id, j2->id);
+}
+
+TEST_F(StoreTest, StaleWorkerWriteAfterLosingLeaseIsRejected) {
+  auto c = NewTaskWith("ok");
+  Job stale = Claim("w1");
+  clock_.Advance(31'000);  // lease expired, worker silent
+  auto recovered = store_->RecoverExpiredLeases(
+      [&](const Job&) { return JobOutcome::Retry("worker lost", clock_.NowMs()); });
+  ASSERT_TRUE(recovered.ok());
+  ASSERT_EQ(recovered->size(), 1u);
+  Job fresh = Claim("w2");
+  EXPECT_EQ(fresh.id, stale.id);
+  EXPECT_EQ(fresh.fencing_token, stale.fencing_token + 1);
+
+  // The old worker wakes up and tries to write: rejected, nothing changes.
+  Status st = store_->FinishJob(LeaseOf(stale), JobOutcome::Succeeded("late"));
+  EXPECT_EQ(st.code(), StatusCode::kLeaseLost) << st.ToString();
+  auto hb = store_->Heartbeat(LeaseOf(stale), 30'000);
+  EXPECT_EQ(hb.status().code(), StatusCode::kLeaseLost);
+  auto j = store_->GetJob(fresh.id);
+  EXPECT_EQ(j->status, JobStatus::kRunning);
+  EXPECT_EQ(j->worker_id, "w2");
+  EXPECT_EQ(j->result, "");
+  // The new holder's write succeeds.
+  EXPECT_TRUE(store_->FinishJob(LeaseOf(fresh), JobOutcome::Succeeded("fresh")).ok());
+  EXPECT_EQ(store_->GetJob(fresh.id)->result, "fresh");
+}
+
+TEST_F(StoreTest, HeartbeatExtendsLeaseSoSweeperLeavesItAlone) {
+  NewTaskWith("ok");
+  Job j = Claim();
+  clock_.Advance(20'000);
+  auto hb = store_->Heartbeat(LeaseOf(j), 30'000);
+  ASSERT_TRUE(hb.ok());
+  EXPECT_EQ(hb->lease_expires_at, clock_.NowMs() + 30'000);
+  clock_.Advance(20'000);  // 40 s after claim, 20 s after heartbeat
+  auto recovered = store_->RecoverExpiredLeases(
+      [&](const Job&) { return JobOutcome::Failed("should not happen"); });
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_TRUE(recovered->empty());
+  EXPECT_EQ(StatusOf(j.id), JobStatus::kRunning);
+}
+
+TEST_F(StoreTest, FinishRecordsResultTaskStatusAndEvents) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("42")).ok());
+  auto job = store_->GetJob(j.id);
+  EXPECT_EQ(job->status, JobStatus::kSucceeded);
+  EXPECT_EQ(job->result, "42");
+  EXPECT_GT(job->finished_at, 0);
+  auto task = store_->GetTask(c.task.id);
+  EXPECT_EQ(task->status, "succeeded");
+  EXPECT_GT(task->completed_at, 0);
+  auto events = store_->ListEvents(c.task.id, "", 100);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> path;
+  for (const auto& e : *events) {
+    if (e.type == "job.status") path.push_back(e.payload["to"].get<std::string>());
+  }
+  EXPECT_EQ(path, (std::vector<std::string>{"queued", "running", "succeeded"}));
+  // Resume after an event id returns only newer events.
+  auto tail = store_->ListEvents(c.task.id, (*events)[1].id, 100);
+  EXPECT_EQ(tail->size(), events->size() - 2);
+}
+
+TEST_F(StoreTest, FailedJobRecordsErrorOnTask) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("fatal: bad piece")).ok());
+  auto task = store_->GetTask(c.task.id);
+  EXPECT_EQ(task->status, "failed");
+  EXPECT_EQ(task->error_message, "fatal: bad piece");
+  // A terminal job cannot be finished again.
+  EXPECT_EQ(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("x")).code(),
+            StatusCode::kLeaseLost);
+}
+
+TEST_F(StoreTest, ReleasedJobGoesBackToQueueWithoutSpendingAnAttempt) {
+  NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Released()).ok());
+  auto job = store_->GetJob(j.id);
+  EXPECT_EQ(job->status, JobStatus::kQueued);
+  EXPECT_EQ(job->attempt, 0);
+  Job again = Claim("w2");
+  EXPECT_EQ(again.attempt, 1);
+}
+
+TEST_F(StoreTest, TaskStatsAccumulate) {
+  auto c = NewTaskWith("ok");
+  ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 2, 300, 0}).ok());
+  ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 0, 200, 1}).ok());
+  auto t = store_->GetTask(c.task.id);
+  EXPECT_EQ(t->llm_call_count, 2);
+  EXPECT_EQ(t->tool_call_count, 2);
+  EXPECT_EQ(t->total_tokens, 500);
+  EXPECT_EQ(t->compression_count, 1);
+  EXPECT_EQ(store_->AddTaskStats("nope", {1, 0, 0, 0}).code(), StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, BadInputIsRejectedWithField) {
+  NewTask t;
+  auto r = store_->CreateTask(t);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "instruction");
+  NewJob j;
+  j.task_id = "missing";
+  EXPECT_EQ(store_->EnqueueJob(j).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetJob("nope").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace maestro

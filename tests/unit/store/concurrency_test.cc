@@ -1,0 +1,89 @@
+// Many claimers, one queue: every job is claimed exactly once.
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "support/store_fixture.h"
+
+namespace maestro {
+namespace {
+
+using testing::StoreTest;
+
+TEST_F(StoreTest, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce) {
+  constexpr int kJobs = 10'000;
+  constexpr int kClaimers = 8;
+  // A second store on the same file stands in for another process: it has
+  // its own in-process write lock, so SQLite's file locking must keep the
+  // two apart.
+  StoreOptions o;
+  o.clock = &clock_;
+  auto other = SqliteStore::Open(dir_.File("maestro.db"), o);
+  ASSERT_TRUE(other.ok());
+
+  // Jobs of one task would serialize on the task lock; spread them over 100.
+  std::vector<std::string> tasks;
+  for (int i = 0; i < 100; ++i) tasks.push_back(NewTaskWith("ok").task.id);
+  for (int i = 0; i < kJobs - 100; ++i) {
+    NewJob j;
+    j.task_id = tasks[i % tasks.size()];
+    j.piece = "ok";
+    ASSERT_TRUE(store_->EnqueueJob(j).ok());
+  }
+
+  std::mutex mu;
+  std::multiset<std::string> claimed;
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < kClaimers; ++t) {
+    threads.emplace_back([&, t] {
+      Store& s = (t % 2 == 0) ? static_cast<Store&>(*store_) : static_cast<Store&>(**other);
+      ClaimFilter f;
+      f.worker_id = "w" + std::to_string(t);
+      int idle = 0;
+      while (idle < 50) {
+        auto c = s.ClaimNextJob(f, 60'000);
+        if (!c.ok()) {
+          ++errors;
+          continue;
+        }
+        if (!c->has_value()) {
+          // Other claimers may hold the tasks' locks for a moment.
+          ++idle;
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          continue;
+        }
+        idle = 0;
+        const Job& j = **c;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          claimed.insert(j.id);
+        }
+        if (!s.FinishJob(Lease{j.id, j.worker_id, j.fencing_token},
+                         JobOutcome::Succeeded("ok"))
+                 .ok()) {
+          ++errors;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(claimed.size(), static_cast<size_t>(kJobs));
+  std::set<std::string> unique(claimed.begin(), claimed.end());
+  EXPECT_EQ(unique.size(), static_cast<size_t>(kJobs)) << "a job was claimed twice";
+  // Every job ended succeeded with exactly one claim.
+  for (const auto& task : tasks) {
+    auto jobs = store_->ListJobs(task);
+    ASSERT_TRUE(jobs.ok());
+    for (const auto& j : *jobs) {
+      ASSERT_EQ(j.status, JobStatus::kSucceeded) << j.id;
+      ASSERT_EQ(j.attempt, 1) << j.id;
+      ASSERT_EQ(j.fencing_token, 1) << j.id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace maestro

@@ -1,0 +1,68 @@
+#include <sqlite3.h>
+
+#include "store/sqlite/migrations.h"
+#include "support/store_fixture.h"
+
+namespace maestro {
+namespace {
+
+using testing::StoreTest;
+
+int CountRows(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+  int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return n;
+}
+
+TEST_F(StoreTest, MigrationsApplyToAnEmptyDatabase) {
+  auto v = store_->SchemaVersion();
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, sqlite::LatestSchemaVersion());
+  std::string path = dir_.File("maestro.db");
+  for (const char* table : {"tasks", "comments", "jobs", "requests", "grants", "events"}) {
+    EXPECT_EQ(CountRows(path, std::string("SELECT COUNT(*) FROM sqlite_master WHERE name='") +
+                                  table + "'"),
+              1)
+        << table;
+  }
+  // Seed 002 statistics columns exist on tasks.
+  for (const char* col : {"llm_call_count", "tool_call_count", "total_tokens",
+                          "compression_count", "error_message", "process_id", "hostname",
+                          "model", "started_at", "completed_at"}) {
+    EXPECT_EQ(CountRows(path, std::string("SELECT COUNT(*) FROM pragma_table_info('tasks') "
+                                          "WHERE name='") + col + "'"),
+              1)
+        << col;
+  }
+}
+
+TEST_F(StoreTest, MigrationsAreIdempotentAcrossRestartsAndKeepData) {
+  auto created = NewTaskWith("ok");
+  std::string path = dir_.File("maestro.db");
+  int before = CountRows(path, "SELECT COUNT(*) FROM schema_migrations");
+  Reopen();
+  Reopen();
+  EXPECT_EQ(CountRows(path, "SELECT COUNT(*) FROM schema_migrations"), before);
+  auto task = store_->GetTask(created.task.id);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->instruction, "do ok");
+}
+
+TEST_F(StoreTest, DatabaseIsInWalMode) {
+  sqlite3* db = nullptr;
+  sqlite3_open(dir_.File("maestro.db").c_str(), &db);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "wal");
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+}
+
+}  // namespace
+}  // namespace maestro

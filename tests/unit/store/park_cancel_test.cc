@@ -1,0 +1,186 @@
+// Parking (waiting_human / waiting_subtasks), parent/child fan-in and cancel.
+#include <thread>
+
+#include "support/store_fixture.h"
+
+namespace maestro {
+namespace {
+
+using testing::StoreTest;
+
+class ParkCancelTest : public StoreTest {
+ protected:
+  // A running parent job and `n` queued subtasks (own tasks) pointing at it.
+  std::pair<Job, std::vector<Job>> ParentWithChildren(int n) {
+    auto p = NewTaskWith("park-subtasks");
+    Job parent = Claim("parent-worker");
+    std::vector<Job> children;
+    for (int i = 0; i < n; ++i) {
+      NewTask t;
+      t.instruction = "child " + std::to_string(i);
+      t.piece = "ok";
+      t.parent_job_id = parent.id;
+      auto c = store_->CreateTask(t);
+      EXPECT_TRUE(c.ok()) << c.status().ToString();
+      children.push_back(c->job);
+    }
+    (void)p;
+    return {parent, children};
+  }
+
+  int QueuedEventsFromWaiting(const std::string& task_id) {
+    auto events = store_->ListEvents(task_id, "", 1000);
+    int n = 0;
+    for (const auto& e : *events) {
+      if (e.type == "job.status" && e.payload["from"] == "waiting_subtasks" &&
+          e.payload["to"] == "queued") {
+        ++n;
+      }
+    }
+    return n;
+  }
+};
+
+TEST_F(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
+  auto c = NewTaskWith("park-human");
+  Job j = Claim();
+  JobOutcome park = JobOutcome::WaitingHuman("tool_request", "implement");
+  park.ask_count = 1;
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), park).ok());
+  auto parked = store_->GetJob(j.id);
+  EXPECT_EQ(parked->status, JobStatus::kWaitingHuman);
+  EXPECT_EQ(parked->wait_reason, "tool_request");
+  EXPECT_EQ(parked->resume_movement, "implement");
+  EXPECT_EQ(parked->ask_count, 1);
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, "waiting_human");
+  EXPECT_TRUE(NothingToClaim()) << "a parked job holds no worker and is not claimable";
+
+  int before = wakeups_;
+  ASSERT_TRUE(store_->ResumeParkedJob(j.id).ok());
+  EXPECT_GT(wakeups_.load(), before);
+  Job resumed = Claim("w2");
+  EXPECT_EQ(resumed.id, j.id);
+  EXPECT_EQ(resumed.resume_movement, "implement");
+  EXPECT_EQ(resumed.attempt, 2);
+  // Resuming a job that is not parked is a conflict.
+  EXPECT_EQ(store_->ResumeParkedJob(j.id).code(), StatusCode::kConflict);
+}
+
+TEST_F(ParkCancelTest, ParentIsRequeuedWhenItsLastChildEnds) {
+  auto [parent, children] = ParentWithChildren(2);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("implement")).ok());
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kWaitingSubtasks);
+
+  Job c1 = Claim("w1");
+  Job c2 = Claim("w2");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(c1), JobOutcome::Succeeded("a")).ok());
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kWaitingSubtasks);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(c2), JobOutcome::Failed("b")).ok());
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kQueued);
+  EXPECT_EQ(QueuedEventsFromWaiting(parent.task_id), 1);
+  EXPECT_EQ(Claim("w3").id, parent.id);
+}
+
+TEST_F(ParkCancelTest, ParentParkingAfterChildrenEndedIsQueuedAtOnce) {
+  auto [parent, children] = ParentWithChildren(1);
+  Job c = Claim("w1");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(c), JobOutcome::Succeeded("a")).ok());
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("implement")).ok());
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kQueued);
+}
+
+TEST_F(ParkCancelTest, ConcurrentCompletionOfLastTwoChildrenRequeuesParentOnce) {
+  for (int round = 0; round < 25; ++round) {
+    auto [parent, children] = ParentWithChildren(2);
+    ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("m")).ok());
+    Job a = Claim("wa");
+    Job b = Claim("wb");
+    std::atomic<int> ready{0};
+    auto finish = [&](const Job& j) {
+      ++ready;
+      while (ready < 2) {
+      }
+      EXPECT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("x")).ok());
+    };
+    std::thread ta(finish, a), tb(finish, b);
+    ta.join();
+    tb.join();
+    ASSERT_EQ(StatusOf(parent.id), JobStatus::kQueued) << "round " << round;
+    ASSERT_EQ(QueuedEventsFromWaiting(parent.task_id), 1) << "round " << round;
+    // Consume the parent so the next round starts clean.
+    Job p = Claim("wp");
+    ASSERT_EQ(p.id, parent.id);
+    ASSERT_TRUE(store_->FinishJob(LeaseOf(p), JobOutcome::Succeeded("done")).ok());
+  }
+}
+
+TEST_F(ParkCancelTest, CancelCascadesToChildrenAndStopsRunningOnesCooperatively) {
+  auto [parent, children] = ParentWithChildren(3);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("m")).ok());
+  Job running_child = Claim("w1");  // children[0]
+  // A grandchild under children[1].
+  NewTask g;
+  g.instruction = "grandchild";
+  g.parent_job_id = children[1].id;
+  auto grand = store_->CreateTask(g);
+  ASSERT_TRUE(grand.ok());
+
+  auto report = store_->RequestCancel(parent.id);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->cancelled, 4);  // parent, 2 queued children, grandchild
+  EXPECT_EQ(report->flagged, 1);    // the running child
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kCancelled);
+  EXPECT_EQ(StatusOf(children[1].id), JobStatus::kCancelled);
+  EXPECT_EQ(StatusOf(children[2].id), JobStatus::kCancelled);
+  EXPECT_EQ(StatusOf(grand->job.id), JobStatus::kCancelled);
+  EXPECT_EQ(StatusOf(running_child.id), JobStatus::kRunning);
+
+  // The running child learns it at its next heartbeat and stops.
+  auto hb = store_->Heartbeat(LeaseOf(running_child), 30'000);
+  ASSERT_TRUE(hb.ok());
+  EXPECT_TRUE(hb->cancel_requested);
+  EXPECT_TRUE(*store_->IsCancelRequested(running_child.id));
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(running_child), JobOutcome::Cancelled()).ok());
+  EXPECT_EQ(StatusOf(running_child.id), JobStatus::kCancelled);
+  // The cancelled parent is not woken by its children ending.
+  EXPECT_EQ(StatusOf(parent.id), JobStatus::kCancelled);
+  EXPECT_TRUE(NothingToClaim());
+}
+
+TEST_F(ParkCancelTest, CancellingQueuedRetryAndParkedJobsIsImmediate) {
+  auto q = NewTaskWith("ok");
+  auto r = NewTaskWith("ok");
+  auto h = NewTaskWith("ok");
+  Job rj = Claim();  // q's job
+  ASSERT_EQ(rj.id, q.job.id);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(rj), JobOutcome::Retry("x", clock_.NowMs() + 1000)).ok());
+  Job hj = Claim();  // r's job
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(hj), JobOutcome::WaitingHuman("ask", "plan")).ok());
+  for (const std::string& id : {q.job.id, r.job.id, h.job.id}) {
+    auto rep = store_->RequestCancel(id);
+    ASSERT_TRUE(rep.ok());
+    EXPECT_EQ(rep->cancelled, 1);
+    EXPECT_EQ(StatusOf(id), JobStatus::kCancelled);
+  }
+  EXPECT_EQ(store_->GetTask(h.task.id)->status, "cancelled");
+  // Cancelling again changes nothing.
+  auto again = store_->RequestCancel(q.job.id);
+  EXPECT_EQ(again->cancelled + again->flagged, 0);
+  clock_.Advance(2000);
+  EXPECT_TRUE(NothingToClaim());
+}
+
+TEST_F(ParkCancelTest, SweeperCancelsAnExpiredJobThatWasAskedToStop) {
+  NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_TRUE(store_->RequestCancel(j.id).ok());
+  clock_.Advance(31'000);
+  auto rec = store_->RecoverExpiredLeases(
+      [&](const Job&) { return JobOutcome::Retry("lost", clock_.NowMs()); });
+  ASSERT_TRUE(rec.ok());
+  ASSERT_EQ(rec->size(), 1u);
+  EXPECT_EQ((*rec)[0].status, JobStatus::kCancelled);
+}
+
+}  // namespace
+}  // namespace maestro

@@ -1,0 +1,99 @@
+// Approval requests (compare-and-set decisions) and grants (matched by hash).
+#include <thread>
+
+#include "core/hash.h"
+#include "support/store_fixture.h"
+
+namespace maestro {
+namespace {
+
+using testing::StoreTest;
+
+Request ToolRequest(const std::string& task_id, const Json& args) {
+  Request r;
+  r.task_id = task_id;
+  r.kind = "tool";
+  r.name = "RunCommand";
+  r.args = args;
+  r.reason = "need to run the tests";
+  return r;
+}
+
+TEST_F(StoreTest, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
+  auto c = NewTaskWith("ok");
+  auto req = store_->CreateRequest(ToolRequest(c.task.id, {{"command", "make test"}}));
+  ASSERT_TRUE(req.ok()) << req.status().ToString();
+  EXPECT_EQ(req->status, "pending");
+  EXPECT_EQ(req->args_hash, CanonicalJsonHash(Json{{"command", "make test"}}));
+
+  std::atomic<int> won{0}, conflicts{0};
+  std::vector<std::thread> clicks;
+  for (int i = 0; i < 6; ++i) {
+    clicks.emplace_back([&, i] {
+      auto d = store_->DecideRequest(req->id, i % 2 ? "deny" : "approve", "once", "user");
+      if (d.ok()) ++won;
+      else if (d.status().code() == StatusCode::kConflict) ++conflicts;
+    });
+  }
+  for (auto& t : clicks) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(conflicts.load(), 5);
+  auto grants = store_->ListGrants(c.task.id);
+  auto decided = store_->GetRequest(req->id);
+  EXPECT_EQ(grants->size(), decided->status == "approved" ? 1u : 0u);
+}
+
+TEST_F(StoreTest, OnceGrantIsBoundToArgumentsAndSpentOnce) {
+  auto c = NewTaskWith("ok");
+  Json args = {{"command", "make test"}, {"cwd", "."}};
+  auto req = store_->CreateRequest(ToolRequest(c.task.id, args));
+  ASSERT_TRUE(store_->DecideRequest(req->id, "approve", "once", "alice").ok());
+  // Same arguments in another key order hash the same.
+  Json reordered = Json::parse(R"({"cwd":".","command":"make test"})");
+  auto other = store_->ConsumeGrant(c.task.id, "RunCommand", CanonicalJsonHash(Json{{"command", "rm -rf /"}}));
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->has_value()) << "a once grant must not cover other arguments";
+  auto used = store_->ConsumeGrant(c.task.id, "RunCommand", CanonicalJsonHash(reordered));
+  ASSERT_TRUE(used.ok());
+  ASSERT_TRUE(used->has_value());
+  EXPECT_EQ((*used)->request_id, req->id);
+  auto again = store_->ConsumeGrant(c.task.id, "RunCommand", CanonicalJsonHash(reordered));
+  EXPECT_FALSE(again->has_value()) << "a once grant is spent";
+}
+
+TEST_F(StoreTest, TaskGrantCoversAnyArgumentsUntilItExpires) {
+  auto c = NewTaskWith("ok");
+  Grant g;
+  g.task_id = c.task.id;
+  g.tool_name = "WriteFile";
+  g.scope = "task";
+  g.expires_at = clock_.NowMs() + 1000;
+  ASSERT_TRUE(store_->AddGrant(g).ok());
+  for (int i = 0; i < 3; ++i) {
+    auto u = store_->ConsumeGrant(c.task.id, "WriteFile", "hash" + std::to_string(i));
+    ASSERT_TRUE(u.ok() && u->has_value());
+  }
+  EXPECT_FALSE(store_->ConsumeGrant(c.task.id, "ReadFile", "h")->has_value());
+  clock_.Advance(1001);
+  EXPECT_FALSE(store_->ConsumeGrant(c.task.id, "WriteFile", "h")->has_value());
+  Grant bad = g;
+  bad.scope = "forever";
+  EXPECT_EQ(store_->AddGrant(bad).status().field(), "scope");
+}
+
+TEST_F(StoreTest, DeniedRequestCreatesNoGrantAndBadDecisionIsRejected) {
+  auto c = NewTaskWith("ok");
+  auto req = store_->CreateRequest(ToolRequest(c.task.id, {{"command", "x"}}));
+  EXPECT_EQ(store_->DecideRequest(req->id, "maybe", "", "u").status().field(), "decision");
+  ASSERT_TRUE(store_->DecideRequest(req->id, "deny", "", "u").ok());
+  EXPECT_TRUE(store_->ListGrants(c.task.id)->empty());
+  EXPECT_EQ(store_->DecideRequest(req->id, "approve", "task", "u").status().code(),
+            StatusCode::kConflict);
+  auto list = store_->ListRequests(c.task.id, "tool");
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].status, "denied");
+  EXPECT_TRUE(store_->ListRequests(c.task.id, "package")->empty());
+}
+
+}  // namespace
+}  // namespace maestro

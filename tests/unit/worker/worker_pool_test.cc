@@ -1,0 +1,171 @@
+// The worker pool against a real SQLite store and a scripted executor.
+#include "worker/worker_pool.h"
+
+#include <chrono>
+#include <thread>
+
+#include "support/scripted_executor.h"
+#include "support/temp_dir.h"
+#include "store/sqlite/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+namespace maestro {
+namespace {
+
+using namespace std::chrono_literals;
+
+class WorkerPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions so;
+    so.default_max_attempts = 3;
+    so.on_job_available = [this] {
+      if (pool_) pool_->Notify();
+    };
+    auto s = SqliteStore::Open(dir_.File("maestro.db"), so);
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(s).value();
+    opts_.threads = 2;
+    opts_.worker_id_prefix = "test";
+    opts_.jobs.lease_ms = 5'000;
+    opts_.jobs.heartbeat_ms = 20;
+    opts_.jobs.poll_interval_ms = 10'000;  // long: proves wake-ups are immediate
+    opts_.jobs.shutdown_grace_ms = 2'000;
+    opts_.jobs.retry.base_delay_ms = 20;
+    opts_.jobs.retry.max_delay_ms = 100;
+    opts_.jobs.retry.jitter = 0;
+    opts_.jobs.retry.max_attempts = 3;
+  }
+  void TearDown() override {
+    if (pool_) pool_->Shutdown();
+    pool_.reset();
+  }
+
+  void StartPool() {
+    pool_ = std::make_unique<WorkerPool>(*store_, executor_, opts_);
+    pool_->Start();
+  }
+
+  Store::CreatedTask Submit(const std::string& piece) {
+    NewTask t;
+    t.instruction = "run " + piece;
+    t.piece = piece;
+    auto c = store_->CreateTask(t);
+    EXPECT_TRUE(c.ok());
+    return *c;
+  }
+
+  // Polls the job until `pred` holds or 5 s pass.
+  bool WaitFor(const std::string& job_id, std::function<bool(const Job&)> pred,
+               std::chrono::milliseconds limit = 5s) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      auto j = store_->GetJob(job_id);
+      if (j.ok() && pred(*j)) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
+  bool WaitStatus(const std::string& job_id, JobStatus s) {
+    return WaitFor(job_id, [s](const Job& j) { return j.status == s; });
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<SqliteStore> store_;
+  testing::ScriptedExecutor executor_;
+  WorkerPoolOptions opts_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+TEST_F(WorkerPoolTest, NewJobWakesAnIdleWorkerWithoutWaitingForThePoll) {
+  StartPool();
+  std::this_thread::sleep_for(50ms);  // both workers idle, waiting up to 10 s
+  auto start = std::chrono::steady_clock::now();
+  auto c = Submit("ok");
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kSucceeded));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(store_->GetJob(c.job.id)->result, "done " + c.job.id);
+}
+
+TEST_F(WorkerPoolTest, TransientFailuresRetryWithBackoffThenSucceed) {
+  StartPool();
+  auto c = Submit("flaky:2");
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kSucceeded));
+  auto j = store_->GetJob(c.job.id);
+  EXPECT_EQ(j->attempt, 3);
+  EXPECT_EQ(j->result, "recovered");
+  auto events = store_->ListEvents(c.task.id, "", 100);
+  int retries = 0;
+  for (const auto& e : *events) retries += e.type == "job.status" && e.payload["to"] == "retry";
+  EXPECT_EQ(retries, 2);
+}
+
+TEST_F(WorkerPoolTest, AttemptsRunOutAndFatalErrorsFailAtOnce) {
+  StartPool();
+  auto transient = Submit("fail-transient");
+  auto fatal = Submit("fail-fatal");
+  ASSERT_TRUE(WaitStatus(transient.job.id, JobStatus::kFailed));
+  ASSERT_TRUE(WaitStatus(fatal.job.id, JobStatus::kFailed));
+  EXPECT_EQ(store_->GetJob(transient.job.id)->attempt, 3);
+  EXPECT_EQ(store_->GetJob(fatal.job.id)->attempt, 1);
+  EXPECT_NE(store_->GetJob(fatal.job.id)->error_message.find("fatal"), std::string::npos);
+}
+
+TEST_F(WorkerPoolTest, ParkedJobsHoldNoThread) {
+  opts_.threads = 1;
+  StartPool();
+  std::vector<std::string> parked;
+  for (int i = 0; i < 3; ++i) parked.push_back(Submit("park-human").job.id);
+  auto after = Submit("ok");
+  ASSERT_TRUE(WaitStatus(after.job.id, JobStatus::kSucceeded));
+  for (const auto& id : parked) EXPECT_EQ(store_->GetJob(id)->status, JobStatus::kWaitingHuman);
+  EXPECT_EQ(pool_->running_jobs(), 0);
+  // An answer resumes one on the same single thread.
+  ASSERT_TRUE(store_->ResumeParkedJob(parked[0]).ok());
+  ASSERT_TRUE(WaitFor(parked[0], [](const Job& j) { return j.attempt == 2; }));
+}
+
+TEST_F(WorkerPoolTest, CancelRequestReachesARunningJobThroughTheHeartbeat) {
+  StartPool();
+  auto c = Submit("block");
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kRunning));
+  auto report = store_->RequestCancel(c.job.id);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->flagged, 1);
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kCancelled));
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, "cancelled");
+}
+
+TEST_F(WorkerPoolTest, ShutdownReleasesUnfinishedJobsForAnotherWorker) {
+  opts_.jobs.shutdown_grace_ms = 100;
+  StartPool();
+  auto c = Submit("block");
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kRunning));
+  auto t0 = std::chrono::steady_clock::now();
+  pool_->Shutdown();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  auto j = store_->GetJob(c.job.id);
+  EXPECT_EQ(j->status, JobStatus::kQueued);
+  EXPECT_EQ(j->attempt, 0) << "a released job keeps its attempts";
+  EXPECT_EQ(pool_->stats().released, 1);
+  // A fresh pool picks it up.
+  pool_.reset();
+  StartPool();
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kRunning));
+  ASSERT_TRUE(store_->RequestCancel(c.job.id).ok());
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kCancelled));
+}
+
+TEST_F(WorkerPoolTest, ShutdownLetsRunningJobsFinishWithinGrace) {
+  StartPool();
+  for (int i = 0; i < 20; ++i) Submit("ok");
+  pool_->Shutdown();
+  EXPECT_EQ(pool_->running_jobs(), 0);
+  auto stats = pool_->stats();
+  EXPECT_EQ(stats.released, 0);
+  EXPECT_EQ(stats.claimed, stats.succeeded);
+}
+
+}  // namespace
+}  // namespace maestro
