@@ -367,6 +367,8 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
     AttemptOutcome out = transfer.Run(request);
     result.http_status = out.http_status;
     if (out.kind == LlmErrorKind::kNone) {
+      result.status = Status::Ok();
+      result.error_kind = LlmErrorKind::kNone;
       result.response = std::move(out.response);
       LlmUsage& u = result.response.usage;
       u.total_ms = MsSince(start);
