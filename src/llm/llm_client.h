@@ -1,0 +1,66 @@
+// LlmClient: one chat-completion call against an OpenAI-compatible server.
+//
+// The agent loop (src/engine) calls Chat() once per iteration. LlmClient is
+// the interface the engine depends on, so tests inject a fake; OpenAiClient is
+// the libcurl implementation for llama-server, vLLM, Ollama and OpenAI:
+//
+//   ChatRequest (file paths) -> RequestBody (streamed upload)
+//     -> POST {base_url}/chat/completions, stream + include_usage
+//     -> SseParser -> StreamAssembler -> LlmEvent deltas + ChatResponse
+//
+// Failures are classified: retryable (429 honouring Retry-After, 5xx,
+// connection errors, a stalled stream, a stream cut before finish_reason) are
+// retried with exponential backoff and jitter up to ModelProfile::max_attempts,
+// each retry reported as an LlmEvent::kRetry (the partial answer is
+// discarded); terminal (400/401/403/404...) and context-length-exceeded
+// (typed, for the prompt guard) are returned at once. A CancelToken aborts an
+// in-flight transfer or a backoff sleep within ~50 ms.
+//
+// Every successful call logs `prompt_cache reused=N prompt=M pct=P` and
+// returns the figures in ChatResponse::usage.
+//
+// Thread safety: OpenAiClient is immutable after construction; Chat() may run
+// concurrently from many threads (each call has its own curl handles).
+#pragma once
+
+#include <memory>
+
+#include "core/cancel.h"
+#include "core/config.h"
+#include "llm/llm_types.h"
+
+namespace maestro::llm {
+
+class LlmClient {
+ public:
+  virtual ~LlmClient() = default;
+  // Runs one call (with retries). `on_event` may be null; it is called on
+  // the calling thread. `cancel` may be null.
+  virtual LlmCallResult Chat(const ChatRequest& request, const LlmEventFn& on_event,
+                             CancelToken* cancel) = 0;
+  virtual const ModelProfile& profile() const = 0;
+};
+
+// The profile for the single model of the config file / MAESTRO_LLM_* env.
+ModelProfile ProfileFromConfig(const LlmConfig& cfg);
+
+class OpenAiClient final : public LlmClient {
+ public:
+  explicit OpenAiClient(ModelProfile profile);
+  LlmCallResult Chat(const ChatRequest& request, const LlmEventFn& on_event,
+                     CancelToken* cancel) override;
+  const ModelProfile& profile() const override { return profile_; }
+
+ private:
+  ModelProfile profile_;
+};
+
+// Exposed for tests: is this error body a "prompt does not fit" error?
+// Recognises OpenAI (context_length_exceeded), vLLM ("maximum context
+// length"), llama.cpp (exceed_context_size_error, "context size").
+bool IsContextLengthError(int http_status, std::string_view body);
+
+// Exposed for tests: the delay before retry number `retry` (1-based).
+int64_t BackoffDelayMs(const ModelProfile& p, int retry, double unit_random);
+
+}  // namespace maestro::llm

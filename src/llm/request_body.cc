@@ -1,0 +1,234 @@
+#include "llm/request_body.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace maestro::llm {
+namespace {
+
+constexpr size_t kBufSize = 64 * 1024;
+
+Result<FILE*> OpenRead(const std::string& path, const char* what) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInternal,
+                  fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)));
+  }
+  return f;
+}
+
+uint64_t FileSize(FILE* f) {
+  struct stat st {};
+  if (fstat(fileno(f), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// Offset just past the last '\n' in the file: bytes after it are a torn line.
+uint64_t CompleteLinesEnd(FILE* f, uint64_t size) {
+  char buf[4096];
+  uint64_t end = size;
+  while (end > 0) {
+    uint64_t start = end > sizeof(buf) ? end - sizeof(buf) : 0;
+    size_t len = static_cast<size_t>(end - start);
+    if (fseeko(f, static_cast<off_t>(start), SEEK_SET) != 0) return 0;
+    if (std::fread(buf, 1, len, f) != len) return 0;
+    for (size_t i = len; i > 0; --i) {
+      if (buf[i - 1] == '\n') return start + i;
+    }
+    end = start;
+  }
+  return 0;
+}
+
+// Bytes the messages part emits for the first `limit` bytes of `f`: each
+// non-blank line's bytes (CR removed) plus one comma between lines.
+uint64_t MeasureMessages(FILE* f, uint64_t limit) {
+  std::unique_ptr<char[]> buf(new char[kBufSize]);
+  fseeko(f, 0, SEEK_SET);
+  uint64_t total = 0, lines = 0, left = limit;
+  bool in_line = false;
+  while (left > 0) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(left, kBufSize));
+    size_t got = std::fread(buf.get(), 1, want, f);
+    if (got == 0) break;
+    left -= got;
+    for (size_t i = 0; i < got; ++i) {
+      char c = buf[i];
+      if (c == '\n') {
+        in_line = false;
+      } else if (c != '\r') {
+        if (!in_line) {
+          in_line = true;
+          ++lines;
+        }
+        ++total;
+      }
+    }
+  }
+  fseeko(f, 0, SEEK_SET);
+  return total + (lines > 0 ? lines - 1 : 0);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& spec) {
+  if (!spec.params.is_object()) return InvalidArgument("params must be a JSON object", "params");
+  std::unique_ptr<RequestBody> b(new RequestBody());
+  Json head = Json::object();
+  head["model"] = spec.model;
+  for (auto it = spec.params.begin(); it != spec.params.end(); ++it) {
+    if (it.key() == "messages" || it.key() == "tools") continue;
+    head[it.key()] = it.value();
+  }
+  head["stream"] = spec.stream;
+  if (spec.stream) head["stream_options"] = {{"include_usage", true}};
+  std::string h = head.dump();
+  h.pop_back();  // drop the closing '}' and continue the object by hand
+  h += head.size() > 0 ? "," : "";
+
+  uint64_t tools_size = 0;
+  if (!spec.tools_path.empty()) {
+    MAESTRO_ASSIGN_OR_RETURN(b->tools_, OpenRead(spec.tools_path, "tools file"));
+    tools_size = FileSize(b->tools_);
+    if (tools_size == 0) return InvalidArgument("tools file is empty: " + spec.tools_path);
+    b->head_ = h + "\"tools\":";
+    b->mid_ = ",\"messages\":[";
+  } else {
+    b->head_ = h + "\"messages\":[";
+  }
+  MAESTRO_ASSIGN_OR_RETURN(b->messages_, OpenRead(spec.messages_path, "messages file"));
+  b->messages_limit_ = CompleteLinesEnd(b->messages_, FileSize(b->messages_));
+  uint64_t msg_bytes = MeasureMessages(b->messages_, b->messages_limit_);
+  b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
+  b->rbuf_.reset(new char[kBufSize]);
+  if (!spec.request_json_path.empty()) {
+    b->tee_ = std::fopen(spec.request_json_path.c_str(), "wb");
+    if (!b->tee_) {
+      return Internal(fmt::format("cannot write {}: {}", spec.request_json_path,
+                                  std::strerror(errno)));
+    }
+  }
+  return b;
+}
+
+RequestBody::~RequestBody() {
+  if (tools_) std::fclose(tools_);
+  if (messages_) std::fclose(messages_);
+  if (tee_) std::fclose(tee_);
+}
+
+void RequestBody::Tee(const char* p, size_t n) {
+  if (tee_ && n > 0) std::fwrite(p, 1, n, tee_);
+}
+
+bool RequestBody::FillBuffer() {
+  uint64_t left = messages_limit_ - messages_read_;
+  if (left == 0) return false;
+  size_t want = static_cast<size_t>(std::min<uint64_t>(left, kBufSize));
+  size_t got = std::fread(rbuf_.get(), 1, want, messages_);
+  if (got == 0) {
+    error_ = Internal("messages file shrank or could not be read while sending");
+    return false;
+  }
+  messages_read_ += got;
+  rbuf_len_ = got;
+  rbuf_pos_ = 0;
+  return true;
+}
+
+size_t RequestBody::ReadMessages(char* buf, size_t n) {
+  size_t out = 0;
+  while (out < n) {
+    if (rbuf_pos_ == rbuf_len_ && !FillBuffer()) break;
+    char c = rbuf_[rbuf_pos_];
+    if (c == '\n') {
+      if (in_line_) need_comma_ = true;
+      in_line_ = false;
+      ++rbuf_pos_;
+      continue;
+    }
+    if (c == '\r') {
+      ++rbuf_pos_;
+      continue;
+    }
+    if (!in_line_) {
+      if (need_comma_) {
+        buf[out++] = ',';
+        need_comma_ = false;
+        in_line_ = true;  // the comma is out; the line starts next round
+        continue;
+      }
+      in_line_ = true;
+    }
+    // Copy the run up to the next line end in one go.
+    const char* start = rbuf_.get() + rbuf_pos_;
+    size_t avail = std::min(rbuf_len_ - rbuf_pos_, n - out);
+    const void* nl = std::memchr(start, '\n', avail);
+    const void* cr = std::memchr(start, '\r', avail);
+    size_t run = avail;
+    if (nl) run = static_cast<size_t>(static_cast<const char*>(nl) - start);
+    if (cr) run = std::min(run, static_cast<size_t>(static_cast<const char*>(cr) - start));
+    std::memcpy(buf + out, start, run);
+    out += run;
+    rbuf_pos_ += run;
+  }
+  return out;
+}
+
+size_t RequestBody::Read(char* buf, size_t n) {
+  size_t out = 0;
+  while (out < n && part_ != Part::kEnd && error_.ok()) {
+    switch (part_) {
+      case Part::kHead:
+      case Part::kMid:
+      case Part::kTail: {
+        const std::string& s = part_ == Part::kHead ? head_ : part_ == Part::kMid ? mid_ : tail_;
+        size_t k = std::min(n - out, s.size() - part_off_);
+        std::memcpy(buf + out, s.data() + part_off_, k);
+        out += k;
+        part_off_ += k;
+        if (part_off_ == s.size()) {
+          part_off_ = 0;
+          part_ = part_ == Part::kHead ? (tools_ ? Part::kTools : Part::kMessages)
+                  : part_ == Part::kMid ? Part::kMessages
+                                        : Part::kEnd;
+        }
+        break;
+      }
+      case Part::kTools: {
+        size_t k = std::fread(buf + out, 1, n - out, tools_);
+        out += k;
+        if (k == 0) part_ = Part::kMid;
+        break;
+      }
+      case Part::kMessages: {
+        size_t k = ReadMessages(buf + out, n - out);
+        out += k;
+        if (k == 0 && error_.ok()) part_ = Part::kTail;
+        break;
+      }
+      case Part::kEnd:
+        break;
+    }
+  }
+  Tee(buf, out);
+  if (part_ == Part::kEnd && tee_) {
+    std::fclose(tee_);
+    tee_ = nullptr;
+  }
+  return out;
+}
+
+Result<std::string> RequestBody::ReadAll() {
+  std::string out;
+  char buf[4096];
+  while (size_t k = Read(buf, sizeof(buf))) out.append(buf, k);
+  if (!error_.ok()) return error_;
+  return out;
+}
+
+}  // namespace maestro::llm

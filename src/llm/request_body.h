@@ -1,0 +1,86 @@
+// RequestBody: the chat-completion request body, produced from files while
+// libcurl sends it (CURLOPT_READFUNCTION pulls Read()).
+//
+// Seed 002 keeps the live conversation in current.jsonl (one OpenAI message
+// object per line) and §7 forbids holding a whole conversation in memory, so
+// the body is never built as a string. It is the concatenation of
+//   {"model":..., <params...>, "stream":..., "tools": <tools file>, "messages":[
+//   <line 1>,<line 2>,...]}
+// copied through a fixed 64 KiB buffer. Blank lines are skipped, and a torn
+// last line (no terminating newline: an append that crashed) is left out. The
+// exact size is computed up front (one scan of the file), so the request has
+// a Content-Length and needs no chunked upload. Optionally every byte is also
+// written to `request.json` (seed 002's transient request body).
+//
+// Memory is O(buffer) regardless of the file sizes. A RequestBody serves one
+// attempt; a retry opens a new one.
+//
+// Thread safety: none; owned by the thread running the transfer.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "core/json.h"
+#include "core/status.h"
+
+namespace maestro::llm {
+
+struct RequestBodySpec {
+  std::string model;
+  bool stream = true;
+  Json params = Json::object();   // extra top-level fields (must be an object)
+  std::string tools_path;         // JSON array file; empty = omit "tools"
+  std::string messages_path;      // JSONL file of messages
+  std::string request_json_path;  // optional tee target
+};
+
+class RequestBody {
+ public:
+  // Opens the files and measures the body. Fails on a missing file or
+  // non-object params.
+  static Result<std::unique_ptr<RequestBody>> Open(const RequestBodySpec& spec);
+  ~RequestBody();
+  RequestBody(const RequestBody&) = delete;
+  RequestBody& operator=(const RequestBody&) = delete;
+
+  // Total body size in bytes.
+  uint64_t size() const { return size_; }
+
+  // Copies up to `n` next bytes into `buf`; returns 0 at the end, or sets
+  // error() and returns 0 on an I/O failure (the file shrank, a read failed).
+  size_t Read(char* buf, size_t n);
+  const Status& error() const { return error_; }
+
+  // Convenience for tests and small bodies: the whole body as a string.
+  Result<std::string> ReadAll();
+
+ private:
+  RequestBody() = default;
+  enum class Part { kHead, kTools, kMid, kMessages, kTail, kEnd };
+  size_t ReadMessages(char* buf, size_t n);
+  bool FillBuffer();
+  void Tee(const char* p, size_t n);
+
+  std::string head_;  // JSON up to the tools value (or "messages":[)
+  std::string mid_;   // between the tools value and the messages
+  std::string tail_ = "]}";
+  FILE* tools_ = nullptr;
+  FILE* messages_ = nullptr;
+  FILE* tee_ = nullptr;
+  uint64_t messages_limit_ = 0;  // bytes of current.jsonl up to the last '\n'
+  uint64_t messages_read_ = 0;
+  uint64_t size_ = 0;
+  Part part_ = Part::kHead;
+  size_t part_off_ = 0;
+  // Line-joining state for the messages file.
+  std::unique_ptr<char[]> rbuf_;
+  size_t rbuf_len_ = 0, rbuf_pos_ = 0;
+  bool in_line_ = false;     // inside a non-blank line
+  bool need_comma_ = false;  // a previous line was emitted
+  Status error_;
+};
+
+}  // namespace maestro::llm

@@ -1,0 +1,106 @@
+#include "llm/request_body.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace maestro::llm {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RequestBodyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("maestro_rb_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  fs::path dir_;
+};
+
+TEST_F(RequestBodyTest, BuildsValidJsonFromToolsAndJsonl) {
+  RequestBodySpec spec;
+  spec.model = "qwen3";
+  spec.params = {{"temperature", 0.2}};
+  spec.tools_path = Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile"}}])" "\n");
+  spec.messages_path = Write("current.jsonl",
+                             "{\"role\":\"system\",\"content\":\"S\"}\n\n"
+                             "{\"role\":\"user\",\"content\":\"line\\nbreak\"}\r\n");
+  spec.request_json_path = (dir_ / "request.json").string();
+  auto body = RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  uint64_t size = (*body)->size();
+  auto text = (*body)->ReadAll();
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->size(), size);  // Content-Length is exact
+  Json j = Json::parse(*text);
+  EXPECT_EQ(j["model"], "qwen3");
+  EXPECT_EQ(j["temperature"], 0.2);
+  EXPECT_EQ(j["stream"], true);
+  EXPECT_EQ(j["stream_options"]["include_usage"], true);
+  EXPECT_EQ(j["tools"][0]["function"]["name"], "ReadFile");
+  ASSERT_EQ(j["messages"].size(), 2u);
+  EXPECT_EQ(j["messages"][1]["content"], "line\nbreak");
+  // "messages" is the last key, so the prefix before it is stable.
+  EXPECT_LT(text->find("\"tools\""), text->find("\"messages\""));
+  std::ifstream tee(spec.request_json_path, std::ios::binary);
+  std::string teed((std::istreambuf_iterator<char>(tee)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(teed, *text);
+}
+
+TEST_F(RequestBodyTest, TornLastLineIsLeftOut) {
+  RequestBodySpec spec;
+  spec.model = "m";
+  spec.stream = false;
+  spec.messages_path = Write("current.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assis");
+  auto body = RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok());
+  auto text = (*body)->ReadAll();
+  ASSERT_TRUE(text.ok());
+  Json j = Json::parse(*text);
+  EXPECT_EQ(j["messages"].size(), 1u);
+  EXPECT_FALSE(j.contains("tools"));
+  EXPECT_FALSE(j.contains("stream_options"));
+}
+
+TEST_F(RequestBodyTest, EmptyConversationAndSmallReads) {
+  RequestBodySpec spec;
+  spec.model = "m";
+  spec.messages_path = Write("current.jsonl", "");
+  auto body = RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(Json::parse(*(*body)->ReadAll())["messages"].size(), 0u);
+
+  // Many lines read 1 byte at a time still give exactly the measured size.
+  std::string lines;
+  for (int i = 0; i < 200; ++i) lines += Json{{"role", "user"}, {"content", std::string(i, 'x')}}.dump() + "\n";
+  spec.messages_path = Write("big.jsonl", lines);
+  auto b2 = RequestBody::Open(spec);
+  ASSERT_TRUE(b2.ok());
+  std::string out;
+  char c;
+  while ((*b2)->Read(&c, 1) == 1) out.push_back(c);
+  EXPECT_EQ(out.size(), (*b2)->size());
+  EXPECT_EQ(Json::parse(out)["messages"].size(), 200u);
+}
+
+TEST_F(RequestBodyTest, MissingFilesAndBadParamsAreErrors) {
+  RequestBodySpec spec;
+  spec.messages_path = (dir_ / "nope.jsonl").string();
+  EXPECT_EQ(RequestBody::Open(spec).status().code(), StatusCode::kNotFound);
+  spec.messages_path = Write("c.jsonl", "");
+  spec.params = Json::array();
+  EXPECT_EQ(RequestBody::Open(spec).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace maestro::llm
