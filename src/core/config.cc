@@ -77,6 +77,20 @@ const std::map<std::string, Setter>& Keys() {
       {"llm.model", StringField([](Config& c, const std::string& v) { c.llm.model = v; })},
       {"llm.context_length",
        IntField(512, [](Config& c, int64_t v) { c.llm.context_length = v; })},
+      {"llm.api_key_env",
+       StringField([](Config& c, const std::string& v) { c.llm.api_key_env = v; })},
+      {"llm.stream",
+       OneOf({"true", "false"}, [](Config& c, const std::string& v) { c.llm.stream = v == "true"; })},
+      {"llm.connect_timeout_ms",
+       IntField(1, [](Config& c, int64_t v) { c.llm.connect_timeout_ms = v; })},
+      {"llm.idle_timeout_ms", IntField(1, [](Config& c, int64_t v) { c.llm.idle_timeout_ms = v; })},
+      {"llm.total_timeout_ms",
+       IntField(0, [](Config& c, int64_t v) { c.llm.total_timeout_ms = v; })},
+      {"llm.max_attempts",
+       IntField(1, [](Config& c, int64_t v) { c.llm.max_attempts = static_cast<int>(v); })},
+      // Maps, handled in ApplyYamlMap; listed so typos get a suggestion.
+      {"llm.headers", nullptr},
+      {"llm_profiles", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
       {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
       {"jobs.sweep_interval_ms",
@@ -138,6 +152,39 @@ std::vector<std::string> ChildKeys(const std::string& prefix) {
 }
 
 Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
+                    const std::string& path);
+
+Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap()) {
+    return InvalidArgument(fmt::format("{}: headers must be a mapping of name: value",
+                                       YamlPosition(path, node)), "llm.headers");
+  }
+  for (const auto& h : node) {
+    if (!h.second.IsScalar()) {
+      return InvalidArgument(fmt::format("{}: header values must be strings",
+                                         YamlPosition(path, h.second)), "llm.headers");
+    }
+    llm.headers[h.first.as<std::string>()] = h.second.Scalar();
+  }
+  return Status::Ok();
+}
+
+// `llm_profiles: {name: {<llm keys>}}`: each profile is parsed with the same
+// key table as `llm:` into a scratch config.
+Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap()) {
+    return InvalidArgument(fmt::format("{}: llm_profiles must map names to profiles",
+                                       YamlPosition(path, node)), "llm_profiles");
+  }
+  for (const auto& p : node) {
+    Config scratch;
+    MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(scratch, p.second, "llm.", path));
+    cfg.llm_profiles[p.first.as<std::string>()] = scratch.llm;
+  }
+  return Status::Ok();
+}
+
+Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
                     const std::string& path) {
   if (!map.IsMap()) {
     return InvalidArgument(fmt::format("{}: expected a mapping{}", YamlPosition(path, map),
@@ -148,6 +195,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     std::string name = kv.first.as<std::string>();
     std::string key = prefix + name;
     std::string pos = YamlPosition(path, kv.first);
+    if (key == "llm.headers") {
+      MAESTRO_RETURN_IF_ERROR(ApplyHeaders(cfg.llm, kv.second, path));
+      continue;
+    }
+    if (key == "llm_profiles") {
+      MAESTRO_RETURN_IF_ERROR(ApplyProfiles(cfg, kv.second, path));
+      continue;
+    }
     auto it = Keys().find(key);
     if (it != Keys().end()) {
       if (!kv.second.IsScalar()) {

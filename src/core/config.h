@@ -31,11 +31,20 @@ struct JobsConfig {
   RetryConfig retry;
 };
 
+// One OpenAI-compatible server/model ("model profile"). `llm:` in the file is
+// the default profile; `llm_profiles: {name: {...same keys...}}` adds more.
 struct LlmConfig {
-  std::string base_url;  // e.g. http://127.0.0.1:8081/v1
+  std::string base_url;     // e.g. http://127.0.0.1:8081/v1
   std::string api_key;
+  std::string api_key_env;  // read the key from this variable when api_key is empty
   std::string model;
   int64_t context_length = 32'768;
+  bool stream = true;       // false for servers that cannot stream
+  std::map<std::string, std::string> headers;  // extra HTTP headers
+  int64_t connect_timeout_ms = 10'000;
+  int64_t idle_timeout_ms = 300'000;  // no byte for this long: the stream stalled
+  int64_t total_timeout_ms = 0;       // 0: no limit for one attempt
+  int max_attempts = 4;               // per call, retries included
 };
 
 struct Config {
@@ -47,6 +56,7 @@ struct Config {
   std::string log_level = "info";   // trace|debug|info|warn|error
   std::string log_format = "text";  // text|json
   LlmConfig llm;
+  std::map<std::string, LlmConfig> llm_profiles;
   JobsConfig jobs;
 
   // Non-fatal remarks found while loading (unknown MAESTRO_* variables).

@@ -23,6 +23,7 @@
 // concurrently from many threads (each call has its own curl handles).
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "core/cancel.h"
@@ -41,8 +42,11 @@ class LlmClient {
   virtual const ModelProfile& profile() const = 0;
 };
 
-// The profile for the single model of the config file / MAESTRO_LLM_* env.
+// The profile for one `llm:` / `llm_profiles.<name>:` section of the config.
 ModelProfile ProfileFromConfig(const LlmConfig& cfg);
+// Every configured profile by name: "default" (the `llm:` section and the
+// MAESTRO_LLM_* variables) plus each of `llm_profiles`.
+std::map<std::string, ModelProfile> ProfilesFromConfig(const Config& cfg);
 
 class OpenAiClient final : public LlmClient {
  public:

@@ -87,6 +87,39 @@ TEST(ConfigTest, UnknownMaestroVariablesAreWarnings) {
   EXPECT_NE(cfg->warnings[0].find("MAESTRO_WORKRES"), std::string::npos);
 }
 
+TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
+  testing::TempDir dir;
+  auto path = Write(dir,
+                    "llm:\n"
+                    "  base_url: http://127.0.0.1:8081/v1\n"
+                    "  model: qwen3\n"
+                    "  headers: {X-Team: agents}\n"
+                    "  idle_timeout_ms: 60000\n"
+                    "llm_profiles:\n"
+                    "  openai:\n"
+                    "    base_url: https://api.example/v1\n"
+                    "    api_key_env: OPENAI_API_KEY\n"
+                    "    model: gpt\n"
+                    "    stream: false\n"
+                    "    max_attempts: 2\n");
+  auto cfg = LoadConfig(path, {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->llm.headers.at("X-Team"), "agents");
+  EXPECT_EQ(cfg->llm.idle_timeout_ms, 60000);
+  ASSERT_EQ(cfg->llm_profiles.count("openai"), 1u);
+  const LlmConfig& o = cfg->llm_profiles.at("openai");
+  EXPECT_EQ(o.api_key_env, "OPENAI_API_KEY");
+  EXPECT_FALSE(o.stream);
+  EXPECT_EQ(o.max_attempts, 2);
+  EXPECT_TRUE(o.headers.empty());
+
+  auto bad = LoadConfig(Write(dir, "llm_profiles:\n  x:\n    modle: m\n"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":3:5: unknown key 'llm.modle'; did you mean 'llm.model'?"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(ConfigTest, ExplicitMissingFileIsAnError) {
   auto cfg = LoadConfig(std::string("/nonexistent/maestro.yaml"), {});
   ASSERT_FALSE(cfg.ok());

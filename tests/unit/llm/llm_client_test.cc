@@ -44,6 +44,26 @@ TEST(LlmClient, ProfileFromConfigAndApiKeyFromEnv) {
   EXPECT_EQ(c.profile().api_key, "sk-test");
 }
 
+TEST(LlmClient, EveryConfiguredProfileBecomesAModelProfile) {
+  Config cfg;
+  cfg.llm.base_url = "http://127.0.0.1:8081/v1";
+  cfg.llm.headers = {{"X-Team", "agents"}};
+  LlmConfig other;
+  other.base_url = "https://api.example/v1";
+  other.stream = false;
+  other.idle_timeout_ms = 5000;
+  other.max_attempts = 2;
+  cfg.llm_profiles["openai"] = other;
+  auto profiles = ProfilesFromConfig(cfg);
+  ASSERT_EQ(profiles.size(), 2u);
+  EXPECT_EQ(profiles.at("default").extra_headers.at("X-Team"), "agents");
+  const ModelProfile& o = profiles.at("openai");
+  EXPECT_EQ(o.name, "openai");
+  EXPECT_FALSE(o.stream);
+  EXPECT_EQ(o.idle_timeout_ms, 5000);
+  EXPECT_EQ(o.max_attempts, 2);
+}
+
 TEST(LlmClient, ConnectionRefusedIsRetryableThenReported) {
   ModelProfile p;
   p.base_url = "http://127.0.0.1:1/v1";  // nothing listens on port 1
