@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,37 @@ class Store {
 
   virtual Result<Comment> AddComment(const Comment& comment) = 0;
   virtual Result<std::vector<Comment>> ListComments(const std::string& task_id) = 0;
+
+  // ---- task gates (seed 000 §1)
+  // The comment write gate, decided on the task's newest job in one
+  // transaction: running / waiting_subtasks → an interjection for that job;
+  // waiting for a tool/package/spawn decision → kConflict ("decide the
+  // request first"); queued / retry → stored for the pending job ("reused");
+  // waiting on ASK, ended, or no job → a follow-up job inheriting
+  // resume_movement and ask_count (an answered ASK job ends as succeeded).
+  struct CommentResult {
+    Comment comment;
+    std::string outcome;  // interjection | reused | followup
+    Job job;
+  };
+  virtual Result<CommentResult> PostComment(const std::string& task_id,
+                                            const std::string& author,
+                                            const std::string& body) = 0;
+  // Interjections for a running job not yet delivered, oldest first. The
+  // agent loop appends them to the conversation, then acknowledges them
+  // (at-least-once: a crash in between delivers them again).
+  virtual Result<std::vector<Comment>> ListPendingInterjections(const std::string& job_id) = 0;
+  virtual Status AckInterjections(const std::vector<std::string>& comment_ids) = 0;
+  // The continue gate: the newest job must be terminal (else kConflict); a
+  // new job with continued_from_job_id and a handoff comment. `piece` ""
+  // keeps the previous piece (the caller checks that a given piece exists).
+  struct ContinueResult {
+    Job job;
+    Comment handoff;
+  };
+  virtual Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
+                                              const std::string& author,
+                                              const std::string& note) = 0;
 
   // ---- jobs
   virtual Result<Job> EnqueueJob(const NewJob& job) = 0;
@@ -102,7 +134,9 @@ class Store {
   virtual Result<std::vector<Request>> ListRequests(const std::string& task_id,
                                                     const std::string& kind) = 0;
   // Compare-and-set pending -> approved|denied; a second decision gets
-  // kConflict. Approving a tool request with a scope also creates its grant.
+  // kConflict. Approving a tool request also creates its grant (scope once,
+  // bound to the arguments, or task). The parked job (waiting_human) is
+  // requeued in the same transaction whether approved or denied.
   virtual Result<Request> DecideRequest(const std::string& request_id, const std::string& decision,
                                         const std::string& scope,
                                         const std::string& decided_by) = 0;
@@ -114,6 +148,9 @@ class Store {
   virtual Result<std::optional<Grant>> ConsumeGrant(const std::string& task_id,
                                                     const std::string& tool_name,
                                                     const std::string& args_hash) = 0;
+
+  // Jobs per status, for /metrics.
+  virtual Result<std::map<std::string, int64_t>> CountJobsByStatus() = 0;
 
   // ---- events (audit log, SSE source)
   virtual Result<Event> AppendEvent(const Event& event) = 0;

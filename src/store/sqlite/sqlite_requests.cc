@@ -157,6 +157,10 @@ Result<Request> SqliteStore::DecideRequest(const std::string& request_id,
     MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
         tx, r->task_id, r->job_id, "request.decided",
         {{"request_id", r->id}, {"kind", r->kind}, {"status", status}, {"scope", scope}}));
+    // The parked job resumes in the same transaction: either way (approved or
+    // denied) the agent re-enters its movement and learns the decision when it
+    // re-issues the call (seed 001: decided requests short-circuit).
+    if (!r->job_id.empty()) MAESTRO_RETURN_IF_ERROR(ResumeIfWaitingHuman(tx, r->job_id));
     out = std::move(r).value();
     return Status::Ok();
   });

@@ -37,6 +37,14 @@ class SqliteStore final : public Store {
   Result<Comment> AddComment(const Comment& comment) override;
   Result<std::vector<Comment>> ListComments(const std::string& task_id) override;
 
+  Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
+                                    const std::string& body) override;
+  Result<std::vector<Comment>> ListPendingInterjections(const std::string& job_id) override;
+  Status AckInterjections(const std::vector<std::string>& comment_ids) override;
+  Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
+                                      const std::string& author, const std::string& note) override;
+  Result<std::map<std::string, int64_t>> CountJobsByStatus() override;
+
   Result<Job> EnqueueJob(const NewJob& job) override;
   Result<Job> GetJob(const std::string& job_id) override;
   Result<std::vector<Job>> ListJobs(const std::string& task_id) override;
@@ -105,6 +113,7 @@ class SqliteStore final : public Store {
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
+  Status ResumeIfWaitingHuman(Tx& tx, const std::string& job_id);
   Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
 
   const std::string path_;

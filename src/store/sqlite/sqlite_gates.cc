@@ -1,0 +1,246 @@
+// The task gates of seed 000 §1 on SqliteStore: what a user comment does
+// depending on the task's newest job (the write gate), Continue, and the
+// interjection mailbox the agent loop drains at each iteration boundary.
+// Each gate decides and acts in one transaction, so a comment racing a job
+// state change is never lost or doubled.
+#include <fmt/format.h>
+
+#include "core/ids.h"
+#include "store/sqlite/rows.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace maestro {
+
+using sqlite::SqliteConn;
+
+namespace {
+
+Result<std::optional<Job>> NewestJob(SqliteConn& conn, const std::string& task_id) {
+  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kJobCols +
+                        " FROM jobs WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, task_id);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Job>();
+  return std::optional<Job>(sqlite::ReadJob(*s));
+}
+
+Result<Task> LoadTask(SqliteConn& conn, const std::string& task_id) {
+  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kTaskCols + " FROM tasks WHERE id = ?1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, task_id);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound("task " + task_id + " not found");
+  return sqlite::ReadTask(*s);
+}
+
+Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
+  c.id = NewSortableId(tx.now);
+  c.created_at = tx.now;
+  auto s = tx.conn.Prepare(
+      "INSERT INTO comments(id, task_id, job_id, author, kind, body, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (!s.ok()) return s.status();
+  s->Bind(1, c.id)
+      .Bind(2, c.task_id)
+      .BindNullable(3, c.job_id)
+      .Bind(4, c.author)
+      .Bind(5, c.kind)
+      .Bind(6, c.body)
+      .Bind(7, c.created_at);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
+      tx, c.task_id, c.job_id, "comment.created",
+      {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
+  return c;
+}
+
+bool WaitsForApproval(const Job& j) {
+  return j.status == JobStatus::kWaitingHuman &&
+         (j.wait_reason == "tool_request" || j.wait_reason == "package_request" ||
+          j.wait_reason == "spawn_request");
+}
+
+}  // namespace
+
+Status SqliteStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
+  auto s = tx.conn.Prepare(
+      "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2"
+      " WHERE id = ?1 AND status = 'waiting_human'");
+  if (!s.ok()) return s.status();
+  s->Bind(1, job_id).Bind(2, tx.now);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  if (tx.conn.Changes() == 0) return Status::Ok();
+  return AfterTransition(tx, job_id, JobStatus::kWaitingHuman);
+}
+
+Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id,
+                                                      const std::string& author,
+                                                      const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return InvalidArgument("body must not be empty", "body");
+  }
+  CommentResult out;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto task = LoadTask(tx.conn, task_id);
+    if (!task.ok()) return task.status();
+    auto newest = NewestJob(tx.conn, task_id);
+    if (!newest.ok()) return newest.status();
+    Comment c;
+    c.task_id = task_id;
+    c.author = author;
+    c.body = body;
+    const std::optional<Job>& job = *newest;
+
+    if (job && WaitsForApproval(*job)) {
+      return Conflict(fmt::format("job {} waits for a {} decision: decide the request first",
+                                  job->id, job->wait_reason));
+    }
+    if (job && (job->status == JobStatus::kRunning ||
+                job->status == JobStatus::kWaitingSubtasks)) {
+      // Delivered into the running agent at its next iteration boundary.
+      c.kind = "interjection";
+      c.job_id = job->id;
+      out.outcome = "interjection";
+      out.job = *job;
+    } else if (job && (job->status == JobStatus::kQueued || job->status == JobStatus::kRetry)) {
+      // The pending job has not started: it will see the comment as context.
+      c.kind = "reply";
+      c.job_id = job->id;
+      out.outcome = "reused";
+      out.job = *job;
+    } else {
+      // Waiting on ASK, ended, or never ran: a follow-up job that re-enters
+      // where the last one stopped.
+      NewJob next;
+      next.task_id = task_id;
+      next.piece = job ? job->piece : task->piece;
+      next.model = job ? job->model : task->model;
+      next.profile = job ? job->profile : "";
+      if (job) {
+        next.continued_from_job_id = job->id;
+        next.resume_movement = job->resume_movement;
+        next.ask_count = job->ask_count;
+      }
+      if (job && job->status == JobStatus::kWaitingHuman) {
+        // The ASK is answered: its job ends, the follow-up carries on.
+        auto close = tx.conn.Prepare(
+            "UPDATE jobs SET status = 'succeeded', result = ?2, finished_at = ?3, updated_at = ?3,"
+            " wait_reason = '' WHERE seq = ?1");
+        if (!close.ok()) return close.status();
+        close->Bind(1, job->seq).Bind(2, "answered by a comment; continued in a follow-up job");
+        close->Bind(3, tx.now);
+        MAESTRO_RETURN_IF_ERROR(close->Exec());
+        MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job->id, JobStatus::kWaitingHuman));
+      }
+      c.kind = job && job->status == JobStatus::kWaitingHuman ? "answer" : "reply";
+      auto created = InsertJob(tx, next);
+      if (!created.ok()) return created.status();
+      c.job_id = created->id;
+      out.outcome = "followup";
+      out.job = std::move(created).value();
+    }
+    auto comment = InsertComment(tx, c);
+    if (!comment.ok()) return comment.status();
+    out.comment = std::move(comment).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<Comment>> SqliteStore::ListPendingInterjections(const std::string& job_id) {
+  std::vector<Comment> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kCommentCols +
+                          " FROM comments WHERE job_id = ?1 AND kind = 'interjection'"
+                          " AND delivered_at IS NULL ORDER BY id");
+    if (!s.ok()) return s.status();
+    s->Bind(1, job_id);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(sqlite::ReadComment(*s));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status SqliteStore::AckInterjections(const std::vector<std::string>& comment_ids) {
+  if (comment_ids.empty()) return Status::Ok();
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "UPDATE comments SET delivered_at = ?2 WHERE id = ?1 AND delivered_at IS NULL");
+    if (!s.ok()) return s.status();
+    for (const auto& id : comment_ids) {
+      s->Bind(1, id).Bind(2, tx.now);
+      MAESTRO_RETURN_IF_ERROR(s->Exec());
+    }
+    return Status::Ok();
+  });
+}
+
+Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_id,
+                                                        const std::string& piece,
+                                                        const std::string& author,
+                                                        const std::string& note) {
+  ContinueResult out;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto task = LoadTask(tx.conn, task_id);
+    if (!task.ok()) return task.status();
+    auto newest = NewestJob(tx.conn, task_id);
+    if (!newest.ok()) return newest.status();
+    if (!*newest) return Conflict("task " + task_id + " has no job to continue");
+    const Job& prev = **newest;
+    if (!IsTerminal(prev.status)) {
+      return Conflict(fmt::format("job {} is {}; only a finished task can be continued", prev.id,
+                                  JobStatusName(prev.status)));
+    }
+    NewJob next;
+    next.task_id = task_id;
+    next.piece = piece.empty() ? prev.piece : piece;
+    next.model = prev.model;
+    next.profile = prev.profile;
+    next.continued_from_job_id = prev.id;
+    auto created = InsertJob(tx, next);
+    if (!created.ok()) return created.status();
+    Comment c;
+    c.task_id = task_id;
+    c.job_id = created->id;
+    c.author = author;
+    c.kind = "handoff";
+    c.body = note.empty()
+                 ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
+                               JobStatusName(prev.status), next.piece)
+                 : note;
+    auto comment = InsertComment(tx, c);
+    if (!comment.ok()) return comment.status();
+    out.job = std::move(created).value();
+    out.handoff = std::move(comment).value();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::map<std::string, int64_t>> SqliteStore::CountJobsByStatus() {
+  std::map<std::string, int64_t> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare("SELECT status, COUNT(*) FROM jobs GROUP BY status");
+    if (!s.ok()) return s.status();
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out[s->Text(0)] = s->Int(1);
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+}  // namespace maestro
