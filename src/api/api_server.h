@@ -1,21 +1,31 @@
 // ApiServer: maestro's HTTP edge (cpp-httplib is used only in this folder).
 //
-// Routes so far: GET /api/health, and the task basics of DESIGN.md §6
-// (POST/GET /api/local/tasks, GET /api/local/tasks/:id). Errors leave here as
-// {"error":{"code","message","field"?}} with the HTTP status of their
-// StatusCode; the mapping lives in one function (http_errors.cc).
+// Routes (DESIGN.md §6; docs/api.md has examples):
+//   GET  /api/health                              open
+//   POST /api/local/tasks, GET /api/local/tasks, GET /api/local/tasks/:id
+//   GET|POST /api/local/tasks/:id/comments        POST runs the write gate
+//   POST /api/local/tasks/:id/continue            the continue gate
+//   POST /api/local/tasks/:id/cancel              job + children; running ones stop
+//   GET  /api/local/tasks/:id/{tool,package,spawn}-requests
+//   POST /api/local/tasks/:id/{tool,package,spawn}-requests/:rid/decide
+//   GET  /api/local/tasks/:id/events              SSE (Last-Event-ID) or JSON polling
+//   GET  /metrics                                 Prometheus text
+// Task semantics live in the Store's gates; this layer validates input,
+// maps errors (one place: http_util.cc) and streams.
 //
-// Auth: when `admin_token` is set, /api/local/* requires
+// Auth: when `admin_token` is set, /api/local/* and /metrics require
 // `Authorization: Bearer <token>`; /api/health is open.
 //
 // Thread safety: httplib serves requests on its own thread pool; handlers
-// only touch the thread-safe Store.
+// only touch the thread-safe Store and EventSignal.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "api/event_signal.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -33,6 +43,10 @@ struct ApiOptions {
   int schema_version = 0;
   int workers = 0;
   size_t max_body_bytes = 1 << 20;
+  int server_threads = 64;  // each open SSE stream holds one
+  // Stops a job running in this process at once (WorkerPool::CancelRunning);
+  // other processes see the cancel flag at their next heartbeat.
+  std::function<void(const std::string& job_id)> cancel_running;
 };
 
 class ApiServer {
@@ -44,11 +58,18 @@ class ApiServer {
   Result<int> Start();
   void Stop();
 
+  // Wire StoreOptions::on_commit to signal().Notify() so SSE streams wake.
+  api::EventSignal& signal() { return signal_; }
+
  private:
   void Routes();
+  void TaskRoutes();
+  void RequestRoutes();
+  void StreamRoutes();
 
   Store& store_;
   ApiOptions options_;
+  api::EventSignal signal_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
 };

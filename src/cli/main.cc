@@ -1,5 +1,6 @@
 // maestro — command-line entry point. Parses arguments and wires the
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -60,24 +61,34 @@ struct Runtime {
   std::unique_ptr<LeaseSweeper> sweeper;
 };
 
-Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake) {
+Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
+                                               std::function<void()> on_commit = nullptr) {
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
   if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
   StoreOptions so;
   so.default_max_attempts = cfg.jobs.retry.max_attempts;
   so.on_job_available = std::move(wake);
+  so.on_commit = std::move(on_commit);
   return SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
 }
 
-Result<Runtime> StartRuntime(const Config& cfg) {
+// Objects created after the store that its hooks must reach.
+struct Hooks {
+  std::atomic<WorkerPool*> pool{nullptr};
+  std::atomic<api::EventSignal*> signal{nullptr};
+};
+
+Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
   Runtime rt;
-  // The pool is created after the store, so the store's wake-up hook reaches
-  // it through a pointer set once both exist.
-  auto pool_ptr = std::make_shared<WorkerPool*>(nullptr);
-  auto store = OpenStore(cfg, [pool_ptr] {
-    if (*pool_ptr) (*pool_ptr)->Notify();
-  });
+  auto store = OpenStore(
+      cfg,
+      [hooks] {
+        if (WorkerPool* p = hooks->pool) p->Notify();
+      },
+      [hooks] {
+        if (api::EventSignal* s = hooks->signal) s->Notify();
+      });
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
   rt.executor = std::make_unique<EngineUnavailableExecutor>();
@@ -89,7 +100,7 @@ Result<Runtime> StartRuntime(const Config& cfg) {
   if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
   wo.jobs = cfg.jobs;
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.executor, wo);
-  *pool_ptr = rt.pool.get();
+  hooks->pool = rt.pool.get();
   rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
                                               cfg.jobs.sweep_interval_ms);
   rt.pool->Start();
@@ -113,7 +124,8 @@ int Serve(const std::string& config_path, bool with_api) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return Fail(cfg.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
-  auto rt = StartRuntime(*cfg);
+  auto hooks = std::make_shared<Hooks>();
+  auto rt = StartRuntime(*cfg, hooks);
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
   if (with_api) {
@@ -124,7 +136,10 @@ int Serve(const std::string& config_path, bool with_api) {
     ao.version = MAESTRO_VERSION;
     ao.schema_version = rt->store->SchemaVersion().ok() ? *rt->store->SchemaVersion() : 0;
     ao.workers = cfg->workers;
+    WorkerPool* pool = rt->pool.get();
+    ao.cancel_running = [pool](const std::string& job_id) { pool->CancelRunning(job_id); };
     api = std::make_unique<ApiServer>(*rt->store, ao);
+    hooks->signal = &api->signal();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
     spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={}",
@@ -138,6 +153,7 @@ int Serve(const std::string& config_path, bool with_api) {
   int sig = WaitForSignal();
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
   if (api) api->Stop();
+  hooks->signal = nullptr;
   rt->pool->Shutdown();
   rt->sweeper->Stop();
   spdlog::info("stopped");

@@ -166,6 +166,9 @@ struct StoreOptions {
   // Called after a commit that made a job claimable (enqueue, resume,
   // parent wake-up, release). The worker pool uses it to wake an idle worker.
   std::function<void()> on_job_available;
+  // Called after every successful write commit (new events may exist). The
+  // API's SSE streams use it to wake instead of polling.
+  std::function<void()> on_commit;
 };
 
 }  // namespace maestro

@@ -99,6 +99,7 @@ Status SqliteStore::Write(const std::function<Status(Tx&)>& body) {
   if (op.result.ok() && op.job_available && options_.on_job_available) {
     options_.on_job_available();
   }
+  if (op.result.ok() && options_.on_commit) options_.on_commit();
   return op.result;
 }
 
@@ -188,10 +189,14 @@ Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
         "INSERT INTO comments(id, task_id, author, kind, body, created_at) "
         "VALUES (?1, ?2, 'user', 'instruction', ?3, ?4)");
     if (!com.ok()) return com.status();
-    com->Bind(1, NewSortableId(tx.now)).Bind(2, task_id).Bind(3, in.instruction).Bind(4, tx.now);
+    std::string comment_id = NewSortableId(tx.now);
+    com->Bind(1, comment_id).Bind(2, task_id).Bind(3, in.instruction).Bind(4, tx.now);
     MAESTRO_RETURN_IF_ERROR(com->Exec());
     MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, task_id, "", "task.created",
                                                 {{"piece", in.piece}, {"title", in.title}}));
+    MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
+        tx, task_id, "", "comment.created",
+        {{"comment_id", comment_id}, {"author", "user"}, {"kind", "instruction"}}));
     NewJob job;
     job.task_id = task_id;
     job.piece = in.piece;

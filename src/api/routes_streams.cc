@@ -1,0 +1,95 @@
+// Event routes: the task's persisted events as SSE with Last-Event-ID resume
+// (or as JSON for polling clients), and /metrics.
+//
+// The SSE handler holds no events in memory: it reads "events after id N"
+// from the store, writes them, and sleeps on the EventSignal until the next
+// commit (or 15 s, then a keep-alive comment). A client that disconnects
+// only ends its own handler; the jobs never notice.
+#include <httplib.h>
+
+#include <sstream>
+
+#include "api/api_server.h"
+#include "api/http_util.h"
+#include "api/views.h"
+
+namespace maestro {
+
+using api::Reply;
+using api::ReplyError;
+
+namespace {
+
+std::string SseFrame(const Event& e) {
+  std::string out = "id: " + e.id + "\nevent: " + e.type + "\ndata: ";
+  out += api::EventJson(e).dump();
+  out += "\n\n";
+  return out;
+}
+
+}  // namespace
+
+void ApiServer::StreamRoutes() {
+  auto& srv = *server_;
+
+  srv.Get(R"(/api/local/tasks/([0-9a-fA-F-]{36})/events)",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            std::string task_id = req.matches[1];
+            if (auto t = store_.GetTask(task_id); !t.ok()) return ReplyError(res, t.status());
+            std::string after = req.get_header_value("Last-Event-ID");
+            if (after.empty()) after = req.get_param_value("after");
+            bool sse = req.get_header_value("Accept").find("text/event-stream") !=
+                       std::string::npos;
+            if (!sse) {
+              auto events = store_.ListEvents(task_id, after, 500);
+              if (!events.ok()) return ReplyError(res, events.status());
+              Json arr = Json::array();
+              for (const auto& e : *events) arr.push_back(api::EventJson(e));
+              return Reply(res, 200, {{"events", arr}});
+            }
+            if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
+              return ReplyError(res, probe.status());
+            }
+            res.set_header("Cache-Control", "no-cache");
+            res.set_header("X-Accel-Buffering", "no");
+            auto cursor = std::make_shared<std::string>(after);
+            res.set_chunked_content_provider(
+                "text/event-stream",
+                [this, task_id, cursor](size_t, httplib::DataSink& sink) {
+                  uint64_t seen = signal_.generation();
+                  auto events = store_.ListEvents(task_id, *cursor, 200);
+                  if (!events.ok()) return false;
+                  for (const auto& e : *events) {
+                    std::string frame = SseFrame(e);
+                    if (!sink.write(frame.data(), frame.size())) return false;
+                    *cursor = e.id;
+                  }
+                  if (!events->empty()) return true;  // more may be waiting
+                  if (signal_.stopped()) {
+                    sink.done();
+                    return true;
+                  }
+                  if (signal_.WaitNewer(seen, std::chrono::seconds(15)) == seen) {
+                    static const char kPing[] = ": keep-alive\n\n";
+                    return sink.write(kPing, sizeof(kPing) - 1);
+                  }
+                  return true;
+                });
+          });
+
+  srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    auto counts = store_.CountJobsByStatus();
+    if (!counts.ok()) return ReplyError(res, counts.status());
+    std::ostringstream out;
+    out << "# HELP maestro_jobs Jobs by status.\n# TYPE maestro_jobs gauge\n";
+    for (const char* s : {"queued", "running", "waiting_human", "waiting_subtasks", "retry",
+                          "succeeded", "failed", "cancelled"}) {
+      auto it = counts->find(s);
+      out << "maestro_jobs{status=\"" << s << "\"} " << (it == counts->end() ? 0 : it->second)
+          << "\n";
+    }
+    res.set_content(out.str(), "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace maestro
