@@ -27,6 +27,7 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 void WorkerPool::Start() {
   if (started_) return;
   started_ = true;
+  active_workers_ = options_.threads;
   for (int i = 0; i < options_.threads; ++i) {
     threads_.emplace_back([this, i] { WorkerLoop(i); });
   }
@@ -46,17 +47,15 @@ void WorkerPool::Shutdown() {
   stopping_ = true;
   wake_cv_.notify_all();
 
-  // Let running jobs finish within the grace period.
+  // Let running jobs finish within the grace period; past it, every job still
+  // running — or claimed a moment ago and not yet started — is released.
   auto deadline = std::chrono::steady_clock::now() + milliseconds(options_.jobs.shutdown_grace_ms);
   {
     std::unique_lock<std::mutex> lock(mu_);
-    while (!running_.empty() && std::chrono::steady_clock::now() < deadline) {
-      lock.unlock();
-      std::this_thread::sleep_for(milliseconds(20));
-      lock.lock();
-    }
-    if (!running_.empty()) {
+    exit_cv_.wait_until(lock, deadline, [&] { return active_workers_ == 0; });
+    if (active_workers_ > 0) {
       spdlog::warn("worker: shutdown grace over; releasing {} running job(s)", running_.size());
+      releasing_ = true;
       for (auto& [_, r] : running_) r.cancel->Cancel(CancelToken::Reason::kShutdown);
     }
   }
@@ -69,6 +68,7 @@ void WorkerPool::Shutdown() {
   heartbeat_cv_.notify_all();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   heartbeat_stop_ = false;
+  releasing_ = false;
   stopping_ = false;
   started_ = false;
 }
@@ -133,6 +133,9 @@ void WorkerPool::WorkerLoop(int index) {
     next.reset();
     next = RunJob(worker_id, filter, job);
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  --active_workers_;
+  exit_cv_.notify_all();
 }
 
 std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimFilter& filter,
@@ -143,6 +146,8 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
     std::lock_guard<std::mutex> lock(mu_);
     running_[job.id] = Running{lease, cancel};
     ++stats_.claimed;
+    // Claimed while shutdown was already releasing: hand it straight back.
+    if (releasing_) cancel->Cancel(CancelToken::Reason::kShutdown);
   }
   spdlog::debug("worker {}: job={} task={} attempt={} status=running", worker_id, job.id,
                 job.task_id, job.attempt);
