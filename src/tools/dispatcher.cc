@@ -1,10 +1,10 @@
 #include "tools/dispatcher.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "tools/output_cap.h"
 #include "tools/schema.h"
@@ -29,21 +29,25 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   const ToolSpec* spec = registry_->Find(call.name);
   if (spec == nullptr) {
     std::string near = NearestWord(call.name, registry_->Names());
-    return WithId(ToolResult::Error(fmt::format("unknown tool '{}'{}", call.name,
-                                                near.empty() ? "" : "; did you mean '" + near + "'?")),
-                  call.id);
+    return WithId(
+        ToolResult::Error(fmt::format("unknown tool '{}'{}", call.name,
+                                      near.empty() ? "" : "; did you mean '" + near + "'?")),
+        call.id);
   }
   const ToolHandler* handler = registry_->Handler(call.name);
   if (handler == nullptr) {
-    return WithId(ToolResult::Error(call.name + " is a control tool; the engine handles it"), call.id);
+    return WithId(ToolResult::Error(call.name + " is a control tool; the engine handles it"),
+                  call.id);
   }
   if (Status v = ValidateArgs(spec->parameters, call.arguments); !v.ok()) {
-    return WithId(ToolResult::Error(fmt::format("invalid arguments for {}: {}", call.name, v.message())),
-                  call.id);
+    return WithId(
+        ToolResult::Error(fmt::format("invalid arguments for {}: {}", call.name, v.message())),
+        call.id);
   }
   auto perm = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
   if (!perm.ok()) {
-    return WithId(ToolResult::Error("permission check failed: " + perm.status().message()), call.id);
+    return WithId(ToolResult::Error("permission check failed: " + perm.status().message()),
+                  call.id);
   }
   if (!perm->allowed) return WithId(ToolResult{call.id, perm->denial, true}, call.id);
   if (ctx.cancel && ctx.cancel->IsCancelled()) {
@@ -59,7 +63,8 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   tctx.deadline = start + spec->timeout;
   if (ctx.ledger) {
     // No record, no side effect: a call we could not log is not run.
-    if (Status s = ctx.ledger->Started(tctx.key, spec->name, call.arguments, spec->read_only); !s.ok()) {
+    if (Status s = ctx.ledger->Started(tctx.key, spec->name, call.arguments, spec->read_only);
+        !s.ok()) {
       return WithId(ToolResult::Error("cannot record the call: " + s.message()), call.id);
     }
   }
@@ -72,7 +77,8 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   r.content = CapOutput(r.content, spec->output_cap_bytes);
   r.call_id = call.id;
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::steady_clock::now() - start).count();
+                         std::chrono::steady_clock::now() - start)
+                         .count();
   if (ctx.ledger) ctx.ledger->Finished(tctx.key, spec->name, spec->read_only, ms, r).IgnoreError();
   return r;
 }
@@ -102,8 +108,10 @@ std::vector<ToolResult> Dispatcher::Run(const std::vector<ToolCall>& calls,
     }
     size_t j = i;
     while (j < calls.size() && IsReadOnly(calls[j])) ++j;
-    if (j - i == 1) out[i] = RunOne(calls[i], ctx);
-    else RunParallel(calls, i, j, ctx, out);
+    if (j - i == 1)
+      out[i] = RunOne(calls[i], ctx);
+    else
+      RunParallel(calls, i, j, ctx, out);
     i = j;
   }
   return out;

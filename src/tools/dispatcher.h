@@ -45,7 +45,9 @@ struct DispatchContext {
 class Dispatcher {
  public:
   Dispatcher(const ToolRegistry* registry, ToolAuthorizer authorizer, size_t max_parallel = 4)
-      : registry_(registry), authorizer_(authorizer), max_parallel_(max_parallel ? max_parallel : 1) {}
+      : registry_(registry),
+        authorizer_(authorizer),
+        max_parallel_(max_parallel ? max_parallel : 1) {}
 
   // One result per call, in call order; result[i].call_id == calls[i].id.
   std::vector<ToolResult> Run(const std::vector<ToolCall>& calls, const DispatchContext& ctx) const;

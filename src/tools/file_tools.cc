@@ -1,5 +1,6 @@
 // ReadFile, WriteFile, EditFile, ListDir and their registration.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
@@ -77,7 +76,9 @@ size_t CountOccurrences(const std::string& hay, const std::string& needle) {
 ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
-  if (fs::is_directory(*path)) return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory; use ListDir");
+  if (fs::is_directory(*path))
+    return ToolResult::Error("'" + args["path"].get<std::string>() +
+                             "' is a directory; use ListDir");
   std::ifstream in(*path, std::ios::binary);
   if (!in) return ToolResult::Error("file '" + args["path"].get<std::string>() + "' not found");
   const int64_t start = args.value("start_line", 1);
@@ -98,16 +99,20 @@ ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
     out += '\n';
   }
   if (start > 1 && n < start) {
-    return ToolResult::Error(fmt::format("start_line {} is past the end of the file ({} lines)", start, n));
+    return ToolResult::Error(
+        fmt::format("start_line {} is past the end of the file ({} lines)", start, n));
   }
-  if (truncated) out += fmt::format("[... stopped after {} bytes; read further with start_line]\n", kMaxReadBytes);
+  if (truncated)
+    out +=
+        fmt::format("[... stopped after {} bytes; read further with start_line]\n", kMaxReadBytes);
   return ToolResult::Ok(out);
 }
 
 ToolResult WriteFileTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
-  if (fs::is_directory(*path)) return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory");
+  if (fs::is_directory(*path))
+    return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory");
   const std::string content = args["content"].get<std::string>();
   Status st = WriteAtomically(*path, content);
   if (!st.ok()) return Err(st);
@@ -120,15 +125,19 @@ ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
   if (!path.ok()) return Err(path.status());
   const std::string rel = args["path"].get<std::string>();
   auto text = Slurp(*path);
-  if (!text.ok() || fs::is_directory(*path)) return ToolResult::Error("file '" + rel + "' not found");
+  if (!text.ok() || fs::is_directory(*path))
+    return ToolResult::Error("file '" + rel + "' not found");
   const std::string old_s = args["old_string"].get<std::string>();
   const std::string new_s = args["new_string"].get<std::string>();
   if (old_s.empty()) return ToolResult::Error("old_string must not be empty");
   const size_t count = CountOccurrences(*text, old_s);
-  if (count == 0) return ToolResult::Error("old_string not found in " + rel + "; read the file and copy the exact text");
+  if (count == 0)
+    return ToolResult::Error("old_string not found in " + rel +
+                             "; read the file and copy the exact text");
   if (count > 1) {
     return ToolResult::Error(fmt::format(
-        "old_string occurs {} times in {}; include more surrounding text so it is unique", count, rel));
+        "old_string occurs {} times in {}; include more surrounding text so it is unique", count,
+        rel));
   }
   std::string out = *text;
   out.replace(out.find(old_s), old_s.size(), new_s);
@@ -141,7 +150,8 @@ ToolResult ListDirTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx, ".");
   if (!path.ok()) return Err(path.status());
   std::error_code ec;
-  if (!fs::is_directory(*path, ec)) return ToolResult::Error("'" + args.value("path", std::string(".")) + "' is not a directory");
+  if (!fs::is_directory(*path, ec))
+    return ToolResult::Error("'" + args.value("path", std::string(".")) + "' is not a directory");
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(*path, ec)) {
     std::string name = e.path().filename().string();
@@ -151,7 +161,8 @@ ToolResult ListDirTool(const Json& args, const ToolContext& ctx) {
   std::sort(names.begin(), names.end());
   std::string out;
   for (size_t i = 0; i < names.size() && i < kMaxListEntries; ++i) out += names[i] + "\n";
-  if (names.size() > kMaxListEntries) out += fmt::format("[... {} more entries]\n", names.size() - kMaxListEntries);
+  if (names.size() > kMaxListEntries)
+    out += fmt::format("[... {} more entries]\n", names.size() - kMaxListEntries);
   if (names.empty()) out = "(empty directory)\n";
   return ToolResult::Ok(out);
 }
@@ -171,35 +182,46 @@ const Json kPath = {{"type", "string"}, {"description", "path relative to the wo
 
 Status RegisterFileTools(ToolRegistry& r) {
   const Json line = {{"type", "integer"}, {"minimum", 1}};
+  MAESTRO_RETURN_IF_ERROR(
+      r.Register({"ReadFile",
+                  "Read a text file of the workspace, optionally only lines start_line..end_line "
+                  "(1-based, inclusive).",
+                  Obj({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
+                  ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
+                 ReadFileTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"ReadFile", "Read a text file of the workspace, optionally only lines start_line..end_line (1-based, inclusive).",
-       Obj({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
-       ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
-      ReadFileTool));
-  MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"WriteFile", "Create or overwrite a file of the workspace with content (parent directories are created).",
+      {"WriteFile",
+       "Create or overwrite a file of the workspace with content (parent directories are created).",
        Obj({{"path", kPath}, {"content", {{"type", "string"}}}}, {"path", "content"}), false,
        ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
       WriteFileTool));
-  MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"EditFile", "Replace the exact text old_string with new_string in a file; old_string must occur exactly once.",
-       Obj({{"path", kPath}, {"old_string", {{"type", "string"}, {"minLength", 1}}}, {"new_string", {{"type", "string"}}}},
-           {"path", "old_string", "new_string"}),
-       false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
-      EditFileTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register({"EditFile",
+                                      "Replace the exact text old_string with new_string in a "
+                                      "file; old_string must occur exactly once.",
+                                      Obj({{"path", kPath},
+                                           {"old_string", {{"type", "string"}, {"minLength", 1}}},
+                                           {"new_string", {{"type", "string"}}}},
+                                          {"path", "old_string", "new_string"}),
+                                      false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
+                                     EditFileTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       {"ListDir", "List a directory of the workspace (directories end with /).",
        Obj({{"path", kPath}}, {}), true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
       ListDirTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"Glob", "Find workspace files whose relative path matches a glob (* and ? within a directory, ** across directories).",
-       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}}, {"pattern"}), true,
-       ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
+      {"Glob",
+       "Find workspace files whose relative path matches a glob (* and ? within a directory, ** "
+       "across directories).",
+       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}}, {"pattern"}),
+       true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
       GlobTool));
   return r.Register(
-      {"Grep", "Search workspace files for a regular expression (ECMAScript syntax); prints path:line: text.",
-       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath},
-            {"glob", {{"type", "string"}, {"description", "only files whose path matches this glob"}}},
+      {"Grep",
+       "Search workspace files for a POSIX extended regular expression; prints path:line: text.",
+       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}},
+            {"path", kPath},
+            {"glob",
+             {{"type", "string"}, {"description", "only files whose path matches this glob"}}},
             {"case_insensitive", {{"type", "boolean"}}}},
            {"pattern"}),
        true, ToolClass::kRead, std::chrono::seconds(60), 32 * 1024},

@@ -1,6 +1,7 @@
 #include "tools/ledger.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,16 +10,19 @@
 #include <fstream>
 #include <map>
 
-#include <fmt/format.h>
-
 namespace maestro::tools {
 
 namespace {
 
 Json ToJson(const LedgerRecord& r) {
-  Json j = {{"seq", r.seq},         {"event", r.event},         {"task_id", r.key.task_id},
-            {"job_id", r.key.job_id}, {"call_id", r.key.call_id}, {"tool", r.tool},
-            {"read_only", r.read_only}, {"ts", r.ts}};
+  Json j = {{"seq", r.seq},
+            {"event", r.event},
+            {"task_id", r.key.task_id},
+            {"job_id", r.key.job_id},
+            {"call_id", r.key.call_id},
+            {"tool", r.tool},
+            {"read_only", r.read_only},
+            {"ts", r.ts}};
   if (r.event == "started") j["args"] = r.args;
   if (r.event != "started") j["duration_ms"] = r.duration_ms;
   if (!r.result.empty()) j["result"] = r.result;

@@ -76,7 +76,7 @@ class ToolLedger {
 
   const std::string path_;
   std::mutex mu_;
-  int fd_;           // GUARDED_BY(mu_)
+  int fd_;            // GUARDED_BY(mu_)
   int64_t next_seq_;  // GUARDED_BY(mu_)
   Clock* clock_;
 };

@@ -15,7 +15,8 @@ const Json kStr = {{"type", "string"}};
 const Json kNonEmpty = {{"type", "string"}, {"minLength", 1}};
 const Json kStrList = {{"type", "array"}, {"items", {{"type", "string"}}}};
 
-ToolSpec Control(std::string name, std::string desc, Json params, ToolClass cls = ToolClass::kControl) {
+ToolSpec Control(std::string name, std::string desc, Json params,
+                 ToolClass cls = ToolClass::kControl) {
   ToolSpec s;
   s.name = std::move(name);
   s.description = std::move(desc);
@@ -32,7 +33,8 @@ const std::vector<ControlToolInfo>& ControlTools() {
       {"complete", "ASK", "waiting_human", "ask", true, false},
       {"transition", "", "", "", false, false},
       {"RequestTool", "WAITING_HUMAN_TOOL_REQUEST", "waiting_human", "tool_request", true, true},
-      {"RequestPackage", "WAITING_HUMAN_PACKAGE_REQUEST", "waiting_human", "package_request", true, true},
+      {"RequestPackage", "WAITING_HUMAN_PACKAGE_REQUEST", "waiting_human", "package_request", true,
+       true},
       {"WaitSubTask", "WAIT_SUBTASKS", "waiting_subtasks", "", true, false},
       {"SpinOffTask", "WAITING_HUMAN_SPAWN_REQUEST", "waiting_human", "spawn_request", true, true},
       {"delegate", "", "", "", false, false},
@@ -52,7 +54,8 @@ ToolSpec CompleteToolSpec() {
   return Control(
       "complete",
       "Finish the task. status=success with the final result; status=needs_user_input with the "
-      "question to ask the user (the job waits for the answer); status=error when it cannot be done.",
+      "question to ask the user (the job waits for the answer); status=error when it cannot be "
+      "done.",
       Obj({{"status", {{"type", "string"}, {"enum", {"success", "needs_user_input", "error"}}}},
            {"result", kStr},
            {"question", kStr}},
@@ -60,7 +63,8 @@ ToolSpec CompleteToolSpec() {
 }
 
 ToolSpec TransitionToolSpec(const std::set<std::string>& targets) {
-  Json next = {{"type", "string"}, {"enum", Json(std::vector<std::string>(targets.begin(), targets.end()))}};
+  Json next = {{"type", "string"},
+               {"enum", Json(std::vector<std::string>(targets.begin(), targets.end()))}};
   // Static on purpose: the valid choices of the current movement are in its
   // guidance, and an invalid choice is answered with an error result.
   return Control("transition",
@@ -84,7 +88,10 @@ Status RegisterParkTools(ToolRegistry& r) {
       Control("RequestPackage",
               "Ask the user to install a package (apt, pip, npm, ...) for this task. The job waits "
               "for the decision; an approved package is installed before the job resumes.",
-              Obj({{"ecosystem", kNonEmpty}, {"name", kNonEmpty}, {"version", kStr}, {"reason", kNonEmpty}},
+              Obj({{"ecosystem", kNonEmpty},
+                   {"name", kNonEmpty},
+                   {"version", kStr},
+                   {"reason", kNonEmpty}},
                   {"ecosystem", "name", "reason"})),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
@@ -94,18 +101,20 @@ Status RegisterParkTools(ToolRegistry& r) {
               Obj({{"reason", kStr}}, {}), ToolClass::kAgent),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      Control("SpinOffTask",
-              "Start a separate task (a subtask of this job). Targeting another workspace needs the "
-              "user's approval, and the job waits for it.",
-              Obj({{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
-                  {"title", "instruction"}),
-              ToolClass::kAgent),
+      Control(
+          "SpinOffTask",
+          "Start a separate task (a subtask of this job). Targeting another workspace needs the "
+          "user's approval, and the job waits for it.",
+          Obj({{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
+              {"title", "instruction"}),
+          ToolClass::kAgent),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      Control("delegate",
-              "Hand a self-contained sub-problem to a sub-agent with its own fresh conversation and "
-              "the same tools; its final answer is returned as this tool's result.",
-              Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
+      Control(
+          "delegate",
+          "Hand a self-contained sub-problem to a sub-agent with its own fresh conversation and "
+          "the same tools; its final answer is returned as this tool's result.",
+          Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
       nullptr));
   return r.Register(
       Control("WriteHandoff",
@@ -116,8 +125,9 @@ Status RegisterParkTools(ToolRegistry& r) {
                    {"completed", kStrList},
                    {"in_progress", kStrList},
                    {"pending", kStrList},
-                   {"decisions", {{"type", "array"},
-                                  {"items", Obj({{"what", kNonEmpty}, {"why", kNonEmpty}}, {"what", "why"})}}},
+                   {"decisions",
+                    {{"type", "array"},
+                     {"items", Obj({{"what", kNonEmpty}, {"why", kNonEmpty}}, {"what", "why"})}}},
                    {"blockers", kStrList},
                    {"files_changed", kStrList}},
                   {"completed", "in_progress", "pending"})),

@@ -21,11 +21,15 @@ Result<ToolPolicy> ToolPolicy::FromJson(const Json& j) {
     } else if (k == "edit_allowed" || k == "shell_allowed" || k == "network_allowed") {
       if (!it->is_boolean()) return InvalidArgument(field + " must be true or false", field);
       bool v = it->get<bool>();
-      (k == "edit_allowed" ? p.edit_allowed : k == "shell_allowed" ? p.shell_allowed : p.network_allowed) = v;
+      (k == "edit_allowed"    ? p.edit_allowed
+       : k == "shell_allowed" ? p.shell_allowed
+                              : p.network_allowed) = v;
     } else {
-      std::string near = NearestWord(k, {"allowed_tools", "edit_allowed", "shell_allowed", "network_allowed"});
-      return InvalidArgument("unknown key '" + k + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"),
-                             field);
+      std::string near =
+          NearestWord(k, {"allowed_tools", "edit_allowed", "shell_allowed", "network_allowed"});
+      return InvalidArgument(
+          "unknown key '" + k + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"),
+          field);
     }
   }
   return p;
@@ -55,7 +59,8 @@ std::string PolicyGap(const ToolPolicy& p, const ToolSpec& spec, bool wants_netw
       return p.edit_allowed ? "" : "editing is not allowed in this workspace";
     case ToolClass::kShell:
       if (!p.shell_allowed) return "shell commands are not allowed in this workspace";
-      if (wants_network && !p.network_allowed) return "network access is not allowed in this workspace";
+      if (wants_network && !p.network_allowed)
+        return "network access is not allowed in this workspace";
       return "";
     default:
       return "";

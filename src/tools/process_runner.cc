@@ -83,6 +83,63 @@ int DecodeStatus(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Whether the child has exited, WITHOUT reaping it (WNOWAIT): while it is a
+// zombie its pid, and so its group id, cannot be reused by another process,
+// which keeps every kill(-pid) below aimed at our group.
+bool HasExited(pid_t pid) {
+  siginfo_t info{};
+  int w = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  return (w == 0 && info.si_pid == pid) || (w < 0 && errno != EINTR);
+}
+
+// Kills the group once the deadline passes or the token fires.
+struct Stopper {
+  pid_t pid;
+  const ProcessSpec& spec;
+  Clock::time_point deadline;
+  ProcessResult& res;
+  bool killed = false;
+  Clock::time_point kill_time;
+
+  void Check() {
+    if (killed) return;
+    const bool cancel = spec.cancel && spec.cancel->IsCancelled();
+    if (!cancel && Clock::now() < deadline) return;
+    res.cancelled = cancel;
+    res.timed_out = !cancel;
+    kill(-pid, SIGKILL);  // the whole group: shell, children, grandchildren
+    killed = true;
+    kill_time = Clock::now();
+  }
+};
+
+// Reads the merged output until EOF. Stops early when the child exited but
+// something it left in the background still holds the pipe (250 ms grace to
+// drain), or 2 s after a kill.
+void Collect(int fd, Stopper& stop, HeadTailBuffer& buf) {
+  bool exited = false;
+  Clock::time_point exit_time;
+  char chunk[16384];
+  for (;;) {
+    stop.Check();
+    const auto now = Clock::now();
+    if (!exited && HasExited(stop.pid)) {
+      exited = true;
+      exit_time = now;
+    }
+    if (stop.killed && now - stop.kill_time > std::chrono::seconds(2)) return;
+    if (exited && now - exit_time > std::chrono::milliseconds(250)) return;
+    pollfd p{fd, POLLIN, 0};
+    int n = poll(&p, 1, 20);
+    if (n < 0 && errno != EINTR) return;
+    if (n <= 0) continue;
+    ssize_t got = read(fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return;  // EOF: every writer is gone
+    buf.Append(std::string_view(chunk, static_cast<size_t>(got)));
+  }
+}
+
 }  // namespace
 
 Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
@@ -97,47 +154,12 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
 
   ProcessResult res;
   HeadTailBuffer buf(spec.output_cap);
-  const auto deadline = start + spec.timeout;
-  bool killed = false;
-  Clock::time_point kill_time;
-  char chunk[16384];
-  for (;;) {
-    if (!killed) {
-      const bool cancel = spec.cancel && spec.cancel->IsCancelled();
-      if (cancel || Clock::now() >= deadline) {
-        res.cancelled = cancel;
-        res.timed_out = !cancel;
-        kill(-pid, SIGKILL);  // the whole group: shell, children, grandchildren
-        killed = true;
-        kill_time = Clock::now();
-      }
-    } else if (Clock::now() - kill_time > std::chrono::seconds(2)) {
-      break;  // something escaped the group and holds the pipe: stop reading
-    }
-    pollfd p{read_end.get(), POLLIN, 0};
-    int n = poll(&p, 1, 50);
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    ssize_t got = read(read_end.get(), chunk, sizeof(chunk));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // EOF: every writer is gone
-    buf.Append(std::string_view(chunk, static_cast<size_t>(got)));
-  }
-  // Wait for the child to exit WITHOUT reaping it (WNOWAIT): while it is a
-  // zombie its pid, and so the group id, cannot be reused, which makes the
-  // final group kill below safe. A child that closed its output but keeps
-  // running still meets the deadline and the cancel token.
-  for (;;) {
-    siginfo_t info{};
-    int w = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-    if (w == 0 && info.si_pid == pid) break;
-    if (w < 0 && errno != EINTR) break;
-    if (!killed && ((spec.cancel && spec.cancel->IsCancelled()) || Clock::now() >= deadline)) {
-      res.cancelled = spec.cancel && spec.cancel->IsCancelled();
-      res.timed_out = !res.cancelled;
-      kill(-pid, SIGKILL);
-      killed = true;
-    }
+  Stopper stop{pid, spec, start + spec.timeout, res, false, {}};
+  Collect(read_end.get(), stop, buf);
+  // A child that closed its output but keeps running still meets the
+  // deadline and the cancel token.
+  while (!HasExited(pid)) {
+    stop.Check();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   kill(-pid, SIGKILL);  // background leftovers of the group, if any

@@ -6,7 +6,10 @@
 // timeout or a cancel kills the whole group (SIGKILL to -pgid): a shell's
 // background children die with it instead of outliving the job. stdout and
 // stderr are merged into one pipe and collected through a HeadTailBuffer, so
-// a process printing gigabytes costs `output_cap` bytes of memory.
+// a process printing gigabytes costs `output_cap` bytes of memory. When the
+// child exits, what it left running in its group is killed too: a tool call
+// must not leave processes behind (and a background process holding the
+// output pipe must not hold the call open until its deadline).
 //
 // Thread safety: RunProcess may be called concurrently; each call owns its
 // child and reaps it before returning (no zombie, no orphan group).
@@ -34,10 +37,10 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;     // 128 + signal when killed by a signal
+  int exit_code = -1;  // 128 + signal when killed by a signal
   bool timed_out = false;
   bool cancelled = false;
-  std::string output;     // merged stdout+stderr, capped with the cut marked
+  std::string output;       // merged stdout+stderr, capped with the cut marked
   size_t output_bytes = 0;  // total bytes the child wrote
   int64_t duration_ms = 0;
 };

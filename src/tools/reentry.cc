@@ -46,14 +46,16 @@ std::string What(const Request& r) {
 
 ToolResult Approved(const Request& r) {
   if (r.kind == "tool") {
-    return ToolResult::Ok(fmt::format(
-        "Approved (request {}, scope {}): call {} now with exactly these arguments: {}", r.id,
-        r.scope.empty() ? "once" : r.scope, r.name, r.args.dump()));
+    return ToolResult::Ok(
+        fmt::format("Approved (request {}, scope {}): call {} now with exactly these arguments: {}",
+                    r.id, r.scope.empty() ? "once" : r.scope, r.name, r.args.dump()));
   }
   if (r.kind == "package") {
-    return ToolResult::Ok(fmt::format("Approved (request {}): the package {} is installed.", r.id, r.name));
+    return ToolResult::Ok(
+        fmt::format("Approved (request {}): the package {} is installed.", r.id, r.name));
   }
-  return ToolResult::Ok(fmt::format("Approved (request {}): the task '{}' was started.", r.id, r.name));
+  return ToolResult::Ok(
+      fmt::format("Approved (request {}): the task '{}' was started.", r.id, r.name));
 }
 
 ToolResult Denied(const Request& r) {

@@ -3,11 +3,10 @@
 namespace maestro::tools {
 
 Json ToolEntry(const ToolSpec& spec) {
-  return Json{{"type", "function"},
-              {"function",
-               {{"name", spec.name},
-                {"description", spec.description},
-                {"parameters", spec.parameters}}}};
+  return Json{
+      {"type", "function"},
+      {"function",
+       {{"name", spec.name}, {"description", spec.description}, {"parameters", spec.parameters}}}};
 }
 
 Status ToolRegistry::Register(ToolSpec spec, ToolHandler handler) {

@@ -23,7 +23,8 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
   }
   const bool network = args.value("network", false);
   if (network && !ctx.network_allowed) {
-    return ToolResult::Error("network access is not allowed in this workspace; ask with RequestTool");
+    return ToolResult::Error(
+        "network access is not allowed in this workspace; ask with RequestTool");
   }
   ProcessSpec spec;
   spec.argv = sandbox.Wrap(ctx.workspace_root, network, args["command"].get<std::string>());
@@ -64,17 +65,26 @@ Status RegisterRunCommand(ToolRegistry& registry, std::shared_ptr<const Sandbox>
   Json params = {
       {"type", "object"},
       {"properties",
-       {{"command", {{"type", "string"}, {"minLength", 1}, {"description", "a /bin/sh command line, run in the workspace root"}}},
+       {{"command",
+         {{"type", "string"},
+          {"minLength", 1},
+          {"description", "a /bin/sh command line, run in the workspace root"}}},
         {"timeout_seconds", {{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxTimeoutSeconds}}},
-        {"network", {{"type", "boolean"}, {"description", "needs network access (only if the workspace allows it)"}}}}},
+        {"network",
+         {{"type", "boolean"},
+          {"description", "needs network access (only if the workspace allows it)"}}}}},
       {"required", {"command"}},
       {"additionalProperties", false}};
-  ToolSpec spec{"RunCommand",
-                "Run a shell command in the workspace, sandboxed: the workspace is writable, the system "
-                "read-only, no network unless allowed. Returns the exit code and the output (long output "
-                "keeps its head and tail).",
-                std::move(params), false, ToolClass::kShell, std::chrono::seconds(kMaxTimeoutSeconds + 10),
-                kCommandOutputCap + 1024};
+  ToolSpec spec{
+      "RunCommand",
+      "Run a shell command in the workspace, sandboxed: the workspace is writable, the system "
+      "read-only, no network unless allowed. Returns the exit code and the output (long output "
+      "keeps its head and tail).",
+      std::move(params),
+      false,
+      ToolClass::kShell,
+      std::chrono::seconds(kMaxTimeoutSeconds + 10),
+      kCommandOutputCap + 1024};
   return registry.Register(std::move(spec), [sandbox](const Json& args, const ToolContext& ctx) {
     return RunCommandTool(*sandbox, args, ctx);
   });

@@ -16,6 +16,11 @@ void AddSystemBinds(std::vector<std::string>& a) {
   for (const char* dir : {"/usr", "/etc", "/opt"}) {
     if (fs::exists(dir)) a.insert(a.end(), {"--ro-bind", dir, dir});
   }
+  // Root inside the sandbox could read these through the /etc bind.
+  for (const char* secret : {"/etc/shadow", "/etc/gshadow", "/etc/sudoers"}) {
+    std::error_code ec;
+    if (fs::exists(secret, ec)) a.insert(a.end(), {"--ro-bind", "/dev/null", secret});
+  }
   for (const char* dir : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
     std::error_code ec;
     if (fs::is_symlink(fs::symlink_status(dir, ec))) {
@@ -51,8 +56,8 @@ Sandbox Sandbox::Probe(const std::string& bwrap_path) {
     s.reason_ = "bubblewrap is not installed (" + r.status().message() +
                 "); install the Debian package 'bubblewrap' (scripts/setup.sh)";
   } else if (r->exit_code != 0) {
-    s.reason_ = "bubblewrap cannot create namespaces here (exit " +
-                std::to_string(r->exit_code) + "): " + r->output;
+    s.reason_ = "bubblewrap cannot create namespaces here (exit " + std::to_string(r->exit_code) +
+                "): " + r->output;
   } else {
     s.available_ = true;
   }

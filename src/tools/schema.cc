@@ -15,7 +15,8 @@ bool HasType(const Json& v, const std::string& type) {
   if (type == "string") return v.is_string();
   if (type == "boolean") return v.is_boolean();
   if (type == "integer") {
-    return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
+    return v.is_number_integer() ||
+           (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
   }
   if (type == "number") return v.is_number();
   if (type == "null") return v.is_null();
@@ -73,9 +74,9 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
     bool found = false;
     for (const auto& e : schema["enum"]) found = found || e == v;
     if (!found) {
-      return InvalidArgument(
-          fmt::format("field '{}' must be one of {}, got {}", shown, schema["enum"].dump(), v.dump()),
-          path);
+      return InvalidArgument(fmt::format("field '{}' must be one of {}, got {}", shown,
+                                         schema["enum"].dump(), v.dump()),
+                             path);
     }
   }
   if (v.is_number()) {

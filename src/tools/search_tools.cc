@@ -1,14 +1,15 @@
 // Glob and Grep: read-only searches over the workspace tree.
 //
-// Both walk the tree without following symlinks (a symlink could lead out of
-// the workspace or into a cycle), skip `.git`, stop at a result cap and check
-// the call's deadline and cancel token between files.
+// Grep uses POSIX extended regular expressions (regcomp). Both walk the tree without following
+// symlinks (a symlink could lead out of the workspace or into a cycle), skip `.git`, stop at a
+// result cap and check the call's deadline and cancel token between files.
+#include <fmt/format.h>
+#include <regex.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-
-#include <fmt/format.h>
 
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
@@ -48,6 +49,19 @@ bool WalkFiles(const std::string& base, const ToolContext& ctx, Fn fn) {
   return true;
 }
 
+// POSIX regex (glibc's matcher does not recurse per input character the way
+// std::regex does, so a long line cannot overflow a worker thread's stack).
+struct PosixRegex {
+  regex_t re{};
+  bool compiled = false;
+  PosixRegex() = default;
+  PosixRegex(const PosixRegex&) = delete;
+  PosixRegex& operator=(const PosixRegex&) = delete;
+  ~PosixRegex() {
+    if (compiled) regfree(&re);
+  }
+};
+
 bool LooksBinary(const std::string& head) { return head.find('\0') != std::string::npos; }
 
 }  // namespace
@@ -82,8 +96,10 @@ ToolResult GlobTool(const Json& args, const ToolContext& ctx) {
   size_t more = 0;
   bool done = WalkFiles(*base, ctx, [&](const std::string&, const std::string& rel) {
     if (!std::regex_match(rel, re)) return true;
-    if (hits.size() < kMaxGlobResults) hits.push_back(rel);
-    else ++more;
+    if (hits.size() < kMaxGlobResults)
+      hits.push_back(rel);
+    else
+      ++more;
     return true;
   });
   std::string out;
@@ -97,14 +113,15 @@ ToolResult GlobTool(const Json& args, const ToolContext& ctx) {
 ToolResult GrepTool(const Json& args, const ToolContext& ctx) {
   auto base = ResolveInWorkspace(ctx.workspace_root, args.value("path", std::string(".")));
   if (!base.ok()) return ToolResult::Error(base.status().message());
-  auto flags = std::regex::ECMAScript;
-  if (args.value("case_insensitive", false)) flags |= std::regex::icase;
-  std::regex re;
-  try {
-    re = std::regex(args["pattern"].get<std::string>(), flags);
-  } catch (const std::regex_error& e) {
-    return ToolResult::Error(std::string("invalid regular expression: ") + e.what());
+  int flags = REG_EXTENDED | REG_NOSUB;
+  if (args.value("case_insensitive", false)) flags |= REG_ICASE;
+  PosixRegex re;
+  if (int rc = regcomp(&re.re, args["pattern"].get<std::string>().c_str(), flags); rc != 0) {
+    char msg[256];
+    regerror(rc, &re.re, msg, sizeof(msg));
+    return ToolResult::Error(std::string("invalid regular expression: ") + msg);
   }
+  re.compiled = true;
   std::optional<std::regex> only;
   if (args.contains("glob")) only.emplace(GlobToRegex(args["glob"].get<std::string>()));
   const std::string show_base = RelativeToWorkspace(ctx.workspace_root, *base);
@@ -120,7 +137,7 @@ ToolResult GrepTool(const Json& args, const ToolContext& ctx) {
     const std::string shown = show_base == "." ? rel : show_base + "/" + rel;
     for (int n = 1; std::getline(in, line); ++n) {
       if (n == 1 && LooksBinary(line.substr(0, 8192))) return true;
-      if (!std::regex_search(line, re)) continue;
+      if (regexec(&re.re, line.c_str(), 0, nullptr, 0) != 0) continue;
       if (line.size() > kMaxLineShown) line = line.substr(0, kMaxLineShown) + "…";
       out += fmt::format("{}:{}: {}\n", shown, n, line);
       if (++matches >= kMaxGrepMatches) {
@@ -130,7 +147,8 @@ ToolResult GrepTool(const Json& args, const ToolContext& ctx) {
     }
     return true;
   });
-  if (capped) out += fmt::format("[stopped after {} matches; narrow the pattern or path]\n", kMaxGrepMatches);
+  if (capped)
+    out += fmt::format("[stopped after {} matches; narrow the pattern or path]\n", kMaxGrepMatches);
   if (!done) out += "[search stopped: time limit]\n";
   if (matches == 0) out += "no matches\n";
   return ToolResult::Ok(out);

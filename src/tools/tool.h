@@ -44,7 +44,7 @@ struct ToolSpec {
 
 // One call as the model emitted it.
 struct ToolCall {
-  std::string id;    // the model's tool_call id
+  std::string id;  // the model's tool_call id
   std::string name;
   Json arguments = Json::object();
 };

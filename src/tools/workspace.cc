@@ -14,8 +14,15 @@ namespace {
 // global git configuration.
 Result<ProcessResult> Git(const std::string& root, std::vector<std::string> args) {
   ProcessSpec spec;
-  spec.argv = {"git", "-C", root, "-c", "user.name=maestro", "-c", "user.email=maestro@localhost",
-               "-c", "commit.gpgsign=false"};
+  spec.argv = {"git",
+               "-C",
+               root,
+               "-c",
+               "user.name=maestro",
+               "-c",
+               "user.email=maestro@localhost",
+               "-c",
+               "commit.gpgsign=false"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::seconds(60);
   spec.output_cap = 16 * 1024;
@@ -37,7 +44,8 @@ Status SpaceRegistry::Register(Space space) {
   std::error_code ec;
   fs::path root = fs::canonical(space.root, ec);
   if (ec || !fs::is_directory(root)) {
-    return InvalidArgument("space " + space.name + ": directory " + space.root + " not found", "root");
+    return InvalidArgument("space " + space.name + ": directory " + space.root + " not found",
+                           "root");
   }
   space.root = root.string();
   spaces_[space.name] = std::move(space);
@@ -60,7 +68,8 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
     ws.policy = s->policy;
     return ws;
   }
-  if (task_id.empty() || task_id.find('/') != std::string::npos || task_id.find("..") != std::string::npos) {
+  if (task_id.empty() || task_id.find('/') != std::string::npos ||
+      task_id.find("..") != std::string::npos) {
     return InvalidArgument("bad task id for a workspace", "task_id");
   }
   fs::path dir = fs::path(options.data_dir) / "workspaces" / "tasks" / task_id;
@@ -76,13 +85,14 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
 
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
                                                    const std::string& title) {
-  MAESTRO_ASSIGN_OR_RETURN(ProcessResult inside, Git(ws.root, {"rev-parse", "--is-inside-work-tree"}));
+  MAESTRO_ASSIGN_OR_RETURN(ProcessResult inside,
+                           Git(ws.root, {"rev-parse", "--is-inside-work-tree"}));
   if (inside.exit_code != 0) return std::optional<std::string>();
   MAESTRO_RETURN_IF_ERROR(GitOk(ws.root, {"add", "-A"}));
   MAESTRO_ASSIGN_OR_RETURN(ProcessResult diff, Git(ws.root, {"diff", "--cached", "--quiet"}));
   if (diff.exit_code == 0) return std::optional<std::string>();  // nothing staged
-  const std::string message =
-      "maestro: " + (title.empty() ? std::string("task result") : title) + " (task " + task_id + ")";
+  const std::string message = "maestro: " + (title.empty() ? std::string("task result") : title) +
+                              " (task " + task_id + ")";
   MAESTRO_RETURN_IF_ERROR(GitOk(ws.root, {"commit", "-q", "-m", message}));
   MAESTRO_ASSIGN_OR_RETURN(ProcessResult head, Git(ws.root, {"rev-parse", "HEAD"}));
   if (head.exit_code != 0) return Internal("git rev-parse HEAD failed: " + head.output);

@@ -49,8 +49,8 @@ struct Workspace {
 };
 
 struct WorkspaceOptions {
-  std::string data_dir;           // ephemeral workspaces live in data_dir/workspaces/tasks/
-  ToolPolicy ephemeral_policy;    // the policy of ephemeral workspaces
+  std::string data_dir;         // ephemeral workspaces live in data_dir/workspaces/tasks/
+  ToolPolicy ephemeral_policy;  // the policy of ephemeral workspaces
 };
 
 // The task's workspace: its space when `space` is set (kNotFound if not

@@ -17,9 +17,8 @@ Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
                                        const std::string& relative) {
   const fs::path rel(relative);
   if (rel.is_absolute()) {
-    return InvalidArgument("absolute path '" + relative +
-                               "' refused: use a path relative to the workspace",
-                           "path");
+    return InvalidArgument(
+        "absolute path '" + relative + "' refused: use a path relative to the workspace", "path");
   }
   fs::path cur(workspace_root);
   bool exists = true;  // whether `cur` exists (after that, components are lexical)

@@ -1,14 +1,15 @@
 // Dispatcher: order of results, parallel read-only calls, sequential
 // side-effecting ones, validation/unknown-tool errors, ledger records.
+#include "tools/dispatcher.h"
+
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <mutex>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "core/clock.h"
 #include "support/temp_dir.h"
-#include "tools/dispatcher.h"
 
 namespace maestro::tools {
 namespace {
@@ -45,7 +46,8 @@ class Probe {
 
 Json Schema() {
   return {{"type", "object"},
-          {"properties", {{"tag", {{"type", "string"}}}, {"ms", {{"type", "integer"}, {"minimum", 0}}}}},
+          {"properties",
+           {{"tag", {{"type", "string"}}}, {"ms", {{"type", "integer"}, {"minimum", 0}}}}},
           {"required", {"tag"}},
           {"additionalProperties", false}};
 }
@@ -66,9 +68,12 @@ class DispatcherTest : public ::testing::Test {
     loud.output_cap_bytes = 64;
     ASSERT_TRUE(registry_.Register(look, handler).ok());
     ASSERT_TRUE(registry_.Register(poke, handler).ok());
-    ASSERT_TRUE(registry_.Register(loud, [](const Json&, const ToolContext&) {
-      return ToolResult::Ok(std::string(1000, 'z'));
-    }).ok());
+    ASSERT_TRUE(registry_
+                    .Register(loud,
+                              [](const Json&, const ToolContext&) {
+                                return ToolResult::Ok(std::string(1000, 'z'));
+                              })
+                    .ok());
     ctx_.task_id = "t1";
     ctx_.job_id = "j1";
     ctx_.policy.allowed_tools = {"Look", "Poke", "Loud"};
@@ -107,7 +112,9 @@ TEST_F(DispatcherTest, ASideEffectingCallRunsAloneBetweenItsNeighbours) {
   auto results = dispatcher_.Run(calls, ctx_);
   ASSERT_EQ(results.size(), 4u);
   auto log = probe_.log();
-  auto at = [&](const std::string& s) { return std::find(log.begin(), log.end(), s) - log.begin(); };
+  auto at = [&](const std::string& s) {
+    return std::find(log.begin(), log.end(), s) - log.begin();
+  };
   EXPECT_GT(at("start w"), at("end r1"));
   EXPECT_GT(at("start w"), at("end r2"));
   EXPECT_EQ(at("end w") + 1, at("start r3"));
@@ -115,8 +122,7 @@ TEST_F(DispatcherTest, ASideEffectingCallRunsAloneBetweenItsNeighbours) {
 }
 
 TEST_F(DispatcherTest, BadCallsGetErrorResultsNamingTheProblem) {
-  std::vector<ToolCall> calls = {Call("1", "Lok", {{"tag", "x"}}),
-                                 Call("2", "Look", {{"tag", 5}}),
+  std::vector<ToolCall> calls = {Call("1", "Lok", {{"tag", "x"}}), Call("2", "Look", {{"tag", 5}}),
                                  Call("3", "Look", Json::object()),
                                  Call("4", "Loud", {{"tag", "x"}})};
   auto r = dispatcher_.Run(calls, ctx_);
@@ -149,6 +155,26 @@ TEST_F(DispatcherTest, EveryRunCallIsLedgeredStartedThenFinished) {
   EXPECT_EQ((*recs)[2].event, "started");
   EXPECT_FALSE((*recs)[2].read_only);
   EXPECT_EQ((*recs)[3].seq, 4);
+}
+
+TEST_F(DispatcherTest, EachToolGetsItsOwnTimeoutAsDeadline) {
+  ToolSpec busy{"Busy", "loops until its deadline", Schema(),
+                true,   ToolClass::kRead,           std::chrono::milliseconds(150)};
+  ASSERT_TRUE(registry_
+                  .Register(busy,
+                            [](const Json&, const ToolContext& ctx) {
+                              while (!ctx.Expired())
+                                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                              return ToolResult::Ok("stopped");
+                            })
+                  .ok());
+  ctx_.policy.allowed_tools.insert("Busy");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = dispatcher_.Run({Call("1", "Busy", {{"tag", "x"}})}, ctx_);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r[0].content, "stopped");
+  EXPECT_GE(took, std::chrono::milliseconds(150));
+  EXPECT_LT(took, std::chrono::seconds(5));
 }
 
 TEST_F(DispatcherTest, ACancelledJobRunsNothingMore) {

@@ -1,9 +1,9 @@
 // Workspace file tools and the path gate: `..`, absolute paths and escaping
 // symlinks are refused; the tools do what they say inside the workspace.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
 #include "tools/workspace_path.h"
@@ -89,15 +89,18 @@ TEST_F(FileToolsTest, WriteFileCreatesParentsAndEditFileNeedsAUniqueMatch) {
   ASSERT_FALSE(w.is_error) << w.content;
   EXPECT_EQ(Read("new/dir/x.txt"), "alpha beta alpha");
 
-  ToolResult twice = EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "alpha"}, {"new_string", "A"}}, ctx_);
+  ToolResult twice =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "alpha"}, {"new_string", "A"}}, ctx_);
   EXPECT_TRUE(twice.is_error);
   EXPECT_NE(twice.content.find("occurs 2 times"), std::string::npos);
   EXPECT_EQ(Read("new/dir/x.txt"), "alpha beta alpha");  // unchanged
 
-  ToolResult none = EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "gamma"}, {"new_string", "G"}}, ctx_);
+  ToolResult none =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "gamma"}, {"new_string", "G"}}, ctx_);
   EXPECT_TRUE(none.is_error);
 
-  ToolResult once = EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "beta"}, {"new_string", "B"}}, ctx_);
+  ToolResult once =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "beta"}, {"new_string", "B"}}, ctx_);
   EXPECT_FALSE(once.is_error) << once.content;
   EXPECT_EQ(Read("new/dir/x.txt"), "alpha B alpha");
 }

@@ -1,14 +1,15 @@
 // Tool ledger crash recovery: a read-only call left open is re-run, a
 // side-effecting one is reported for reconciliation and never repeated.
-#include <filesystem>
-#include <fstream>
+#include "tools/ledger.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "core/clock.h"
 #include "support/temp_dir.h"
 #include "tools/dispatcher.h"
-#include "tools/ledger.h"
 
 namespace maestro::tools {
 namespace {
@@ -82,9 +83,11 @@ TEST_F(LedgerTest, CrashInsideASideEffectingCallIsNotRepeated) {
                            [&](const Json&, const ToolContext&) -> ToolResult {
                              ++runs;
                              throw std::runtime_error("simulated crash");  // never returns normally
-                           }).ok());
+                           })
+                  .ok());
   ASSERT_TRUE(reg.Register({"Peek", "read", schema, true, ToolClass::kRead},
-                           [](const Json&, const ToolContext&) { return ToolResult::Ok("ok"); }).ok());
+                           [](const Json&, const ToolContext&) { return ToolResult::Ok("ok"); })
+                  .ok());
   auto ledger = Open();
   DispatchContext ctx;
   ctx.task_id = "t";

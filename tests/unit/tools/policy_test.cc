@@ -1,8 +1,8 @@
 // Tool Policy ∪ grants as the only source of permission, against a real
 // SqliteStore: a grant bound to arguments authorizes exactly those.
-#include <filesystem>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "core/hash.h"
 #include "support/store_fixture.h"
@@ -18,7 +18,8 @@ class PolicyTest : public testing::StoreTest {
   void SetUp() override {
     StoreTest::SetUp();
     ASSERT_TRUE(RegisterFileTools(registry_).ok());
-    ASSERT_TRUE(RegisterRunCommand(registry_, std::make_shared<Sandbox>(Sandbox::Unavailable("t"))).ok());
+    ASSERT_TRUE(
+        RegisterRunCommand(registry_, std::make_shared<Sandbox>(Sandbox::Unavailable("t"))).ok());
     task_ = NewTaskWith("chat");
     std::filesystem::create_directories(dir_.File("ws"));
     ctx_.task_id = task_.task.id;
@@ -27,7 +28,8 @@ class PolicyTest : public testing::StoreTest {
     ctx_.policy.allowed_tools = {"ReadFile", "ListDir", "WriteFile", "EditFile", "RunCommand"};
   }
   Permission Check(const std::string& tool, const Json& args) {
-    auto p = ToolAuthorizer(store_.get()).Authorize(ctx_.policy, ctx_.task_id, *registry_.Find(tool), args);
+    auto p = ToolAuthorizer(store_.get())
+                 .Authorize(ctx_.policy, ctx_.task_id, *registry_.Find(tool), args);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return p.ok() ? *p : Permission{};
   }

@@ -1,11 +1,12 @@
 // Re-entrant park tools against a real SqliteStore: a call re-issued after
 // the resume finds its decided request — no second card, no denial loop.
+#include "tools/reentry.h"
+
 #include <gtest/gtest.h>
 
 #include "support/store_fixture.h"
 #include "tools/dispatcher.h"
 #include "tools/park_tools.h"
-#include "tools/reentry.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -25,7 +26,8 @@ class ReentryTest : public testing::StoreTest {
     if (out.ok() && out->state == ReentryState::kNew) {
       auto key = RequestKeyFor(call);
       EXPECT_TRUE(key.ok());
-      EXPECT_TRUE(store_->CreateRequest(NewRequestFor(*key, task_.task.id, task_.job.id, call)).ok());
+      EXPECT_TRUE(
+          store_->CreateRequest(NewRequestFor(*key, task_.task.id, task_.job.id, call)).ok());
     }
     return out.ok() ? *out : ReentryOutcome{};
   }
@@ -38,8 +40,11 @@ class ReentryTest : public testing::StoreTest {
 };
 
 ToolCall AskWrite(const std::string& id, const std::string& reason = "need to save") {
-  return {id, "RequestTool",
-          {{"tool", "WriteFile"}, {"arguments", {{"path", "out.txt"}, {"content", "42"}}}, {"reason", reason}}};
+  return {id,
+          "RequestTool",
+          {{"tool", "WriteFile"},
+           {"arguments", {{"path", "out.txt"}, {"content", "42"}}},
+           {"reason", reason}}};
 }
 
 TEST_F(ReentryTest, ADeniedRequestToolReissuedAfterResumeGetsTheDenialWithoutANewRequest) {
@@ -90,8 +95,11 @@ TEST_F(ReentryTest, DifferentArgumentsAreADifferentRequest) {
   Issue(AskWrite("c1"));
   auto reqs = store_->ListRequests(task_.task.id, "tool");
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "deny", "", "bob").ok());
-  ToolCall other = {"c2", "RequestTool",
-                    {{"tool", "WriteFile"}, {"arguments", {{"path", "other.txt"}, {"content", "1"}}}, {"reason", "r"}}};
+  ToolCall other = {"c2",
+                    "RequestTool",
+                    {{"tool", "WriteFile"},
+                     {"arguments", {{"path", "other.txt"}, {"content", "1"}}},
+                     {"reason", "r"}}};
   EXPECT_EQ(Issue(other).state, ReentryState::kNew);
   EXPECT_EQ(RequestCount("tool"), 2u);
 }
@@ -111,7 +119,8 @@ TEST_F(ReentryTest, ARequestOfAnotherJobDoesNotAnswer) {
 }
 
 TEST_F(ReentryTest, PackageAndSpawnRequestsShortCircuitToo) {
-  ToolCall pkg = {"p1", "RequestPackage", {{"ecosystem", "pip"}, {"name", "requests"}, {"reason", "http"}}};
+  ToolCall pkg = {
+      "p1", "RequestPackage", {{"ecosystem", "pip"}, {"name", "requests"}, {"reason", "http"}}};
   EXPECT_EQ(Issue(pkg).state, ReentryState::kNew);
   auto reqs = store_->ListRequests(task_.task.id, "package");
   ASSERT_EQ(reqs->size(), 1u);
@@ -122,7 +131,9 @@ TEST_F(ReentryTest, PackageAndSpawnRequestsShortCircuitToo) {
   EXPECT_NE(p.result.content.find("installed"), std::string::npos);
   EXPECT_EQ(RequestCount("package"), 1u);
 
-  ToolCall spawn = {"s1", "SpinOffTask", {{"title", "docs"}, {"instruction", "write docs"}, {"space", "website"}}};
+  ToolCall spawn = {"s1",
+                    "SpinOffTask",
+                    {{"title", "docs"}, {"instruction", "write docs"}, {"space", "website"}}};
   EXPECT_EQ(Issue(spawn).state, ReentryState::kNew);
   auto sreqs = store_->ListRequests(task_.task.id, "spawn");
   ASSERT_TRUE(store_->DecideRequest((*sreqs)[0].id, "deny", "", "bob").ok());

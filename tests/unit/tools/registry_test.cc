@@ -1,9 +1,10 @@
 // Registry: stable `tools` bytes, schema validation naming the field, caps.
+#include "tools/registry.h"
+
 #include <gtest/gtest.h>
 
 #include "tools/output_cap.h"
 #include "tools/park_tools.h"
-#include "tools/registry.h"
 #include "tools/sandbox.h"
 #include "tools/schema.h"
 #include "tools/workspace_tools.h"
@@ -76,7 +77,8 @@ TEST(SchemaTest, ErrorsNameTheBadField) {
   EXPECT_TRUE(ValidateArgs(read, {{"path", "a"}, {"start_line", 2}}).ok());
 
   const Json& handoff = r.Find("WriteHandoff")->parameters;
-  Status nested = ValidateArgs(handoff, {{"completed", Json::array()}, {"in_progress", Json::array()},
+  Status nested = ValidateArgs(handoff, {{"completed", Json::array()},
+                                         {"in_progress", Json::array()},
                                          {"pending", Json::array()},
                                          {"decisions", {{{"what", "x"}}}}});
   EXPECT_EQ(nested.field(), "decisions.0.why");

@@ -1,5 +1,6 @@
 // RunCommand under bubblewrap: no network unless allowed, no writes outside
 // the workspace, killed (with its whole process group) on timeout and cancel.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
 #include "tools/process_runner.h"
@@ -82,14 +81,17 @@ TEST_F(RunCommandTest, ReturnsExitCodeAndOutput) {
 TEST_F(RunCommandTest, WritesInsideTheWorkspaceOnly) {
   const std::string outside = dir_.File("outside.txt");
   const std::string tmp_file = "/tmp/maestro-sandbox-probe-" + std::to_string(getpid());
-  ToolResult r = Run({{"command", "echo in > inside.txt; echo out > " + outside + "; echo sys > /usr/maestro-probe; echo t > " + tmp_file + "; echo done"}});
+  ToolResult r = Run(
+      {{"command", "echo in > inside.txt; echo out > " + outside +
+                       "; echo sys > /usr/maestro-probe; echo t > " + tmp_file + "; echo done"}});
   EXPECT_NE(r.content.find("done"), std::string::npos) << r.content;
   EXPECT_TRUE(fs::exists(root_ + "/inside.txt"));
   EXPECT_FALSE(fs::exists(outside));
   EXPECT_FALSE(fs::exists("/usr/maestro-probe"));
   EXPECT_FALSE(fs::exists(tmp_file));  // /tmp in the sandbox is private
   // The data dir and anything else outside the workspace is not even visible.
-  ToolResult ls = Run({{"command", "ls " + dir_.path() + " 2>&1; cat /work/shared/DESIGN.md 2>&1 | head -c 40"}});
+  ToolResult ls = Run(
+      {{"command", "ls " + dir_.path() + " 2>&1; cat /work/shared/DESIGN.md 2>&1 | head -c 40"}});
   EXPECT_EQ(ls.content.find("outside"), std::string::npos);
   EXPECT_EQ(ls.content.find("maestro"), std::string::npos) << ls.content;
 }
@@ -147,7 +149,9 @@ TEST_F(RunCommandTest, LongOutputIsCappedHeadAndTail) {
 TEST(RunCommandUnavailableTest, AnUnavailableSandboxNeverRunsTheCommand) {
   testing::TempDir dir;
   ToolRegistry reg;
-  ASSERT_TRUE(RegisterRunCommand(reg, std::make_shared<Sandbox>(Sandbox::Unavailable("no namespaces"))).ok());
+  ASSERT_TRUE(
+      RegisterRunCommand(reg, std::make_shared<Sandbox>(Sandbox::Unavailable("no namespaces")))
+          .ok());
   ToolContext ctx;
   ctx.workspace_root = fs::canonical(dir.path()).string();
   ToolResult r = (*reg.Handler("RunCommand"))({{"command", "touch ran.txt"}}, ctx);
@@ -173,6 +177,24 @@ TEST(ProcessRunnerTest, KillsTheProcessGroupOnTimeout) {
   EXPECT_EQ(r->exit_code, 128 + 9);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_FALSE(fs::exists(dir.File("late")));
+}
+
+TEST(ProcessRunnerTest, ABackgroundChildDoesNotHoldTheCallOpen) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 30 & echo quick; exit 3"};
+  spec.timeout = std::chrono::seconds(20);
+  auto r = RunProcess(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->output, "quick\n");
+  EXPECT_LT(r->duration_ms, 3000);
+}
+
+TEST(ProcessRunnerTest, AMissingProgramIsAnError) {
+  ProcessSpec spec;
+  spec.argv = {"/nonexistent/program"};
+  EXPECT_FALSE(RunProcess(spec).ok());
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
 // Workspaces: ephemeral per-task directories under the data dir, registered
 // persistent spaces, and the git commit naming the task.
-#include <filesystem>
-#include <fstream>
+#include "tools/workspace.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "support/temp_dir.h"
 #include "tools/process_runner.h"
-#include "tools/workspace.h"
 
 namespace maestro::tools {
 namespace {
@@ -45,7 +46,8 @@ TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   ASSERT_TRUE(commit->has_value());
   EXPECT_EQ((*commit)->size(), 40u);
-  EXPECT_EQ(GitOut(ws->root, {"log", "-1", "--format=%s"}), "maestro: Fix the parser (task 3f2b8c1e-task)\n");
+  EXPECT_EQ(GitOut(ws->root, {"log", "-1", "--format=%s"}),
+            "maestro: Fix the parser (task 3f2b8c1e-task)\n");
   EXPECT_EQ(GitOut(ws->root, {"show", "--name-only", "--format=", "HEAD"}), "result.txt\n");
 
   // Preparing again reuses the same directory.
