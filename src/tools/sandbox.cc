@@ -35,7 +35,8 @@ void AddSystemBinds(std::vector<std::string>& a) {
 
 std::vector<std::string> Sandbox::Wrap(const std::string& workspace, bool network,
                                        const std::string& command) const {
-  std::vector<std::string> a = {bwrap_, "--die-with-parent", "--new-session", "--unshare-all"};
+  std::vector<std::string> a = {bwrap_,          "--die-with-parent", "--new-session",
+                                "--unshare-all", "--cap-drop",        "ALL"};
   if (network) a.push_back("--share-net");
   AddSystemBinds(a);
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});

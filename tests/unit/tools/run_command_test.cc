@@ -96,6 +96,14 @@ TEST_F(RunCommandTest, WritesInsideTheWorkspaceOnly) {
   EXPECT_EQ(ls.content.find("maestro"), std::string::npos) << ls.content;
 }
 
+TEST_F(RunCommandTest, RunsWithoutCapabilities) {
+  ToolResult r = Run(
+      {{"command",
+        "grep CapEff /proc/self/status; mount -o remount,rw /usr 2>/dev/null && echo REMOUNTED"}});
+  EXPECT_NE(r.content.find("CapEff:\t0000000000000000"), std::string::npos) << r.content;
+  EXPECT_EQ(r.content.find("REMOUNTED"), std::string::npos);
+}
+
 TEST_F(RunCommandTest, NoNetworkUnlessAllowed) {
   Listener host;
   const std::string probe = "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(host.port()) +
