@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "tools/output_cap.h"
@@ -25,61 +26,68 @@ bool Dispatcher::IsReadOnly(const ToolCall& call) const {
   return spec == nullptr || spec->read_only;  // an unknown tool only yields an error
 }
 
-ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) const {
+// Everything that may refuse a call before it runs: lookup, schema,
+// permission, cancel. Returns the refusal, or nullopt and sets *perm.
+std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const DispatchContext& ctx,
+                                            Permission* perm) const {
   const ToolSpec* spec = registry_->Find(call.name);
   if (spec == nullptr) {
     std::string near = NearestWord(call.name, registry_->Names());
-    return WithId(
-        ToolResult::Error(fmt::format("unknown tool '{}'{}", call.name,
-                                      near.empty() ? "" : "; did you mean '" + near + "'?")),
-        call.id);
+    return ToolResult::Error(fmt::format("unknown tool '{}'{}", call.name,
+                                         near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
-  const ToolHandler* handler = registry_->Handler(call.name);
-  if (handler == nullptr) {
-    return WithId(ToolResult::Error(call.name + " is a control tool; the engine handles it"),
-                  call.id);
+  if (registry_->Handler(call.name) == nullptr) {
+    return ToolResult::Error(call.name + " is a control tool; the engine handles it");
   }
   if (Status v = ValidateArgs(spec->parameters, call.arguments); !v.ok()) {
-    return WithId(
-        ToolResult::Error(fmt::format("invalid arguments for {}: {}", call.name, v.message())),
-        call.id);
+    return ToolResult::Error(fmt::format("invalid arguments for {}: {}", call.name, v.message()));
   }
-  auto perm = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
-  if (!perm.ok()) {
-    return WithId(ToolResult::Error("permission check failed: " + perm.status().message()),
-                  call.id);
-  }
-  if (!perm->allowed) return WithId(ToolResult{call.id, perm->denial, true}, call.id);
+  auto p = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
+  if (!p.ok()) return ToolResult::Error("permission check failed: " + p.status().message());
+  if (!p->allowed) return ToolResult{call.id, p->denial, true};
   if (ctx.cancel && ctx.cancel->IsCancelled()) {
-    return WithId(ToolResult::Error("cancelled before it ran"), call.id);
+    return ToolResult::Error("cancelled before it ran");
   }
+  *perm = std::move(p).value();
+  return std::nullopt;
+}
 
+ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) const {
+  const IdempotencyKey key{ctx.task_id, ctx.job_id, call.id};
+  Permission perm;
+  if (auto refused = Admit(call, ctx, &perm)) {
+    refused->call_id = call.id;
+    // Audit only: a refused call never ran, so it is recorded closed
+    // (`error` without `started`) and recovery never looks at it.
+    if (ctx.ledger) ctx.ledger->Finished(key, call.name, true, 0, *refused).IgnoreError();
+    return *refused;
+  }
+  const ToolSpec& spec = *registry_->Find(call.name);
   ToolContext tctx;
   tctx.workspace_root = ctx.workspace_root;
-  tctx.network_allowed = perm->network;
-  tctx.key = {ctx.task_id, ctx.job_id, call.id};
+  tctx.network_allowed = perm.network;
+  tctx.key = key;
   tctx.cancel = ctx.cancel;
   const auto start = std::chrono::steady_clock::now();
-  tctx.deadline = start + spec->timeout;
+  tctx.deadline = start + spec.timeout;
   if (ctx.ledger) {
     // No record, no side effect: a call we could not log is not run.
-    if (Status s = ctx.ledger->Started(tctx.key, spec->name, call.arguments, spec->read_only);
-        !s.ok()) {
+    if (Status s = ctx.ledger->Started(key, spec.name, call.arguments, spec.read_only); !s.ok()) {
       return WithId(ToolResult::Error("cannot record the call: " + s.message()), call.id);
     }
   }
   ToolResult r;
   try {
-    r = (*handler)(call.arguments, tctx);
+    r = (*registry_->Handler(call.name))(call.arguments, tctx);
   } catch (const std::exception& e) {
     r = ToolResult::Error(std::string("internal error: ") + e.what());
   }
-  r.content = CapOutput(r.content, spec->output_cap_bytes);
+  r.content = CapOutput(r.content, spec.output_cap_bytes);
   r.call_id = call.id;
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-  if (ctx.ledger) ctx.ledger->Finished(tctx.key, spec->name, spec->read_only, ms, r).IgnoreError();
+  if (ctx.ledger) ctx.ledger->Finished(key, spec.name, spec.read_only, ms, r).IgnoreError();
   return r;
 }
 

@@ -10,7 +10,8 @@
 // authorize (policy ∪ grants) → ledger `started` → run with the tool's
 // timeout as deadline and the job's cancel token → cap the output → ledger
 // `finished`/`error`. Every failure on the way is an "Error: ..." result;
-// nothing throws out of Run().
+// nothing throws out of Run(). A call refused before it runs (unknown tool,
+// bad arguments, no permission) is still recorded, as a lone `error` record.
 //
 // Parallelism: consecutive read-only calls run in parallel (up to
 // max_parallel threads); a side-effecting call runs alone, after everything
@@ -23,6 +24,7 @@
 // Thread safety: Run() may be called concurrently (one call per job).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,8 @@ class Dispatcher {
   ToolResult RunOne(const ToolCall& call, const DispatchContext& ctx) const;
 
  private:
+  std::optional<ToolResult> Admit(const ToolCall& call, const DispatchContext& ctx,
+                                  Permission* perm) const;
   bool IsReadOnly(const ToolCall& call) const;
   void RunParallel(const std::vector<ToolCall>& calls, size_t begin, size_t end,
                    const DispatchContext& ctx, std::vector<ToolResult>& out) const;

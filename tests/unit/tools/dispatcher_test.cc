@@ -142,10 +142,12 @@ TEST_F(DispatcherTest, EveryRunCallIsLedgeredStartedThenFinished) {
   auto ledger = ToolLedger::Open(dir.path(), &clock);
   ASSERT_TRUE(ledger.ok());
   ctx_.ledger = ledger->get();
-  dispatcher_.Run({Call("1", "Look", {{"tag", "a"}}), Call("2", "Poke", {{"tag", "b"}})}, ctx_);
+  dispatcher_.Run({Call("1", "Look", {{"tag", "a"}}), Call("2", "Poke", {{"tag", "b"}}),
+                   Call("3", "Poke", Json::object())},
+                  ctx_);
   auto recs = ToolLedger::Read(dir.path());
   ASSERT_TRUE(recs.ok());
-  ASSERT_EQ(recs->size(), 4u);
+  ASSERT_EQ(recs->size(), 5u);
   EXPECT_EQ((*recs)[0].event, "started");
   EXPECT_EQ((*recs)[0].key.call_id, "1");
   EXPECT_TRUE((*recs)[0].read_only);
@@ -155,6 +157,14 @@ TEST_F(DispatcherTest, EveryRunCallIsLedgeredStartedThenFinished) {
   EXPECT_EQ((*recs)[2].event, "started");
   EXPECT_FALSE((*recs)[2].read_only);
   EXPECT_EQ((*recs)[3].seq, 4);
+  // The refused call is audited but was never started.
+  EXPECT_EQ((*recs)[4].event, "error");
+  EXPECT_EQ((*recs)[4].key.call_id, "3");
+  EXPECT_NE((*recs)[4].result.find("missing required field 'tag'"), std::string::npos);
+  auto plan = PlanRecovery(dir.path(), "j1");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->rerun.empty());
+  EXPECT_TRUE(plan->reconcile.empty());
 }
 
 TEST_F(DispatcherTest, EachToolGetsItsOwnTimeoutAsDeadline) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tools/builtin.h"
 #include "tools/output_cap.h"
 #include "tools/park_tools.h"
 #include "tools/sandbox.h"
@@ -50,6 +51,20 @@ TEST(RegistryTest, PromptToolsEndWithOnePieceWideTransitionThenComplete) {
   Json no_transition = Json::parse(BuildToolsArrayText(r, {"ReadFile"}, {}));
   ASSERT_EQ(no_transition.size(), 2u);
   EXPECT_EQ(no_transition[1]["function"]["name"], "complete");
+}
+
+TEST(RegistryTest, BuiltinRegistryListsEveryToolOfTheDesignInOrder) {
+  auto r = NewBuiltinRegistry(std::make_shared<Sandbox>(Sandbox::Unavailable("test")));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->Names(),
+            std::vector<std::string>({"ReadFile", "WriteFile", "EditFile", "ListDir", "Glob",
+                                      "Grep", "RunCommand", "RequestTool", "RequestPackage",
+                                      "WaitSubTask", "SpinOffTask", "delegate", "WriteHandoff"}));
+  for (const auto& name : (*r)->Names()) {
+    const ToolSpec* s = (*r)->Find(name);
+    EXPECT_FALSE(s->description.empty()) << name;
+    EXPECT_EQ(s->parameters["additionalProperties"], false) << name;
+  }
 }
 
 TEST(RegistryTest, DuplicateAndNonObjectSchemasAreRefused) {
