@@ -20,6 +20,7 @@ namespace {
 
 constexpr size_t kMaxReadBytes = 1 << 20;  // ReadFile stops collecting here
 constexpr size_t kMaxListEntries = 1000;
+constexpr uintmax_t kMaxEditBytes = 16 << 20;  // EditFile holds the file in memory
 
 // Resolves args["path"] or returns the tool's error result.
 Result<std::string> PathArg(const Json& args, const ToolContext& ctx, const char* def = nullptr) {
@@ -73,38 +74,72 @@ size_t CountOccurrences(const std::string& hay, const std::string& needle) {
 
 }  // namespace
 
-ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
+namespace {
+
+// Lines [start, end] of `in`, reading in blocks so that neither a huge file
+// nor one enormous line is ever held whole: collection stops at
+// kMaxReadBytes. *lines counts the lines seen.
+std::string ReadLineRange(std::ifstream& in, int64_t start, int64_t end, int64_t* lines,
+                          bool* truncated) {
+  std::string out;
+  int64_t n = 1;  // the line the next byte belongs to
+  bool any = false;
+  char buf[65536];
+  while (in && n <= end) {
+    in.read(buf, sizeof(buf));
+    const std::streamsize got = in.gcount();
+    for (std::streamsize i = 0; i < got && n <= end; ++i) {
+      any = true;
+      if (n >= start) {
+        if (out.size() >= kMaxReadBytes) {
+          *truncated = true;
+          *lines = n;
+          return out;
+        }
+        out += buf[i];
+      }
+      if (buf[i] == '\n') ++n, any = false;
+    }
+  }
+  *lines = any ? n : n - 1;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
+// Only regular files: a FIFO or device would block or never end.
+Result<std::string> RegularFile(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
+  if (!path.ok()) return path.status();
+  const std::string rel = args["path"].get<std::string>();
+  std::error_code ec;
+  auto st = fs::status(*path, ec);
+  if (ec || !fs::exists(st)) return NotFound("file '" + rel + "' not found");
+  if (fs::is_directory(st)) return InvalidArgument("'" + rel + "' is a directory; use ListDir");
+  if (!fs::is_regular_file(st)) return InvalidArgument("'" + rel + "' is not a regular file");
+  return path;
+}
+
+}  // namespace
+
+ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
+  auto path = RegularFile(args, ctx);
   if (!path.ok()) return Err(path.status());
-  if (fs::is_directory(*path))
-    return ToolResult::Error("'" + args["path"].get<std::string>() +
-                             "' is a directory; use ListDir");
   std::ifstream in(*path, std::ios::binary);
-  if (!in) return ToolResult::Error("file '" + args["path"].get<std::string>() + "' not found");
+  if (!in) return ToolResult::Error("cannot open '" + args["path"].get<std::string>() + "'");
   const int64_t start = args.value("start_line", 1);
   const int64_t end = args.value("end_line", INT64_MAX);
   if (end < start) return ToolResult::Error("end_line must be >= start_line");
-  std::string out, line;
-  int64_t n = 0;
+  int64_t lines = 0;
   bool truncated = false;
-  while (std::getline(in, line)) {
-    ++n;
-    if (n < start) continue;
-    if (n > end) break;
-    if (out.size() + line.size() > kMaxReadBytes) {
-      truncated = true;
-      break;
-    }
-    out += line;
-    out += '\n';
-  }
-  if (start > 1 && n < start) {
+  std::string out = ReadLineRange(in, start, end, &lines, &truncated);
+  if (start > 1 && lines < start) {
     return ToolResult::Error(
-        fmt::format("start_line {} is past the end of the file ({} lines)", start, n));
+        fmt::format("start_line {} is past the end of the file ({} lines)", start, lines));
   }
-  if (truncated)
-    out +=
-        fmt::format("[... stopped after {} bytes; read further with start_line]\n", kMaxReadBytes);
+  if (truncated) {
+    out += fmt::format("[... stopped after {} bytes, in line {}; read further with start_line]\n",
+                       kMaxReadBytes, lines);
+  }
   return ToolResult::Ok(out);
 }
 
@@ -121,12 +156,15 @@ ToolResult WriteFileTool(const Json& args, const ToolContext& ctx) {
 }
 
 ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
-  auto path = PathArg(args, ctx);
+  auto path = RegularFile(args, ctx);
   if (!path.ok()) return Err(path.status());
   const std::string rel = args["path"].get<std::string>();
+  std::error_code ec;
+  if (fs::file_size(*path, ec) > kMaxEditBytes) {
+    return ToolResult::Error(rel + " is too large to edit in place; use RunCommand tools");
+  }
   auto text = Slurp(*path);
-  if (!text.ok() || fs::is_directory(*path))
-    return ToolResult::Error("file '" + rel + "' not found");
+  if (!text.ok()) return ToolResult::Error("cannot read '" + rel + "'");
   const std::string old_s = args["old_string"].get<std::string>();
   const std::string new_s = args["new_string"].get<std::string>();
   if (old_s.empty()) return ToolResult::Error("old_string must not be empty");

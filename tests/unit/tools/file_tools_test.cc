@@ -1,6 +1,7 @@
 // Workspace file tools and the path gate: `..`, absolute paths and escaping
 // symlinks are refused; the tools do what they say inside the workspace.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,22 @@ TEST_F(FileToolsTest, ReadFileReturnsTheRequestedLines) {
   EXPECT_EQ(r.content, "int b = 2;\nint c = 3;\n");
   EXPECT_TRUE(ReadFileTool({{"path", "src/a.cc"}, {"start_line", 9}}, ctx_).is_error);
   EXPECT_TRUE(ReadFileTool({{"path", "missing.txt"}}, ctx_).is_error);
+}
+
+TEST_F(FileToolsTest, ReadFileBoundsMemoryAndRefusesSpecialFiles) {
+  Write("noeol.txt", "one\ntwo");
+  EXPECT_EQ(ReadFileTool({{"path", "noeol.txt"}}, ctx_).content, "one\ntwo\n");
+  EXPECT_EQ(ReadFileTool({{"path", "noeol.txt"}, {"start_line", 2}}, ctx_).content, "two\n");
+  Write("huge.txt", std::string(3 << 20, 'x'));  // one 3 MiB line
+  ToolResult big = ReadFileTool({{"path", "huge.txt"}}, ctx_);
+  EXPECT_FALSE(big.is_error);
+  EXPECT_NE(big.content.find("stopped after 1048576 bytes, in line 1"), std::string::npos);
+  EXPECT_LT(big.content.size(), (1u << 20) + 200);
+  ASSERT_EQ(mkfifo((root_ + "/pipe").c_str(), 0644), 0);
+  ToolResult fifo = ReadFileTool({{"path", "pipe"}}, ctx_);  // must not block
+  EXPECT_TRUE(fifo.is_error);
+  EXPECT_NE(fifo.content.find("not a regular file"), std::string::npos);
+  EXPECT_TRUE(ReadFileTool({{"path", "src"}}, ctx_).is_error);
 }
 
 TEST_F(FileToolsTest, WriteFileCreatesParentsAndEditFileNeedsAUniqueMatch) {
