@@ -3,6 +3,7 @@
 #include "tools/ledger.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,47 @@ TEST_F(LedgerTest, CrashInsideASideEffectingCallIsNotRepeated) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->rerun.empty());
   EXPECT_EQ(again->reconcile.size(), 1u);  // still waiting for a person
+}
+
+// The real thing: the worker process dies (_exit) inside a side-effecting
+// call, after its effect and before its `finished` record.
+TEST_F(LedgerTest, ProcessDeathInsideASideEffectingCallParksForReconciliation) {
+  // "fast" (fork, no re-exec): the child must write into THIS fixture's temp dir.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  const std::string effect = dir_.File("effect.txt");
+  const std::string ledger_dir = dir_.File("ctx");
+  auto crash_run = [&] {
+    ToolRegistry reg;
+    const Json schema = {{"type", "object"}, {"properties", Json::object()}};
+    (void)reg.Register({"Append", "side effect", schema, false, ToolClass::kRead},
+                       [&](const Json&, const ToolContext&) -> ToolResult {
+                         std::ofstream(effect, std::ios::app) << "done\n";
+                         _exit(77);  // the worker dies before the result is recorded
+                       });
+    (void)reg.Register({"Peek", "read", schema, true, ToolClass::kRead},
+                       [](const Json&, const ToolContext&) { return ToolResult::Ok("ok"); });
+    FakeClock clock;
+    auto ledger = ToolLedger::Open(ledger_dir, &clock);
+    DispatchContext ctx;
+    ctx.task_id = "t";
+    ctx.job_id = "j";
+    ctx.policy.allowed_tools = {"Append", "Peek"};
+    ctx.ledger = ledger->get();
+    Dispatcher(&reg, ToolAuthorizer(nullptr))
+        .Run({{"c1", "Peek", Json::object()}, {"c2", "Append", Json::object()}}, ctx);
+  };
+  EXPECT_EXIT(crash_run(), ::testing::ExitedWithCode(77), "");
+
+  auto plan = PlanRecovery(ledger_dir, "j");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->rerun.empty());  // c1 finished before the crash
+  ASSERT_EQ(plan->reconcile.size(), 1u);
+  EXPECT_EQ(plan->reconcile[0].key.call_id, "c2");
+  EXPECT_EQ(plan->reconcile[0].tool, "Append");
+  EXPECT_NE(ReconcileComment(*plan).find("c2 (Append)"), std::string::npos);
+  std::ifstream in(effect);
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(all, "done\n");  // it happened exactly once; recovery does not repeat it
 }
 
 }  // namespace
