@@ -96,6 +96,17 @@ Result<ReentryOutcome> CheckReentry(Store& store, const std::string& task_id,
   MAESTRO_ASSIGN_OR_RETURN(RequestKey key, RequestKeyFor(call));
   MAESTRO_ASSIGN_OR_RETURN(auto requests, store.ListRequests(task_id, key.kind));
   ReentryOutcome out = FindDecidedRequest(requests, job_id, key);
+  if (out.state == ReentryState::kApproved && key.kind == "tool") {
+    // An approval whose once-grant was already spent (the model made the
+    // approved call) does not approve a second identical call: that is a new
+    // request, or the model would loop "approved" → denied → "approved".
+    MAESTRO_ASSIGN_OR_RETURN(auto grants, store.ListGrants(task_id));
+    bool live = false;
+    for (const auto& g : grants) {
+      if (g.request_id == out.request->id && g.uses_left != 0) live = true;
+    }
+    if (!live) out = ReentryOutcome{};
+  }
   out.result.call_id = call.id;
   return out;
 }

@@ -53,7 +53,8 @@ ReentryOutcome FindDecidedRequest(const std::vector<Request>& requests, const st
                                   const RequestKey& key);
 
 // Reads the task's requests of key.kind from `store` and applies
-// FindDecidedRequest.
+// FindDecidedRequest. An approved tool request whose grant is used up
+// (Store::ListGrants) counts as kNew: the approval was for one call.
 Result<ReentryOutcome> CheckReentry(Store& store, const std::string& task_id,
                                     const std::string& job_id, const ToolCall& call);
 

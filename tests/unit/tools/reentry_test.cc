@@ -89,6 +89,11 @@ TEST_F(ReentryTest, AnApprovedRequestProceedsAndItsGrantAuthorizesExactlyThoseAr
   EXPECT_TRUE(other[0].is_error);  // different arguments: not approved
   auto same = d.Run({{"w1", "WriteFile", {{"path", "out.txt"}, {"content", "42"}}}}, ctx);
   EXPECT_FALSE(same[0].is_error) << same[0].content;
+
+  // The once-grant is spent: asking again for the same call is a new request
+  // (a new card), not an "approved" that the authorizer would then refuse.
+  EXPECT_EQ(Issue(AskWrite("c3")).state, ReentryState::kNew);
+  EXPECT_EQ(RequestCount("tool"), 2u);
 }
 
 TEST_F(ReentryTest, DifferentArgumentsAreADifferentRequest) {
