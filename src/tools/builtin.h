@@ -1,0 +1,24 @@
+// The registry maestro runs with, in the order the `tools` array shows them:
+// ReadFile, WriteFile, EditFile, ListDir, Glob, Grep, RunCommand, then the
+// park and agent tools (RequestTool, RequestPackage, WaitSubTask,
+// SpinOffTask, delegate, WriteHandoff). transition and complete are added per
+// piece by BuildToolsArrayText (park_tools.h).
+//
+// Where it sits: built once at startup (after Sandbox::Probe, whose result
+// the caller should log: an unavailable sandbox disables RunCommand) and
+// shared, read-only, by every worker's Dispatcher and prompt builder.
+//
+// Thread safety: the returned registry is immutable; share it freely.
+#pragma once
+
+#include <memory>
+
+#include "core/status.h"
+#include "tools/registry.h"
+#include "tools/sandbox.h"
+
+namespace maestro::tools {
+
+Result<std::unique_ptr<ToolRegistry>> NewBuiltinRegistry(std::shared_ptr<const Sandbox> sandbox);
+
+}  // namespace maestro::tools

@@ -1,0 +1,72 @@
+// Dispatcher: runs one assistant message's batch of regular tool calls
+// (seed 000 §3 dispatchRegularToolCalls / executeRegularToolCall).
+//
+// Where it sits: the agent loop classifies the calls of an assistant message
+// (control tools — complete, transition, park tools — are handled by the
+// engine), then hands the regular ones here and appends the results to the
+// conversation in the order the model made the calls.
+//
+// Per call: look the tool up → validate the arguments against its schema →
+// authorize (policy ∪ grants) → ledger `started` → run with the tool's
+// timeout as deadline and the job's cancel token → cap the output → ledger
+// `finished`/`error`. Every failure on the way is an "Error: ..." result;
+// nothing throws out of Run(). A call refused before it runs (unknown tool,
+// bad arguments, no permission) is still recorded, as a lone `error` record.
+//
+// Parallelism: consecutive read-only calls run in parallel (up to
+// max_parallel threads); a side-effecting call runs alone, after everything
+// before it and before everything after it, so a read that follows a write
+// in the batch sees the write. Results always come back in call order.
+//
+// Timeouts: RunCommand enforces its deadline by killing its process group;
+// in-process tools (file tools, searches) check ctx.Expired() cooperatively.
+//
+// Thread safety: Run() may be called concurrently (one call per job).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cancel.h"
+#include "tools/ledger.h"
+#include "tools/policy.h"
+#include "tools/registry.h"
+
+namespace maestro::tools {
+
+struct DispatchContext {
+  std::string task_id;
+  std::string job_id;
+  std::string workspace_root;  // canonical
+  ToolPolicy policy;
+  CancelToken* cancel = nullptr;  // the job's token; may be null
+  ToolLedger* ledger = nullptr;   // may be null (no record kept)
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(const ToolRegistry* registry, ToolAuthorizer authorizer, size_t max_parallel = 4)
+      : registry_(registry),
+        authorizer_(authorizer),
+        max_parallel_(max_parallel ? max_parallel : 1) {}
+
+  // One result per call, in call order; result[i].call_id == calls[i].id.
+  std::vector<ToolResult> Run(const std::vector<ToolCall>& calls, const DispatchContext& ctx) const;
+
+  // A single call through the whole pipeline.
+  ToolResult RunOne(const ToolCall& call, const DispatchContext& ctx) const;
+
+ private:
+  std::optional<ToolResult> Admit(const ToolCall& call, const DispatchContext& ctx,
+                                  Permission* perm) const;
+  bool IsReadOnly(const ToolCall& call) const;
+  void RunParallel(const std::vector<ToolCall>& calls, size_t begin, size_t end,
+                   const DispatchContext& ctx, std::vector<ToolResult>& out) const;
+
+  const ToolRegistry* registry_;
+  ToolAuthorizer authorizer_;
+  size_t max_parallel_;
+};
+
+}  // namespace maestro::tools

@@ -1,0 +1,269 @@
+// ReadFile, WriteFile, EditFile, ListDir and their registration.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tools/workspace_path.h"
+#include "tools/workspace_tools.h"
+
+namespace maestro::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxReadBytes = 1 << 20;  // ReadFile stops collecting here
+constexpr size_t kMaxListEntries = 1000;
+constexpr uintmax_t kMaxEditBytes = 16 << 20;  // EditFile holds the file in memory
+
+// Resolves args["path"] or returns the tool's error result.
+Result<std::string> PathArg(const Json& args, const ToolContext& ctx, const char* def = nullptr) {
+  std::string rel = args.contains("path") ? args["path"].get<std::string>() : (def ? def : "");
+  return ResolveInWorkspace(ctx.workspace_root, rel);
+}
+
+Result<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Crash-safe rewrite: temp file in the same directory, fsync, rename.
+Status WriteAtomically(const std::string& path, const std::string& content) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Internal("cannot create the parent directory: " + ec.message());
+  const std::string tmp = path + ".maestro-tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return Internal("cannot write: " + std::string(std::strerror(errno)));
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return Internal("write failed: " + std::string(std::strerror(errno)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  fsync(fd);
+  close(fd);
+  fs::rename(tmp, path, ec);
+  if (ec) return Internal("rename failed: " + ec.message());
+  return Status::Ok();
+}
+
+ToolResult Err(const Status& st) { return ToolResult::Error(st.message()); }
+
+size_t CountOccurrences(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = hay.find(needle); pos != std::string::npos;
+       pos = hay.find(needle, pos + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+namespace {
+
+// Lines [start, end] of `in`, reading in blocks so that neither a huge file
+// nor one enormous line is ever held whole: collection stops at
+// kMaxReadBytes. *lines counts the lines seen.
+std::string ReadLineRange(std::ifstream& in, int64_t start, int64_t end, int64_t* lines,
+                          bool* truncated) {
+  std::string out;
+  int64_t n = 1;  // the line the next byte belongs to
+  bool any = false;
+  char buf[65536];
+  while (in && n <= end) {
+    in.read(buf, sizeof(buf));
+    const std::streamsize got = in.gcount();
+    for (std::streamsize i = 0; i < got && n <= end; ++i) {
+      any = true;
+      if (n >= start) {
+        if (out.size() >= kMaxReadBytes) {
+          *truncated = true;
+          *lines = n;
+          return out;
+        }
+        out += buf[i];
+      }
+      if (buf[i] == '\n') ++n, any = false;
+    }
+  }
+  *lines = any ? n : n - 1;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
+// Only regular files: a FIFO or device would block or never end.
+Result<std::string> RegularFile(const Json& args, const ToolContext& ctx) {
+  auto path = PathArg(args, ctx);
+  if (!path.ok()) return path.status();
+  const std::string rel = args["path"].get<std::string>();
+  std::error_code ec;
+  auto st = fs::status(*path, ec);
+  if (ec || !fs::exists(st)) return NotFound("file '" + rel + "' not found");
+  if (fs::is_directory(st)) return InvalidArgument("'" + rel + "' is a directory; use ListDir");
+  if (!fs::is_regular_file(st)) return InvalidArgument("'" + rel + "' is not a regular file");
+  return path;
+}
+
+}  // namespace
+
+ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
+  auto path = RegularFile(args, ctx);
+  if (!path.ok()) return Err(path.status());
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) return ToolResult::Error("cannot open '" + args["path"].get<std::string>() + "'");
+  const int64_t start = args.value("start_line", 1);
+  const int64_t end = args.value("end_line", INT64_MAX);
+  if (end < start) return ToolResult::Error("end_line must be >= start_line");
+  int64_t lines = 0;
+  bool truncated = false;
+  std::string out = ReadLineRange(in, start, end, &lines, &truncated);
+  if (start > 1 && lines < start) {
+    return ToolResult::Error(
+        fmt::format("start_line {} is past the end of the file ({} lines)", start, lines));
+  }
+  if (truncated) {
+    out += fmt::format("[... stopped after {} bytes, in line {}; read further with start_line]\n",
+                       kMaxReadBytes, lines);
+  }
+  return ToolResult::Ok(out);
+}
+
+ToolResult WriteFileTool(const Json& args, const ToolContext& ctx) {
+  auto path = PathArg(args, ctx);
+  if (!path.ok()) return Err(path.status());
+  if (fs::is_directory(*path))
+    return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory");
+  const std::string content = args["content"].get<std::string>();
+  Status st = WriteAtomically(*path, content);
+  if (!st.ok()) return Err(st);
+  return ToolResult::Ok(fmt::format("wrote {} bytes to {}", content.size(),
+                                    RelativeToWorkspace(ctx.workspace_root, *path)));
+}
+
+ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
+  auto path = RegularFile(args, ctx);
+  if (!path.ok()) return Err(path.status());
+  const std::string rel = args["path"].get<std::string>();
+  std::error_code ec;
+  if (fs::file_size(*path, ec) > kMaxEditBytes) {
+    return ToolResult::Error(rel + " is too large to edit in place; use RunCommand tools");
+  }
+  auto text = Slurp(*path);
+  if (!text.ok()) return ToolResult::Error("cannot read '" + rel + "'");
+  const std::string old_s = args["old_string"].get<std::string>();
+  const std::string new_s = args["new_string"].get<std::string>();
+  if (old_s.empty()) return ToolResult::Error("old_string must not be empty");
+  const size_t count = CountOccurrences(*text, old_s);
+  if (count == 0)
+    return ToolResult::Error("old_string not found in " + rel +
+                             "; read the file and copy the exact text");
+  if (count > 1) {
+    return ToolResult::Error(fmt::format(
+        "old_string occurs {} times in {}; include more surrounding text so it is unique", count,
+        rel));
+  }
+  std::string out = *text;
+  out.replace(out.find(old_s), old_s.size(), new_s);
+  Status st = WriteAtomically(*path, out);
+  if (!st.ok()) return Err(st);
+  return ToolResult::Ok("edited " + rel);
+}
+
+ToolResult ListDirTool(const Json& args, const ToolContext& ctx) {
+  auto path = PathArg(args, ctx, ".");
+  if (!path.ok()) return Err(path.status());
+  std::error_code ec;
+  if (!fs::is_directory(*path, ec))
+    return ToolResult::Error("'" + args.value("path", std::string(".")) + "' is not a directory");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(*path, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.is_directory() && !e.is_symlink()) name += "/";
+    names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kMaxListEntries; ++i) out += names[i] + "\n";
+  if (names.size() > kMaxListEntries)
+    out += fmt::format("[... {} more entries]\n", names.size() - kMaxListEntries);
+  if (names.empty()) out = "(empty directory)\n";
+  return ToolResult::Ok(out);
+}
+
+namespace {
+
+Json Obj(Json props, std::vector<std::string> required) {
+  return Json{{"type", "object"},
+              {"properties", std::move(props)},
+              {"required", std::move(required)},
+              {"additionalProperties", false}};
+}
+
+const Json kPath = {{"type", "string"}, {"description", "path relative to the workspace root"}};
+
+}  // namespace
+
+Status RegisterFileTools(ToolRegistry& r) {
+  const Json line = {{"type", "integer"}, {"minimum", 1}};
+  MAESTRO_RETURN_IF_ERROR(
+      r.Register({"ReadFile",
+                  "Read a text file of the workspace, optionally only lines start_line..end_line "
+                  "(1-based, inclusive).",
+                  Obj({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
+                  ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
+                 ReadFileTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      {"WriteFile",
+       "Create or overwrite a file of the workspace with content (parent directories are created).",
+       Obj({{"path", kPath}, {"content", {{"type", "string"}}}}, {"path", "content"}), false,
+       ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
+      WriteFileTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register({"EditFile",
+                                      "Replace the exact text old_string with new_string in a "
+                                      "file; old_string must occur exactly once.",
+                                      Obj({{"path", kPath},
+                                           {"old_string", {{"type", "string"}, {"minLength", 1}}},
+                                           {"new_string", {{"type", "string"}}}},
+                                          {"path", "old_string", "new_string"}),
+                                      false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
+                                     EditFileTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      {"ListDir", "List a directory of the workspace (directories end with /).",
+       Obj({{"path", kPath}}, {}), true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
+      ListDirTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      {"Glob",
+       "Find workspace files whose relative path matches a glob (* and ? within a directory, ** "
+       "across directories).",
+       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}}, {"pattern"}),
+       true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
+      GlobTool));
+  return r.Register(
+      {"Grep",
+       "Search workspace files for a POSIX extended regular expression; prints path:line: text.",
+       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}},
+            {"path", kPath},
+            {"glob",
+             {{"type", "string"}, {"description", "only files whose path matches this glob"}}},
+            {"case_insensitive", {{"type", "boolean"}}}},
+           {"pattern"}),
+       true, ToolClass::kRead, std::chrono::seconds(60), 32 * 1024},
+      GrepTool);
+}
+
+}  // namespace maestro::tools

@@ -1,0 +1,97 @@
+// ToolLedger: the append-only record of every tool call of a task —
+// `tools.jsonl` in the task's context directory (DESIGN.md §4).
+//
+// Where it sits: the Dispatcher writes `started` (made durable with
+// fdatasync BEFORE the tool runs) and then `finished` or `error` with the
+// duration. Each record carries the call's IdempotencyKey (task, job, call
+// id), which the tool also receives.
+//
+// Why: a worker can die between a side effect and its record. On recovery,
+// PlanRecovery() reads the ledger and splits the calls that started but never
+// finished: a read-only one is simply re-run; a side-effecting one (a write,
+// a command) is NOT silently repeated — the engine parks the job with
+// wait_reason=reconcile and a comment saying which call may or may not have
+// taken effect. Once a person has looked, Reconciled() closes the call.
+//
+// Format: one JSON object per line {"seq","event","task_id","job_id",
+// "call_id","tool","args"?,"read_only","ts","duration_ms"?,"result"?}.
+// A torn last line (crash mid-append) is ignored on read.
+//
+// Thread safety: all methods may be called from any thread (one mutex
+// serializes appends; parallel read-only calls share one ledger).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/status.h"
+#include "tools/tool.h"
+
+namespace maestro::tools {
+
+struct LedgerRecord {
+  int64_t seq = 0;
+  std::string event;  // started | finished | error | reconciled
+  IdempotencyKey key;
+  std::string tool;
+  Json args;  // on `started` only
+  bool read_only = false;
+  TimeMs ts = 0;
+  int64_t duration_ms = 0;
+  std::string result;  // finished/error: the result (first kLedgerResultBytes)
+};
+
+inline constexpr size_t kLedgerResultBytes = 4096;
+
+class ToolLedger {
+ public:
+  // Opens (creating) `dir`/tools.jsonl; continues the sequence of what is there.
+  static Result<std::unique_ptr<ToolLedger>> Open(const std::string& dir, Clock* clock);
+  ~ToolLedger();
+  ToolLedger(const ToolLedger&) = delete;
+  ToolLedger& operator=(const ToolLedger&) = delete;
+
+  Status Started(const IdempotencyKey& key, const std::string& tool, const Json& args,
+                 bool read_only);
+  // event = result.is_error ? "error" : "finished".
+  Status Finished(const IdempotencyKey& key, const std::string& tool, bool read_only,
+                  int64_t duration_ms, const ToolResult& result);
+  // Closes a call that needed reconciliation (`note` says how it was settled).
+  Status Reconciled(const IdempotencyKey& key, const std::string& tool, const std::string& note);
+
+  const std::string& path() const { return path_; }
+
+  // Every complete record of `dir`/tools.jsonl, oldest first (empty when
+  // there is no file).
+  static Result<std::vector<LedgerRecord>> Read(const std::string& dir);
+
+ private:
+  ToolLedger(std::string path, int fd, int64_t next_seq, Clock* clock)
+      : path_(std::move(path)), fd_(fd), next_seq_(next_seq), clock_(clock) {}
+  Status Append(LedgerRecord rec);
+
+  const std::string path_;
+  std::mutex mu_;
+  int fd_;            // GUARDED_BY(mu_)
+  int64_t next_seq_;  // GUARDED_BY(mu_)
+  Clock* clock_;
+};
+
+// What recovery must do with the calls of `job_id` left open by a crash.
+struct RecoveryPlan {
+  std::vector<LedgerRecord> rerun;      // read-only: run again
+  std::vector<LedgerRecord> reconcile;  // side-effecting: park, ask a person
+  bool needs_reconciliation() const { return !reconcile.empty(); }
+};
+
+Result<RecoveryPlan> PlanRecovery(const std::string& dir, const std::string& job_id);
+
+// The comment posted when parking for reconciliation: which call, with which
+// arguments, may or may not have taken effect.
+std::string ReconcileComment(const RecoveryPlan& plan);
+
+}  // namespace maestro::tools

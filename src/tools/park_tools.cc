@@ -1,0 +1,150 @@
+#include "tools/park_tools.h"
+
+namespace maestro::tools {
+
+namespace {
+
+Json Obj(Json props, std::vector<std::string> required) {
+  return Json{{"type", "object"},
+              {"properties", std::move(props)},
+              {"required", std::move(required)},
+              {"additionalProperties", false}};
+}
+
+const Json kStr = {{"type", "string"}};
+const Json kNonEmpty = {{"type", "string"}, {"minLength", 1}};
+const Json kStrList = {{"type", "array"}, {"items", {{"type", "string"}}}};
+
+ToolSpec Control(std::string name, std::string desc, Json params,
+                 ToolClass cls = ToolClass::kControl) {
+  ToolSpec s;
+  s.name = std::move(name);
+  s.description = std::move(desc);
+  s.parameters = std::move(params);
+  s.read_only = false;
+  s.tool_class = cls;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<ControlToolInfo>& ControlTools() {
+  static const std::vector<ControlToolInfo> kTable = {
+      {"complete", "ASK", "waiting_human", "ask", true, false},
+      {"transition", "", "", "", false, false},
+      {"RequestTool", "WAITING_HUMAN_TOOL_REQUEST", "waiting_human", "tool_request", true, true},
+      {"RequestPackage", "WAITING_HUMAN_PACKAGE_REQUEST", "waiting_human", "package_request", true,
+       true},
+      {"WaitSubTask", "WAIT_SUBTASKS", "waiting_subtasks", "", true, false},
+      {"SpinOffTask", "WAITING_HUMAN_SPAWN_REQUEST", "waiting_human", "spawn_request", true, true},
+      {"delegate", "", "", "", false, false},
+      {"WriteHandoff", "", "", "", false, false},
+  };
+  return kTable;
+}
+
+const ControlToolInfo* FindControlTool(std::string_view name) {
+  for (const auto& c : ControlTools()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+ToolSpec CompleteToolSpec() {
+  return Control(
+      "complete",
+      "Finish the task. status=success with the final result; status=needs_user_input with the "
+      "question to ask the user (the job waits for the answer); status=error when it cannot be "
+      "done.",
+      Obj({{"status", {{"type", "string"}, {"enum", {"success", "needs_user_input", "error"}}}},
+           {"result", kStr},
+           {"question", kStr}},
+          {"status", "result"}));
+}
+
+ToolSpec TransitionToolSpec(const std::set<std::string>& targets) {
+  Json next = {{"type", "string"},
+               {"enum", Json(std::vector<std::string>(targets.begin(), targets.end()))}};
+  // Static on purpose: the valid choices of the current movement are in its
+  // guidance, and an invalid choice is answered with an error result.
+  return Control("transition",
+                 "Move to another movement of this piece. Only the choices listed in the current "
+                 "movement's guidance are valid.",
+                 Obj({{"next", next}, {"reason", kStr}}, {"next"}));
+}
+
+Status RegisterParkTools(ToolRegistry& r) {
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      Control("RequestTool",
+              "Ask the user for permission to call a tool this workspace does not allow. The job "
+              "waits for the decision; after approval call the tool with exactly these arguments.",
+              Obj({{"tool", kNonEmpty},
+                   {"arguments", {{"type", "object"}}},
+                   {"reason", kNonEmpty},
+                   {"scope", {{"type", "string"}, {"enum", {"once", "task"}}}}},
+                  {"tool", "reason"})),
+      nullptr));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      Control("RequestPackage",
+              "Ask the user to install a package (apt, pip, npm, ...) for this task. The job waits "
+              "for the decision; an approved package is installed before the job resumes.",
+              Obj({{"ecosystem", kNonEmpty},
+                   {"name", kNonEmpty},
+                   {"version", kStr},
+                   {"reason", kNonEmpty}},
+                  {"ecosystem", "name", "reason"})),
+      nullptr));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      Control("WaitSubTask",
+              "Wait until the subtasks this job started have finished; the job parks without "
+              "holding a worker and resumes in this movement, where their results can be read.",
+              Obj({{"reason", kStr}}, {}), ToolClass::kAgent),
+      nullptr));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      Control(
+          "SpinOffTask",
+          "Start a separate task (a subtask of this job). Targeting another workspace needs the "
+          "user's approval, and the job waits for it.",
+          Obj({{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
+              {"title", "instruction"}),
+          ToolClass::kAgent),
+      nullptr));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      Control(
+          "delegate",
+          "Hand a self-contained sub-problem to a sub-agent with its own fresh conversation and "
+          "the same tools; its final answer is returned as this tool's result.",
+          Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
+      nullptr));
+  return r.Register(
+      Control("WriteHandoff",
+              "Write a facts-only handoff document for the next session: spec reference, status "
+              "(completed / in_progress / pending), decisions with why, blockers, files changed. "
+              "No next steps.",
+              Obj({{"spec_ref", kStr},
+                   {"completed", kStrList},
+                   {"in_progress", kStrList},
+                   {"pending", kStrList},
+                   {"decisions",
+                    {{"type", "array"},
+                     {"items", Obj({{"what", kNonEmpty}, {"why", kNonEmpty}}, {"what", "why"})}}},
+                   {"blockers", kStrList},
+                   {"files_changed", kStrList}},
+                  {"completed", "in_progress", "pending"})),
+      nullptr);
+}
+
+std::string BuildToolsArrayText(const ToolRegistry& registry, const std::set<std::string>& allowed,
+                                const std::set<std::string>& transition_targets) {
+  std::string out = registry.ToolsArrayText(allowed);
+  out.pop_back();  // the closing ']'
+  auto add = [&](const ToolSpec& spec) {
+    if (out.size() > 1) out += ",";
+    out += ToolEntry(spec).dump();
+  };
+  if (!transition_targets.empty()) add(TransitionToolSpec(transition_targets));
+  add(CompleteToolSpec());
+  return out + "]";
+}
+
+}  // namespace maestro::tools

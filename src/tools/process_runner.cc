@@ -1,0 +1,177 @@
+#include "tools/process_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "tools/output_cap.h"
+
+extern char** environ;
+
+namespace maestro::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns a file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void Reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+std::vector<std::string> EnvStrings(const ProcessSpec& spec) {
+  std::vector<std::string> out;
+  if (!spec.env) {
+    for (char** e = environ; *e; ++e) out.emplace_back(*e);
+  } else {
+    for (const auto& [k, v] : *spec.env) out.push_back(k + "=" + v);
+  }
+  return out;
+}
+
+Result<pid_t> Spawn(const ProcessSpec& spec, int out_fd) {
+  std::vector<std::string> env = EnvStrings(spec);
+  std::vector<char*> argv, envp;
+  std::vector<std::string> args = spec.argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);  // a new group whose id is the child's pid
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return Internal("cannot start '" + spec.argv[0] + "': " + std::strerror(rc));
+  }
+  return pid;
+}
+
+int DecodeStatus(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Whether the child has exited, WITHOUT reaping it (WNOWAIT): while it is a
+// zombie its pid, and so its group id, cannot be reused by another process,
+// which keeps every kill(-pid) below aimed at our group.
+bool HasExited(pid_t pid) {
+  siginfo_t info{};
+  int w = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  return (w == 0 && info.si_pid == pid) || (w < 0 && errno != EINTR);
+}
+
+// Kills the group once the deadline passes or the token fires.
+struct Stopper {
+  pid_t pid;
+  const ProcessSpec& spec;
+  Clock::time_point deadline;
+  ProcessResult& res;
+  bool killed = false;
+  Clock::time_point kill_time;
+
+  void Check() {
+    if (killed) return;
+    const bool cancel = spec.cancel && spec.cancel->IsCancelled();
+    if (!cancel && Clock::now() < deadline) return;
+    res.cancelled = cancel;
+    res.timed_out = !cancel;
+    kill(-pid, SIGKILL);  // the whole group: shell, children, grandchildren
+    killed = true;
+    kill_time = Clock::now();
+  }
+};
+
+// Reads the merged output until EOF. Stops early when the child exited but
+// something it left in the background still holds the pipe (250 ms grace to
+// drain), or 2 s after a kill.
+void Collect(int fd, Stopper& stop, HeadTailBuffer& buf) {
+  bool exited = false;
+  Clock::time_point exit_time;
+  char chunk[16384];
+  for (;;) {
+    stop.Check();
+    const auto now = Clock::now();
+    if (!exited && HasExited(stop.pid)) {
+      exited = true;
+      exit_time = now;
+    }
+    if (stop.killed && now - stop.kill_time > std::chrono::seconds(2)) return;
+    if (exited && now - exit_time > std::chrono::milliseconds(250)) return;
+    pollfd p{fd, POLLIN, 0};
+    int n = poll(&p, 1, 20);
+    if (n < 0 && errno != EINTR) return;
+    if (n <= 0) continue;
+    ssize_t got = read(fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return;  // EOF: every writer is gone
+    buf.Append(std::string_view(chunk, static_cast<size_t>(got)));
+  }
+}
+
+}  // namespace
+
+Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return InvalidArgument("empty command", "argv");
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  Fd read_end(fds[0]);
+  Fd write_end(fds[1]);
+  const auto start = Clock::now();
+  MAESTRO_ASSIGN_OR_RETURN(pid_t pid, Spawn(spec, write_end.get()));
+  write_end.Reset();  // only the child holds the write end now
+
+  ProcessResult res;
+  HeadTailBuffer buf(spec.output_cap);
+  Stopper stop{pid, spec, start + spec.timeout, res, false, {}};
+  Collect(read_end.get(), stop, buf);
+  // A child that closed its output but keeps running still meets the
+  // deadline and the cancel token.
+  while (!HasExited(pid)) {
+    stop.Check();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid, SIGKILL);  // background leftovers of the group, if any
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  res.exit_code = DecodeStatus(status);
+  res.output = buf.Finish();
+  res.output_bytes = buf.total_bytes();
+  res.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  return res;
+}
+
+}  // namespace maestro::tools

@@ -1,0 +1,52 @@
+// ProcessRunner: runs one child process to completion with a deadline, a
+// cancel token and bounded output — used by RunCommand (inside bubblewrap)
+// and by the workspace git commit.
+//
+// The child is started with posix_spawn in its OWN process group, so a
+// timeout or a cancel kills the whole group (SIGKILL to -pgid): a shell's
+// background children die with it instead of outliving the job. stdout and
+// stderr are merged into one pipe and collected through a HeadTailBuffer, so
+// a process printing gigabytes costs `output_cap` bytes of memory. When the
+// child exits, what it left running in its group is killed too: a tool call
+// must not leave processes behind (and a background process holding the
+// output pipe must not hold the call open until its deadline).
+//
+// Thread safety: RunProcess may be called concurrently; each call owns its
+// child and reaps it before returning (no zombie, no orphan group).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cancel.h"
+#include "core/status.h"
+
+namespace maestro::tools {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string cwd;                // "" = inherit
+  // The complete environment of the child; nullopt inherits the parent's.
+  std::optional<std::map<std::string, std::string>> env;
+  std::chrono::milliseconds timeout{60'000};
+  size_t output_cap = 64 * 1024;
+  CancelToken* cancel = nullptr;  // may be null
+};
+
+struct ProcessResult {
+  int exit_code = -1;  // 128 + signal when killed by a signal
+  bool timed_out = false;
+  bool cancelled = false;
+  std::string output;       // merged stdout+stderr, capped with the cut marked
+  size_t output_bytes = 0;  // total bytes the child wrote
+  int64_t duration_ms = 0;
+};
+
+// kInternal when the process cannot be started (no such program, no pipe).
+// A timeout or cancel is a ProcessResult with the flag set, not an error.
+Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+
+}  // namespace maestro::tools

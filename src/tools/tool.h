@@ -1,0 +1,86 @@
+// Tool: the contract between the agent loop and one tool the model can call.
+//
+// Where it sits: the agent loop receives tool calls from the LLM stream and
+// hands them, as a batch, to the Dispatcher (dispatcher.h). The dispatcher
+// looks each name up in the ToolRegistry, validates the arguments against the
+// tool's JSON schema, asks the ToolAuthorizer (policy ∪ grants), records the
+// call in the ToolLedger and finally calls the tool's handler with a
+// ToolContext. Whatever happens, the model gets a ToolResult string back; an
+// expected failure is a result that starts with "Error:", never an exception.
+//
+// Thread safety: ToolSpec/ToolCall/ToolResult are values. A handler may be
+// called concurrently from several threads when its spec is read_only.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "core/cancel.h"
+#include "core/json.h"
+#include "core/status.h"
+
+namespace maestro::tools {
+
+// Permission class of a tool; the ToolPolicy maps each class to a switch.
+enum class ToolClass {
+  kRead,     // ReadFile, ListDir, Glob, Grep: needs the name in allowed_tools
+  kEdit,     // WriteFile, EditFile: also needs edit_allowed
+  kShell,    // RunCommand: also needs shell_allowed (network: network_allowed)
+  kControl,  // complete, transition, RequestTool, ...: always available (the
+             // way to ask for permission must never itself need permission)
+  kAgent,    // delegate, SpinOffTask, WaitSubTask: needs the name in allowed_tools
+};
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  Json parameters = Json::object();  // JSON schema of the arguments (type: object)
+  bool read_only = false;            // no side effect: may run in parallel, may be re-run
+  ToolClass tool_class = ToolClass::kRead;
+  std::chrono::milliseconds timeout{30'000};
+  size_t output_cap_bytes = 32 * 1024;  // the result is cut to this (head + tail kept)
+};
+
+// One call as the model emitted it.
+struct ToolCall {
+  std::string id;  // the model's tool_call id
+  std::string name;
+  Json arguments = Json::object();
+};
+
+struct ToolResult {
+  std::string call_id;
+  std::string content;  // what the model reads
+  bool is_error = false;
+
+  static ToolResult Ok(std::string content) { return {{}, std::move(content), false}; }
+  // "Error: <message>" — the prefix the transcript rules key on.
+  static ToolResult Error(const std::string& message) { return {{}, "Error: " + message, true}; }
+};
+
+// Identifies one call across crashes and retries: (task, job, call id). A
+// side-effecting tool can use it to make its effect idempotent.
+struct IdempotencyKey {
+  std::string task_id;
+  std::string job_id;
+  std::string call_id;
+  std::string ToString() const { return task_id + "/" + job_id + "/" + call_id; }
+};
+
+// What a handler may use. Borrowed pointers live for the whole call.
+struct ToolContext {
+  std::string workspace_root;  // canonical absolute path of the workspace
+  bool network_allowed = false;
+  IdempotencyKey key;
+  CancelToken* cancel = nullptr;  // the job's token; may be null in tests
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+
+  bool Expired() const {
+    return (cancel && cancel->IsCancelled()) || std::chrono::steady_clock::now() >= deadline;
+  }
+};
+
+using ToolHandler = std::function<ToolResult(const Json& args, const ToolContext& ctx)>;
+
+}  // namespace maestro::tools

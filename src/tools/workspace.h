@@ -1,0 +1,68 @@
+// Workspaces (seed 000 "Space"): the directory an agent works in, and its
+// Tool Policy.
+//
+// Two kinds: a persistent space is a registered directory (usually a git
+// repository a person owns) shared by the tasks that name it; an ephemeral
+// workspace is created per task under <data>/workspaces/tasks/<task id> and
+// initialized as a git repository, so its history is kept too.
+//
+// Where it sits: the worker prepares the workspace when it starts a job
+// (PrepareWorkspace), the Dispatcher runs tools inside ws.root with
+// ws.policy, and when the job succeeds CommitWorkspace records the changes
+// in git with a message naming the task (seed 000 "workspace commit").
+//
+// Thread safety: SpaceRegistry is filled at startup and then read-only.
+// CommitWorkspace runs git processes; two commits to the same space at once
+// are serialized by git's own index lock (the loser gets an error).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+#include "tools/policy.h"
+
+namespace maestro::tools {
+
+struct Space {
+  std::string name;
+  std::string root;  // made canonical by Register
+  ToolPolicy policy;
+};
+
+class SpaceRegistry {
+ public:
+  // kInvalidArgument when the name is empty/taken or the directory missing.
+  Status Register(Space space);
+  const Space* Find(const std::string& name) const;
+
+ private:
+  std::map<std::string, Space> spaces_;
+};
+
+struct Workspace {
+  std::string root;  // canonical absolute path
+  bool ephemeral = false;
+  std::string space;  // "" for an ephemeral workspace
+  ToolPolicy policy;
+};
+
+struct WorkspaceOptions {
+  std::string data_dir;         // ephemeral workspaces live in data_dir/workspaces/tasks/
+  ToolPolicy ephemeral_policy;  // the policy of ephemeral workspaces
+};
+
+// The task's workspace: its space when `space` is set (kNotFound if not
+// registered), else its ephemeral workspace, created and `git init`ed on
+// first use.
+Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
+                                   const std::string& task_id, const std::string& space);
+
+// Commits every change in the workspace (`git add -A`) with the message
+// "maestro: <title> (task <id>)". Returns the new commit id, or nullopt when
+// nothing changed or the directory is not a git repository.
+Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
+                                                   const std::string& title);
+
+}  // namespace maestro::tools

@@ -1,0 +1,62 @@
+#include "tools/workspace_path.h"
+
+#include <filesystem>
+
+namespace maestro::tools {
+
+namespace fs = std::filesystem;
+
+bool IsInside(const std::string& root, const std::string& path) {
+  if (path == root) return true;
+  if (root == "/") return true;
+  return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+         path[root.size()] == '/';
+}
+
+Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
+                                       const std::string& relative) {
+  const fs::path rel(relative);
+  if (rel.is_absolute()) {
+    return InvalidArgument(
+        "absolute path '" + relative + "' refused: use a path relative to the workspace", "path");
+  }
+  fs::path cur(workspace_root);
+  bool exists = true;  // whether `cur` exists (after that, components are lexical)
+  for (const auto& part : rel) {
+    const std::string comp = part.string();
+    if (comp.empty() || comp == ".") continue;
+    if (comp == "..") {
+      return InvalidArgument("path '" + relative + "' refused: '..' may not leave the workspace",
+                             "path");
+    }
+    fs::path next = cur / comp;
+    std::error_code ec;
+    if (exists && fs::is_symlink(fs::symlink_status(next, ec))) {
+      fs::path target = fs::canonical(next, ec);
+      if (ec) {
+        return InvalidArgument("path '" + relative + "' refused: dangling symlink '" +
+                                   RelativeToWorkspace(workspace_root, next.string()) + "'",
+                               "path");
+      }
+      if (!IsInside(workspace_root, target.string())) {
+        return InvalidArgument("path '" + relative + "' refused: symlink '" +
+                                   RelativeToWorkspace(workspace_root, next.string()) +
+                                   "' points outside the workspace",
+                               "path");
+      }
+      cur = target;
+      continue;
+    }
+    exists = exists && fs::exists(next, ec);
+    cur = next;
+  }
+  return cur.lexically_normal().string();
+}
+
+std::string RelativeToWorkspace(const std::string& workspace_root, const std::string& absolute) {
+  if (absolute == workspace_root) return ".";
+  std::string rel = fs::path(absolute).lexically_relative(workspace_root).string();
+  return rel.empty() ? absolute : rel;
+}
+
+}  // namespace maestro::tools

@@ -1,0 +1,40 @@
+// The builtin workspace tools: ReadFile, WriteFile, EditFile, ListDir, Glob,
+// Grep and RunCommand — the regular tools of seed 000 §3's dispatch.
+//
+// Where it sits: registered into the ToolRegistry at startup, before the
+// control and park tools (registration order is the order in the `tools`
+// array). Every handler resolves paths through ResolveInWorkspace and reads
+// ctx.workspace_root, so the same registry serves every workspace.
+//
+// Thread safety: the read-only handlers (ReadFile, ListDir, Glob, Grep) may
+// run concurrently; the others are run one at a time by the Dispatcher.
+#pragma once
+
+#include <memory>
+
+#include "core/status.h"
+#include "tools/registry.h"
+#include "tools/sandbox.h"
+
+namespace maestro::tools {
+
+// Registers the six file tools.
+Status RegisterFileTools(ToolRegistry& registry);
+
+// Registers RunCommand confined by `sandbox` (shared: it lives as long as
+// the registry's handlers).
+Status RegisterRunCommand(ToolRegistry& registry, std::shared_ptr<const Sandbox> sandbox);
+
+// Each tool's handler, exposed for direct unit tests.
+ToolResult ReadFileTool(const Json& args, const ToolContext& ctx);
+ToolResult WriteFileTool(const Json& args, const ToolContext& ctx);
+ToolResult EditFileTool(const Json& args, const ToolContext& ctx);
+ToolResult ListDirTool(const Json& args, const ToolContext& ctx);
+ToolResult GlobTool(const Json& args, const ToolContext& ctx);
+ToolResult GrepTool(const Json& args, const ToolContext& ctx);
+
+// Regex of a glob: `*` and `?` stay within one path component, `**`
+// crosses components ("src/**/*.cc" matches "src/a.cc" and "src/x/y/a.cc").
+std::string GlobToRegex(const std::string& glob);
+
+}  // namespace maestro::tools

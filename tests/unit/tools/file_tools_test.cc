@@ -1,0 +1,152 @@
+// Workspace file tools and the path gate: `..`, absolute paths and escaping
+// symlinks are refused; the tools do what they say inside the workspace.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.h"
+#include "tools/workspace_path.h"
+#include "tools/workspace_tools.h"
+
+namespace maestro::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_.File("ws/src/sub"));
+    root_ = fs::canonical(dir_.File("ws")).string();
+    Write("src/a.cc", "int a = 1;\nint b = 2;\nint c = 3;\n");
+    Write("src/sub/b.cc", "// TODO: b\n");
+    Write("notes.md", "todo list\n");
+    std::ofstream(dir_.File("secret.txt")) << "outside\n";
+    ctx_.workspace_root = root_;
+  }
+  void Write(const std::string& rel, const std::string& text) {
+    std::ofstream(root_ + "/" + rel) << text;
+  }
+  std::string Read(const std::string& rel) {
+    std::ifstream in(root_ + "/" + rel);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+  ToolContext ctx_;
+};
+
+TEST_F(FileToolsTest, DotDotAndAbsolutePathsAreRefused) {
+  for (std::string p : {"../secret.txt", "src/../../secret.txt", "src/.."}) {
+    auto r = ResolveInWorkspace(root_, p);
+    ASSERT_FALSE(r.ok()) << p;
+    EXPECT_EQ(r.status().field(), "path");
+    EXPECT_NE(r.status().message().find("'..'"), std::string::npos);
+  }
+  auto abs = ResolveInWorkspace(root_, dir_.File("secret.txt"));
+  ASSERT_FALSE(abs.ok());
+  EXPECT_NE(abs.status().message().find("absolute"), std::string::npos);
+
+  ToolResult read = ReadFileTool({{"path", "../secret.txt"}}, ctx_);
+  EXPECT_TRUE(read.is_error);
+  EXPECT_EQ(read.content.rfind("Error: ", 0), 0u);
+  ToolResult write = WriteFileTool({{"path", "/tmp/maestro-escape.txt"}, {"content", "x"}}, ctx_);
+  EXPECT_TRUE(write.is_error);
+  EXPECT_FALSE(fs::exists("/tmp/maestro-escape.txt"));
+}
+
+TEST_F(FileToolsTest, SymlinksThatEscapeAreRefusedInsideOnesWork) {
+  fs::create_symlink(dir_.File("secret.txt"), root_ + "/leak");
+  fs::create_symlink(dir_.path(), root_ + "/up");
+  fs::create_symlink(dir_.File("nowhere/new.txt"), root_ + "/dangling");
+  fs::create_symlink(root_ + "/src", root_ + "/srclink");
+
+  EXPECT_TRUE(ReadFileTool({{"path", "leak"}}, ctx_).is_error);
+  EXPECT_TRUE(ReadFileTool({{"path", "up/secret.txt"}}, ctx_).is_error);
+  ToolResult w = WriteFileTool({{"path", "dangling"}, {"content", "x"}}, ctx_);
+  EXPECT_TRUE(w.is_error);
+  EXPECT_FALSE(fs::exists(dir_.File("nowhere/new.txt")));
+  ToolResult w2 = WriteFileTool({{"path", "up/planted.txt"}, {"content", "x"}}, ctx_);
+  EXPECT_TRUE(w2.is_error);
+  EXPECT_FALSE(fs::exists(dir_.File("planted.txt")));
+
+  ToolResult ok = ReadFileTool({{"path", "srclink/a.cc"}}, ctx_);
+  EXPECT_FALSE(ok.is_error) << ok.content;
+  EXPECT_NE(ok.content.find("int a"), std::string::npos);
+}
+
+TEST_F(FileToolsTest, ReadFileReturnsTheRequestedLines) {
+  ToolResult r = ReadFileTool({{"path", "src/a.cc"}, {"start_line", 2}, {"end_line", 3}}, ctx_);
+  EXPECT_EQ(r.content, "int b = 2;\nint c = 3;\n");
+  EXPECT_TRUE(ReadFileTool({{"path", "src/a.cc"}, {"start_line", 9}}, ctx_).is_error);
+  EXPECT_TRUE(ReadFileTool({{"path", "missing.txt"}}, ctx_).is_error);
+}
+
+TEST_F(FileToolsTest, ReadFileBoundsMemoryAndRefusesSpecialFiles) {
+  Write("noeol.txt", "one\ntwo");
+  EXPECT_EQ(ReadFileTool({{"path", "noeol.txt"}}, ctx_).content, "one\ntwo\n");
+  EXPECT_EQ(ReadFileTool({{"path", "noeol.txt"}, {"start_line", 2}}, ctx_).content, "two\n");
+  Write("huge.txt", std::string(3 << 20, 'x'));  // one 3 MiB line
+  ToolResult big = ReadFileTool({{"path", "huge.txt"}}, ctx_);
+  EXPECT_FALSE(big.is_error);
+  EXPECT_NE(big.content.find("stopped after 1048576 bytes, in line 1"), std::string::npos);
+  EXPECT_LT(big.content.size(), (1u << 20) + 200);
+  ASSERT_EQ(mkfifo((root_ + "/pipe").c_str(), 0644), 0);
+  ToolResult fifo = ReadFileTool({{"path", "pipe"}}, ctx_);  // must not block
+  EXPECT_TRUE(fifo.is_error);
+  EXPECT_NE(fifo.content.find("not a regular file"), std::string::npos);
+  EXPECT_TRUE(ReadFileTool({{"path", "src"}}, ctx_).is_error);
+}
+
+TEST_F(FileToolsTest, WriteFileCreatesParentsAndEditFileNeedsAUniqueMatch) {
+  ToolResult w = WriteFileTool({{"path", "new/dir/x.txt"}, {"content", "alpha beta alpha"}}, ctx_);
+  ASSERT_FALSE(w.is_error) << w.content;
+  EXPECT_EQ(Read("new/dir/x.txt"), "alpha beta alpha");
+
+  ToolResult twice =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "alpha"}, {"new_string", "A"}}, ctx_);
+  EXPECT_TRUE(twice.is_error);
+  EXPECT_NE(twice.content.find("occurs 2 times"), std::string::npos);
+  EXPECT_EQ(Read("new/dir/x.txt"), "alpha beta alpha");  // unchanged
+
+  ToolResult none =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "gamma"}, {"new_string", "G"}}, ctx_);
+  EXPECT_TRUE(none.is_error);
+
+  ToolResult once =
+      EditFileTool({{"path", "new/dir/x.txt"}, {"old_string", "beta"}, {"new_string", "B"}}, ctx_);
+  EXPECT_FALSE(once.is_error) << once.content;
+  EXPECT_EQ(Read("new/dir/x.txt"), "alpha B alpha");
+}
+
+TEST_F(FileToolsTest, ListDirGlobAndGrep) {
+  ToolResult ls = ListDirTool(Json::object(), ctx_);
+  EXPECT_EQ(ls.content, "notes.md\nsrc/\n");
+
+  ToolResult g = GlobTool({{"pattern", "**/*.cc"}}, ctx_);
+  EXPECT_EQ(g.content, "src/a.cc\nsrc/sub/b.cc\n");
+  ToolResult g2 = GlobTool({{"pattern", "src/*.cc"}}, ctx_);
+  EXPECT_EQ(g2.content, "src/a.cc\n");
+
+  ToolResult grep = GrepTool({{"pattern", "todo"}, {"case_insensitive", true}}, ctx_);
+  EXPECT_EQ(grep.content, "notes.md:1: todo list\nsrc/sub/b.cc:1: // TODO: b\n");
+  ToolResult scoped = GrepTool({{"pattern", "int [bc]"}, {"path", "src"}, {"glob", "*.cc"}}, ctx_);
+  EXPECT_EQ(scoped.content, "src/a.cc:2: int b = 2;\nsrc/a.cc:3: int c = 3;\n");
+  EXPECT_TRUE(GrepTool({{"pattern", "("}}, ctx_).is_error);
+  EXPECT_TRUE(GrepTool({{"pattern", "x"}, {"path", ".."}}, ctx_).is_error);
+}
+
+TEST_F(FileToolsTest, GrepStopsAtTheMatchCap) {
+  std::string many;
+  for (int i = 0; i < 2000; ++i) many += "hit\n";
+  Write("many.txt", many);
+  ToolResult r = GrepTool({{"pattern", "hit"}}, ctx_);
+  EXPECT_NE(r.content.find("stopped after 500 matches"), std::string::npos);
+  EXPECT_EQ(std::count(r.content.begin(), r.content.end(), '\n'), 501);
+}
+
+}  // namespace
+}  // namespace maestro::tools

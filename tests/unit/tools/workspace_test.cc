@@ -1,0 +1,88 @@
+// Workspaces: ephemeral per-task directories under the data dir, registered
+// persistent spaces, and the git commit naming the task.
+#include "tools/workspace.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.h"
+#include "tools/process_runner.h"
+
+namespace maestro::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string GitOut(const std::string& root, std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {"git", "-C", root};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto r = RunProcess(spec);
+  return r.ok() ? r->output : "";
+}
+
+TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
+  testing::TempDir data;
+  WorkspaceOptions opts;
+  opts.data_dir = data.path();
+  opts.ephemeral_policy.allowed_tools = {"ReadFile"};
+  SpaceRegistry spaces;
+  auto ws = PrepareWorkspace(opts, spaces, "3f2b8c1e-task", "");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  EXPECT_TRUE(ws->ephemeral);
+  EXPECT_EQ(ws->root, fs::canonical(data.File("workspaces/tasks/3f2b8c1e-task")).string());
+  EXPECT_TRUE(fs::exists(ws->root + "/.git"));
+  EXPECT_EQ(ws->policy.allowed_tools.count("ReadFile"), 1u);
+
+  // Nothing changed yet: no commit.
+  auto none = CommitWorkspace(*ws, "3f2b8c1e-task", "Fix the parser");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+
+  std::ofstream(ws->root + "/result.txt") << "done\n";
+  auto commit = CommitWorkspace(*ws, "3f2b8c1e-task", "Fix the parser");
+  ASSERT_TRUE(commit.ok()) << commit.status().ToString();
+  ASSERT_TRUE(commit->has_value());
+  EXPECT_EQ((*commit)->size(), 40u);
+  EXPECT_EQ(GitOut(ws->root, {"log", "-1", "--format=%s"}),
+            "maestro: Fix the parser (task 3f2b8c1e-task)\n");
+  EXPECT_EQ(GitOut(ws->root, {"show", "--name-only", "--format=", "HEAD"}), "result.txt\n");
+
+  // Preparing again reuses the same directory.
+  auto again = PrepareWorkspace(opts, spaces, "3f2b8c1e-task", "");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(fs::exists(again->root + "/result.txt"));
+  EXPECT_FALSE(PrepareWorkspace(opts, spaces, "../evil", "").ok());
+}
+
+TEST(WorkspaceTest, PersistentSpacesAreRegisteredDirectories) {
+  testing::TempDir dir;
+  fs::create_directories(dir.File("repo"));
+  SpaceRegistry spaces;
+  Space s;
+  s.name = "website";
+  s.root = dir.File("repo");
+  s.policy.edit_allowed = true;
+  ASSERT_TRUE(spaces.Register(s).ok());
+  EXPECT_FALSE(spaces.Register(s).ok());
+  Space missing{"ghost", dir.File("nope"), {}};
+  EXPECT_EQ(spaces.Register(missing).field(), "root");
+
+  auto ws = PrepareWorkspace({dir.path(), {}}, spaces, "t1", "website");
+  ASSERT_TRUE(ws.ok());
+  EXPECT_FALSE(ws->ephemeral);
+  EXPECT_TRUE(ws->policy.edit_allowed);
+  EXPECT_EQ(ws->root, fs::canonical(dir.File("repo")).string());
+  EXPECT_EQ(PrepareWorkspace({dir.path(), {}}, spaces, "t1", "other").status().code(),
+            StatusCode::kNotFound);
+  // Not a git repository: nothing to commit into, and no error.
+  std::ofstream(ws->root + "/a.txt") << "x";
+  auto c = CommitWorkspace(*ws, "t1", "x");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->has_value());
+}
+
+}  // namespace
+}  // namespace maestro::tools
