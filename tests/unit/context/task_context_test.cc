@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "context/compressor.h"
 #include "context/durable_file.h"
 #include "context/task_context.h"
 #include "core/ids.h"
 #include "support/store_fixture.h"
+#include "unit/context/fake_llm.h"
 
 namespace maestro::context {
 namespace {
@@ -168,6 +170,39 @@ TEST_F(TaskContextTest, JanitorRemovesOldCompletedDirsOnly) {
   EXPECT_EQ(*removed, std::vector<std::string>{old_task.task.id});
   EXPECT_FALSE(dirs().Find(old_task.task.id).has_value());
   EXPECT_EQ(dirs().Find(new_task.task.id), Placement::kCompleted);
+}
+
+TEST_F(TaskContextTest, CompressionThroughTheContextUpdatesStatsAndEvents) {
+  auto created = NewTaskWith("coding");
+  Job job = Claim();
+  config_.context_length = 2000;
+  auto ctx = StartFor(job);
+  MessageStore& ms = ctx->messages();
+  ASSERT_TRUE(ms.StartThread(job.id, {{"role", "system"}, {"content", "s"}}).ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", std::string(800, 'q')}}, job.id).ok());
+    ASSERT_TRUE(ms.AddMessage({{"role", "assistant"}, {"content", std::string(800, 'a')}}, job.id).ok());
+  }
+  maestro::testing::ScriptedLlm llm;
+  llm.PushText("short facts");
+  ContextCompressor comp(&llm, config_);
+  ASSERT_TRUE(comp.ShouldCompress(ms.EstimatePromptTokens(0)));
+  auto out = comp.Compress(*ctx, 0);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_FALSE(comp.ShouldCompress(ms.EstimatePromptTokens(0)));
+  auto t = store_->GetTask(created.task.id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->compression_count, 1);
+  EXPECT_EQ(t->llm_call_count, 1);  // the summary call
+  EXPECT_EQ(t->total_tokens, 120);
+  EXPECT_EQ(ctx->summaries().count(), 1);
+  int compressed = 0;
+  ASSERT_TRUE(ctx->events().ForEach([&](const Json& e) {
+                compressed += e["type"] == "context.compressed";
+                return true;
+              }).ok());
+  EXPECT_EQ(compressed, 1);
+  EXPECT_FALSE(fs::exists(ctx->dir() + "/compress"));
 }
 
 TEST(ContextConfigTest, ParsesAndRejectsBadValues) {
