@@ -133,33 +133,77 @@ Result<CompressionOutcome> ContextCompressor::Compress(TaskContext& ctx, int64_t
   return r;
 }
 
+namespace {
+
+// The split of current.jsonl chosen for one compression.
+struct CompressionPlan {
+  std::vector<LineInfo> lines;
+  size_t tail = 0;  // first kept line after the system line
+  int64_t original_tokens = 0;
+};
+
+Result<CompressionPlan> PlanCompression(const MessageStore& messages, int keep_recent,
+                                        CompressionOutcome* out) {
+  CompressionPlan plan;
+  MAESTRO_ASSIGN_OR_RETURN(plan.lines, ScanCurrent(messages.current_path()));
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<CurrentEntry> entries, messages.CurrentEntries());
+  if (entries.size() != plan.lines.size()) {
+    return Internal(fmt::format("current.jsonl has {} lines but the archive says {}",
+                                plan.lines.size(), entries.size()));
+  }
+  std::vector<std::string> roles;
+  for (const auto& l : plan.lines) roles.push_back(l.role);
+  plan.tail = ChooseTailStart(roles, keep_recent);
+  if (plan.tail == 0) {
+    return Conflict("nothing to compress: the conversation is only its head and tail");
+  }
+  out->summarized_lines = static_cast<int64_t>(plan.tail - 1);
+  out->kept_lines = static_cast<int64_t>(plan.lines.size() - plan.tail + 1);
+  out->start_seq = entries[1].lo;
+  for (size_t i = 1; i < plan.tail; ++i) {
+    out->start_seq = std::min(out->start_seq, entries[i].lo);
+    out->end_seq = std::max(out->end_seq, entries[i].hi);
+    plan.original_tokens += plan.lines[i].tokens;
+  }
+  return plan;
+}
+
+}  // namespace
+
+// Calls the LLM up to summary_max_attempts times; an error or an empty text
+// is a failed attempt.
+Result<std::string> ContextCompressor::RequestSummary(const std::string& request_path,
+                                                      CancelToken* cancel,
+                                                      CompressionOutcome* out) {
+  Status last_error = Unavailable("no summary attempt made");
+  for (int attempt = 1; attempt <= config_.summary_max_attempts; ++attempt) {
+    if (cancel && cancel->IsCancelled()) {
+      return Status(StatusCode::kCancelled, "compression cancelled");
+    }
+    out->attempts = attempt;
+    llm::ChatRequest req;
+    req.messages_path = request_path;
+    llm::LlmCallResult res = llm_->Chat(req, nullptr, cancel);
+    if (res.ok() && !Trim(res.response.content).empty()) {
+      out->usage = res.response.usage;
+      return Trim(res.response.content);
+    }
+    last_error = res.ok() ? Unavailable("the summary call returned no text") : res.status;
+  }
+  return Status(StatusCode::kUnavailable, fmt::format("summary failed after {} attempts: {}",
+                                                      out->attempts, last_error.ToString()));
+}
+
 Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
                                                        SummaryStore& summaries,
                                                        const std::string& job_id,
                                                        const std::string& work_dir,
                                                        int64_t tools_tokens, CancelToken* cancel) {
-  MAESTRO_ASSIGN_OR_RETURN(std::vector<LineInfo> lines, ScanCurrent(messages.current_path()));
-  MAESTRO_ASSIGN_OR_RETURN(std::vector<CurrentEntry> entries, messages.CurrentEntries());
-  if (entries.size() != lines.size()) {
-    return Internal(fmt::format("current.jsonl has {} lines but the archive says {}",
-                                lines.size(), entries.size()));
-  }
-  std::vector<std::string> roles;
-  for (const auto& l : lines) roles.push_back(l.role);
-  size_t t = ChooseTailStart(roles, config_.keep_recent_messages);
-  if (t == 0) return Conflict("nothing to compress: the conversation is only its head and tail");
-
   CompressionOutcome out;
+  MAESTRO_ASSIGN_OR_RETURN(CompressionPlan plan,
+                           PlanCompression(messages, config_.keep_recent_messages, &out));
   out.tokens_before = messages.EstimatePromptTokens(tools_tokens);
-  out.summarized_lines = static_cast<int64_t>(t - 1);
-  out.kept_lines = static_cast<int64_t>(lines.size() - t + 1);
-  out.start_seq = entries[1].lo;
-  int64_t original_tokens = 0;
-  for (size_t i = 1; i < t; ++i) {
-    out.start_seq = std::min(out.start_seq, entries[i].lo);
-    out.end_seq = std::max(out.end_seq, entries[i].hi);
-    original_tokens += lines[i].tokens;
-  }
+  const auto& lines = plan.lines;
 
   std::error_code ec;
   std::filesystem::create_directories(work_dir, ec);
@@ -173,40 +217,21 @@ Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
     }
   } cleanup{work_dir};
   MAESTRO_RETURN_IF_ERROR(WriteSummaryRequest(request_path, config_.summary_prompt,
-                                              messages.current_path(), lines[t].offset));
-
-  std::string summary;
-  Status last_error = Unavailable("no summary attempt made");
-  for (int attempt = 1; attempt <= config_.summary_max_attempts; ++attempt) {
-    if (cancel && cancel->IsCancelled()) return Status(StatusCode::kCancelled, "compression cancelled");
-    out.attempts = attempt;
-    llm::ChatRequest req;
-    req.messages_path = request_path;
-    llm::LlmCallResult res = llm_->Chat(req, nullptr, cancel);
-    if (res.ok() && !Trim(res.response.content).empty()) {
-      summary = Trim(res.response.content);
-      out.usage = res.response.usage;
-      break;
-    }
-    last_error = res.ok() ? Unavailable("the summary call returned no text") : res.status;
-  }
-  if (summary.empty()) {
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("summary failed after {} attempts: {}", out.attempts,
-                              last_error.ToString()));
-  }
+                                              messages.current_path(), lines[plan.tail].offset));
+  MAESTRO_ASSIGN_OR_RETURN(std::string summary, RequestSummary(request_path, cancel, &out));
 
   Json summary_msg = {
       {"role", "user"},
       {"content", fmt::format("[Summary of the earlier conversation, messages {}-{}]\n{}",
                               out.start_seq, out.end_seq, summary)}};
-  MAESTRO_ASSIGN_OR_RETURN(int64_t summary_seq,
-                           messages.ArchiveSummary(summary_msg, job_id, out.summarized_lines,
-                                                   out.start_seq, out.end_seq));
-  (void)summary_seq;
+  // The archive first: it is the write-ahead log Open() rebuilds from.
+  MAESTRO_RETURN_IF_ERROR(messages
+                              .ArchiveSummary(summary_msg, job_id, out.summarized_lines,
+                                              out.start_seq, out.end_seq)
+                              .status());
   const std::string cur = messages.current_path();
   const uint64_t head_end = lines[0].offset + lines[0].length + 1;
-  const uint64_t tail_from = lines[t].offset;
+  const uint64_t tail_from = lines[plan.tail].offset;
   const uint64_t end = lines.back().offset + lines.back().length + 1;
   MAESTRO_RETURN_IF_ERROR(messages.ReplaceCurrent([&](const ByteSink& sink) -> Status {
     MAESTRO_RETURN_IF_ERROR(CopyRange(cur, 0, head_end, sink));
@@ -220,11 +245,11 @@ Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
   rec.start_seq = out.start_seq;
   rec.end_seq = out.end_seq;
   rec.summary = summary;
-  rec.original_tokens = original_tokens;
+  rec.original_tokens = plan.original_tokens;
   rec.summary_tokens = EstimateMessageTokens(summary_msg);
-  rec.ratio = original_tokens > 0 ? static_cast<double>(rec.summary_tokens) /
-                                        static_cast<double>(original_tokens)
-                                  : 0.0;
+  rec.ratio = plan.original_tokens > 0 ? static_cast<double>(rec.summary_tokens) /
+                                             static_cast<double>(plan.original_tokens)
+                                       : 0.0;
   rec.tokens_before = out.tokens_before;
   rec.tokens_after = out.tokens_after;
   rec.job_id = job_id;

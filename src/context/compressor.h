@@ -75,6 +75,9 @@ class ContextCompressor {
                                       int64_t tools_tokens, CancelToken* cancel = nullptr);
 
  private:
+  Result<std::string> RequestSummary(const std::string& request_path, CancelToken* cancel,
+                                     CompressionOutcome* out);
+
   llm::LlmClient* llm_;
   ContextConfig config_;
 };
