@@ -55,8 +55,8 @@ std::string ToolResult(int i) {
   std::string s;
   s.reserve(6400);
   for (int k = 0; s.size() < 6000; ++k) {
-    s += "  int value_" + std::to_string(i) + "_" + std::to_string(k) +
-         " = compute(input[" + std::to_string(k) + "], options);  // ";
+    s += "  int value_" + std::to_string(i) + "_" + std::to_string(k) + " = compute(input[" +
+         std::to_string(k) + "], options);  // ";
     s += (k % 5 == 0) ? "入力を検証してから計算する\n" : "apply the transformation\n";
   }
   return s;
@@ -75,7 +75,8 @@ Json CallMessage(int i) {
 }
 
 Json ResultMessage(int i) {
-  return {{"role", "tool"}, {"tool_call_id", "call_" + std::to_string(i)}, {"content", ToolResult(i)}};
+  return {
+      {"role", "tool"}, {"tool_call_id", "call_" + std::to_string(i)}, {"content", ToolResult(i)}};
 }
 
 const Json kSystem = {{"role", "system"},
@@ -84,13 +85,14 @@ const Json kUser = {{"role", "user"}, {"content", "Read the code base and docume
 
 std::string ToolsJson() {
   Json tools = Json::array();
-  for (const char* name : {"ReadFile", "WriteFile", "EditFile", "ListDir", "Glob", "Grep",
-                           "RunCommand", "complete"}) {
+  for (const char* name :
+       {"ReadFile", "WriteFile", "EditFile", "ListDir", "Glob", "Grep", "RunCommand", "complete"}) {
     tools.push_back({{"type", "function"},
                      {"function",
                       {{"name", name},
                        {"description", std::string("The ") + name + " tool."},
-                       {"parameters", {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}}}}}});
+                       {"parameters",
+                        {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}}}}}});
   }
   return tools.dump();
 }
@@ -168,7 +170,8 @@ int RunMemory(const std::vector<int64_t>& sizes, FILE* out) {
     }
     uint64_t sent;
     {
-      Json req = {{"model", "bench-model"}, {"stream", true}, {"tools", tools}, {"messages", messages}};
+      Json req = {
+          {"model", "bench-model"}, {"stream", true}, {"tools", tools}, {"messages", messages}};
       std::string body = req.dump();
       sent = body.size();
     }
@@ -198,7 +201,8 @@ std::vector<Point> InChild(Fn fn, int* exit_code) {
   long long tok;
   unsigned long long bytes;
   Point p;
-  while (std::fscanf(in, "%lld %ld %ld %llu %lf", &tok, &p.hwm_kb, &p.rss_kb, &bytes, &p.seconds) == 5) {
+  while (std::fscanf(in, "%lld %ld %ld %llu %lf", &tok, &p.hwm_kb, &p.rss_kb, &bytes, &p.seconds) ==
+         5) {
     p.tokens = tok;
     p.body_bytes = bytes;
     pts.push_back(p);
@@ -214,7 +218,9 @@ std::vector<Point> InChild(Fn fn, int* exit_code) {
 
 int main(int argc, char** argv) {
   int64_t max_tokens = 1'000'000;
-  std::string dir = (std::filesystem::temp_directory_path() / ("context_bench_" + std::to_string(getpid()))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("context_bench_" + std::to_string(getpid())))
+          .string();
   for (int a = 1; a + 1 < argc; a += 2) {
     if (std::strcmp(argv[a], "--max-tokens") == 0) max_tokens = std::stoll(argv[a + 1]);
     if (std::strcmp(argv[a], "--dir") == 0) dir = argv[a + 1];

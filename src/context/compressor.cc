@@ -1,8 +1,8 @@
 #include "context/compressor.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "context/durable_file.h"
 #include "context/task_context.h"
@@ -120,15 +120,17 @@ Result<CompressionOutcome> ContextCompressor::Compress(TaskContext& ctx, int64_t
   auto r = Compress(ctx.messages(), ctx.summaries(), ctx.job_id(), ctx.dir() + "/compress",
                     tools_tokens, cancel);
   if (!r.ok()) {
-    ctx.events().Append("context.compression_failed", {{"error", r.status().ToString()}},
-                        ctx.job_id()).status().IgnoreError();
+    ctx.events()
+        .Append("context.compression_failed", {{"error", r.status().ToString()}}, ctx.job_id())
+        .status()
+        .IgnoreError();
     return r;
   }
   MAESTRO_RETURN_IF_ERROR(ctx.RecordLlmCall(r->usage.prompt_tokens, r->usage.completion_tokens));
   MAESTRO_RETURN_IF_ERROR(ctx.RecordCompression());
-  Json p = {{"summary_id", r->summary_id},       {"start_seq", r->start_seq},
-            {"end_seq", r->end_seq},             {"tokens_before", r->tokens_before},
-            {"tokens_after", r->tokens_after},   {"still_over_threshold", r->still_over_threshold}};
+  Json p = {{"summary_id", r->summary_id},     {"start_seq", r->start_seq},
+            {"end_seq", r->end_seq},           {"tokens_before", r->tokens_before},
+            {"tokens_after", r->tokens_after}, {"still_over_threshold", r->still_over_threshold}};
   MAESTRO_RETURN_IF_ERROR(ctx.events().Append("context.compressed", p, ctx.job_id()).status());
   return r;
 }
@@ -225,10 +227,9 @@ Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
       {"content", fmt::format("[Summary of the earlier conversation, messages {}-{}]\n{}",
                               out.start_seq, out.end_seq, summary)}};
   // The archive first: it is the write-ahead log Open() rebuilds from.
-  MAESTRO_RETURN_IF_ERROR(messages
-                              .ArchiveSummary(summary_msg, job_id, out.summarized_lines,
-                                              out.start_seq, out.end_seq)
-                              .status());
+  MAESTRO_RETURN_IF_ERROR(
+      messages.ArchiveSummary(summary_msg, job_id, out.summarized_lines, out.start_seq, out.end_seq)
+          .status());
   const std::string cur = messages.current_path();
   const uint64_t head_end = lines[0].offset + lines[0].length + 1;
   const uint64_t tail_from = lines[plan.tail].offset;

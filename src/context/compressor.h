@@ -49,8 +49,8 @@ struct CompressionOutcome {
   int64_t kept_lines = 0;  // system + tail
   int64_t tokens_before = 0;
   int64_t tokens_after = 0;
-  int attempts = 0;  // summary calls made
-  llm::LlmUsage usage;  // of the successful summary call
+  int attempts = 0;                   // summary calls made
+  llm::LlmUsage usage;                // of the successful summary call
   bool still_over_threshold = false;  // the kept tail alone is too big
 };
 

@@ -26,8 +26,8 @@ struct ContextConfig {
   int keep_recent_messages = 5;        // the tail kept verbatim by compression
   int cleanup_days = 30;               // completed dirs older than this are removed; 0 keeps
   std::string summary_prompt = kDefaultSummaryPrompt;
-  int summary_max_attempts = 3;        // summary LLM calls before compression fails
-  int handoff_max_wait_iterations = 3; // iterations to wait for WriteHandoff before the fallback
+  int summary_max_attempts = 3;         // summary LLM calls before compression fails
+  int handoff_max_wait_iterations = 3;  // iterations to wait for WriteHandoff before the fallback
 };
 
 // Reads a `context_storage` object (keys as above); unknown keys are errors

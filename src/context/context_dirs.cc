@@ -145,7 +145,8 @@ Result<ReconcileReport> ContextDirs::Reconcile(Store& store) const {
       report.moved.emplace_back(id, *want);
     }
   }
-  for (Placement p : kAll) MAESTRO_RETURN_IF_ERROR(SyncDir(root_ + "/" + std::string(PlacementName(p))));
+  for (Placement p : kAll)
+    MAESTRO_RETURN_IF_ERROR(SyncDir(root_ + "/" + std::string(PlacementName(p))));
   MAESTRO_ASSIGN_OR_RETURN(std::vector<Task> tasks, store.ListTasks("", 1'000'000'000));
   for (const Task& t : tasks) {
     if (t.started_at != 0 && !Find(t.id)) report.missing.push_back(t.id);

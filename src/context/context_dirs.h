@@ -38,9 +38,9 @@ std::optional<Placement> PlacementForTaskStatus(const std::string& status);
 
 struct ReconcileReport {
   std::vector<std::pair<std::string, Placement>> moved;  // task id, new place
-  std::vector<std::string> missing;  // started tasks without a directory
-  std::vector<std::string> orphans;  // directories of tasks not in the database
-  std::vector<std::string> duplicates_removed;  // stale copies in a second place
+  std::vector<std::string> missing;                      // started tasks without a directory
+  std::vector<std::string> orphans;                      // directories of tasks not in the database
+  std::vector<std::string> duplicates_removed;           // stale copies in a second place
 };
 
 class ContextDirs {

@@ -1,6 +1,7 @@
 #include "context/durable_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-
-#include <fmt/format.h>
 
 namespace maestro::context {
 namespace {
@@ -127,8 +126,7 @@ Status SyncDir(const std::string& dir) {
   return Status::Ok();
 }
 
-Status ReplaceFile(const std::string& path,
-                   const std::function<Status(const ByteSink&)>& write) {
+Status ReplaceFile(const std::string& path, const std::function<Status(const ByteSink&)>& write) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("open", tmp);

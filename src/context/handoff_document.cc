@@ -1,11 +1,10 @@
 #include "context/handoff_document.h"
 
+#include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 namespace maestro::context {
 namespace {
@@ -88,18 +87,18 @@ std::string ShellQuote(const std::string& s) {
 }  // namespace
 
 Json WriteHandoffToolDefinition() {
-  Json status = {{"type", "object"},
-                 {"additionalProperties", false},
-                 {"required", kStatusFields},
-                 {"properties",
-                  {{"completed", SchemaStringList("work finished and verified")},
-                   {"in_progress", SchemaStringList("work started but not finished: what part is done")},
-                   {"pending", SchemaStringList("work of the spec not started")}}}};
+  Json status = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", kStatusFields},
+      {"properties",
+       {{"completed", SchemaStringList("work finished and verified")},
+        {"in_progress", SchemaStringList("work started but not finished: what part is done")},
+        {"pending", SchemaStringList("work of the spec not started")}}}};
   Json decision = {{"type", "object"},
                    {"additionalProperties", false},
                    {"required", kDecisionFields},
-                   {"properties",
-                    {{"what", {{"type", "string"}}}, {"why", {{"type", "string"}}}}}};
+                   {"properties", {{"what", {{"type", "string"}}}, {"why", {{"type", "string"}}}}}};
   Json params = {
       {"type", "object"},
       {"additionalProperties", false},

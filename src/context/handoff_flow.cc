@@ -1,9 +1,9 @@
 #include "context/handoff_flow.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "context/durable_file.h"
 #include "context/task_context.h"

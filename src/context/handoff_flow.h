@@ -77,9 +77,9 @@ Status StartContinuation(MessageStore& messages, const std::string& job_id,
                          const HandoffDocument& doc);
 
 struct HandoffInputs {
-  Job job;                     // the running job (its piece/model carry over)
-  std::string workspace;       // "" = check against the tool ledger only
-  bool fallback = false;       // written by the engine, not the agent
+  Job job;                // the running job (its piece/model carry over)
+  std::string workspace;  // "" = check against the tool ledger only
+  bool fallback = false;  // written by the engine, not the agent
 };
 
 struct HandoffResult {

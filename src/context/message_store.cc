@@ -40,8 +40,8 @@ Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
       if (r.entries.empty() || 1 + drop > r.entries.size()) return true;  // malformed: ignore
       r.entries.erase(r.entries.begin() + 1, r.entries.begin() + 1 + static_cast<long>(drop));
       tokens.erase(tokens.begin() + 1, tokens.begin() + 1 + static_cast<long>(drop));
-      r.entries.insert(r.entries.begin() + 1,
-                       CurrentEntry{seq, rec.value("start_seq", seq), rec.value("end_seq", seq), true});
+      r.entries.insert(r.entries.begin() + 1, CurrentEntry{seq, rec.value("start_seq", seq),
+                                                           rec.value("end_seq", seq), true});
       tokens.insert(tokens.begin() + 1, tok);
       if (want_summary) r.summary_message = ToMessage(rec);
     } else if (!r.entries.empty()) {

@@ -54,9 +54,9 @@ std::string MessageLine(const Json& message);
 class MessageStore {
  public:
   struct Repairs {
-    uint64_t torn_bytes_cut = 0;     // summed over the three files
-    bool current_rebuilt = false;    // from the archive
-    bool transcript_rebuilt = false; // last thread re-copied from current.jsonl
+    uint64_t torn_bytes_cut = 0;      // summed over the three files
+    bool current_rebuilt = false;     // from the archive
+    bool transcript_rebuilt = false;  // last thread re-copied from current.jsonl
   };
 
   // Opens the three files in `dir` (created if missing) and repairs them.

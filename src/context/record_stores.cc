@@ -16,10 +16,14 @@ Result<SummaryStore> SummaryStore::Open(const std::string& dir, Clock* clock) {
 }
 
 Result<int64_t> SummaryStore::Add(SummaryRecord r) {
-  Json j = {{"start_seq", r.start_seq},         {"end_seq", r.end_seq},
-            {"summary", r.summary},             {"original_tokens", r.original_tokens},
-            {"summary_tokens", r.summary_tokens}, {"ratio", r.ratio},
-            {"tokens_before", r.tokens_before}, {"tokens_after", r.tokens_after},
+  Json j = {{"start_seq", r.start_seq},
+            {"end_seq", r.end_seq},
+            {"summary", r.summary},
+            {"original_tokens", r.original_tokens},
+            {"summary_tokens", r.summary_tokens},
+            {"ratio", r.ratio},
+            {"tokens_before", r.tokens_before},
+            {"tokens_after", r.tokens_after},
             {"job_id", r.job_id},
             {"timestamp", r.timestamp.empty() ? FormatIso8601(clock_->NowMs()) : r.timestamp}};
   return log_.Append(std::move(j), /*sync=*/true);
@@ -60,8 +64,12 @@ Result<ToolStore> ToolStore::Open(const std::string& dir, Clock* clock) {
 }
 
 Result<int64_t> ToolStore::AddToolCall(const ToolCallRecord& r) {
-  Json j = {{"job_id", r.job_id}, {"call_id", r.call_id},       {"tool", r.tool},
-            {"args", r.args},     {"status", r.status},         {"duration_ms", r.duration_ms},
+  Json j = {{"job_id", r.job_id},
+            {"call_id", r.call_id},
+            {"tool", r.tool},
+            {"args", r.args},
+            {"status", r.status},
+            {"duration_ms", r.duration_ms},
             {"timestamp", FormatIso8601(r.started_at ? r.started_at : clock_->NowMs())}};
   if (r.status == "success") {
     j["result"] = r.result;
@@ -94,9 +102,8 @@ Result<std::set<std::string>> ToolStore::ChangedPaths(const std::string& job_id)
     if (!job_id.empty() && r.job_id != job_id) return true;
     if (r.status != "success" || !IsFileWritingTool(r.tool)) return true;
     if (r.args.is_object() && r.args.contains("path") && r.args["path"].is_string()) {
-      paths.insert(std::filesystem::path(r.args["path"].get<std::string>())
-                       .lexically_normal()
-                       .string());
+      paths.insert(
+          std::filesystem::path(r.args["path"].get<std::string>()).lexically_normal().string());
     }
     return true;
   }));
@@ -114,9 +121,7 @@ Result<EventLog> EventLog::Open(const std::string& dir, Clock* clock) {
 
 Result<int64_t> EventLog::Append(const std::string& type, const Json& payload,
                                  const std::string& job_id) {
-  Json j = {{"type", type},
-            {"payload", payload},
-            {"timestamp", FormatIso8601(clock_->NowMs())}};
+  Json j = {{"type", type}, {"payload", payload}, {"timestamp", FormatIso8601(clock_->NowMs())}};
   if (!job_id.empty()) j["job_id"] = job_id;
   return log_.Append(std::move(j));
 }

@@ -7,14 +7,14 @@ namespace maestro::context {
 namespace {
 
 bool IsCjk(uint32_t cp) {
-  return (cp >= 0x1100 && cp <= 0x11FF) ||    // Hangul Jamo
-         (cp >= 0x2E80 && cp <= 0x9FFF) ||    // CJK radicals, punctuation, kana, Han
-         (cp >= 0xA960 && cp <= 0xA97F) ||    // Hangul Jamo Extended-A
-         (cp >= 0xAC00 && cp <= 0xD7FF) ||    // Hangul syllables
-         (cp >= 0xF900 && cp <= 0xFAFF) ||    // CJK compatibility ideographs
-         (cp >= 0xFE30 && cp <= 0xFE4F) ||    // CJK compatibility forms
-         (cp >= 0xFF00 && cp <= 0xFFEF) ||    // halfwidth and fullwidth forms
-         (cp >= 0x20000 && cp <= 0x3FFFF);    // Han extensions B..H
+  return (cp >= 0x1100 && cp <= 0x11FF) ||  // Hangul Jamo
+         (cp >= 0x2E80 && cp <= 0x9FFF) ||  // CJK radicals, punctuation, kana, Han
+         (cp >= 0xA960 && cp <= 0xA97F) ||  // Hangul Jamo Extended-A
+         (cp >= 0xAC00 && cp <= 0xD7FF) ||  // Hangul syllables
+         (cp >= 0xF900 && cp <= 0xFAFF) ||  // CJK compatibility ideographs
+         (cp >= 0xFE30 && cp <= 0xFE4F) ||  // CJK compatibility forms
+         (cp >= 0xFF00 && cp <= 0xFFEF) ||  // halfwidth and fullwidth forms
+         (cp >= 0x20000 && cp <= 0x3FFFF);  // Han extensions B..H
 }
 
 int64_t TextOf(const Json& v) {

@@ -4,8 +4,8 @@
 // attempt fails and the client retries); the conversation after compression
 // still starts with the system message and is accepted by the server; a
 // WriteHandoff with next_steps is rejected and a valid one parsed.
-#include <httplib.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <fstream>
 
@@ -59,11 +59,19 @@ TEST(ContextFakeLlmTest, ScriptedConversationCompressesAndHandsOff) {
   ASSERT_TRUE(ms->AddMessage({{"role", "user"}, {"content", "Document the code."}}, "j1").ok());
   for (int i = 0; i < 11; ++i) {
     std::string id = "call_" + std::to_string(i);
-    ASSERT_TRUE(ms->AddMessage({{"role", "assistant"}, {"content", "reading"},
-                                {"tool_calls", {{{"id", id}, {"type", "function"},
-                                  {"function", {{"name", "ReadFile"}, {"arguments", "{}"}}}}}}}, "j1").ok());
-    ASSERT_TRUE(ms->AddMessage({{"role", "tool"}, {"tool_call_id", id},
-                                {"content", std::string(2000, 'a' + i)}}, "j1", "ReadFile").ok());
+    ASSERT_TRUE(ms->AddMessage({{"role", "assistant"},
+                                {"content", "reading"},
+                                {"tool_calls",
+                                 {{{"id", id},
+                                   {"type", "function"},
+                                   {"function", {{"name", "ReadFile"}, {"arguments", "{}"}}}}}}},
+                               "j1")
+                    .ok());
+    ASSERT_TRUE(
+        ms->AddMessage(
+              {{"role", "tool"}, {"tool_call_id", id}, {"content", std::string(2000, 'a' + i)}},
+              "j1", "ReadFile")
+            .ok());
   }
   // A live call streams current.jsonl and calibrates the estimate.
   llm::ChatRequest live;
@@ -90,12 +98,21 @@ TEST(ContextFakeLlmTest, ScriptedConversationCompressesAndHandsOff) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().field(), "next_steps");
   std::string call_id = r2.response.tool_calls[0].id;
-  ASSERT_TRUE(ms->AddMessage({{"role", "assistant"}, {"content", nullptr},
-                              {"tool_calls", {{{"id", call_id}, {"type", "function"},
-                                {"function", {{"name", "WriteHandoff"},
-                                              {"arguments", r2.response.tool_calls[0].arguments}}}}}}}, "j1").ok());
-  ASSERT_TRUE(ms->AddMessage({{"role", "tool"}, {"tool_call_id", call_id},
-                              {"content", "Error: " + bad.status().message()}}, "j1", "WriteHandoff").ok());
+  ASSERT_TRUE(ms->AddMessage({{"role", "assistant"},
+                              {"content", nullptr},
+                              {"tool_calls",
+                               {{{"id", call_id},
+                                 {"type", "function"},
+                                 {"function",
+                                  {{"name", "WriteHandoff"},
+                                   {"arguments", r2.response.tool_calls[0].arguments}}}}}}},
+                             "j1")
+                  .ok());
+  ASSERT_TRUE(ms->AddMessage({{"role", "tool"},
+                              {"tool_call_id", call_id},
+                              {"content", "Error: " + bad.status().message()}},
+                             "j1", "WriteHandoff")
+                  .ok());
   auto r3 = client.Chat(live, nullptr, nullptr);
   ASSERT_TRUE(r3.ok());
   ASSERT_EQ(r3.response.tool_calls.size(), 1u);

@@ -1,11 +1,12 @@
 // ContextCompressor: keeps the system message first and every tool
 // call/result pair whole, asks for the summary in a separate call built from
 // files, never stores a failed summary, and ends below the threshold.
-#include <set>
+#include "context/compressor.h"
 
 #include <gtest/gtest.h>
 
-#include "context/compressor.h"
+#include <set>
+
 #include "context/durable_file.h"
 #include "support/temp_dir.h"
 #include "unit/context/fake_llm.h"
@@ -60,8 +61,10 @@ class CompressorTest : public ::testing::Test {
     config_.context_length = 4000;
     config_.keep_recent_messages = 5;
     config_.summary_prompt = "SUMMARIZE-FACTS-PROMPT";
-    ASSERT_TRUE(messages_.StartThread("j1", {{"role", "system"}, {"content", "You are maestro."}}).ok());
-    ASSERT_TRUE(messages_.AddMessage({{"role", "user"}, {"content", "Refactor the parser"}}, "j1").ok());
+    ASSERT_TRUE(
+        messages_.StartThread("j1", {{"role", "system"}, {"content", "You are maestro."}}).ok());
+    ASSERT_TRUE(
+        messages_.AddMessage({{"role", "user"}, {"content", "Refactor the parser"}}, "j1").ok());
   }
 
   // One turn: an assistant calling `calls` tools, their results (~150 tokens each).
@@ -69,13 +72,19 @@ class CompressorTest : public ::testing::Test {
     Json tc = Json::array();
     for (int k = 0; k < calls; ++k) {
       std::string id = "call_" + std::to_string(next_id_++);
-      tc.push_back({{"id", id},
-                    {"type", "function"},
-                    {"function", {{"name", "ReadFile"}, {"arguments", "{\"path\":\"f" + id + "\"}"}}}});
+      tc.push_back(
+          {{"id", id},
+           {"type", "function"},
+           {"function", {{"name", "ReadFile"}, {"arguments", "{\"path\":\"f" + id + "\"}"}}}});
     }
-    ASSERT_TRUE(messages_.AddMessage({{"role", "assistant"}, {"content", "reading"}, {"tool_calls", tc}}, "j1").ok());
+    ASSERT_TRUE(
+        messages_
+            .AddMessage({{"role", "assistant"}, {"content", "reading"}, {"tool_calls", tc}}, "j1")
+            .ok());
     for (const auto& c : tc) {
-      Json r = {{"role", "tool"}, {"tool_call_id", c["id"]}, {"content", "content of " + std::string(c["id"]) + std::string(600, 'x')}};
+      Json r = {{"role", "tool"},
+                {"tool_call_id", c["id"]},
+                {"content", "content of " + std::string(c["id"]) + std::string(600, 'x')}};
       ASSERT_TRUE(messages_.AddMessage(r, "j1", "ReadFile").ok());
     }
   }
@@ -90,7 +99,8 @@ class CompressorTest : public ::testing::Test {
 };
 
 TEST(ChooseTailStartTest, MovesTheCutBackToTheCallingAssistant) {
-  std::vector<std::string> roles = {"system", "user", "assistant", "tool", "tool", "tool", "assistant", "tool"};
+  std::vector<std::string> roles = {"system", "user", "assistant", "tool",
+                                    "tool",   "tool", "assistant", "tool"};
   EXPECT_EQ(ChooseTailStart(roles, 3), 2u);
   EXPECT_EQ(ChooseTailStart(roles, 2), 6u);
   EXPECT_EQ(ChooseTailStart({"system", "user"}, 5), 0u);
@@ -103,7 +113,8 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
   ContextCompressor comp(&llm_, config_);
   int64_t before = messages_.EstimatePromptTokens(0);
   ASSERT_TRUE(comp.ShouldCompress(before)) << before;
-  std::string system_line = Slurp(messages_.current_path()).substr(0, Slurp(messages_.current_path()).find('\n') + 1);
+  std::string system_line =
+      Slurp(messages_.current_path()).substr(0, Slurp(messages_.current_path()).find('\n') + 1);
 
   llm_.PushText("The user asked to refactor the parser; files f1..f20 were read.");
   auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
@@ -114,7 +125,8 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
   auto msgs = Lines(messages_.current_path());
   EXPECT_EQ(msgs[0]["role"], "system");
   EXPECT_EQ(msgs[1]["role"], "user");
-  EXPECT_NE(msgs[1]["content"].get<std::string>().find("files f1..f20 were read"), std::string::npos);
+  EXPECT_NE(msgs[1]["content"].get<std::string>().find("files f1..f20 were read"),
+            std::string::npos);
   for (size_t i = 1; i < msgs.size(); ++i) EXPECT_NE(msgs[i]["role"], "system");
   ExpectPairsIntact(msgs);
   EXPECT_NE(msgs[2]["role"], "tool");  // the tail starts at a turn boundary

@@ -1,5 +1,8 @@
 // Crash safety of the file primitives: torn appends are cut, rewrites are
 // all-or-nothing even when the writer is killed mid-rewrite.
+#include "context/durable_file.h"
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,9 +11,6 @@
 #include <fstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-
-#include "context/durable_file.h"
 #include "context/jsonl_log.h"
 #include "support/temp_dir.h"
 
@@ -63,7 +63,8 @@ TEST(DurableFileTest, JsonlLogOpenCutsTornLineAndContinuesSeq) {
   ASSERT_TRUE(log->ForEach([&](const Json& j) {
                    seqs.push_back(j["seq"].get<int64_t>());
                    return true;
-                 }).ok());
+                 })
+                  .ok());
   EXPECT_EQ(seqs, (std::vector<int64_t>{1, 2, 3, 4}));
 }
 

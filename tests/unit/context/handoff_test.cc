@@ -1,10 +1,10 @@
 // Handoff (seed 004): strict facts-only schema, files_changed verified
 // against the workspace, saved as NNNN.yaml + comment, continuation queued
 // and started from static system + spec + facts only; ledger fallback.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "context/durable_file.h"
 #include "context/handoff_flow.h"
@@ -169,10 +169,12 @@ TEST_F(HandoffFlowTest, MismatchIsRecordedAndHandoffSavedCommentedAndContinued) 
   EXPECT_FALSE(n["next_steps"]);
 
   bool mismatch_event = false;
-  ASSERT_TRUE(ctx_->events().ForEach([&](const Json& e) {
-                if (e["type"] == "handoff.files_mismatch") mismatch_event = true;
-                return true;
-              }).ok());
+  ASSERT_TRUE(ctx_->events()
+                  .ForEach([&](const Json& e) {
+                    if (e["type"] == "handoff.files_mismatch") mismatch_event = true;
+                    return true;
+                  })
+                  .ok());
   EXPECT_TRUE(mismatch_event);
 
   auto comments = store_->ListComments(created_.task.id);
@@ -194,8 +196,12 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   ASSERT_TRUE(ms.StartThread(job_.id, System()).ok());
   std::string instruction = "Implement the auth module as /specs/auth-module.md says.";
   ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", instruction}}, job_.id).ok());
-  ASSERT_TRUE(ms.AddMessage({{"role", "assistant"}, {"content", "I believe the session middleware should be replaced"}}, job_.id).ok());
-  ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", HandoffRequestMessage()}}, job_.id).ok());
+  ASSERT_TRUE(ms.AddMessage({{"role", "assistant"},
+                             {"content", "I believe the session middleware should be replaced"}},
+                            job_.id)
+                  .ok());
+  ASSERT_TRUE(
+      ms.AddMessage({{"role", "user"}, {"content", HandoffRequestMessage()}}, job_.id).ok());
   std::string old_system_line = MessageLine(System());
 
   auto doc = ParseHandoff(SeedExample());
@@ -218,7 +224,8 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   EXPECT_TRUE((*ctx2)->is_resumed());
   auto latest = LoadLatestHandoff((*ctx2)->handoffs_dir());
   ASSERT_TRUE(latest.ok() && latest->has_value());
-  ASSERT_TRUE(StartContinuation((*ctx2)->messages(), next.id, System(), task->instruction, **latest).ok());
+  ASSERT_TRUE(
+      StartContinuation((*ctx2)->messages(), next.id, System(), task->instruction, **latest).ok());
 
   auto cur = ReadSmallFile((*ctx2)->messages().current_path());
   ASSERT_TRUE(cur.ok());
@@ -235,9 +242,9 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   EXPECT_NE(user.find(task->instruction), std::string::npos);
   EXPECT_NE(user.find("/api/refresh — issuing done"), std::string::npos);
   EXPECT_NE(user.find("RS256 over HS256"), std::string::npos);
-  EXPECT_EQ(user.find("I believe"), std::string::npos);        // no old reasoning
-  EXPECT_EQ(user.find("files_match"), std::string::npos);      // engine notes stay out
-  EXPECT_EQ(cur->find("WriteHandoff"), std::string::npos);     // nor the old request
+  EXPECT_EQ(user.find("I believe"), std::string::npos);     // no old reasoning
+  EXPECT_EQ(user.find("files_match"), std::string::npos);   // engine notes stay out
+  EXPECT_EQ(cur->find("WriteHandoff"), std::string::npos);  // nor the old request
   EXPECT_EQ((*ctx2)->messages().thread(), 2);
 }
 

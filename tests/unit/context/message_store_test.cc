@@ -1,11 +1,12 @@
 // MessageStore: the live files stay exactly the request messages, survive
 // torn appends and crashes between appends, and stream as a request body.
-#include <fstream>
+#include "context/message_store.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "context/durable_file.h"
-#include "context/message_store.h"
 #include "llm/request_body.h"
 #include "support/temp_dir.h"
 
@@ -45,9 +46,9 @@ class MessageStoreTest : public ::testing::Test {
                     {"type", "function"},
                     {"function", {{"name", "ReadFile"}, {"arguments", "{\"path\":\"a\"}"}}}}}}};
     ASSERT_TRUE(ms.AddMessage(call, "job1").ok());
-    ASSERT_TRUE(
-        ms.AddMessage({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "abc"}}, "job1", "ReadFile")
-            .ok());
+    ASSERT_TRUE(ms.AddMessage({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "abc"}},
+                              "job1", "ReadFile")
+                    .ok());
   }
   TempDir dir_;
   FakeClock clock_;

@@ -1,13 +1,14 @@
 // TaskContext and ContextDirs: the directory layout of DESIGN.md §4, moves
 // that follow the job status and survive a restart, reconcile, janitor,
 // and the task row's statistics.
-#include <fstream>
+#include "context/task_context.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "context/compressor.h"
 #include "context/durable_file.h"
-#include "context/task_context.h"
 #include "core/ids.h"
 #include "support/store_fixture.h"
 #include "unit/context/fake_llm.h"
@@ -44,8 +45,8 @@ TEST_F(TaskContextTest, StartCreatesTheLayoutAndStaticMetadata) {
   EXPECT_FALSE(ctx->is_resumed());
   EXPECT_TRUE(fs::is_directory(dir + "/handoffs"));
   EXPECT_TRUE(fs::is_directory(dir + "/planning"));
-  for (const char* f : {"metadata.json", "messages.jsonl", "summaries.jsonl", "tools.jsonl",
-                        "events.jsonl"}) {
+  for (const char* f :
+       {"metadata.json", "messages.jsonl", "summaries.jsonl", "tools.jsonl", "events.jsonl"}) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
   auto meta = ReadSmallFile(dir + "/metadata.json");
@@ -181,7 +182,8 @@ TEST_F(TaskContextTest, CompressionThroughTheContextUpdatesStatsAndEvents) {
   ASSERT_TRUE(ms.StartThread(job.id, {{"role", "system"}, {"content", "s"}}).ok());
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", std::string(800, 'q')}}, job.id).ok());
-    ASSERT_TRUE(ms.AddMessage({{"role", "assistant"}, {"content", std::string(800, 'a')}}, job.id).ok());
+    ASSERT_TRUE(
+        ms.AddMessage({{"role", "assistant"}, {"content", std::string(800, 'a')}}, job.id).ok());
   }
   maestro::testing::ScriptedLlm llm;
   llm.PushText("short facts");
@@ -197,10 +199,12 @@ TEST_F(TaskContextTest, CompressionThroughTheContextUpdatesStatsAndEvents) {
   EXPECT_EQ(t->total_tokens, 120);
   EXPECT_EQ(ctx->summaries().count(), 1);
   int compressed = 0;
-  ASSERT_TRUE(ctx->events().ForEach([&](const Json& e) {
-                compressed += e["type"] == "context.compressed";
-                return true;
-              }).ok());
+  ASSERT_TRUE(ctx->events()
+                  .ForEach([&](const Json& e) {
+                    compressed += e["type"] == "context.compressed";
+                    return true;
+                  })
+                  .ok());
   EXPECT_EQ(compressed, 1);
   EXPECT_FALSE(fs::exists(ctx->dir() + "/compress"));
 }

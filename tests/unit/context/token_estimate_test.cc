@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "context/token_estimate.h"
+
+#include <gtest/gtest.h>
 
 namespace maestro::context {
 namespace {
