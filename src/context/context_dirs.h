@@ -1,0 +1,82 @@
+// ContextDirs: where each task's context directory lives (DESIGN.md §4):
+//   {data_dir}/contexts/{running,paused,completed}/{task_uuid}/
+//
+// Where it sits: the worker creates a task's directory when a job of the
+// task first runs, and moves it whenever the job's status changes — running
+// while a worker executes the job; paused while it is queued, waiting for a
+// retry, or parked (waiting_human / waiting_subtasks); completed once it is
+// succeeded, failed or cancelled. A move is one rename(2) plus fsync of both
+// parents, so after a crash the directory is in exactly one place. At start
+// Reconcile() puts every directory where the database says it belongs and
+// reports tasks whose directory is missing; Cleanup() is the janitor that
+// deletes completed directories older than `cleanup_days` (0 keeps them).
+//
+// REQUIRES for moves: no TaskContext of that task is open (the job's session
+// ended), since open stores cache paths.
+//
+// Thread safety: stateless apart from the root path; different tasks may be
+// moved concurrently, one task by one thread at a time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "store/store.h"
+#include "store/types.h"
+
+namespace maestro::context {
+
+enum class Placement { kRunning, kPaused, kCompleted };
+std::string_view PlacementName(Placement p);
+Placement PlacementFor(JobStatus s);
+// From a task row's status text (its newest job's status); nullopt if unknown.
+std::optional<Placement> PlacementForTaskStatus(const std::string& status);
+
+struct ReconcileReport {
+  std::vector<std::pair<std::string, Placement>> moved;  // task id, new place
+  std::vector<std::string> missing;                      // started tasks without a directory
+  std::vector<std::string> orphans;                      // directories of tasks not in the database
+  std::vector<std::string> duplicates_removed;           // stale copies in a second place
+};
+
+class ContextDirs {
+ public:
+  explicit ContextDirs(std::string data_dir);
+
+  // Creates contexts/{running,paused,completed}/.
+  Status Init() const;
+
+  const std::string& root() const { return root_; }
+  std::string PathOf(Placement p, const std::string& task_id) const;
+  // Where the task's directory is now, if anywhere.
+  std::optional<Placement> Find(const std::string& task_id) const;
+  // The directory path, or kNotFound.
+  Result<std::string> Locate(const std::string& task_id) const;
+
+  // Creates the directory in `p` (with handoffs/ and planning/) or, if it
+  // exists elsewhere, moves it there. Returns its path.
+  Result<std::string> Ensure(const std::string& task_id, Placement p) const;
+
+  // Moves an existing directory to `p` (no-op when already there).
+  Result<std::string> MoveTo(const std::string& task_id, Placement p) const;
+  Result<std::string> FollowJobStatus(const std::string& task_id, JobStatus s) const {
+    return MoveTo(task_id, PlacementFor(s));
+  }
+
+  Result<ReconcileReport> Reconcile(Store& store) const;
+
+  // Removes completed directories whose task completed more than
+  // `cleanup_days` ago (directory mtime when the task row is gone).
+  // cleanup_days <= 0 keeps everything. Returns the removed task ids.
+  Result<std::vector<std::string>> Cleanup(Store& store, int cleanup_days, TimeMs now) const;
+
+ private:
+  std::vector<std::string> ListIn(Placement p) const;
+  std::string root_;
+};
+
+}  // namespace maestro::context

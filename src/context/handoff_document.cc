@@ -1,0 +1,287 @@
+#include "context/handoff_document.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace maestro::context {
+namespace {
+
+const std::vector<std::string> kTopFields = {"spec_ref", "status", "decisions", "blockers",
+                                             "files_changed"};
+const std::vector<std::string> kStatusFields = {"completed", "in_progress", "pending"};
+const std::vector<std::string> kDecisionFields = {"what", "why"};
+
+Status UnknownField(const std::string& prefix, const std::string& key,
+                    const std::vector<std::string>& allowed) {
+  std::string field = prefix.empty() ? key : prefix + "." + key;
+  if (key == "next_steps" || key == "next_step" || key == "plan" || key == "recommendations") {
+    return InvalidArgument(
+        fmt::format("'{}' is not allowed: a handoff records facts only (what was done, decided, "
+                    "blocked); the next session plans its own steps from the spec",
+                    field),
+        field);
+  }
+  std::string near = NearestWord(key, allowed);
+  return InvalidArgument(fmt::format("unknown field '{}'{}; allowed: {}", field,
+                                     near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                                     fmt::join(allowed, ", ")),
+                         field);
+}
+
+Status CheckKeys(const Json& obj, const std::string& prefix,
+                 const std::vector<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+      return UnknownField(prefix, it.key(), allowed);
+    }
+  }
+  for (const auto& k : allowed) {
+    if (!obj.contains(k)) {
+      std::string field = prefix.empty() ? k : prefix + "." + k;
+      return InvalidArgument("missing field '" + field + "'", field);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> StringList(const Json& v, const std::string& field) {
+  if (!v.is_array()) return InvalidArgument("'" + field + "' must be a list of strings", field);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      std::string f = fmt::format("{}[{}]", field, i);
+      return InvalidArgument("'" + f + "' must be a string", f);
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+Json SchemaStringList(const std::string& description) {
+  return {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
+}
+
+void EmitList(YAML::Emitter& e, const char* key, const std::vector<std::string>& items) {
+  e << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+  for (const auto& s : items) e << YAML::DoubleQuoted << s;
+  e << YAML::EndSeq;
+}
+
+std::vector<std::string> YamlList(const YAML::Node& n) {
+  std::vector<std::string> out;
+  if (n && n.IsSequence()) {
+    for (const auto& item : n) out.push_back(item.as<std::string>());
+  }
+  return out;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+Json WriteHandoffToolDefinition() {
+  Json status = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", kStatusFields},
+      {"properties",
+       {{"completed", SchemaStringList("work finished and verified")},
+        {"in_progress", SchemaStringList("work started but not finished: what part is done")},
+        {"pending", SchemaStringList("work of the spec not started")}}}};
+  Json decision = {{"type", "object"},
+                   {"additionalProperties", false},
+                   {"required", kDecisionFields},
+                   {"properties", {{"what", {{"type", "string"}}}, {"why", {{"type", "string"}}}}}};
+  Json params = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", kTopFields},
+      {"properties",
+       {{"spec_ref", {{"type", "string"}, {"description", "where the task's spec is"}}},
+        {"status", status},
+        {"decisions", {{"type", "array"}, {"items", decision}}},
+        {"blockers", SchemaStringList("obstacles met and not resolved")},
+        {"files_changed", SchemaStringList("\"path — what changed\" for every file changed")}}}};
+  return {{"type", "function"},
+          {"function",
+           {{"name", kWriteHandoffTool},
+            {"description",
+             "Record the facts of this session for the next one: what is completed, in "
+             "progress and pending, decisions taken and why, blockers, files changed. Facts "
+             "only: no next steps or advice."},
+            {"parameters", params}}}};
+}
+
+Result<HandoffDocument> ParseHandoff(const Json& input) {
+  Json args = input;
+  if (input.is_string()) {
+    args = Json::parse(input.get<std::string>(), nullptr, false);
+    if (args.is_discarded()) return InvalidArgument("WriteHandoff arguments are not valid JSON");
+  }
+  if (!args.is_object()) return InvalidArgument("WriteHandoff arguments must be an object");
+  MAESTRO_RETURN_IF_ERROR(CheckKeys(args, "", kTopFields));
+  HandoffDocument d;
+  if (!args["spec_ref"].is_string() || args["spec_ref"].get<std::string>().empty()) {
+    return InvalidArgument("'spec_ref' must be a non-empty string", "spec_ref");
+  }
+  d.spec_ref = args["spec_ref"].get<std::string>();
+  const Json& st = args["status"];
+  if (!st.is_object()) return InvalidArgument("'status' must be an object", "status");
+  MAESTRO_RETURN_IF_ERROR(CheckKeys(st, "status", kStatusFields));
+  MAESTRO_ASSIGN_OR_RETURN(d.completed, StringList(st["completed"], "status.completed"));
+  MAESTRO_ASSIGN_OR_RETURN(d.in_progress, StringList(st["in_progress"], "status.in_progress"));
+  MAESTRO_ASSIGN_OR_RETURN(d.pending, StringList(st["pending"], "status.pending"));
+  const Json& ds = args["decisions"];
+  if (!ds.is_array()) return InvalidArgument("'decisions' must be a list", "decisions");
+  for (size_t i = 0; i < ds.size(); ++i) {
+    std::string f = fmt::format("decisions[{}]", i);
+    if (!ds[i].is_object()) return InvalidArgument("'" + f + "' must be {what, why}", f);
+    MAESTRO_RETURN_IF_ERROR(CheckKeys(ds[i], f, kDecisionFields));
+    if (!ds[i]["what"].is_string() || !ds[i]["why"].is_string()) {
+      return InvalidArgument("'" + f + "' what and why must be strings", f);
+    }
+    d.decisions.push_back({ds[i]["what"].get<std::string>(), ds[i]["why"].get<std::string>()});
+  }
+  MAESTRO_ASSIGN_OR_RETURN(d.blockers, StringList(args["blockers"], "blockers"));
+  MAESTRO_ASSIGN_OR_RETURN(d.files_changed, StringList(args["files_changed"], "files_changed"));
+  return d;
+}
+
+Json HandoffToJson(const HandoffDocument& d) {
+  Json decisions = Json::array();
+  for (const auto& x : d.decisions) decisions.push_back({{"what", x.what}, {"why", x.why}});
+  return {{"spec_ref", d.spec_ref},
+          {"status",
+           {{"completed", d.completed}, {"in_progress", d.in_progress}, {"pending", d.pending}}},
+          {"decisions", decisions},
+          {"blockers", d.blockers},
+          {"files_changed", d.files_changed}};
+}
+
+Json FilesCheck::ToJson() const {
+  return {{"source", source},
+          {"matches", matches()},
+          {"claimed_not_changed", claimed_not_changed},
+          {"changed_not_claimed", changed_not_claimed}};
+}
+
+std::string PathOfEntry(const std::string& entry) {
+  std::string s = entry;
+  for (const char* sep : {" \xE2\x80\x94 ", " \xE2\x80\x93 ", " - ", " (", ": "}) {
+    if (auto p = s.find(sep); p != std::string::npos) s = s.substr(0, p);
+  }
+  size_t a = s.find_first_not_of(" \t`\"'");
+  size_t b = s.find_last_not_of(" \t`\"'");
+  if (a == std::string::npos) return "";
+  s = s.substr(a, b - a + 1);
+  return std::filesystem::path(s).lexically_normal().string();
+}
+
+FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
+                             std::string source) {
+  FilesCheck c;
+  c.source = std::move(source);
+  std::set<std::string> claimed;
+  for (const auto& e : doc.files_changed) {
+    std::string p = PathOfEntry(e);
+    if (!p.empty()) claimed.insert(p);
+  }
+  for (const auto& p : claimed) {
+    if (!actual.count(p)) c.claimed_not_changed.push_back(p);
+  }
+  for (const auto& p : actual) {
+    if (!claimed.count(p)) c.changed_not_claimed.push_back(p);
+  }
+  return c;
+}
+
+Result<std::set<std::string>> GitChangedPaths(const std::string& workspace) {
+  std::string cmd = "git -C " + ShellQuote(workspace) +
+                    " status --porcelain=v1 -z --untracked-files=all 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return NotFound("cannot run git");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  int rc = ::pclose(p);
+  if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    return NotFound("not a git work tree: " + workspace);
+  }
+  std::set<std::string> paths;
+  size_t i = 0;
+  while (i < out.size()) {
+    size_t end = out.find('\0', i);
+    if (end == std::string::npos) end = out.size();
+    std::string rec = out.substr(i, end - i);
+    i = end + 1;
+    if (rec.size() < 4) continue;
+    char x = rec[0];
+    paths.insert(std::filesystem::path(rec.substr(3)).lexically_normal().string());
+    if (x == 'R' || x == 'C') {  // -z: the source path follows as its own field
+      size_t e2 = out.find('\0', i);
+      i = e2 == std::string::npos ? out.size() : e2 + 1;
+    }
+  }
+  return paths;
+}
+
+std::string HandoffToYaml(const HandoffDocument& d, const FilesCheck* check,
+                          const std::string& source) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "spec_ref" << YAML::Value << YAML::DoubleQuoted << d.spec_ref;
+  e << YAML::Key << "status" << YAML::Value << YAML::BeginMap;
+  EmitList(e, "completed", d.completed);
+  EmitList(e, "in_progress", d.in_progress);
+  EmitList(e, "pending", d.pending);
+  e << YAML::EndMap;
+  e << YAML::Key << "decisions" << YAML::Value << YAML::BeginSeq;
+  for (const auto& x : d.decisions) {
+    e << YAML::BeginMap << YAML::Key << "what" << YAML::Value << YAML::DoubleQuoted << x.what
+      << YAML::Key << "why" << YAML::Value << YAML::DoubleQuoted << x.why << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+  EmitList(e, "blockers", d.blockers);
+  EmitList(e, "files_changed", d.files_changed);
+  if (check) {
+    e << YAML::Key << "verification" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "source" << YAML::Value << check->source;
+    e << YAML::Key << "written_by" << YAML::Value << source;
+    e << YAML::Key << "files_match" << YAML::Value << check->matches();
+    EmitList(e, "claimed_not_changed", check->claimed_not_changed);
+    EmitList(e, "changed_not_claimed", check->changed_not_claimed);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+Result<HandoffDocument> HandoffFromYaml(const std::string& text) {
+  try {
+    YAML::Node n = YAML::Load(text);
+    HandoffDocument d;
+    d.spec_ref = n["spec_ref"] ? n["spec_ref"].as<std::string>() : "";
+    d.completed = YamlList(n["status"]["completed"]);
+    d.in_progress = YamlList(n["status"]["in_progress"]);
+    d.pending = YamlList(n["status"]["pending"]);
+    if (n["decisions"] && n["decisions"].IsSequence()) {
+      for (const auto& x : n["decisions"]) {
+        d.decisions.push_back({x["what"].as<std::string>(""), x["why"].as<std::string>("")});
+      }
+    }
+    d.blockers = YamlList(n["blockers"]);
+    d.files_changed = YamlList(n["files_changed"]);
+    return d;
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("bad handoff YAML: ") + e.what());
+  }
+}
+
+}  // namespace maestro::context

@@ -1,0 +1,81 @@
+// HandoffDocument: seed 004's facts-only handoff — what a session that ran
+// out of context leaves for the next one.
+//
+// Where it sits: the agent calls the WriteHandoff tool (schema below) when
+// the engine asks it to; ParseHandoff() validates the arguments strictly:
+// exactly spec_ref, status.{completed,in_progress,pending}, decisions[{what,
+// why}], blockers, files_changed — any other field is rejected, next_steps
+// above all (reasoning about the future would steer the next session; seed
+// 004 keeps only facts). The engine then checks files_changed against what
+// really changed in the workspace (CheckFilesChanged) and saves the document
+// (handoff_flow.h).
+//
+// Thread safety: plain values and pure functions (GitChangedPaths runs git).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+
+namespace maestro::context {
+
+inline constexpr char kWriteHandoffTool[] = "WriteHandoff";
+
+struct HandoffDecision {
+  std::string what;
+  std::string why;
+};
+
+struct HandoffDocument {
+  std::string spec_ref;
+  std::vector<std::string> completed;
+  std::vector<std::string> in_progress;
+  std::vector<std::string> pending;
+  std::vector<HandoffDecision> decisions;
+  std::vector<std::string> blockers;
+  std::vector<std::string> files_changed;
+};
+
+// The `tools` entry for WriteHandoff (additionalProperties: false at every
+// level, so strict servers enforce the same schema).
+Json WriteHandoffToolDefinition();
+
+// Validates WriteHandoff arguments (an object, or a JSON string of one).
+// Errors are kInvalidArgument with `field` naming the offending path
+// ("next_steps", "status.done", "decisions[1].how").
+Result<HandoffDocument> ParseHandoff(const Json& args);
+
+Json HandoffToJson(const HandoffDocument& doc);
+
+// The result of comparing files_changed with the workspace.
+struct FilesCheck {
+  std::string source;                            // "git", "ledger" or "git+ledger"
+  std::vector<std::string> claimed_not_changed;  // in files_changed, not changed
+  std::vector<std::string> changed_not_claimed;  // changed, not in files_changed
+  bool matches() const { return claimed_not_changed.empty() && changed_not_claimed.empty(); }
+  Json ToJson() const;
+};
+
+// The path of a files_changed entry: "src/a.cc — created" -> "src/a.cc".
+std::string PathOfEntry(const std::string& entry);
+
+// Compares the document's paths with `actual` (workspace-relative).
+FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
+                             std::string source);
+
+// Paths `git status --porcelain` reports in `workspace` (modified, added,
+// deleted, renamed targets, untracked files). kNotFound when it is not a git
+// work tree or git is missing.
+Result<std::set<std::string>> GitChangedPaths(const std::string& workspace);
+
+// YAML text of the document; `check` (if given) is appended under
+// `verification:` — the engine's finding, kept apart from the agent's facts.
+std::string HandoffToYaml(const HandoffDocument& doc, const FilesCheck* check = nullptr,
+                          const std::string& source = "agent");
+// Reads a saved handoff (the `verification` and `source` keys are ignored).
+Result<HandoffDocument> HandoffFromYaml(const std::string& text);
+
+}  // namespace maestro::context

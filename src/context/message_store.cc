@@ -1,0 +1,256 @@
+#include "context/message_store.h"
+
+#include <unordered_set>
+
+namespace maestro::context {
+namespace {
+
+constexpr std::string_view kSystemLinePrefix = R"({"role":"system")";
+
+// What replaying messages.jsonl says current.jsonl must hold.
+struct Replayed {
+  std::vector<CurrentEntry> entries;
+  int64_t threads = 0;
+  int64_t raw_tokens = 0;  // sum of the archived estimates of `entries`
+  Json summary_message;    // the message of the summary at entries[1], if any
+};
+
+Json ToMessage(const Json& record) {
+  Json m = Json::object();
+  for (const char* k : {"role", "content", "tool_calls", "tool_call_id", "name"}) {
+    if (auto it = record.find(k); it != record.end()) m[k] = *it;
+  }
+  return m;
+}
+
+Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
+  Replayed r;
+  std::vector<int64_t> tokens;  // parallel to entries
+  Status st = archive.ForEach([&](const Json& rec) {
+    std::string kind = rec.value("kind", "message");
+    int64_t seq = rec.value("seq", int64_t{0});
+    int64_t tok = rec.value("tokens", int64_t{0});
+    if (kind == "thread_start") {
+      ++r.threads;
+      r.entries.assign(1, CurrentEntry{seq, seq, seq, false});
+      tokens.assign(1, tok);
+      r.summary_message = Json();
+    } else if (kind == "summary") {
+      size_t drop = static_cast<size_t>(rec.value("summarized_lines", int64_t{0}));
+      if (r.entries.empty() || 1 + drop > r.entries.size()) return true;  // malformed: ignore
+      r.entries.erase(r.entries.begin() + 1, r.entries.begin() + 1 + static_cast<long>(drop));
+      tokens.erase(tokens.begin() + 1, tokens.begin() + 1 + static_cast<long>(drop));
+      r.entries.insert(r.entries.begin() + 1, CurrentEntry{seq, rec.value("start_seq", seq),
+                                                           rec.value("end_seq", seq), true});
+      tokens.insert(tokens.begin() + 1, tok);
+      if (want_summary) r.summary_message = ToMessage(rec);
+    } else if (!r.entries.empty()) {
+      r.entries.push_back(CurrentEntry{seq, seq, seq, false});
+      tokens.push_back(tok);
+    }
+    return true;
+  });
+  MAESTRO_RETURN_IF_ERROR(st);
+  for (int64_t t : tokens) r.raw_tokens += t;
+  return r;
+}
+
+}  // namespace
+
+std::string MessageLine(const Json& m) {
+  auto dump = [](const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); };
+  std::string s = "{\"role\":";
+  s += dump(m.value("role", Json("user")));
+  s += ",\"content\":";
+  s += dump(m.contains("content") ? m["content"] : Json(nullptr));
+  for (const char* k : {"tool_calls", "tool_call_id", "name"}) {
+    if (auto it = m.find(k); it != m.end() && !it->is_null()) {
+      s += ",\"";
+      s += k;
+      s += "\":";
+      s += dump(*it);
+    }
+  }
+  s += "}\n";
+  return s;
+}
+
+Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
+  MessageStore ms;
+  ms.clock_ = clock;
+  ms.current_path_ = dir + "/current.jsonl";
+  ms.transcript_path_ = dir + "/transcript.jsonl";
+  MAESTRO_ASSIGN_OR_RETURN(ms.archive_, JsonlLog::Open(dir + "/messages.jsonl"));
+  ms.repairs_.torn_bytes_cut = ms.archive_.open_info().torn_bytes_cut;
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_cur, CutTornTail(ms.current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_tr, CutTornTail(ms.transcript_path_));
+  ms.repairs_.torn_bytes_cut += cut_cur + cut_tr;
+
+  MAESTRO_ASSIGN_OR_RETURN(Replayed want, Replay(ms.archive_, false));
+  ms.thread_ = want.threads;
+  MAESTRO_RETURN_IF_ERROR(ms.RecountCurrent());
+  // The archive is the write-ahead log: a crash between its append and the
+  // live files' leaves current.jsonl behind (or, mid-compression, ahead).
+  if (static_cast<int64_t>(want.entries.size()) != ms.current_lines_ ||
+      want.raw_tokens != ms.current_raw_tokens_) {
+    MAESTRO_RETURN_IF_ERROR(ms.RebuildCurrentFromArchive());
+    ms.repairs_.current_rebuilt = true;
+  }
+  MAESTRO_RETURN_IF_ERROR(ms.LocateTranscriptThread());
+  MAESTRO_ASSIGN_OR_RETURN(ms.current_, AppendFile::Open(ms.current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(ms.transcript_, AppendFile::Open(ms.transcript_path_));
+  return ms;
+}
+
+Status MessageStore::RecountCurrent() {
+  current_lines_ = 0;
+  current_raw_tokens_ = 0;
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(current_path_, [&](std::string_view line, uint64_t) {
+    if (line.empty()) return true;
+    ++current_lines_;
+    current_raw_tokens_ += EstimateMessageTokens(Json::parse(line, nullptr, false));
+    return true;
+  }));
+  MAESTRO_ASSIGN_OR_RETURN(current_bytes_, FileSize(current_path_));
+  return Status::Ok();
+}
+
+Status MessageStore::RebuildCurrentFromArchive() {
+  MAESTRO_ASSIGN_OR_RETURN(Replayed want, Replay(archive_, true));
+  std::unordered_set<int64_t> keep;
+  for (size_t i = 0; i < want.entries.size(); ++i) {
+    if (!want.entries[i].is_summary) keep.insert(want.entries[i].seq);
+  }
+  int64_t first = want.entries.empty() ? -1 : want.entries[0].seq;
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(current_path_, [&](const ByteSink& sink) {
+    Status inner;
+    MAESTRO_RETURN_IF_ERROR(archive_.ForEach([&](const Json& rec) {
+      int64_t seq = rec.value("seq", int64_t{0});
+      if (!keep.count(seq) || rec.value("kind", "message") == "summary") return true;
+      inner = sink(MessageLine(ToMessage(rec)));
+      // The summary sits right after the thread's system line.
+      if (inner.ok() && seq == first && !want.summary_message.is_null()) {
+        inner = sink(MessageLine(want.summary_message));
+      }
+      return inner.ok();
+    }));
+    return inner;
+  }));
+  return RecountCurrent();
+}
+
+Status MessageStore::LocateTranscriptThread() {
+  int64_t threads = 0;
+  uint64_t last = 0;
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(transcript_path_, [&](std::string_view line, uint64_t off) {
+    if (line.substr(0, kSystemLinePrefix.size()) == kSystemLinePrefix) {
+      ++threads;
+      last = off;
+    }
+    return true;
+  }));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(transcript_path_));
+  // A crash inside StartThread can leave the new thread out of the transcript.
+  transcript_thread_offset_ = threads < thread_ ? size : last;
+  if (size - transcript_thread_offset_ != current_bytes_) {
+    MAESTRO_RETURN_IF_ERROR(RebuildTranscriptTail());
+    repairs_.transcript_rebuilt = true;
+  }
+  return Status::Ok();
+}
+
+Status MessageStore::RebuildTranscriptTail() {
+  // ReplaceFile writes transcript.jsonl.tmp; the old transcript stays in
+  // place (and readable) until the rename, so its prefix is copied from it.
+  uint64_t prefix = transcript_thread_offset_;
+  return ReplaceFile(transcript_path_, [&](const ByteSink& sink) {
+    MAESTRO_RETURN_IF_ERROR(CopyRange(transcript_path_, 0, prefix, sink));
+    return CopyRange(current_path_, 0, current_bytes_, sink);
+  });
+}
+
+Json MessageStore::ArchiveRecord(const Json& message, const std::string& job_id,
+                                 const std::string& kind) {
+  Json rec = ToMessage(message);
+  rec["kind"] = kind;
+  rec["job_id"] = job_id;
+  rec["thread"] = thread_;
+  rec["timestamp"] = FormatIso8601(clock_->NowMs());
+  rec["tokens"] = EstimateMessageTokens(message);
+  return rec;
+}
+
+Status MessageStore::AppendLive(const std::string& line) {
+  MAESTRO_RETURN_IF_ERROR(current_.Append(line));
+  MAESTRO_RETURN_IF_ERROR(transcript_.Append(line));
+  current_bytes_ += line.size();
+  return Status::Ok();
+}
+
+Result<int64_t> MessageStore::StartThread(const std::string& job_id, const Json& system_message) {
+  if (system_message.value("role", "") != "system") {
+    return InvalidArgument("a thread starts with a system message", "role");
+  }
+  ++thread_;
+  MAESTRO_ASSIGN_OR_RETURN(int64_t seq,
+                           archive_.Append(ArchiveRecord(system_message, job_id, "thread_start")));
+  std::string line = MessageLine(system_message);
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(current_path_, line));
+  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(transcript_thread_offset_, FileSize(transcript_path_));
+  MAESTRO_RETURN_IF_ERROR(transcript_.Append(line));
+  current_lines_ = 1;
+  current_bytes_ = line.size();
+  current_raw_tokens_ = EstimateMessageTokens(system_message);
+  return seq;
+}
+
+Result<int64_t> MessageStore::AddMessage(const Json& message, const std::string& job_id,
+                                         const std::string& tool_name) {
+  if (current_lines_ == 0) return Conflict("no thread started: call StartThread first");
+  if (!message.is_object() || !message.contains("role")) {
+    return InvalidArgument("a message is an object with a role", "role");
+  }
+  Json rec = ArchiveRecord(message, job_id, "message");
+  if (!tool_name.empty()) rec["tool_name"] = tool_name;
+  int64_t tokens = rec["tokens"].get<int64_t>();
+  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, archive_.Append(std::move(rec)));
+  MAESTRO_RETURN_IF_ERROR(AppendLive(MessageLine(message)));
+  ++current_lines_;
+  current_raw_tokens_ += tokens;
+  return seq;
+}
+
+Result<int64_t> MessageStore::ArchiveSummary(const Json& summary_message, const std::string& job_id,
+                                             int64_t summarized_lines, int64_t start_seq,
+                                             int64_t end_seq) {
+  Json rec = ArchiveRecord(summary_message, job_id, "summary");
+  rec["summarized_lines"] = summarized_lines;
+  rec["start_seq"] = start_seq;
+  rec["end_seq"] = end_seq;
+  return archive_.Append(std::move(rec), /*sync=*/true);
+}
+
+Status MessageStore::ReplaceCurrent(const std::function<Status(const ByteSink&)>& write) {
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(current_path_, write));
+  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(current_path_));
+  MAESTRO_RETURN_IF_ERROR(RecountCurrent());
+  MAESTRO_RETURN_IF_ERROR(RebuildTranscriptTail());
+  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(transcript_path_));
+  return Status::Ok();
+}
+
+Result<std::vector<CurrentEntry>> MessageStore::CurrentEntries() const {
+  MAESTRO_ASSIGN_OR_RETURN(Replayed r, Replay(archive_, false));
+  return std::move(r.entries);
+}
+
+int64_t MessageStore::EstimatePromptTokens(int64_t tools_tokens) const {
+  return calibration_.Apply(current_raw_tokens_ + tools_tokens + kReplyPrimingTokens);
+}
+
+void MessageStore::ObserveUsage(int64_t prompt_tokens, int64_t tools_tokens) {
+  calibration_.Observe(current_raw_tokens_ + tools_tokens + kReplyPrimingTokens, prompt_tokens);
+}
+
+}  // namespace maestro::context

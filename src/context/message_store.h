@@ -1,0 +1,132 @@
+// MessageStore: the conversation of a task, kept in files (seed 002).
+//
+// Where it sits: the agent loop appends every message here (system prompt,
+// user instruction, assistant replies, tool results) and hands
+// current_path() to the LLM client, which streams it as the request's
+// `messages` (src/llm/request_body.h). Three files, one source of truth:
+//   messages.jsonl   append-only archive and write-ahead log: every message
+//                    ever, with seq, job id, thread, role, timestamp, token
+//                    estimate, tool_name; thread starts and summaries too.
+//   current.jsonl    the live context: exactly the request `messages`, one
+//                    OpenAI message object per line, nothing else.
+//   transcript.jsonl seed 000's transcript: threads (one per job), each
+//                    starting with its system line; its last thread is
+//                    always byte-identical to current.jsonl.
+// Appends go archive -> current -> transcript, each one write(2). On Open a
+// torn last line is cut from each file, and if a crash fell between the
+// appends the live files are rebuilt from the archive (current.jsonl) and
+// from current.jsonl (the transcript's last thread), so they never diverge.
+//
+// Memory: O(1) in the conversation size — a few counters (line count, raw
+// token total, byte offset of the transcript's last thread). Compression
+// (ReplaceCurrent) rewrites through temp file + fsync + rename.
+//
+// Thread safety: one owner thread (the job's worker thread).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "context/durable_file.h"
+#include "context/jsonl_log.h"
+#include "context/token_estimate.h"
+#include "core/clock.h"
+#include "core/json.h"
+
+namespace maestro::context {
+
+// One line of current.jsonl as it maps to the archive: a message (lo == hi
+// == seq) or a summary standing for the messages lo..hi.
+struct CurrentEntry {
+  int64_t seq = 0;
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool is_summary = false;
+};
+
+// The compact OpenAI-format line (with '\n') for a message: "role" and
+// "content" first, then tool_calls / tool_call_id / name; other fields are
+// dropped so the line is exactly what the request needs.
+std::string MessageLine(const Json& message);
+
+class MessageStore {
+ public:
+  struct Repairs {
+    uint64_t torn_bytes_cut = 0;      // summed over the three files
+    bool current_rebuilt = false;     // from the archive
+    bool transcript_rebuilt = false;  // last thread re-copied from current.jsonl
+  };
+
+  // Opens the three files in `dir` (created if missing) and repairs them.
+  static Result<MessageStore> Open(const std::string& dir, Clock* clock);
+
+  MessageStore() = default;
+  MessageStore(MessageStore&&) = default;
+  MessageStore& operator=(MessageStore&&) = default;
+
+  // Begins a new thread (a new job, or a handoff continuation): archives the
+  // system message as a thread start, resets current.jsonl to it (atomic
+  // rewrite) and appends it to the transcript.
+  Result<int64_t> StartThread(const std::string& job_id, const Json& system_message);
+
+  // Appends one message of the running thread. `tool_name` is archived for
+  // role=tool (seed 002); it is not sent. Returns its seq.
+  Result<int64_t> AddMessage(const Json& message, const std::string& job_id,
+                             const std::string& tool_name = {});
+
+  // Archives a summary record (kind=summary) standing for current lines
+  // [1, 1 + summarized_lines) and returns its seq. The caller then writes
+  // the new current.jsonl with ReplaceCurrent. Used by ContextCompressor.
+  Result<int64_t> ArchiveSummary(const Json& summary_message, const std::string& job_id,
+                                 int64_t summarized_lines, int64_t start_seq, int64_t end_seq);
+
+  // Rewrites current.jsonl with `write` (temp + fsync + rename), then the
+  // transcript's last thread to match, and recounts lines and tokens.
+  Status ReplaceCurrent(const std::function<Status(const ByteSink&)>& write);
+
+  // The archive seqs of current.jsonl's lines, in line order (replayed from
+  // messages.jsonl; O(lines) memory, for compression only).
+  Result<std::vector<CurrentEntry>> CurrentEntries() const;
+
+  // The prompt estimate for the next call: current messages + `tools_tokens`
+  // + reply priming, scaled by the calibration.
+  int64_t EstimatePromptTokens(int64_t tools_tokens) const;
+  // After a call: the server said the prompt was `prompt_tokens`. REQUIRES:
+  // called before the reply is appended (the estimate must be of the prompt).
+  void ObserveUsage(int64_t prompt_tokens, int64_t tools_tokens);
+
+  const std::string& current_path() const { return current_path_; }
+  const std::string& transcript_path() const { return transcript_path_; }
+  const std::string& messages_path() const { return archive_.path(); }
+  int64_t current_lines() const { return current_lines_; }
+  int64_t current_raw_tokens() const { return current_raw_tokens_; }
+  int64_t count_messages() const { return archive_.count(); }
+  int64_t thread() const { return thread_; }
+  const TokenCalibration& calibration() const { return calibration_; }
+  const Repairs& repairs() const { return repairs_; }
+
+ private:
+  Status AppendLive(const std::string& line);
+  Status RecountCurrent();
+  Status RebuildCurrentFromArchive();
+  Status RebuildTranscriptTail();
+  Status LocateTranscriptThread();
+  Json ArchiveRecord(const Json& message, const std::string& job_id, const std::string& kind);
+
+  Clock* clock_ = nullptr;
+  JsonlLog archive_;
+  AppendFile current_;
+  AppendFile transcript_;
+  std::string current_path_, transcript_path_;
+  int64_t current_lines_ = 0;
+  int64_t current_raw_tokens_ = 0;
+  uint64_t current_bytes_ = 0;
+  uint64_t transcript_thread_offset_ = 0;  // where the last thread starts
+  int64_t thread_ = 0;                     // number of thread starts so far
+  TokenCalibration calibration_;
+  Repairs repairs_;
+};
+
+}  // namespace maestro::context

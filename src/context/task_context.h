@@ -1,0 +1,88 @@
+// TaskContext: one task's context directory opened for a job session — the
+// object the agent loop holds while it runs a job (seed 002's
+// TaskContextManager).
+//
+// Flow: when a worker starts a job, Start() puts the task's directory in
+// contexts/running/ (creating it and its static metadata.json the first
+// time, or moving it back from paused/), opens the stores (messages,
+// summaries, tools, events, planning) and repairs any crash damage. While
+// the job runs, the loop appends messages, records LLM and tool calls
+// through RecordLlmCall/RecordToolCall (which also bump the task row's
+// statistics with Store::AddTaskStats), and asks for the paths of
+// current.jsonl and request.json. When the job stops running (parks,
+// finishes, fails, is cancelled) EndSession() closes the files and moves the
+// directory to paused/ or completed/ to match the job's status.
+//
+// Thread safety: owned by the thread running the job; one TaskContext per
+// task at a time (the store never runs two jobs of a task at once).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "context/context_config.h"
+#include "context/context_dirs.h"
+#include "context/message_store.h"
+#include "context/record_stores.h"
+#include "core/clock.h"
+#include "store/store.h"
+#include "store/types.h"
+
+namespace maestro::context {
+
+struct TaskContextDeps {
+  Store* store = nullptr;  // required: statistics
+  Clock* clock = SystemClock::Default();
+};
+
+class TaskContext {
+ public:
+  // Opens (creating if needed) the context of `task` for `job`.
+  static Result<std::unique_ptr<TaskContext>> Start(const ContextDirs& dirs,
+                                                    const TaskContextDeps& deps, const Task& task,
+                                                    const Job& job, const ContextConfig& config);
+
+  // Closes `ctx` and moves its directory to follow `status`.
+  static Result<std::string> EndSession(std::unique_ptr<TaskContext> ctx, JobStatus status);
+
+  MessageStore& messages() { return messages_; }
+  SummaryStore& summaries() { return summaries_; }
+  ToolStore& tools() { return tools_; }
+  EventLog& events() { return events_; }
+  PlanningHistoryStore& planning() { return planning_; }
+
+  const std::string& dir() const { return dir_; }
+  std::string handoffs_dir() const { return dir_ + "/handoffs"; }
+  std::string request_json_path() const { return dir_ + "/request.json"; }
+  std::string metadata_path() const { return dir_ + "/metadata.json"; }
+  const std::string& task_id() const { return task_id_; }
+  const std::string& job_id() const { return job_id_; }
+  const ContextConfig& config() const { return config_; }
+  bool is_resumed() const { return resumed_; }  // the directory existed before
+  Store& store() { return *deps_.store; }
+  Clock& clock() { return *deps_.clock; }
+
+  // An LLM call finished: llm_call_count += 1, total_tokens += prompt + completion.
+  Status RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens);
+  // A tool call finished: ledger line + tool_call_count += 1.
+  Result<int64_t> RecordToolCall(ToolCallRecord record);
+  // A compression happened: compression_count += 1.
+  Status RecordCompression();
+
+ private:
+  TaskContext() = default;
+  Status WriteMetadata(const Task& task, const Job& job);
+
+  const ContextDirs* dirs_ = nullptr;
+  TaskContextDeps deps_;
+  ContextConfig config_;
+  std::string task_id_, job_id_, dir_;
+  bool resumed_ = false;
+  MessageStore messages_;
+  SummaryStore summaries_;
+  ToolStore tools_;
+  EventLog events_;
+  PlanningHistoryStore planning_;
+};
+
+}  // namespace maestro::context

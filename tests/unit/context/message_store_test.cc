@@ -1,0 +1,170 @@
+// MessageStore: the live files stay exactly the request messages, survive
+// torn appends and crashes between appends, and stream as a request body.
+#include "context/message_store.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "context/durable_file.h"
+#include "llm/request_body.h"
+#include "support/temp_dir.h"
+
+namespace maestro::context {
+namespace {
+
+using maestro::testing::TempDir;
+
+std::string Slurp(const std::string& path) {
+  auto r = ReadSmallFile(path);
+  return r.ok() ? *r : "";
+}
+
+std::vector<Json> Lines(const std::string& path) {
+  std::vector<Json> out;
+  EXPECT_TRUE(ForEachLine(path, [&](std::string_view l, uint64_t) {
+                out.push_back(Json::parse(l));
+                return true;
+              }).ok());
+  return out;
+}
+
+class MessageStoreTest : public ::testing::Test {
+ protected:
+  MessageStore Open() {
+    auto ms = MessageStore::Open(dir_.path(), &clock_);
+    EXPECT_TRUE(ms.ok()) << ms.status().ToString();
+    return std::move(ms).value();
+  }
+  void Fill(MessageStore& ms) {
+    ASSERT_TRUE(ms.StartThread("job1", {{"role", "system"}, {"content", "You are maestro."}}).ok());
+    ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", "Fix the bug"}}, "job1").ok());
+    Json call = {{"role", "assistant"},
+                 {"content", nullptr},
+                 {"tool_calls",
+                  {{{"id", "c1"},
+                    {"type", "function"},
+                    {"function", {{"name", "ReadFile"}, {"arguments", "{\"path\":\"a\"}"}}}}}}};
+    ASSERT_TRUE(ms.AddMessage(call, "job1").ok());
+    ASSERT_TRUE(ms.AddMessage({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "abc"}},
+                              "job1", "ReadFile")
+                    .ok());
+  }
+  TempDir dir_;
+  FakeClock clock_;
+};
+
+TEST_F(MessageStoreTest, CurrentHoldsExactlyOpenAiMessagesAndArchiveHoldsMetadata) {
+  MessageStore ms = Open();
+  Fill(ms);
+  auto cur = Lines(ms.current_path());
+  ASSERT_EQ(cur.size(), 4u);
+  EXPECT_EQ(cur[3], (Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "abc"}}));
+  for (const auto& m : cur) {
+    EXPECT_FALSE(m.contains("seq"));
+    EXPECT_FALSE(m.contains("timestamp"));
+    EXPECT_FALSE(m.contains("tool_name"));
+  }
+  auto arch = Lines(ms.messages_path());
+  ASSERT_EQ(arch.size(), 4u);
+  EXPECT_EQ(arch[3]["seq"], 4);
+  EXPECT_EQ(arch[3]["tool_name"], "ReadFile");
+  EXPECT_EQ(arch[3]["job_id"], "job1");
+  EXPECT_TRUE(arch[3].contains("timestamp"));
+  EXPECT_GT(arch[3]["tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(Slurp(ms.transcript_path()), Slurp(ms.current_path()));
+  EXPECT_EQ(ms.current_lines(), 4);
+}
+
+TEST_F(MessageStoreTest, NewThreadResetsCurrentAndKeepsTranscriptThreads) {
+  MessageStore ms = Open();
+  Fill(ms);
+  std::string first_thread = Slurp(ms.transcript_path());
+  ASSERT_TRUE(ms.StartThread("job2", {{"role", "system"}, {"content", "You are maestro."}}).ok());
+  ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", "continue"}}, "job2").ok());
+  EXPECT_EQ(Lines(ms.current_path()).size(), 2u);
+  EXPECT_EQ(Slurp(ms.transcript_path()), first_thread + Slurp(ms.current_path()));
+  EXPECT_EQ(ms.thread(), 2);
+}
+
+TEST_F(MessageStoreTest, ReopenKeepsSeqCountsAndTokensWithoutRepairs) {
+  int64_t tokens;
+  {
+    MessageStore ms = Open();
+    Fill(ms);
+    tokens = ms.current_raw_tokens();
+  }
+  MessageStore ms = Open();
+  EXPECT_FALSE(ms.repairs().current_rebuilt);
+  EXPECT_FALSE(ms.repairs().transcript_rebuilt);
+  EXPECT_EQ(ms.current_raw_tokens(), tokens);
+  EXPECT_EQ(ms.count_messages(), 4);
+  auto seq = ms.AddMessage({{"role", "assistant"}, {"content", "done"}}, "job1");
+  ASSERT_TRUE(seq.ok());
+  EXPECT_EQ(*seq, 5);
+}
+
+TEST_F(MessageStoreTest, TornAppendIsCutFromEveryFileOnOpen) {
+  std::string before;
+  {
+    MessageStore ms = Open();
+    Fill(ms);
+    before = Slurp(ms.current_path());
+  }
+  // Crash mid-append of message 5: a torn line in all three files.
+  for (const char* f : {"/messages.jsonl", "/current.jsonl", "/transcript.jsonl"}) {
+    std::ofstream(dir_.path() + f, std::ios::app) << "{\"role\":\"assistant\",\"cont";
+  }
+  MessageStore ms = Open();
+  EXPECT_GT(ms.repairs().torn_bytes_cut, 0u);
+  EXPECT_EQ(Slurp(ms.current_path()), before);
+  EXPECT_EQ(Slurp(ms.transcript_path()), before);
+  EXPECT_EQ(ms.count_messages(), 4);
+}
+
+TEST_F(MessageStoreTest, CrashBetweenArchiveAndLiveAppendIsRepairedFromArchive) {
+  std::string full;
+  {
+    MessageStore ms = Open();
+    Fill(ms);
+    full = Slurp(ms.current_path());
+  }
+  // The archive got message 4 but the live files did not.
+  std::string cur = Slurp(dir_.File("current.jsonl"));
+  std::string without_last = cur.substr(0, cur.rfind('\n', cur.size() - 2) + 1);
+  ASSERT_TRUE(ReplaceFileContent(dir_.File("current.jsonl"), without_last).ok());
+  ASSERT_TRUE(ReplaceFileContent(dir_.File("transcript.jsonl"), without_last).ok());
+  MessageStore ms = Open();
+  EXPECT_TRUE(ms.repairs().current_rebuilt);
+  EXPECT_TRUE(ms.repairs().transcript_rebuilt);
+  EXPECT_EQ(Slurp(ms.current_path()), full);
+  EXPECT_EQ(Slurp(ms.transcript_path()), full);
+}
+
+TEST_F(MessageStoreTest, CurrentStreamsAsTheRequestMessages) {
+  MessageStore ms = Open();
+  Fill(ms);
+  llm::RequestBodySpec spec;
+  spec.model = "m";
+  spec.messages_path = ms.current_path();
+  auto body = llm::RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok());
+  auto text = (*body)->ReadAll();
+  ASSERT_TRUE(text.ok());
+  Json req = Json::parse(*text);
+  EXPECT_EQ(req["messages"].size(), 4u);
+  EXPECT_EQ(req["messages"][0]["role"], "system");
+  EXPECT_EQ(req["messages"][2]["tool_calls"][0]["function"]["name"], "ReadFile");
+}
+
+TEST_F(MessageStoreTest, EstimateIsCalibratedByServerCount) {
+  MessageStore ms = Open();
+  Fill(ms);
+  int64_t raw = ms.EstimatePromptTokens(50);
+  ms.ObserveUsage(raw * 2, 50);
+  EXPECT_EQ(ms.EstimatePromptTokens(50), raw * 2);
+  EXPECT_FALSE(ms.AddMessage({{"content", "no role"}}, "job1").ok());
+}
+
+}  // namespace
+}  // namespace maestro::context

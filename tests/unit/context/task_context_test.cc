@@ -1,0 +1,226 @@
+// TaskContext and ContextDirs: the directory layout of DESIGN.md §4, moves
+// that follow the job status and survive a restart, reconcile, janitor,
+// and the task row's statistics.
+#include "context/task_context.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "context/compressor.h"
+#include "context/durable_file.h"
+#include "core/ids.h"
+#include "support/store_fixture.h"
+#include "unit/context/fake_llm.h"
+
+namespace maestro::context {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TaskContextTest : public maestro::testing::StoreTest {
+ protected:
+  std::unique_ptr<TaskContext> StartFor(const Job& job) {
+    auto task = store_->GetTask(job.task_id);
+    EXPECT_TRUE(task.ok());
+    auto ctx = TaskContext::Start(dirs(), {store_.get(), &clock_}, *task, job, config_);
+    EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
+    return ctx.ok() ? std::move(ctx).value() : nullptr;
+  }
+  const ContextDirs& dirs() {
+    if (!dirs_) dirs_ = std::make_unique<ContextDirs>(dir_.path());
+    return *dirs_;
+  }
+  ContextConfig config_;
+  std::unique_ptr<ContextDirs> dirs_;
+};
+
+TEST_F(TaskContextTest, StartCreatesTheLayoutAndStaticMetadata) {
+  auto created = NewTaskWith("coding");
+  Job job = Claim();
+  auto ctx = StartFor(job);
+  ASSERT_TRUE(ctx);
+  std::string dir = dir_.path() + "/contexts/running/" + created.task.id;
+  EXPECT_EQ(ctx->dir(), dir);
+  EXPECT_FALSE(ctx->is_resumed());
+  EXPECT_TRUE(fs::is_directory(dir + "/handoffs"));
+  EXPECT_TRUE(fs::is_directory(dir + "/planning"));
+  for (const char* f :
+       {"metadata.json", "messages.jsonl", "summaries.jsonl", "tools.jsonl", "events.jsonl"}) {
+    EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+  }
+  auto meta = ReadSmallFile(dir + "/metadata.json");
+  ASSERT_TRUE(meta.ok());
+  Json m = Json::parse(*meta);
+  EXPECT_EQ(m["uuid"], created.task.id);
+  EXPECT_EQ(m["task_key"]["task_source"], "local");
+  EXPECT_EQ(m["config"]["compression_threshold"], 0.7);
+  EXPECT_EQ(m["config"]["context_length"], config_.context_length);
+  EXPECT_EQ(m["first_job_id"], job.id);
+  EXPECT_GT(m["process_id"].get<int64_t>(), 0);
+  EXPECT_TRUE(ctx->planning().SavePlan({{"steps", {"a", "b"}}}).ok());
+  EXPECT_TRUE(ctx->planning().HasPlan());
+  EXPECT_EQ((*ctx->planning().LatestPlan())["steps"][1], "b");
+}
+
+TEST_F(TaskContextTest, StatisticsGoToTheTaskRow) {
+  auto created = NewTaskWith("coding");
+  auto ctx = StartFor(Claim());
+  ASSERT_TRUE(ctx->RecordLlmCall(1000, 50).ok());
+  ASSERT_TRUE(ctx->RecordLlmCall(1200, 30).ok());
+  ToolCallRecord r;
+  r.tool = "ReadFile";
+  r.args = {{"path", "a"}};
+  r.result = "x";
+  auto seq = ctx->RecordToolCall(r);
+  ASSERT_TRUE(seq.ok());
+  EXPECT_EQ(*seq, 1);
+  ASSERT_TRUE(ctx->RecordCompression().ok());
+  auto t = store_->GetTask(created.task.id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->llm_call_count, 2);
+  EXPECT_EQ(t->total_tokens, 2280);
+  EXPECT_EQ(t->tool_call_count, 1);
+  EXPECT_EQ(t->compression_count, 1);
+  EXPECT_EQ(ctx->tools().count_tool_calls(), 1);
+}
+
+TEST_F(TaskContextTest, DirectoryFollowsJobStatusAndSurvivesRestart) {
+  auto created = NewTaskWith("coding");
+  const std::string id = created.task.id;
+  Job job = Claim();
+  auto ctx = StartFor(job);
+  ASSERT_TRUE(ctx->messages().StartThread(job.id, {{"role", "system"}, {"content", "s"}}).ok());
+  std::ofstream(ctx->request_json_path()) << "{}";
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(job), JobOutcome::WaitingHuman("ask", "plan")).ok());
+  auto to = TaskContext::EndSession(std::move(ctx), JobStatus::kWaitingHuman);
+  ASSERT_TRUE(to.ok());
+  EXPECT_EQ(*to, dir_.path() + "/contexts/paused/" + id);
+  EXPECT_FALSE(fs::exists(*to + "/request.json"));  // transient
+
+  // "Restart": new objects, same data dir.
+  dirs_.reset();
+  Reopen();
+  EXPECT_EQ(dirs().Find(id), Placement::kPaused);
+  ASSERT_TRUE(store_->ResumeParkedJob(job.id).ok());
+  Job again = Claim();
+  auto ctx2 = StartFor(again);
+  ASSERT_TRUE(ctx2);
+  EXPECT_TRUE(ctx2->is_resumed());
+  EXPECT_EQ(dirs().Find(id), Placement::kRunning);
+  EXPECT_EQ(ctx2->messages().current_lines(), 1);  // the conversation moved with it
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(again), JobOutcome::Succeeded("ok")).ok());
+  ASSERT_TRUE(TaskContext::EndSession(std::move(ctx2), JobStatus::kSucceeded).ok());
+  EXPECT_EQ(dirs().Find(id), Placement::kCompleted);
+  EXPECT_FALSE(fs::exists(dir_.path() + "/contexts/running/" + id));
+}
+
+TEST_F(TaskContextTest, ReconcileMovesMisplacedDirsAndReportsMissingAndOrphans) {
+  auto parked = NewTaskWith("coding");
+  Job pj = Claim();
+  ASSERT_TRUE(dirs().Ensure(parked.task.id, Placement::kRunning).ok());
+  // Crash: the job parked in the database but the process died before moving.
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(pj), JobOutcome::WaitingHuman("ask", "m")).ok());
+
+  auto lost = NewTaskWith("coding");
+  Job lj = Claim();
+  (void)lj;  // started, but its directory was never created (or deleted)
+
+  auto done = NewTaskWith("coding");
+  Job dj = Claim();
+  ASSERT_TRUE(dirs().Ensure(done.task.id, Placement::kPaused).ok());
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(dj), JobOutcome::Failed("boom")).ok());
+
+  auto never = NewTaskWith("coding");  // queued, never started: no dir is fine
+  std::string orphan = NewUuid();
+  ASSERT_TRUE(dirs().Ensure(orphan, Placement::kRunning).ok());
+
+  ContextDirs fresh(dir_.path());  // as after a restart
+  auto rep = fresh.Reconcile(*store_);
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  EXPECT_EQ(fresh.Find(parked.task.id), Placement::kPaused);
+  EXPECT_EQ(fresh.Find(done.task.id), Placement::kCompleted);
+  EXPECT_EQ(rep->moved.size(), 2u);
+  EXPECT_EQ(rep->missing, std::vector<std::string>{lost.task.id});
+  EXPECT_EQ(rep->orphans, std::vector<std::string>{orphan});
+  EXPECT_FALSE(fresh.Find(never.task.id).has_value());
+  auto again = fresh.Reconcile(*store_);  // idempotent
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->moved.empty());
+}
+
+TEST_F(TaskContextTest, JanitorRemovesOldCompletedDirsOnly) {
+  auto old_task = NewTaskWith("coding");
+  Job oj = Claim();
+  auto ctx = StartFor(oj);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(oj), JobOutcome::Succeeded("ok")).ok());
+  ASSERT_TRUE(TaskContext::EndSession(std::move(ctx), JobStatus::kSucceeded).ok());
+  clock_.Advance(20LL * 86'400'000);
+  auto new_task = NewTaskWith("coding");
+  Job nj = Claim();
+  auto ctx2 = StartFor(nj);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(nj), JobOutcome::Succeeded("ok")).ok());
+  ASSERT_TRUE(TaskContext::EndSession(std::move(ctx2), JobStatus::kSucceeded).ok());
+  clock_.Advance(15LL * 86'400'000);  // old: 35 days, new: 15 days
+
+  auto keep_all = dirs().Cleanup(*store_, 0, clock_.NowMs());
+  ASSERT_TRUE(keep_all.ok());
+  EXPECT_TRUE(keep_all->empty());
+  auto removed = dirs().Cleanup(*store_, 30, clock_.NowMs());
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, std::vector<std::string>{old_task.task.id});
+  EXPECT_FALSE(dirs().Find(old_task.task.id).has_value());
+  EXPECT_EQ(dirs().Find(new_task.task.id), Placement::kCompleted);
+}
+
+TEST_F(TaskContextTest, CompressionThroughTheContextUpdatesStatsAndEvents) {
+  auto created = NewTaskWith("coding");
+  Job job = Claim();
+  config_.context_length = 2000;
+  auto ctx = StartFor(job);
+  MessageStore& ms = ctx->messages();
+  ASSERT_TRUE(ms.StartThread(job.id, {{"role", "system"}, {"content", "s"}}).ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", std::string(800, 'q')}}, job.id).ok());
+    ASSERT_TRUE(
+        ms.AddMessage({{"role", "assistant"}, {"content", std::string(800, 'a')}}, job.id).ok());
+  }
+  maestro::testing::ScriptedLlm llm;
+  llm.PushText("short facts");
+  ContextCompressor comp(&llm, config_);
+  ASSERT_TRUE(comp.ShouldCompress(ms.EstimatePromptTokens(0)));
+  auto out = comp.Compress(*ctx, 0);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_FALSE(comp.ShouldCompress(ms.EstimatePromptTokens(0)));
+  auto t = store_->GetTask(created.task.id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->compression_count, 1);
+  EXPECT_EQ(t->llm_call_count, 1);  // the summary call
+  EXPECT_EQ(t->total_tokens, 120);
+  EXPECT_EQ(ctx->summaries().count(), 1);
+  int compressed = 0;
+  ASSERT_TRUE(ctx->events()
+                  .ForEach([&](const Json& e) {
+                    compressed += e["type"] == "context.compressed";
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(compressed, 1);
+  EXPECT_FALSE(fs::exists(ctx->dir() + "/compress"));
+}
+
+TEST(ContextConfigTest, ParsesAndRejectsBadValues) {
+  auto c = ParseContextConfig({{"compression_threshold", 0.8}, {"keep_recent_messages", 7}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->keep_recent_messages, 7);
+  EXPECT_DOUBLE_EQ(c->compression_threshold, 0.8);
+  auto typo = ParseContextConfig({{"keep_recent_message", 3}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("keep_recent_messages"), std::string::npos);
+  auto order = ParseContextConfig({{"handoff_threshold", 0.8}});
+  ASSERT_FALSE(order.ok());
+  EXPECT_EQ(order.status().field(), "context_storage.handoff_threshold");
+}
+
+}  // namespace
+}  // namespace maestro::context
