@@ -85,4 +85,27 @@ Result<Piece> PieceCatalog::Get(const std::string& name) const {
   return NotFound(fmt::format("no piece named '{}' (known: {})", name, known));
 }
 
+Json PieceCatalogJson(const PieceCatalog& catalog) {
+  Json pieces = Json::array();
+  for (const auto& e : catalog.entries()) {
+    Json movements = Json::array();
+    for (const auto& m : e.piece.movements) {
+      Json next = Json::array();
+      for (const auto& r : m.rules) next.push_back(r.next);
+      movements.push_back(
+          {{"name", m.name}, {"description", m.description}, {"edit", m.edit}, {"next", next}});
+    }
+    pieces.push_back({{"name", e.piece.name},
+                      {"description", e.piece.description},
+                      {"builtin", e.builtin},
+                      {"source", e.piece.source},
+                      {"initial_movement", e.piece.initial_movement},
+                      {"max_movements", e.piece.max_movements},
+                      {"movements", movements}});
+  }
+  Json problems = Json::array();
+  for (const auto& p : catalog.problems()) problems.push_back(p.ToString());
+  return {{"pieces", pieces}, {"problems", problems}};
+}
+
 }  // namespace maestro::engine

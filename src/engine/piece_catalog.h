@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/status.h"
 #include "engine/piece.h"
 #include "engine/piece_loader.h"
@@ -61,5 +62,10 @@ class PieceCatalog {
   std::vector<PieceCatalogEntry> entries_;
   std::vector<PieceProblem> problems_;
 };
+
+// The body of `GET /api/pieces`: {"pieces": [{name, description, builtin,
+// source, initial_movement, max_movements, movements: [{name, description,
+// edit, next: [...]}]}], "problems": ["file:line:col: message", ...]}.
+Json PieceCatalogJson(const PieceCatalog& catalog);
 
 }  // namespace maestro::engine

@@ -99,6 +99,19 @@ TEST(PieceCatalog, GetUnknownNamesTheKnownPieces) {
   EXPECT_TRUE(cat.Get("coding").ok());
 }
 
+TEST(PieceCatalog, JsonForTheApi) {
+  Json j = PieceCatalogJson(PieceCatalog::Load({}));
+  ASSERT_EQ(j["pieces"].size(), 4u);
+  const Json& coding = j["pieces"][1];
+  EXPECT_EQ(coding["name"], "coding");
+  EXPECT_EQ(coding["builtin"], true);
+  EXPECT_EQ(coding["source"], "builtin:coding.yaml");
+  EXPECT_EQ(coding["initial_movement"], "plan");
+  EXPECT_EQ(coding["movements"][1]["next"], Json::parse(R"(["review","WAIT_SUBTASKS"])"));
+  EXPECT_EQ(coding["movements"][1]["edit"], true);
+  EXPECT_EQ(j["problems"], Json::array());
+}
+
 TEST(PieceCommands, LintPrintsProblemsAndFails) {
   testing::TempDir dir;
   std::ofstream(dir.File("p.yaml")) << "name: p\nmovements:\n  - name: a\n    rulez: []\n";
