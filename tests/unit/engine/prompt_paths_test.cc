@@ -229,5 +229,39 @@ TEST_F(PromptPaths, ToolsAndSystemAreIdenticalInEveryMovementOfAJob) {
   EXPECT_EQ(coding_tools_.bytes, tools_bytes);
 }
 
+TEST_F(PromptPaths, EveryRequestOfAJobExtendsThePreviousOne) {
+  // The requests of one coding job through plan -> implement -> review ->
+  // fix -> review: each is the previous request plus appended messages, with
+  // the same tools bytes — the shape that lets the server reuse its cache.
+  std::vector<Json> msgs = Seed(Inputs(coding_, coding_tools_), PromptPath::kNewJob);
+  std::vector<std::vector<Json>> requests = {msgs};
+  int n = 0;
+  auto call = [&](const std::string& name, const std::string& args, const std::string& result) {
+    std::string id = "gen_call_" + std::to_string(++n);
+    msgs.push_back(Asst("", {Call(id, name, args)}));
+    msgs.push_back(Tool(id, result));
+  };
+  for (const char* next : {"implement", "review", "fix", "review"}) {
+    call("ReadFile", R"({"path":"src/a.cc"})", "1: int main() {}");
+    requests.push_back(msgs);
+    call("transition", Json({{"next", next}}).dump(), "ok");
+    AppendTransition(msgs, coding_, next);
+    requests.push_back(msgs);
+  }
+  msgs.push_back(UserMessage("interjection: also update the README"));
+  requests.push_back(msgs);
+  for (size_t r = 1; r < requests.size(); ++r) {
+    const auto& prev = requests[r - 1];
+    const auto& cur = requests[r];
+    ASSERT_GT(cur.size(), prev.size());
+    for (size_t i = 0; i < prev.size(); ++i) {
+      ASSERT_EQ(cur[i].dump(), prev[i].dump()) << "request " << r << " rewrote message " << i;
+    }
+  }
+  size_t systems = 0;
+  for (const auto& m : msgs) systems += m["role"] == "system";
+  EXPECT_EQ(systems, 1u);
+}
+
 }  // namespace
 }  // namespace maestro::engine
