@@ -107,32 +107,35 @@ std::vector<bool> KeptCalls(const std::vector<Json>& msgs, size_t i, const Pairi
 
 }  // namespace
 
-std::vector<std::vector<Json>> SplitThreads(const std::vector<Json>& lines) {
+std::vector<std::vector<Json>> SplitThreads(std::vector<Json> lines) {
   std::vector<std::vector<Json>> threads;
-  for (const auto& m : lines) {
+  for (auto& m : lines) {
     if (Role(m) == "system" || threads.empty()) threads.emplace_back();
-    threads.back().push_back(m);
+    threads.back().push_back(std::move(m));
   }
   return threads;
 }
 
-std::vector<Json> CleanThread(const std::vector<Json>& thread, bool keep_transitions,
+std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
                               ReplayStats* stats) {
   ReplayStats local;
   ReplayStats& st = stats ? *stats : local;
   std::vector<Json> msgs;
-  for (const auto& m : thread) {
-    if (Role(m) != "system") msgs.push_back(m);
+  for (auto& m : thread) {
+    if (Role(m) != "system") msgs.push_back(std::move(m));
   }
   Pairing p = PairCalls(msgs);
   std::set<std::pair<size_t, size_t>> kept_calls;
   std::vector<Json> out;
   for (size_t i = 0; i < msgs.size(); ++i) {
-    Json m = msgs[i];
-    std::string role = Role(m);
+    std::string role = Role(msgs[i]);
+    // Decided before msgs[i] is moved out; KeptCalls reads only this call
+    // message and the results after it, which are still in place.
+    std::vector<bool> keep;
+    if (role == "assistant" && HasCalls(msgs[i])) keep = KeptCalls(msgs, i, p, keep_transitions, st);
+    Json m = std::move(msgs[i]);
     if (role == "assistant") {
       if (HasCalls(m)) {
-        std::vector<bool> keep = KeptCalls(msgs, i, p, keep_transitions, st);
         Json calls = Json::array();
         for (size_t j = 0; j < keep.size(); ++j) {
           if (!keep[j]) continue;
@@ -197,15 +200,16 @@ void RenameCollidingIds(std::vector<Json>& thread, int index, std::set<std::stri
 
 }  // namespace
 
-ReplayResult ReplayMessages(const std::vector<Json>& lines, const ReplayOptions& options) {
+ReplayResult ReplayMessages(std::vector<Json> lines, const ReplayOptions& options) {
   ReplayResult r;
-  auto threads = SplitThreads(lines);
+  auto threads = SplitThreads(std::move(lines));
   r.stats.threads = static_cast<int>(threads.size());
   std::set<std::string> used;
   for (size_t t = 0; t < threads.size(); ++t) {
     bool last = t + 1 == threads.size();
     std::vector<Json> cleaned =
-        CleanThread(threads[t], last && options.keep_transitions_in_last_thread, &r.stats);
+        CleanThread(std::move(threads[t]), last && options.keep_transitions_in_last_thread,
+                    &r.stats);
     RenameCollidingIds(cleaned, static_cast<int>(t), used, r.stats);
     for (auto& m : cleaned) r.messages.push_back(std::move(m));
   }
@@ -229,7 +233,7 @@ Result<ReplayResult> ReplayTranscriptFile(const std::string& path, const ReplayO
     }
     lines.push_back(std::move(j));
   }
-  ReplayResult r = ReplayMessages(lines, options);
+  ReplayResult r = ReplayMessages(std::move(lines), options);
   r.stats.skipped_lines = skipped;
   return r;
 }

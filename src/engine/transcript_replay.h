@@ -62,16 +62,19 @@ struct ReplayResult {
   ReplayStats stats;
 };
 
+// The functions take messages by value and move them: a transcript is
+// parsed once and never copied.
+
 // Rule 1. Each returned thread starts with its system line (except a leading
 // headless one).
-std::vector<std::vector<Json>> SplitThreads(const std::vector<Json>& lines);
+std::vector<std::vector<Json>> SplitThreads(std::vector<Json> lines);
 
 // Rules 3–6 on one thread.
-std::vector<Json> CleanThread(const std::vector<Json>& thread, bool keep_transitions,
+std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
                               ReplayStats* stats);
 
 // Rules 1–8 on messages already in memory.
-ReplayResult ReplayMessages(const std::vector<Json>& lines, const ReplayOptions& options);
+ReplayResult ReplayMessages(std::vector<Json> lines, const ReplayOptions& options);
 
 // Rules 1–8 on a transcript.jsonl. A missing file replays nothing (a task with
 // no transcript yet); an unreadable one is kUnavailable.
