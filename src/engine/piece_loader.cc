@@ -59,6 +59,7 @@ class Walker {
       return;
     }
     bool saw_name = false, saw_movements = false;
+    DuplicateKeys(root, "piece");
     for (const auto& kv : root) {
       std::string key = Key(kv.first, kPieceKeys, "piece");
       const YAML::Node& v = kv.second;
@@ -77,6 +78,21 @@ class Walker {
   }
 
  private:
+  // yaml-cpp keeps both entries of a repeated key and the later one would
+  // silently win; a repeated key is almost always an editing mistake.
+  void DuplicateKeys(const YAML::Node& map, const char* where) {
+    std::map<std::string, int> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) continue;
+      SourcePos p = PosOf(kv.first);
+      auto [it, fresh] = seen.emplace(kv.first.Scalar(), p.line);
+      if (!fresh) {
+        Problem(p, fmt::format("duplicate {} key '{}' (first at line {})", where, it->first,
+                               it->second));
+      }
+    }
+  }
+
   // Returns the key, or "" after reporting an unknown or non-string key.
   std::string Key(const YAML::Node& k, const std::vector<std::string>& valid, const char* where) {
     if (!k.IsScalar()) {
@@ -165,6 +181,7 @@ class Walker {
       return;
     }
     bool saw_name = false, saw_guidance = false;
+    DuplicateKeys(m, "movement");
     for (const auto& kv : m) {
       std::string key = Key(kv.first, kMovementKeys, "movement");
       const YAML::Node& v = kv.second;
@@ -221,6 +238,7 @@ class Walker {
       PieceRule rule;
       rule.pos = PosOf(r);
       bool saw_next = false;
+      DuplicateKeys(r, "rule");
       for (const auto& kv : r) {
         std::string key = Key(kv.first, kRuleKeys, "rule");
         if (key == "condition") String(kv.second, "condition", rule.condition);
@@ -277,6 +295,7 @@ class Walker {
       LoopMonitor lm;
       lm.pos = PosOf(m);
       bool saw_cycle = false;
+      DuplicateKeys(m, "loop monitor");
       for (const auto& kv : m) {
         std::string key = Key(kv.first, kMonitorKeys, "loop monitor");
         const YAML::Node& val = kv.second;

@@ -152,6 +152,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "piece; did you mean 'review'?",
                   "p.yaml:9:5: on_exceed (ABORT or a movement) 'stop' is not a movement of this "
                   "piece"}},
+        LintCase{"DuplicateKey", Replace(kValid, "  - name: review\n",
+                                         "  - name: review\n    edit: true\n    edit: false\n"),
+                 {"p.yaml:9:5: duplicate movement key 'edit' (first at line 8)"}},
         LintCase{"YamlSyntaxError", "name: p\nmovements: [a\n",
                  {"p.yaml:3:1: end of sequence flow not found"}}),
     [](const auto& info) { return std::string(info.param.name); });
