@@ -99,6 +99,10 @@ struct MovementMapContext {
   bool has_pending_children = false;  // the job has unfinished child jobs
 };
 
+// The runner's next step. kNextMovement with next_movement == the current
+// movement and a deflection_message is an ASK sent back: append only that
+// message (the movement's guidance is already in the conversation) and run
+// the movement's loop again.
 struct MovementMapping {
   enum class Kind { kNextMovement, kDone };
   Kind kind = Kind::kDone;
