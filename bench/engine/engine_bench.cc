@@ -27,11 +27,12 @@ using namespace maestro::engine;
 using Clock = std::chrono::steady_clock;
 
 Json ToolDef(const std::string& name) {
-  return {{"type", "function"},
-          {"function",
-           {{"name", name},
-            {"description", "Benchmark tool " + name + ". Does things."},
-            {"parameters", {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}}}}}};
+  return {
+      {"type", "function"},
+      {"function",
+       {{"name", name},
+        {"description", "Benchmark tool " + name + ". Does things."},
+        {"parameters", {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}}}}}};
 }
 
 // A transcript of about `tokens` tokens in 3 threads (jobs): each turn is a
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
   PieceCatalog cat = PieceCatalog::Load({});
   const Piece& coding = *cat.Find("coding");
   std::vector<Json> policy;
-  for (const char* n : {"WriteFile", "ReadFile", "RunCommand", "Grep", "EditFile", "ListDir", "Glob"}) {
+  for (const char* n :
+       {"WriteFile", "ReadFile", "RunCommand", "Grep", "EditFile", "ListDir", "Glob"}) {
     policy.push_back(ToolDef(n));
   }
   PieceTools tools = *BuildPieceTools(coding, policy);
@@ -119,11 +121,12 @@ int main(int argc, char** argv) {
       auto r = SeedConversation(in, {PromptPath::kSamePieceContinue, path});
       if (!r.ok() || r->messages.size() != kept + 2) std::abort();
     });
-    std::printf("replay %6d tokens (%7zu bytes, %5zu messages kept): replay %8.3f ms (%.0f MB/s), "
-                "seed same-piece Continue %8.3f ms\n",
-                tokens, bytes, kept, replay, bytes / 1e6 / (replay / 1e3), seed);
-    summary += " replay_" + std::to_string(tokens / 1000) + "k=" +
-               std::to_string(replay).substr(0, 6) + "ms";
+    std::printf(
+        "replay %6d tokens (%7zu bytes, %5zu messages kept): replay %8.3f ms (%.0f MB/s), "
+        "seed same-piece Continue %8.3f ms\n",
+        tokens, bytes, kept, replay, bytes / 1e6 / (replay / 1e3), seed);
+    summary += " replay_" + std::to_string(tokens / 1000) +
+               "k=" + std::to_string(replay).substr(0, 6) + "ms";
   }
   double build_tools = MedianMs(reps * 10, [&] { (void)BuildPieceTools(coding, policy); });
   const char* coding_text = nullptr;
@@ -131,8 +134,9 @@ int main(int argc, char** argv) {
     if (std::string(f.file_name) == "coding.yaml") coding_text = f.text;
   }
   double lint = MedianMs(reps * 10, [&] { (void)LoadPieceText(coding_text, "coding.yaml"); });
-  std::printf("BuildPieceTools(coding, 7 tools): %.3f ms (%zu bytes); lint+load coding.yaml: %.3f ms\n",
-              build_tools, tools.bytes.size(), lint);
+  std::printf(
+      "BuildPieceTools(coding, 7 tools): %.3f ms (%zu bytes); lint+load coding.yaml: %.3f ms\n",
+      build_tools, tools.bytes.size(), lint);
   std::filesystem::remove_all(dir);
   std::printf("%s tools=%.3fms lint=%.3fms\n", summary.c_str(), build_tools, lint);
   return 0;

@@ -34,9 +34,10 @@ LoopMonitorVerdict LoopMonitorTracker::Enter(const std::string& movement) {
       v.kind = LoopMonitorVerdict::Kind::kWarn;
       v.message = !lm.warning.empty()
                       ? lm.warning
-                      : fmt::format("Loop warning: the movements {} have repeated {} times. "
-                                    "Finish what blocks the task now; one more round ends it.",
-                                    fmt::join(lm.cycle, " -> "), n);
+                      : fmt::format(
+                            "Loop warning: the movements {} have repeated {} times. "
+                            "Finish what blocks the task now; one more round ends it.",
+                            fmt::join(lm.cycle, " -> "), n);
     }
     if (static_cast<int>(v.kind) > static_cast<int>(best.kind)) best = std::move(v);
   }

@@ -8,12 +8,18 @@ namespace maestro::engine {
 
 std::string_view PieceRunStatusName(PieceRunStatus s) {
   switch (s) {
-    case PieceRunStatus::kCompleted: return "completed";
-    case PieceRunStatus::kAborted: return "aborted";
-    case PieceRunStatus::kCancelled: return "cancelled";
-    case PieceRunStatus::kWaitingHuman: return "waiting_human";
-    case PieceRunStatus::kWaitingSubtasks: return "waiting_subtasks";
-    case PieceRunStatus::kError: return "error";
+    case PieceRunStatus::kCompleted:
+      return "completed";
+    case PieceRunStatus::kAborted:
+      return "aborted";
+    case PieceRunStatus::kCancelled:
+      return "cancelled";
+    case PieceRunStatus::kWaitingHuman:
+      return "waiting_human";
+    case PieceRunStatus::kWaitingSubtasks:
+      return "waiting_subtasks";
+    case PieceRunStatus::kError:
+      return "error";
   }
   return "?";
 }
@@ -105,11 +111,16 @@ MovementMapping MapAsk(const MovementResult& res, const MovementMapContext& ctx)
 
 std::string DefaultWaitReason(Sentinel s) {
   switch (s) {
-    case Sentinel::kWaitingHumanBrowser: return "browser_login";
-    case Sentinel::kWaitingHumanToolRequest: return "tool_request";
-    case Sentinel::kWaitingHumanPackageRequest: return "package_request";
-    case Sentinel::kWaitingHumanSpawnRequest: return "spawn_request";
-    default: return "";
+    case Sentinel::kWaitingHumanBrowser:
+      return "browser_login";
+    case Sentinel::kWaitingHumanToolRequest:
+      return "tool_request";
+    case Sentinel::kWaitingHumanPackageRequest:
+      return "package_request";
+    case Sentinel::kWaitingHumanSpawnRequest:
+      return "spawn_request";
+    default:
+      return "";
   }
 }
 
@@ -141,8 +152,8 @@ MovementMapping MapSentinel(Sentinel s, const MovementResult& res, const Movemen
     case Sentinel::kAbort: {
       PieceRunResult r =
           Base(res, res.cancelled ? PieceRunStatus::kCancelled : PieceRunStatus::kAborted);
-      r.reason = res.abort_reason.empty() ? (res.cancelled ? "cancelled" : "aborted")
-                                          : res.abort_reason;
+      r.reason =
+          res.abort_reason.empty() ? (res.cancelled ? "cancelled" : "aborted") : res.abort_reason;
       r.result = res.result;
       r.retryable = !res.cancelled && res.abort_reason == kAbortLlmError;
       return Done(std::move(r));
@@ -168,8 +179,7 @@ MovementMapping MapSentinel(Sentinel s, const MovementResult& res, const Movemen
 MovementMapping mapMovementResult(const MovementResult& res, const MovementMapContext& ctx) {
   if (!res.next) {
     PieceRunResult r = Base(res, PieceRunStatus::kError);
-    r.reason = fmt::format("movement '{}' ended without a transition or completion",
-                           res.movement);
+    r.reason = fmt::format("movement '{}' ended without a transition or completion", res.movement);
     r.retryable = true;
     MovementMapping m = Done(std::move(r));
     m.ask_deflections = ctx.ask_deflections;

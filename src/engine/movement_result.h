@@ -72,7 +72,14 @@ struct MovementResult {
 // when the arguments do not match the schema.
 Result<MovementResult> MovementResultFromComplete(const std::string& movement, const Json& args);
 
-enum class PieceRunStatus { kCompleted, kAborted, kCancelled, kWaitingHuman, kWaitingSubtasks, kError };
+enum class PieceRunStatus {
+  kCompleted,
+  kAborted,
+  kCancelled,
+  kWaitingHuman,
+  kWaitingSubtasks,
+  kError
+};
 std::string_view PieceRunStatusName(PieceRunStatus s);
 
 // How the whole movement walk of one job ended.
@@ -92,10 +99,10 @@ struct PieceRunResult {
 
 // What the runner knows besides the result.
 struct MovementMapContext {
-  const Piece* piece = nullptr;  // REQUIRES: non-null
-  int ask_count = 0;             // the job's asks so far (follow-up jobs inherit it)
-  int max_asks = 3;              // ASKs that park; 0 = every ASK is over the limit
-  int ask_deflections = 0;       // over-limit ASKs already sent back in this run
+  const Piece* piece = nullptr;       // REQUIRES: non-null
+  int ask_count = 0;                  // the job's asks so far (follow-up jobs inherit it)
+  int max_asks = 3;                   // ASKs that park; 0 = every ASK is over the limit
+  int ask_deflections = 0;            // over-limit ASKs already sent back in this run
   bool has_pending_children = false;  // the job has unfinished child jobs
 };
 

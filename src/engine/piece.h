@@ -75,7 +75,7 @@ struct Piece {
   std::string description;
   std::string initial_movement;  // defaults to the first movement
   SourcePos initial_movement_pos;
-  int max_movements = 30;        // movement entries per job before abort
+  int max_movements = 30;  // movement entries per job before abort
   std::vector<Movement> movements;
   std::vector<LoopMonitor> loop_monitors;
   std::string source;  // the file it was loaded from ("builtin:chat.yaml", a path)

@@ -1,9 +1,9 @@
 #include "engine/piece_catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 namespace maestro::engine {
 
@@ -36,8 +36,8 @@ PieceCatalog PieceCatalog::Load(const PieceCatalogOptions& options) {
   if (options.include_builtin) {
     std::vector<std::string> seen;
     for (const auto& f : BuiltinPieceFiles()) {
-      PieceParse p = ParsePieceText(f.text, std::string("builtin:") + f.file_name, "",
-                                    options.lint);
+      PieceParse p =
+          ParsePieceText(f.text, std::string("builtin:") + f.file_name, "", options.lint);
       if (!p.ok()) {
         cat.problems_.insert(cat.problems_.end(), p.problems.begin(), p.problems.end());
         continue;

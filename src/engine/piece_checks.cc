@@ -1,11 +1,11 @@
 #include "engine/piece_checks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/json.h"
 #include "engine/sentinel.h"
@@ -16,8 +16,7 @@ namespace {
 
 class Checker {
  public:
-  Checker(Piece& piece, std::vector<PieceProblem>& problems)
-      : piece_(piece), problems_(problems) {
+  Checker(Piece& piece, std::vector<PieceProblem>& problems) : piece_(piece), problems_(problems) {
     for (const auto& m : piece_.movements) {
       if (!m.name.empty()) names_.push_back(m.name);
     }
@@ -70,7 +69,8 @@ class Checker {
       return;
     }
     if (!IsMovement(piece_.initial_movement)) {
-      Problem(piece_.initial_movement_pos, UnknownMovement("initial_movement", piece_.initial_movement));
+      Problem(piece_.initial_movement_pos,
+              UnknownMovement("initial_movement", piece_.initial_movement));
     }
   }
 
@@ -134,8 +134,8 @@ class Checker {
     std::set<std::string> reported;
     for (const auto& m : piece_.movements) {
       if (m.name.empty() || seen.count(m.name) || !reported.insert(m.name).second) continue;
-      Problem(m.pos, fmt::format("movement '{}' is unreachable from initial movement '{}'",
-                                 m.name, piece_.initial_movement));
+      Problem(m.pos, fmt::format("movement '{}' is unreachable from initial movement '{}'", m.name,
+                                 piece_.initial_movement));
     }
   }
 

@@ -18,8 +18,8 @@ int RunPieceList(const PieceCatalogOptions& options, std::ostream& out, std::ost
   for (const auto& e : cat.entries()) {
     std::string walk;
     for (const auto& m : e.piece.movements) walk += (walk.empty() ? "" : ",") + m.name;
-    out << fmt::format("{:<12} {:<8} [{}] {}\n", e.piece.name, e.builtin ? "builtin" : "user",
-                       walk, e.piece.description);
+    out << fmt::format("{:<12} {:<8} [{}] {}\n", e.piece.name, e.builtin ? "builtin" : "user", walk,
+                       e.piece.description);
   }
   for (const auto& pr : cat.problems()) err << pr.ToString() << "\n";
   return cat.problems().empty() ? 0 : 1;

@@ -1,12 +1,12 @@
 #include "engine/piece_loader.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/json.h"
 #include "engine/piece_checks.h"
@@ -19,18 +19,18 @@ std::string PieceProblem::ToString() const {
 }
 
 std::vector<std::string> PieceLintOptions::DefaultToolNames() {
-  return {"ReadFile",   "WriteFile",      "EditFile",    "ListDir",      "Glob",
-          "Grep",       "RunCommand",     "delegate",    "RequestTool",  "RequestPackage",
-          "WaitSubTask", "SpinOffTask",   "WriteHandoff", "complete",    "transition"};
+  return {"ReadFile",    "WriteFile",   "EditFile",     "ListDir",     "Glob",
+          "Grep",        "RunCommand",  "delegate",     "RequestTool", "RequestPackage",
+          "WaitSubTask", "SpinOffTask", "WriteHandoff", "complete",    "transition"};
 }
 
 namespace {
 
-const std::vector<std::string> kPieceKeys = {"name",           "description", "initial_movement",
-                                             "max_movements",  "movements",   "loop_monitors"};
+const std::vector<std::string> kPieceKeys = {"name",          "description", "initial_movement",
+                                             "max_movements", "movements",   "loop_monitors"};
 const std::vector<std::string> kMovementKeys = {
-    "name",          "description", "guidance", "instruction", "persona",     "policy",
-    "knowledge",     "allowed_tools", "edit",   "rules",       "default_next", "max_iterations"};
+    "name",      "description",   "guidance", "instruction", "persona",      "policy",
+    "knowledge", "allowed_tools", "edit",     "rules",       "default_next", "max_iterations"};
 const std::vector<std::string> kRuleKeys = {"condition", "next"};
 const std::vector<std::string> kMonitorKeys = {"cycle", "threshold", "warning", "on_exceed"};
 const std::vector<std::string> kTextKeys = {"file", "text"};
@@ -63,15 +63,19 @@ class Walker {
     for (const auto& kv : root) {
       std::string key = Key(kv.first, kPieceKeys, "piece");
       const YAML::Node& v = kv.second;
-      if (key == "name") saw_name = String(v, "name", piece.name, true);
-      else if (key == "description") String(v, "description", piece.description);
+      if (key == "name")
+        saw_name = String(v, "name", piece.name, true);
+      else if (key == "description")
+        String(v, "description", piece.description);
       else if (key == "initial_movement") {
         String(v, "initial_movement", piece.initial_movement, true);
         piece.initial_movement_pos = PosOf(v);
-      }
-      else if (key == "max_movements") Int(v, "max_movements", piece.max_movements, 1, kMaxMovementsLimit);
-      else if (key == "movements") saw_movements = WalkMovements(v, piece);
-      else if (key == "loop_monitors") WalkMonitors(v, piece);
+      } else if (key == "max_movements")
+        Int(v, "max_movements", piece.max_movements, 1, kMaxMovementsLimit);
+      else if (key == "movements")
+        saw_movements = WalkMovements(v, piece);
+      else if (key == "loop_monitors")
+        WalkMonitors(v, piece);
     }
     if (!saw_name) Problem(PosOf(root), "missing required key 'name'");
     if (!saw_movements) Problem(PosOf(root), "missing required key 'movements'");
@@ -104,9 +108,9 @@ class Walker {
       if (v == key) return key;
     }
     std::string near = NearestWord(key, valid);
-    Problem(PosOf(k), near.empty()
-                          ? fmt::format("unknown {} key '{}'", where, key)
-                          : fmt::format("unknown {} key '{}'; did you mean '{}'?", where, key, near));
+    Problem(PosOf(k), near.empty() ? fmt::format("unknown {} key '{}'", where, key)
+                                   : fmt::format("unknown {} key '{}'; did you mean '{}'?", where,
+                                                 key, near));
     return "";
   }
 
@@ -196,14 +200,22 @@ class Walker {
         }
         saw_guidance = true;
         String(v, key.c_str(), mv.guidance);
-      } else if (key == "persona") Text(v, "persona", mv.persona);
-      else if (key == "policy") Text(v, "policy", mv.policy);
-      else if (key == "knowledge") Text(v, "knowledge", mv.knowledge);
-      else if (key == "allowed_tools") AllowedTools(v, mv);
-      else if (key == "edit") Bool(v, "edit", mv.edit);
-      else if (key == "rules") WalkRules(v, mv);
-      else if (key == "default_next") String(v, "default_next", mv.default_next, true);
-      else if (key == "max_iterations") Int(v, "max_iterations", mv.max_iterations, 1, 100000);
+      } else if (key == "persona")
+        Text(v, "persona", mv.persona);
+      else if (key == "policy")
+        Text(v, "policy", mv.policy);
+      else if (key == "knowledge")
+        Text(v, "knowledge", mv.knowledge);
+      else if (key == "allowed_tools")
+        AllowedTools(v, mv);
+      else if (key == "edit")
+        Bool(v, "edit", mv.edit);
+      else if (key == "rules")
+        WalkRules(v, mv);
+      else if (key == "default_next")
+        String(v, "default_next", mv.default_next, true);
+      else if (key == "max_iterations")
+        Int(v, "max_iterations", mv.max_iterations, 1, 100000);
     }
     if (!saw_name) Problem(PosOf(m), "movement is missing required key 'name'");
   }
@@ -218,9 +230,9 @@ class Walker {
       for (const auto& k : opts_.known_tools) known = known || k == tools[i];
       if (known) continue;
       std::string near = NearestWord(tools[i], opts_.known_tools);
-      Problem(pos[i], near.empty() ? fmt::format("unknown tool '{}'", tools[i])
-                                   : fmt::format("unknown tool '{}'; did you mean '{}'?",
-                                                 tools[i], near));
+      Problem(pos[i], near.empty()
+                          ? fmt::format("unknown tool '{}'", tools[i])
+                          : fmt::format("unknown tool '{}'; did you mean '{}'?", tools[i], near));
     }
     mv.allowed_tools = std::move(tools);
   }
@@ -299,10 +311,14 @@ class Walker {
       for (const auto& kv : m) {
         std::string key = Key(kv.first, kMonitorKeys, "loop monitor");
         const YAML::Node& val = kv.second;
-        if (key == "cycle") saw_cycle = StringList(val, "cycle", lm.cycle);
-        else if (key == "threshold") Int(val, "threshold", lm.threshold, 1, 1000);
-        else if (key == "warning") String(val, "warning", lm.warning);
-        else if (key == "on_exceed") String(val, "on_exceed", lm.on_exceed, true);
+        if (key == "cycle")
+          saw_cycle = StringList(val, "cycle", lm.cycle);
+        else if (key == "threshold")
+          Int(val, "threshold", lm.threshold, 1, 1000);
+        else if (key == "warning")
+          String(val, "warning", lm.warning);
+        else if (key == "on_exceed")
+          String(val, "on_exceed", lm.on_exceed, true);
       }
       if (!saw_cycle) Problem(PosOf(m), "loop monitor is missing required key 'cycle'");
       piece.loop_monitors.push_back(std::move(lm));

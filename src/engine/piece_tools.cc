@@ -1,11 +1,11 @@
 #include "engine/piece_tools.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace maestro::engine {
 
@@ -48,17 +48,17 @@ std::optional<std::set<std::string>> PieceToolUniverse(const Piece& piece) {
 }  // namespace
 
 Json TransitionToolDef(const std::vector<std::string>& targets) {
-  Json params = {{"type", "object"},
-                 {"properties",
-                  {{"next", {{"type", "string"}, {"enum", targets},
-                             {"description", "The movement to move to."}}},
-                   {"reason", {{"type", "string"},
-                               {"description", "Why the current movement is done."}}}}},
-                 {"required", {"next"}}};
-  return {{"type", "function"},
-          {"function",
-           {{"name", "transition"}, {"description", kTransitionDescription},
-            {"parameters", params}}}};
+  Json params = {
+      {"type", "object"},
+      {"properties",
+       {{"next",
+         {{"type", "string"}, {"enum", targets}, {"description", "The movement to move to."}}},
+        {"reason", {{"type", "string"}, {"description", "Why the current movement is done."}}}}},
+      {"required", {"next"}}};
+  return {
+      {"type", "function"},
+      {"function",
+       {{"name", "transition"}, {"description", kTransitionDescription}, {"parameters", params}}}};
 }
 
 Json CompleteToolDef() {
@@ -66,15 +66,16 @@ Json CompleteToolDef() {
       {"type", "object"},
       {"properties",
        {{"status", {{"type", "string"}, {"enum", {"success", "needs_user_input", "error"}}}},
-        {"result", {{"type", "string"},
-                    {"description", "The final answer, or why the task cannot be done."}}},
-        {"question", {{"type", "string"},
-                      {"description", "With needs_user_input: the question for the user."}}}}},
+        {"result",
+         {{"type", "string"},
+          {"description", "The final answer, or why the task cannot be done."}}},
+        {"question",
+         {{"type", "string"},
+          {"description", "With needs_user_input: the question for the user."}}}}},
       {"required", {"status", "result"}}};
   return {{"type", "function"},
           {"function",
-           {{"name", "complete"}, {"description", kCompleteDescription},
-            {"parameters", params}}}};
+           {{"name", "complete"}, {"description", kCompleteDescription}, {"parameters", params}}}};
 }
 
 Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& regular_tools) {
@@ -120,13 +121,15 @@ std::string TransitionError(const Piece& piece, const std::string& current,
   }
   if (std::find(valid.begin(), valid.end(), next) != valid.end()) return "";
   if (valid.empty()) {
-    return fmt::format("Error: movement '{}' has no transitions. Call `complete` when the work "
-                       "is done.",
-                       current);
+    return fmt::format(
+        "Error: movement '{}' has no transitions. Call `complete` when the work "
+        "is done.",
+        current);
   }
-  return fmt::format("Error: '{}' is not a valid transition from movement '{}'. Valid options: "
-                     "{}.",
-                     next, current, fmt::join(valid, ", "));
+  return fmt::format(
+      "Error: '{}' is not a valid transition from movement '{}'. Valid options: "
+      "{}.",
+      next, current, fmt::join(valid, ", "));
 }
 
 bool ToolAllowedInMovement(const Movement& movement, const std::string& name) {

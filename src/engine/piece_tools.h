@@ -25,8 +25,8 @@
 namespace maestro::engine {
 
 struct PieceTools {
-  Json tools = Json::array();  // OpenAI `tools` array
-  std::string bytes;           // tools.dump(): the exact bytes sent (and hashed)
+  Json tools = Json::array();      // OpenAI `tools` array
+  std::string bytes;               // tools.dump(): the exact bytes sent (and hashed)
   std::vector<std::string> names;  // in array order
 };
 

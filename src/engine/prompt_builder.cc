@@ -48,8 +48,8 @@ std::string MovementGuidanceText(const Piece& piece, const std::string& movement
   Section(out, "Policy", m->policy.text);
   Section(out, "Knowledge", m->knowledge.text);
   Section(out, "Guidance", m->guidance);
-  std::string perms = m->edit ? "You may modify files in this movement."
-                              : "Do not modify files in this movement.";
+  std::string perms =
+      m->edit ? "You may modify files in this movement." : "Do not modify files in this movement.";
   if (m->allowed_tools) {
     std::string list;
     for (const auto& t : *m->allowed_tools) list += (list.empty() ? "" : ", ") + t;

@@ -15,8 +15,7 @@ bool KeepsTransitions(PromptPath p) {
 Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start) {
   const Piece& piece = *in.piece;
   SeededConversation out;
-  out.messages.push_back(
-      BuildSystemMessage(in.preamble, *in.tools, piece, piece.initial_movement));
+  out.messages.push_back(BuildSystemMessage(in.preamble, *in.tools, piece, piece.initial_movement));
   if (Replays(start.path)) {
     ReplayOptions ro;
     ro.keep_transitions_in_last_thread = KeepsTransitions(start.path);
@@ -30,8 +29,8 @@ Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobSta
   std::string extra = start_movement == piece.initial_movement
                           ? std::string()
                           : MovementGuidanceText(piece, start_movement);
-  out.messages.push_back(BuildFinalUserMessage(in.dynamic, out.replayed_turns == 0, extra,
-                                               in.task_instruction));
+  out.messages.push_back(
+      BuildFinalUserMessage(in.dynamic, out.replayed_turns == 0, extra, in.task_instruction));
   return out;
 }
 

@@ -1,11 +1,11 @@
 #include "engine/transcript_replay.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace maestro::engine {
 
@@ -38,9 +38,7 @@ std::string ContentText(const Json& m) {
   return out;
 }
 
-bool IsBlank(const std::string& s) {
-  return s.find_first_not_of(" \t\r\n") == std::string::npos;
-}
+bool IsBlank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 bool HasCalls(const Json& m) {
   auto it = m.find("tool_calls");
@@ -116,8 +114,7 @@ std::vector<std::vector<Json>> SplitThreads(std::vector<Json> lines) {
   return threads;
 }
 
-std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
-                              ReplayStats* stats) {
+std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions, ReplayStats* stats) {
   ReplayStats local;
   ReplayStats& st = stats ? *stats : local;
   std::vector<Json> msgs;
@@ -132,7 +129,8 @@ std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
     // Decided before msgs[i] is moved out; KeptCalls reads only this call
     // message and the results after it, which are still in place.
     std::vector<bool> keep;
-    if (role == "assistant" && HasCalls(msgs[i])) keep = KeptCalls(msgs, i, p, keep_transitions, st);
+    if (role == "assistant" && HasCalls(msgs[i]))
+      keep = KeptCalls(msgs, i, p, keep_transitions, st);
     Json m = std::move(msgs[i]);
     if (role == "assistant") {
       if (HasCalls(m)) {
@@ -142,8 +140,10 @@ std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
           calls.push_back(m["tool_calls"][j]);
           kept_calls.insert({i, j});
         }
-        if (calls.empty()) m.erase("tool_calls");
-        else m["tool_calls"] = std::move(calls);
+        if (calls.empty())
+          m.erase("tool_calls");
+        else
+          m["tool_calls"] = std::move(calls);
       }
       if (!HasCalls(m) && IsBlank(ContentText(m))) {
         ++st.dropped_empty_assistants;
@@ -207,9 +207,8 @@ ReplayResult ReplayMessages(std::vector<Json> lines, const ReplayOptions& option
   std::set<std::string> used;
   for (size_t t = 0; t < threads.size(); ++t) {
     bool last = t + 1 == threads.size();
-    std::vector<Json> cleaned =
-        CleanThread(std::move(threads[t]), last && options.keep_transitions_in_last_thread,
-                    &r.stats);
+    std::vector<Json> cleaned = CleanThread(
+        std::move(threads[t]), last && options.keep_transitions_in_last_thread, &r.stats);
     RenameCollidingIds(cleaned, static_cast<int>(t), used, r.stats);
     for (auto& m : cleaned) r.messages.push_back(std::move(m));
   }

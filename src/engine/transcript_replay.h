@@ -48,7 +48,7 @@ struct ReplayOptions {
 
 struct ReplayStats {
   int threads = 0;
-  int skipped_lines = 0;           // unparsable / non-object lines
+  int skipped_lines = 0;  // unparsable / non-object lines
   int dropped_completes = 0;
   int dropped_transitions = 0;     // co-emitted or not kept
   int dropped_unanswered = 0;      // regular calls with no result
@@ -70,8 +70,7 @@ struct ReplayResult {
 std::vector<std::vector<Json>> SplitThreads(std::vector<Json> lines);
 
 // Rules 3–6 on one thread.
-std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions,
-                              ReplayStats* stats);
+std::vector<Json> CleanThread(std::vector<Json> thread, bool keep_transitions, ReplayStats* stats);
 
 // Rules 1–8 on messages already in memory.
 ReplayResult ReplayMessages(std::vector<Json> lines, const ReplayOptions& options);

@@ -1,7 +1,8 @@
 // Loop monitors: warn at the threshold, exceed one cycle later, max_movements.
+#include "engine/loop_monitor.h"
+
 #include <gtest/gtest.h>
 
-#include "engine/loop_monitor.h"
 #include "engine_test_util.h"
 
 namespace maestro::engine {

@@ -1,8 +1,9 @@
 // Seed 001's sentinel catalog, one row per case, and the JobOutcome mapping.
+#include "engine/movement_result.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/movement_result.h"
 #include "worker/retry_policy.h"
 
 namespace maestro::engine {
@@ -286,7 +287,8 @@ TEST(SentinelCatalog, EverySentinelNameRoundTrips) {
     EXPECT_EQ(*back, s);
   }
   EXPECT_FALSE(ParseSentinel("review").has_value());
-  EXPECT_FALSE(ParseSentinel("complete").has_value());  // case matters: a movement may be "complete"
+  EXPECT_FALSE(
+      ParseSentinel("complete").has_value());  // case matters: a movement may be "complete"
 }
 
 struct CompleteRow {

@@ -1,12 +1,13 @@
 // Builtin pieces, user directories, overrides and the CLI entry points.
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include "engine/piece_catalog.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/piece_catalog.h"
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "engine/piece_commands.h"
 #include "support/temp_dir.h"
 
@@ -117,8 +118,9 @@ TEST(PieceCommands, LintPrintsProblemsAndFails) {
   std::ofstream(dir.File("p.yaml")) << "name: p\nmovements:\n  - name: a\n    rulez: []\n";
   std::ostringstream out, err;
   EXPECT_EQ(RunPieceLint(dir.File("p.yaml"), out, err), 1);
-  EXPECT_EQ(err.str(), dir.File("p.yaml") + ":4:5: unknown movement key 'rulez'; did you mean "
-                                            "'rules'?\n");
+  EXPECT_EQ(err.str(), dir.File("p.yaml") +
+                           ":4:5: unknown movement key 'rulez'; did you mean "
+                           "'rules'?\n");
   EXPECT_EQ(out.str(), "");
 }
 

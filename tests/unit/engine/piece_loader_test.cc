@@ -1,10 +1,11 @@
 // Lint and load: every problem kind, reported as file:line:col: message.
-#include <fstream>
+#include "engine/piece_loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/piece_loader.h"
+#include <fstream>
+
 #include "support/temp_dir.h"
 
 namespace maestro::engine {
@@ -22,13 +23,13 @@ std::vector<std::string> Lint(const std::string& yaml, const std::string& base_d
 
 // Two movements, plan -> review; each case below edits one line of it.
 const char* kValid =
-    "name: p\n"                 // 1
-    "movements:\n"              // 2
-    "  - name: plan\n"          // 3
-    "    rules:\n"              // 4
-    "      - condition: go\n"   // 5
-    "        next: review\n"    // 6
-    "  - name: review\n";       // 7
+    "name: p\n"                // 1
+    "movements:\n"             // 2
+    "  - name: plan\n"         // 3
+    "    rules:\n"             // 4
+    "      - condition: go\n"  // 5
+    "        next: review\n"   // 6
+    "  - name: review\n";      // 7
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   auto at = s.find(from);
@@ -65,15 +66,19 @@ INSTANTIATE_TEST_SUITE_P(
         LintCase{"UnknownMovementKeySuggestsNearest",
                  Replace(kValid, "  - name: review\n", "  - name: review\n    guidence: x\n"),
                  {"p.yaml:8:5: unknown movement key 'guidence'; did you mean 'guidance'?"}},
-        LintCase{"UnknownKeyWithoutNearMiss", std::string(kValid) + "zzzzzzzz: 1\n",
+        LintCase{"UnknownKeyWithoutNearMiss",
+                 std::string(kValid) + "zzzzzzzz: 1\n",
                  {"p.yaml:8:1: unknown piece key 'zzzzzzzz'"}},
-        LintCase{"UnknownRuleKey", Replace(kValid, "condition: go", "conditon: go"),
+        LintCase{"UnknownRuleKey",
+                 Replace(kValid, "condition: go", "conditon: go"),
                  {"p.yaml:5:9: unknown rule key 'conditon'; did you mean 'condition'?"}},
-        LintCase{"MissingTargetSuggestsNearest", Replace(kValid, "next: review", "next: reveiw"),
+        LintCase{"MissingTargetSuggestsNearest",
+                 Replace(kValid, "next: review", "next: reveiw"),
                  {"p.yaml:6:15: rules[].next 'reveiw' is not a movement of this piece; did you "
                   "mean 'review'?",
                   "p.yaml:7:11: movement 'review' is unreachable from initial movement 'plan'"}},
-        LintCase{"CompleteInRulesNext", Replace(kValid, "next: review", "next: COMPLETE"),
+        LintCase{"CompleteInRulesNext",
+                 Replace(kValid, "next: review", "next: COMPLETE"),
                  {"p.yaml:6:15: rules[].next may not be 'COMPLETE': only movements and "
                   "WAIT_SUBTASKS are allowed; finishing, asking and aborting use the complete "
                   "tool",
@@ -96,38 +101,48 @@ INSTANTIATE_TEST_SUITE_P(
                  {"p.yaml:8:15: rules[].next may not be 'WAITING_HUMAN_TOOL_REQUEST': only "
                   "movements and WAIT_SUBTASKS are allowed; finishing, asking and aborting use "
                   "the complete tool"}},
-        LintCase{"WaitSubtasksIsAllowed",
-                 Replace(kValid, "        next: review\n",
-                         "        next: review\n      - condition: x\n        next: WAIT_SUBTASKS\n"),
-                 {}},
-        LintCase{"UnreachableMovement", std::string(kValid) + "  - name: orphan\n",
+        LintCase{
+            "WaitSubtasksIsAllowed",
+            Replace(kValid, "        next: review\n",
+                    "        next: review\n      - condition: x\n        next: WAIT_SUBTASKS\n"),
+            {}},
+        LintCase{"UnreachableMovement",
+                 std::string(kValid) + "  - name: orphan\n",
                  {"p.yaml:8:11: movement 'orphan' is unreachable from initial movement 'plan'"}},
         LintCase{"DuplicateMovementName",
                  Replace(kValid, "  - name: review\n", "  - name: review\n  - name: plan\n"),
                  {"p.yaml:8:11: duplicate movement name 'plan' (first defined at line 3)"}},
-        LintCase{"SentinelAsMovementName", std::string(kValid) + "  - name: COMPLETE\n",
+        LintCase{"SentinelAsMovementName",
+                 std::string(kValid) + "  - name: COMPLETE\n",
                  {"p.yaml:8:11: movement name 'COMPLETE' is reserved for the engine",
                   "p.yaml:8:11: movement 'COMPLETE' is unreachable from initial movement "
                   "'plan'"}},
-        LintCase{"UnknownInitialMovement", std::string(kValid) + "initial_movement: plam\n",
+        LintCase{"UnknownInitialMovement",
+                 std::string(kValid) + "initial_movement: plam\n",
                  {"p.yaml:8:19: initial_movement 'plam' is not a movement of this piece; did "
                   "you mean 'plan'?"}},
-        LintCase{"MaxMovementsNotAnInteger", std::string(kValid) + "max_movements: many\n",
+        LintCase{"MaxMovementsNotAnInteger",
+                 std::string(kValid) + "max_movements: many\n",
                  {"p.yaml:8:16: 'max_movements' must be an integer"}},
-        LintCase{"MaxMovementsOutOfRange", std::string(kValid) + "max_movements: 0\n",
+        LintCase{"MaxMovementsOutOfRange",
+                 std::string(kValid) + "max_movements: 0\n",
                  {"p.yaml:8:16: 'max_movements' must be between 1 and 1000, got 0"}},
-        LintCase{"EditNotABool", Replace(kValid, "  - name: review\n",
-                                         "  - name: review\n    edit: maybe\n"),
+        LintCase{"EditNotABool",
+                 Replace(kValid, "  - name: review\n", "  - name: review\n    edit: maybe\n"),
                  {"p.yaml:8:11: 'edit' must be true or false"}},
-        LintCase{"RulesNotAList", Replace(kValid, "  - name: review\n",
-                                          "  - name: review\n    rules: {next: plan}\n"),
-                 {"p.yaml:8:12: 'rules' must be a list of {condition, next}"}},
-        LintCase{"MovementsNotAList", "name: p\nmovements: plan\n",
+        LintCase{
+            "RulesNotAList",
+            Replace(kValid, "  - name: review\n", "  - name: review\n    rules: {next: plan}\n"),
+            {"p.yaml:8:12: 'rules' must be a list of {condition, next}"}},
+        LintCase{"MovementsNotAList",
+                 "name: p\nmovements: plan\n",
                  {"p.yaml:2:12: 'movements' must be a list of movements"}},
-        LintCase{"MissingNameAndMovements", "description: x\n",
+        LintCase{"MissingNameAndMovements",
+                 "description: x\n",
                  {"p.yaml:1:1: missing required key 'name'",
                   "p.yaml:1:1: missing required key 'movements'"}},
-        LintCase{"RuleWithoutNext", Replace(kValid, "        next: review\n", ""),
+        LintCase{"RuleWithoutNext",
+                 Replace(kValid, "        next: review\n", ""),
                  {"p.yaml:5:9: rule is missing required key 'next'",
                   "p.yaml:6:11: movement 'review' is unreachable from initial movement 'plan'"}},
         LintCase{"UnknownToolSuggestsNearest",
@@ -138,24 +153,27 @@ INSTANTIATE_TEST_SUITE_P(
                  Replace(kValid, "  - name: review\n",
                          "  - name: review\n    guidance: a\n    instruction: b\n"),
                  {"p.yaml:9:5: give either 'guidance' or 'instruction', not both"}},
-        LintCase{"DefaultNextUnknown", Replace(kValid, "  - name: review\n",
-                                               "  - name: review\n    default_next: nowhere\n"),
-                 {"p.yaml:7:11: default_next 'nowhere' is not a movement of this piece"}},
-        LintCase{"DefaultNextSentinel", Replace(kValid, "  - name: review\n",
-                                                "  - name: review\n    default_next: ASK\n"),
+        LintCase{
+            "DefaultNextUnknown",
+            Replace(kValid, "  - name: review\n", "  - name: review\n    default_next: nowhere\n"),
+            {"p.yaml:7:11: default_next 'nowhere' is not a movement of this piece"}},
+        LintCase{"DefaultNextSentinel",
+                 Replace(kValid, "  - name: review\n", "  - name: review\n    default_next: ASK\n"),
                  {"p.yaml:7:11: default_next of 'review' may be a movement or COMPLETE, not "
                   "'ASK'"}},
-        LintCase{"LoopMonitorBadTargets",
-                 std::string(kValid) +
-                     "loop_monitors:\n  - cycle: [plan, reviw]\n    on_exceed: stop\n",
-                 {"p.yaml:9:5: loop monitor cycle entry 'reviw' is not a movement of this "
-                  "piece; did you mean 'review'?",
-                  "p.yaml:9:5: on_exceed (ABORT or a movement) 'stop' is not a movement of this "
-                  "piece"}},
-        LintCase{"DuplicateKey", Replace(kValid, "  - name: review\n",
-                                         "  - name: review\n    edit: true\n    edit: false\n"),
+        LintCase{
+            "LoopMonitorBadTargets",
+            std::string(kValid) + "loop_monitors:\n  - cycle: [plan, reviw]\n    on_exceed: stop\n",
+            {"p.yaml:9:5: loop monitor cycle entry 'reviw' is not a movement of this "
+             "piece; did you mean 'review'?",
+             "p.yaml:9:5: on_exceed (ABORT or a movement) 'stop' is not a movement of this "
+             "piece"}},
+        LintCase{"DuplicateKey",
+                 Replace(kValid, "  - name: review\n",
+                         "  - name: review\n    edit: true\n    edit: false\n"),
                  {"p.yaml:9:5: duplicate movement key 'edit' (first at line 8)"}},
-        LintCase{"YamlSyntaxError", "name: p\nmovements: [a\n",
+        LintCase{"YamlSyntaxError",
+                 "name: p\nmovements: [a\n",
                  {"p.yaml:3:1: end of sequence flow not found"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -190,7 +208,8 @@ TEST(PieceLoad, RefusesAPieceWithProblemsListingAll) {
   auto r = LoadPieceText(Replace(kValid, "next: review", "next: ASK"), "p.yaml");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("p.yaml:6:15: rules[].next may not be 'ASK'"));
+  EXPECT_THAT(r.status().message(),
+              ::testing::HasSubstr("p.yaml:6:15: rules[].next may not be 'ASK'"));
   EXPECT_THAT(r.status().message(), ::testing::HasSubstr("\np.yaml:7:11: movement 'review'"));
 }
 

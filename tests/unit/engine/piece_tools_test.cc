@@ -1,25 +1,26 @@
 // The tools array: layout, byte stability, control tool schemas, run-time checks.
-#include <algorithm>
+#include "engine/piece_tools.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/piece_tools.h"
+#include <algorithm>
+
 #include "engine_test_util.h"
 
 namespace maestro::engine {
 namespace {
 
-using ::testing::ElementsAre;
 using test::Builtin;
 using test::PolicyTools;
 using test::ToolDef;
+using ::testing::ElementsAre;
 
 TEST(PieceTools, CodingLayoutIsSortedRegularThenTransitionThenComplete) {
   auto t = BuildPieceTools(Builtin("coding"), PolicyTools());
   ASSERT_TRUE(t.ok()) << t.status().message();
-  EXPECT_THAT(t->names, ElementsAre("EditFile", "Glob", "Grep", "ListDir", "ReadFile",
-                                    "RunCommand", "WriteFile", "transition", "complete"));
+  EXPECT_THAT(t->names, ElementsAre("EditFile", "Glob", "Grep", "ListDir", "ReadFile", "RunCommand",
+                                    "WriteFile", "transition", "complete"));
   EXPECT_EQ(t->bytes, t->tools.dump());
 }
 
@@ -70,8 +71,8 @@ TEST(PieceTools, NarrowedToTheUnionWhenEveryMovementListsTools) {
   // review lists only read-only tools: the write tools never reach the model.
   auto t = BuildPieceTools(Builtin("review"), PolicyTools());
   ASSERT_TRUE(t.ok());
-  EXPECT_THAT(t->names, ElementsAre("Glob", "Grep", "ListDir", "ReadFile", "RunCommand",
-                                    "complete"));
+  EXPECT_THAT(t->names,
+              ElementsAre("Glob", "Grep", "ListDir", "ReadFile", "RunCommand", "complete"));
 }
 
 TEST(PieceTools, RejectsReservedMalformedAndConflictingDefinitions) {

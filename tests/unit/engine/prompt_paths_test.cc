@@ -1,20 +1,21 @@
 // The exact `messages` of each of the five prompt paths (seed 000 §3.2).
-#include <fstream>
+#include "engine/prompt_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/prompt_paths.h"
+#include <fstream>
+
 #include "engine_test_util.h"
 #include "support/temp_dir.h"
 
 namespace maestro::engine {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test::Builtin;
 using test::PolicyTools;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 Json Call(const std::string& id, const std::string& name, const std::string& args = "{}") {
   return {{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", args}}}};
@@ -85,10 +86,12 @@ class PromptPaths : public ::testing::Test {
     std::vector<Json> msgs = Seed(Inputs(coding_, coding_tools_), PromptPath::kNewJob);
     msgs.push_back(Asst("", {Call("gen_call_1", "ReadFile", R"({"path":"src/a.cc"})")}));
     msgs.push_back(Tool("gen_call_1", "1: int main() {}"));
-    msgs.push_back(Asst("Plan ready.", {Call("gen_call_2", "transition", R"({"next":"implement"})")}));
+    msgs.push_back(
+        Asst("Plan ready.", {Call("gen_call_2", "transition", R"({"next":"implement"})")}));
     msgs.push_back(Tool("gen_call_2", "Now in movement implement"));
     AppendTransition(msgs, coding_, "implement");
-    msgs.push_back(Asst("", {Call("gen_call_3", "complete", R"({"status":"success","result":"fixed"})")}));
+    msgs.push_back(
+        Asst("", {Call("gen_call_3", "complete", R"({"status":"success","result":"fixed"})")}));
     msgs.push_back(Tool("gen_call_3", "Completed"));
     return msgs;
   }
@@ -118,10 +121,11 @@ TEST_F(PromptPaths, NewJobIsOneStaticSystemAndOneDynamicUser) {
   EXPECT_LT(skills, wd);
   EXPECT_LT(wd, guidance);
   EXPECT_THAT(sys, HasSubstr("- transition: Move this task to another movement of the piece.\n"));
-  EXPECT_THAT(sys, HasSubstr("- `implement`: The plan is ready and names the files and the checks."));
+  EXPECT_THAT(sys,
+              HasSubstr("- `implement`: The plan is ready and names the files and the checks."));
   // Nothing dynamic in the system message.
-  for (const char* dyn : {"2026", "Ship the parser", "src/a.cc", "Parser half done", "$ make",
-                          "Fix the bug"}) {
+  for (const char* dyn :
+       {"2026", "Ship the parser", "src/a.cc", "Parser half done", "$ make", "Fix the bug"}) {
     EXPECT_THAT(sys, Not(HasSubstr(dyn)));
   }
   EXPECT_EQ(msgs[1], Json({{"role", "user"}, {"content", kFinalUserWithHandoff}}));
@@ -164,7 +168,7 @@ TEST_F(PromptPaths, CrossPieceContinueUsesTheNewPieceAndDropsTransitions) {
   ASSERT_EQ(msgs.size(), 7u) << Json(msgs).dump(1);
   EXPECT_THAT(msgs[0]["content"].get<std::string>(),
               HasSubstr("# Movement: investigate (piece research)"));
-  EXPECT_EQ(msgs[1]["role"], "user");                       // first job's instruction
+  EXPECT_EQ(msgs[1]["role"], "user");  // first job's instruction
   EXPECT_EQ(msgs[2]["tool_calls"][0]["function"]["name"], "ReadFile");
   EXPECT_EQ(msgs[3]["role"], "tool");
   // The transition call is gone; its message keeps only its text.

@@ -1,10 +1,11 @@
 // Transcript replay (seed 000 §3.3): one table row per rule, plus the file reader.
-#include <fstream>
+#include "engine/transcript_replay.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/transcript_replay.h"
+#include <fstream>
+
 #include "support/temp_dir.h"
 
 namespace maestro::engine {
@@ -13,9 +14,7 @@ namespace {
 Json Sys(const std::string& t = "static") { return {{"role", "system"}, {"content", t}}; }
 Json User(const std::string& t) { return {{"role", "user"}, {"content", t}}; }
 Json Call(const std::string& id, const std::string& name) {
-  return {{"id", id},
-          {"type", "function"},
-          {"function", {{"name", name}, {"arguments", "{}"}}}};
+  return {{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", "{}"}}}};
 }
 Json Asst(const std::string& text, std::vector<Json> calls = {}) {
   Json m = {{"role", "assistant"}, {"content", text}};
@@ -94,10 +93,7 @@ std::vector<ReplayRow> Rows() {
         Asst("", {Call("t2", "transition")}), Tool("t2", "ok")},
        true,
        {Asst("", {Call("t2", "transition")}), Tool("t2", "ok")}},
-      {"UnansweredTransitionDropped",
-       {Sys(), Asst("", {Call("t1", "transition")})},
-       true,
-       {}},
+      {"UnansweredTransitionDropped", {Sys(), Asst("", {Call("t1", "transition")})}, true, {}},
       {"UnansweredRegularCallDroppedAnsweredKept",
        {Sys(), Asst("look", {Call("r1", "ReadFile"), Call("r2", "Grep")}), Tool("r1", "text")},
        true,
@@ -126,9 +122,9 @@ std::vector<ReplayRow> Rows() {
         Tool("gen_call_1", "file text")}},
       {"CollidingIdsAreRenamedPerThread",
        {Sys(), Asst("", {Call("gen_call_1", "ReadFile")}), Tool("gen_call_1", "a"), Sys(),
-        Asst("", {Call("gen_call_1", "Grep"), Call("gen_call_2", "Glob")}),
-        Tool("gen_call_1", "b"), Tool("gen_call_2", "c"), Sys(),
-        Asst("", {Call("gen_call_1", "ListDir")}), Tool("gen_call_1", "d")},
+        Asst("", {Call("gen_call_1", "Grep"), Call("gen_call_2", "Glob")}), Tool("gen_call_1", "b"),
+        Tool("gen_call_2", "c"), Sys(), Asst("", {Call("gen_call_1", "ListDir")}),
+        Tool("gen_call_1", "d")},
        true,
        {Asst("", {Call("gen_call_1", "ReadFile")}), Tool("gen_call_1", "a"),
         Asst("", {Call("gen_call_1_t1", "Grep"), Call("gen_call_2", "Glob")}),
@@ -145,8 +141,8 @@ std::vector<ReplayRow> Rows() {
        true,
        {User("go")}},
       {"SameIdReusedInsideOneThreadPairsInOrder",
-       {Sys(), Asst("", {Call("c", "ReadFile")}), Tool("c", "a"),
-        Asst("", {Call("c", "complete")}), Tool("c", "done")},
+       {Sys(), Asst("", {Call("c", "ReadFile")}), Tool("c", "a"), Asst("", {Call("c", "complete")}),
+        Tool("c", "done")},
        true,
        {Asst("", {Call("c", "ReadFile")}), Tool("c", "a")}},
   };
@@ -156,19 +152,23 @@ INSTANTIATE_TEST_SUITE_P(Rules, ReplayRules, ::testing::ValuesIn(Rows()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ReplayRules, RenamingIsDeterministic) {
-  std::vector<Json> in = {Sys(), Asst("", {Call("gen_call_1", "ReadFile")}),
-                          Tool("gen_call_1", "a"), Sys(),
-                          Asst("", {Call("gen_call_1", "ReadFile")}), Tool("gen_call_1", "b")};
-  EXPECT_EQ(Json(ReplayMessages(in, {}).messages).dump(), Json(ReplayMessages(in, {}).messages).dump());
+  std::vector<Json> in = {
+      Sys(), Asst("", {Call("gen_call_1", "ReadFile")}), Tool("gen_call_1", "a"),
+      Sys(), Asst("", {Call("gen_call_1", "ReadFile")}), Tool("gen_call_1", "b")};
+  EXPECT_EQ(Json(ReplayMessages(in, {}).messages).dump(),
+            Json(ReplayMessages(in, {}).messages).dump());
   EXPECT_EQ(ReplayMessages(in, {}).stats.renamed_ids, 1);
 }
 
 TEST(ReplayRules, StatsCountWhatWasDropped) {
-  std::vector<Json> in = {Sys(),
-                          Asst("x", {Call("t1", "transition"), Call("c1", "complete"),
-                                     Call("r1", "ReadFile")}),
-                          Tool("t1", "ok"), Tool("c1", "done"), Tool("zz", "orphan"), Asst(""),
-                          Sys()};
+  std::vector<Json> in = {
+      Sys(),
+      Asst("x", {Call("t1", "transition"), Call("c1", "complete"), Call("r1", "ReadFile")}),
+      Tool("t1", "ok"),
+      Tool("c1", "done"),
+      Tool("zz", "orphan"),
+      Asst(""),
+      Sys()};
   ReplayResult r = ReplayMessages(in, {});
   EXPECT_EQ(r.stats.threads, 2);
   EXPECT_EQ(r.stats.dropped_completes, 1);
@@ -182,7 +182,9 @@ TEST(ReplayFile, ReadsLineByLineAndSkipsATornLastLine) {
   testing::TempDir dir;
   {
     std::ofstream out(dir.File("transcript.jsonl"));
-    out << Sys().dump() << "\n" << User("go").dump() << "\n\n" << Asst("hi").dump() << "\n"
+    out << Sys().dump() << "\n"
+        << User("go").dump() << "\n\n"
+        << Asst("hi").dump() << "\n"
         << R"({"role":"assistant","content":"tor)";
   }
   auto r = ReplayTranscriptFile(dir.File("transcript.jsonl"), {});
