@@ -16,6 +16,7 @@
 #include "api/api_server.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "engine/piece_commands.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
 #include "worker/lease_sweeper.h"
@@ -285,6 +286,9 @@ int main(int argc, char** argv) {
   std::string piece_file;
   auto* piece_lint = piece->add_subcommand("lint", "Check a piece YAML file");
   piece_lint->add_option("file", piece_file, "Piece file")->required();
+  std::vector<std::string> piece_dirs;
+  auto* piece_list = piece->add_subcommand("list", "List builtin and user pieces");
+  piece_list->add_option("--dir", piece_dirs, "Extra piece directory (repeatable)");
 
   app.add_subcommand("version", "Print the version");
 
@@ -298,7 +302,15 @@ int main(int argc, char** argv) {
   if (*task_list) return TaskList(config, list_status);
   if (*task_show) return TaskShow(config, task_id);
   if (*task_cancel) return TaskCancel(config, task_id);
-  if (*piece_lint) return NotYet("`maestro piece lint`", "engine issue: pieces and lint");
+  if (*piece_lint) return engine::RunPieceLint(piece_file, std::cout, std::cerr);
+  if (*piece_list) {
+    auto cfg = LoadEffectiveConfig(config);
+    if (!cfg.ok()) return Fail(cfg.status());
+    engine::PieceCatalogOptions po;
+    po.user_dirs = engine::DefaultUserPieceDirs(cfg->data_dir);
+    po.user_dirs.insert(po.user_dirs.end(), piece_dirs.begin(), piece_dirs.end());
+    return engine::RunPieceList(po, std::cout, std::cerr);
+  }
   if (app.got_subcommand("version")) {
     std::cout << "maestro " << MAESTRO_VERSION << " (schema "
               << sqlite::LatestSchemaVersion() << ")\n";

@@ -1,0 +1,74 @@
+// Prompt building blocks (seed 000 §3.1, DESIGN.md §5): the static system
+// message, the single final user message and the guidance appended at a
+// transition. prompt_paths.h assembles them into the five start paths.
+//
+// Cache rules these functions keep: the system message holds only text that
+// is the same for every job of a piece in a workspace (common rules, tool
+// overview, AGENTS.md, memory/skills index, working directory, the piece's
+// starting-movement guidance) — never the date, mission, files, handoff or
+// console, which go into the one final user message together with the task
+// instruction. Every function is deterministic: same inputs, same bytes.
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "engine/piece.h"
+#include "engine/piece_tools.h"
+
+namespace maestro::engine {
+
+// Inputs of the static preamble. Fixed per workspace and piece.
+struct StaticPreamble {
+  std::string common_rules = DefaultCommonRules();
+  std::string agents_md;          // the workspace's AGENTS.md ("" = none)
+  std::string memory_index;       // "" = none
+  std::string skills_index;       // "" = none
+  std::string working_directory;  // absolute path of the workspace
+
+  static std::string DefaultCommonRules();
+};
+
+// Inputs of the dynamic context. Differ per job; only ever in the last user message.
+struct DynamicContext {
+  std::string datetime;  // formatted by the caller from its Clock ("2026-07-24 10:00 UTC")
+  std::string mission;
+  std::vector<std::string> files;  // workspace files worth knowing about
+  std::string handoff;             // the latest handoff document (seed 004)
+  std::string console;             // recent console output
+};
+
+// "- Name: first sentence of its description" per tool, in array order.
+std::string ToolOverview(const PieceTools& tools);
+
+// The guidance block of one movement: name, description, persona, policy,
+// knowledge, guidance, edit permission, tool limits and the valid
+// `transition` targets with their conditions (how the model learns the
+// per-movement options without changing the tools array).
+// REQUIRES: `movement` is a movement of `piece`.
+std::string MovementGuidanceText(const Piece& piece, const std::string& movement);
+
+// messages[0]: the static preamble + the guidance of `movement`.
+Json BuildSystemMessage(const StaticPreamble& preamble, const PieceTools& tools, const Piece& piece,
+                        const std::string& movement);
+
+// The dynamic context as text; the handoff only when `include_handoff`
+// (seed 000 §3.1: only on a start with no replayed turns). "" when empty.
+std::string DynamicContextText(const DynamicContext& ctx, bool include_handoff);
+
+// The one final user message: dynamic context, then `extra_guidance` (a
+// movement's guidance when the job starts elsewhere than the system message's
+// movement; "" = none), then the task instruction.
+Json BuildFinalUserMessage(const DynamicContext& ctx, bool include_handoff,
+                           const std::string& extra_guidance, const std::string& task_instruction);
+
+// The user message appended at a same-job transition (Conversation.enterMovement).
+Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement);
+
+// A user message with `text` (interjections, watchdog warnings, ASK deflections).
+Json UserMessage(const std::string& text);
+
+}  // namespace maestro::engine

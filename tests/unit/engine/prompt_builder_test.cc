@@ -1,0 +1,101 @@
+// The building blocks: guidance block, dynamic context, tool overview.
+#include "engine/prompt_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/piece_loader.h"
+#include "engine_test_util.h"
+
+namespace maestro::engine {
+namespace {
+
+Piece FullPiece() {
+  auto r = LoadPieceText(
+      "name: full\n"
+      "movements:\n"
+      "  - name: a\n"
+      "    description: First step.\n"
+      "    persona: You are terse.\n"
+      "    policy: Never push.\n"
+      "    knowledge: The repo uses CMake.\n"
+      "    guidance: Do a.\n"
+      "    allowed_tools: [ReadFile, Grep]\n"
+      "    rules:\n"
+      "      - {condition: a is done, next: b}\n"
+      "      - {next: WAIT_SUBTASKS}\n"
+      "  - name: b\n"
+      "    edit: true\n"
+      "    allowed_tools: []\n",
+      "full.yaml");
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+TEST(MovementGuidance, RendersEverySectionInOrder) {
+  EXPECT_EQ(MovementGuidanceText(FullPiece(), "a"),
+            "# Movement: a (piece full)\n"
+            "First step.\n\n"
+            "## Persona\nYou are terse.\n\n"
+            "## Policy\nNever push.\n\n"
+            "## Knowledge\nThe repo uses CMake.\n\n"
+            "## Guidance\nDo a.\n\n"
+            "## Permissions\nDo not modify files in this movement.\n"
+            "Tools usable in this movement: ReadFile, Grep (and transition/complete).\n\n"
+            "## Next\nCall `transition` with one of these when its condition holds:\n"
+            "- `b`: a is done\n"
+            "- `WAIT_SUBTASKS`");
+}
+
+TEST(MovementGuidance, MovementWithoutRulesPointsAtComplete) {
+  EXPECT_EQ(MovementGuidanceText(FullPiece(), "b"),
+            "# Movement: b (piece full)\n\n"
+            "## Permissions\nYou may modify files in this movement.\n"
+            "Tools usable in this movement: none (and transition/complete).\n\n"
+            "## Next\nThis movement has no transitions; call `complete` when the work is done.");
+}
+
+TEST(DynamicContext, LeavesOutEmptySections) {
+  DynamicContext ctx;
+  ctx.mission = "M";
+  ctx.handoff = "H";
+  EXPECT_EQ(DynamicContextText(ctx, true),
+            "## Mission\nM\n\n## Handoff from the previous session\nH");
+  EXPECT_EQ(DynamicContextText(ctx, false), "## Mission\nM");
+  EXPECT_EQ(DynamicContextText(DynamicContext{}, true), "");
+}
+
+TEST(FinalUserMessage, WithoutContextIsJustTheTask) {
+  EXPECT_EQ(BuildFinalUserMessage(DynamicContext{}, true, "", "do it"),
+            Json({{"role", "user"}, {"content", "# Task\ndo it"}}));
+}
+
+TEST(ToolOverview, OneLinePerToolWithTheFirstSentence) {
+  PieceTools t = *BuildPieceTools(test::Builtin("chat"), {test::ToolDef("ReadFile",
+                                                                        "Read a file. "
+                                                                        "More text."),
+                                                          test::ToolDef("Grep", "Search\nlines")});
+  EXPECT_EQ(ToolOverview(t),
+            "- Grep: Search\n"
+            "- ReadFile: Read a file.\n"
+            "- complete: Finish the task.\n");
+}
+
+TEST(SystemMessage, EmptyPreambleSectionsAreLeftOut) {
+  Piece chat = test::Builtin("chat");
+  PieceTools t = *BuildPieceTools(chat, {});
+  StaticPreamble p;
+  p.common_rules = "RULES";
+  Json sys = BuildSystemMessage(p, t, chat, "chat");
+  std::string text = sys["content"];
+  EXPECT_EQ(sys["role"], "system");
+  EXPECT_EQ(text.rfind("RULES\n\n## Tools\n- complete: Finish the task.\n\n# Movement: chat (piece "
+                       "chat)\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_EQ(text.find("AGENTS.md"), std::string::npos);
+  EXPECT_EQ(text.find("Working directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace maestro::engine
