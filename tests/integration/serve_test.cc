@@ -162,11 +162,19 @@ TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
   EXPECT_NE(out.find("did you mean 'listen'?"), std::string::npos) << out;
 }
 
-TEST_F(ServeTest, CommandsFromLaterIssuesSaySoPlainly) {
-  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "piece", "lint", "x.yaml"}, env_,
+TEST_F(ServeTest, PieceLintReportsFileLineColumnAndListShowsBuiltins) {
+  std::string piece = dir_.File("bad.yaml");
+  std::ofstream(piece) << "name: x\ninitial_movement: a\nmovements:\n"
+                          "  - name: a\n    guidance: hi\n    rulez: []\n";
+  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "piece", "lint", piece}, env_,
                                          dir_.File("lint"));
-  EXPECT_EQ(code, 3);
-  EXPECT_NE(out.find("not available in this build yet"), std::string::npos) << out;
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find(piece + ":6:5: unknown movement key 'rulez'; did you mean 'rules'?"),
+            std::string::npos)
+      << out;
+  auto [lcode, list] = testing::RunCommand({MAESTRO_BIN, "piece", "list"}, env_, dir_.File("l"));
+  EXPECT_EQ(lcode, 0);
+  EXPECT_NE(list.find("coding"), std::string::npos) << list;
   auto [vcode, vout] = testing::RunCommand({MAESTRO_BIN, "version"}, env_, dir_.File("v"));
   EXPECT_EQ(vcode, 0);
   EXPECT_NE(vout.find("maestro "), std::string::npos);
