@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
+#include "context/context_startup.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "engine/piece_commands.h"
@@ -60,6 +61,7 @@ struct Runtime {
   std::unique_ptr<JobExecutor> executor;
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<LeaseSweeper> sweeper;
+  std::unique_ptr<context::ContextJanitor> janitor;
 };
 
 Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
@@ -92,6 +94,14 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
       });
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
+  // Task context files (seed 002): settings checked, directories put where
+  // the database says, old completed ones removed daily.
+  auto ctx_cfg = context::ContextConfigFromConfig(cfg);
+  if (!ctx_cfg.ok()) return ctx_cfg.status();
+  MAESTRO_RETURN_IF_ERROR(context::ReconcileContextsAtStart(cfg.data_dir, *rt.store));
+  rt.janitor = std::make_unique<context::ContextJanitor>(cfg.data_dir, *rt.store,
+                                                         ctx_cfg->cleanup_days, 24 * 3600 * 1000);
+  rt.janitor->Start();
   rt.executor = std::make_unique<EngineUnavailableExecutor>();
   WorkerPoolOptions wo;
   wo.threads = cfg.workers;
@@ -157,6 +167,7 @@ int Serve(const std::string& config_path, bool with_api) {
   hooks->signal = nullptr;
   rt->pool->Shutdown();
   rt->sweeper->Stop();
+  rt->janitor->Stop();
   spdlog::info("stopped");
   return 0;
 }

@@ -91,6 +91,7 @@ const std::map<std::string, Setter>& Keys() {
       // Maps, handled in ApplyYamlMap; listed so typos get a suggestion.
       {"llm.headers", nullptr},
       {"llm_profiles", nullptr},
+      {"context_storage", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
       {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
       {"jobs.sweep_interval_ms",
@@ -197,6 +198,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     std::string pos = YamlPosition(path, kv.first);
     if (key == "llm.headers") {
       MAESTRO_RETURN_IF_ERROR(ApplyHeaders(cfg.llm, kv.second, path));
+      continue;
+    }
+    if (key == "context_storage") {
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: context_storage must be a mapping", pos), key);
+      }
+      cfg.context_storage = YamlToJson(kv.second);
+      cfg.context_storage_where = pos;
       continue;
     }
     if (key == "llm_profiles") {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/status.h"
 
 namespace maestro {
@@ -57,6 +58,11 @@ struct Config {
   std::string log_format = "text";  // text|json
   LlmConfig llm;
   std::map<std::string, LlmConfig> llm_profiles;
+  // The `context_storage` section (seed 002/004 settings), kept as JSON and
+  // validated by src/context (ContextConfigFromConfig); `where` is its
+  // file:line:col for error messages.
+  Json context_storage = Json::object();
+  std::string context_storage_where;
   JobsConfig jobs;
 
   // Non-fatal remarks found while loading (unknown MAESTRO_* variables).

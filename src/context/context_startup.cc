@@ -1,0 +1,80 @@
+#include "context/context_startup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "context/context_dirs.h"
+
+namespace maestro::context {
+
+Result<ContextConfig> ContextConfigFromConfig(const Config& cfg) {
+  ContextConfig base;
+  base.context_length = cfg.llm.context_length;
+  auto parsed = ParseContextConfig(cfg.context_storage, base);
+  if (!parsed.ok()) {
+    std::string where = cfg.context_storage_where.empty() ? "context_storage"
+                                                          : cfg.context_storage_where;
+    return InvalidArgument(where + ": context_storage: " + parsed.status().message(),
+                           "context_storage");
+  }
+  return parsed;
+}
+
+Status ReconcileContextsAtStart(const std::string& data_dir, Store& store) {
+  ContextDirs dirs(data_dir);
+  MAESTRO_RETURN_IF_ERROR(dirs.Init());
+  auto report = dirs.Reconcile(store);
+  if (!report.ok()) return report.status();
+  for (const auto& [task, place] : report->moved) {
+    spdlog::warn("contexts: moved task {} to {}", task, PlacementName(place));
+  }
+  for (const auto& task : report->missing) {
+    spdlog::warn("contexts: task {} has no context directory", task);
+  }
+  for (const auto& dir : report->orphans) {
+    spdlog::warn("contexts: directory {} belongs to no task in the database", dir);
+  }
+  return Status::Ok();
+}
+
+ContextJanitor::ContextJanitor(std::string data_dir, Store& store, int cleanup_days,
+                               int64_t interval_ms, Clock* clock)
+    : data_dir_(std::move(data_dir)),
+      store_(store),
+      cleanup_days_(cleanup_days),
+      interval_ms_(interval_ms),
+      clock_(clock) {}
+
+ContextJanitor::~ContextJanitor() { Stop(); }
+
+Result<int> ContextJanitor::RunOnce() {
+  auto removed = ContextDirs(data_dir_).Cleanup(store_, cleanup_days_, clock_->NowMs());
+  if (!removed.ok()) return removed.status();
+  for (const auto& task : *removed) spdlog::info("janitor: removed context of task {}", task);
+  return static_cast<int>(removed->size());
+}
+
+void ContextJanitor::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable() || cleanup_days_ <= 0) return;  // 0 keeps everything
+  stop_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      if (auto n = RunOnce(); !n.ok()) spdlog::warn("janitor: {}", n.status().ToString());
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stop_; });
+    }
+  });
+}
+
+void ContextJanitor::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace maestro::context
