@@ -151,6 +151,31 @@ Event ReadEvent(const Stmt& s) {
   return e;
 }
 
+Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
+  c.id = NewSortableId(tx.now);
+  c.created_at = tx.now;
+  auto s = tx.conn.Prepare(
+      "INSERT INTO comments(id, task_id, job_id, author, kind, body, delivered_at, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!s.ok()) return s.status();
+  s->Bind(1, c.id)
+      .Bind(2, c.task_id)
+      .BindNullable(3, c.job_id)
+      .Bind(4, c.author)
+      .Bind(5, c.kind)
+      .Bind(6, c.body)
+      .BindNullable(7, c.delivered_at)
+      .Bind(8, c.created_at);
+  Status ins = s->Exec();
+  // The only constraint a comment can break is its task reference.
+  if (ins.code() == StatusCode::kConflict) return NotFound("task " + c.task_id + " not found");
+  MAESTRO_RETURN_IF_ERROR(ins);
+  MAESTRO_RETURN_IF_ERROR(InsertEvent(
+      tx, c.task_id, c.job_id, "comment.created",
+      {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
+  return c;
+}
+
 Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id) {
   auto st = conn.Prepare(std::string("SELECT ") + kJobCols + " FROM jobs WHERE id = ?1");
   if (!st.ok()) return st.status();

@@ -2,6 +2,8 @@
 // and the readers that turn a stepped statement into a value.
 #pragma once
 
+#include <vector>
+
 #include "store/sqlite/db.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/types.h"
@@ -21,6 +23,21 @@ Comment ReadComment(const Stmt& s);
 Request ReadRequest(const Stmt& s);
 Grant ReadGrant(const Stmt& s);
 Event ReadEvent(const Stmt& s);
+
+// Steps `s` to the end, appending read(s) for every row to *out.
+template <typename T, typename ReadFn>
+Status CollectRows(Stmt& s, ReadFn read, std::vector<T>* out) {
+  for (;;) {
+    auto row = s.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+    out->push_back(read(s));
+  }
+}
+
+// Inserts a comment (id and created_at assigned here) and its
+// comment.created event inside the caller's transaction.
+Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c);
 
 // Loads one job by id inside a transaction; kNotFound when absent.
 Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id);

@@ -36,27 +36,6 @@ Result<Task> LoadTask(SqliteConn& conn, const std::string& task_id) {
   return sqlite::ReadTask(*s);
 }
 
-Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
-  c.id = NewSortableId(tx.now);
-  c.created_at = tx.now;
-  auto s = tx.conn.Prepare(
-      "INSERT INTO comments(id, task_id, job_id, author, kind, body, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!s.ok()) return s.status();
-  s->Bind(1, c.id)
-      .Bind(2, c.task_id)
-      .BindNullable(3, c.job_id)
-      .Bind(4, c.author)
-      .Bind(5, c.kind)
-      .Bind(6, c.body)
-      .Bind(7, c.created_at);
-  MAESTRO_RETURN_IF_ERROR(s->Exec());
-  MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
-      tx, c.task_id, c.job_id, "comment.created",
-      {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
-  return c;
-}
-
 bool WaitsForApproval(const Job& j) {
   return j.status == JobStatus::kWaitingHuman &&
          (j.wait_reason == "tool_request" || j.wait_reason == "package_request" ||
@@ -142,7 +121,7 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
       out.outcome = "followup";
       out.job = std::move(created).value();
     }
-    auto comment = InsertComment(tx, c);
+    auto comment = sqlite::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.comment = std::move(comment).value();
     return Status::Ok();
@@ -159,12 +138,7 @@ Result<std::vector<Comment>> SqliteStore::ListPendingInterjections(const std::st
                           " AND delivered_at IS NULL ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadComment(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadComment, &out);
   });
   if (!st.ok()) return st;
   return out;
@@ -217,7 +191,7 @@ Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_
                  ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
                                JobStatusName(prev.status), next.piece)
                  : note;
-    auto comment = InsertComment(tx, c);
+    auto comment = sqlite::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.job = std::move(created).value();
     out.handoff = std::move(comment).value();

@@ -109,12 +109,7 @@ Result<std::vector<Request>> SqliteStore::ListRequests(const std::string& task_i
                           " ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id).Bind(2, kind);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadRequest(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadRequest, &out);
   });
   if (!st.ok()) return st;
   return out;
@@ -188,12 +183,7 @@ Result<std::vector<Grant>> SqliteStore::ListGrants(const std::string& task_id) {
                           " FROM grants WHERE task_id = ?1 ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadGrant(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadGrant, &out);
   });
   if (!st.ok()) return st;
   return out;

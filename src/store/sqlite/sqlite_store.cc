@@ -238,12 +238,7 @@ Result<std::vector<Task>> SqliteStore::ListTasks(const std::string& status, int 
                           " ORDER BY created_at DESC, id LIMIT ?2");
     if (!s.ok()) return s.status();
     s->Bind(1, status).Bind(2, limit);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadTask(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadTask, &out);
   });
   if (!st.ok()) return st;
   return out;
@@ -272,30 +267,15 @@ Status SqliteStore::AddTaskStats(const std::string& task_id, const TaskStatsDelt
 
 Result<Comment> SqliteStore::AddComment(const Comment& in) {
   if (in.body.empty()) return InvalidArgument("body must not be empty", "body");
-  Comment c = in;
+  Comment out;
   Status st = Write([&](Tx& tx) -> Status {
-    c.id = NewSortableId(tx.now);
-    c.created_at = tx.now;
-    auto s = tx.conn.Prepare(
-        "INSERT INTO comments(id, task_id, job_id, author, kind, body, delivered_at, created_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    if (!s.ok()) return s.status();
-    s->Bind(1, c.id)
-        .Bind(2, c.task_id)
-        .BindNullable(3, c.job_id)
-        .Bind(4, c.author)
-        .Bind(5, c.kind)
-        .Bind(6, c.body)
-        .BindNullable(7, c.delivered_at)
-        .Bind(8, c.created_at);
-    Status ins = s->Exec();
-    if (ins.code() == StatusCode::kConflict) return NotFound("task " + c.task_id + " not found");
-    MAESTRO_RETURN_IF_ERROR(ins);
-    return sqlite::InsertEvent(tx, c.task_id, c.job_id, "comment.created",
-                               {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}});
+    auto c = sqlite::InsertComment(tx, in);
+    if (!c.ok()) return c.status();
+    out = std::move(c).value();
+    return Status::Ok();
   });
   if (!st.ok()) return st;
-  return c;
+  return out;
 }
 
 Result<std::vector<Comment>> SqliteStore::ListComments(const std::string& task_id) {
@@ -305,12 +285,7 @@ Result<std::vector<Comment>> SqliteStore::ListComments(const std::string& task_i
                           " FROM comments WHERE task_id = ?1 ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadComment(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadComment, &out);
   });
   if (!st.ok()) return st;
   return out;
@@ -345,12 +320,7 @@ Result<std::vector<Event>> SqliteStore::ListEvents(const std::string& task_id,
                           " FROM events WHERE task_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id).Bind(2, after).Bind(3, limit);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadEvent(*s));
-    }
+    return sqlite::CollectRows(*s, sqlite::ReadEvent, &out);
   });
   if (!st.ok()) return st;
   return out;
