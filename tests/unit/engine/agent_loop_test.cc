@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "context/task_context.h"
-#include "engine/engine_test_util.h"
+#include "engine_test_util.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt_builder.h"
-#include "engine/scripted_llm.h"
+#include "scripted_llm.h"
 #include "support/store_fixture.h"
 #include "tools/park_tools.h"
 
@@ -231,7 +231,14 @@ TEST_F(AgentLoopTest, ParkToolCreatesARequestThenReentryGetsTheDecision) {
   EXPECT_EQ(RunMovement(d, "plan").next, "WAITING_HUMAN_TOOL_REQUEST");
   EXPECT_EQ(store_->ListRequests(created_.task.id, "tool")->size(), 1u);
 
-  ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "denied", "", "alice").ok());
+  // The worker parks the job; the decision requeues it; it is claimed again.
+  ASSERT_TRUE(
+      store_->FinishJob(LeaseOf(job_), JobOutcome::WaitingHuman("tool_request", "plan")).ok());
+  auto decided = store_->DecideRequest((*reqs)[0].id, "denied", "", "alice");
+  ASSERT_TRUE(decided.ok()) << decided.status().ToString();
+  EXPECT_EQ(StatusOf(job_.id), JobStatus::kQueued);
+  Job again_job = Claim();
+  ASSERT_EQ(again_job.id, job_.id);
   llm_.Call("RequestTool", args);
   llm_.Call("complete", {{"status", "success"}, {"result", "did without make"}});
   MovementResult again = RunMovement(d, "plan");

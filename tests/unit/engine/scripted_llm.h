@@ -68,7 +68,11 @@ class ScriptedToolLlm : public llm::LlmClient {
       r.error_kind = reply.error;
       return r;
     }
-    if (on_event && !reply.text.empty()) on_event({llm::LlmEvent::Kind::kText, reply.text});
+    if (on_event && !reply.text.empty()) {
+      llm::LlmEvent e;
+      e.text = reply.text;
+      on_event(e);
+    }
     r.response.content = reply.text;
     r.response.tool_calls = reply.calls;
     r.response.finish_reason = reply.calls.empty() ? "stop" : "tool_calls";
