@@ -234,7 +234,7 @@ TEST_F(AgentLoopTest, ParkToolCreatesARequestThenReentryGetsTheDecision) {
   // The worker parks the job; the decision requeues it; it is claimed again.
   ASSERT_TRUE(
       store_->FinishJob(LeaseOf(job_), JobOutcome::WaitingHuman("tool_request", "plan")).ok());
-  auto decided = store_->DecideRequest((*reqs)[0].id, "denied", "", "alice");
+  auto decided = store_->DecideRequest((*reqs)[0].id, "deny", "", "alice");
   ASSERT_TRUE(decided.ok()) << decided.status().ToString();
   EXPECT_EQ(StatusOf(job_.id), JobStatus::kQueued);
   Job again_job = Claim();
