@@ -82,7 +82,11 @@ int Bench(int64_t context_tokens, int iterations) {
                                          created->task, job, cc);
   if (!ctx.ok()) return 1;
   // Pre-fill ~context_tokens of conversation (4 chars/token).
-  (void)(*ctx)->messages().StartThread(job.id, UserMessage("system"));
+  auto thread = (*ctx)->messages().StartThread(job.id, {{"role", "system"}, {"content", "bench"}});
+  if (!thread.ok()) {
+    std::fprintf(stderr, "%s\n", thread.status().ToString().c_str());
+    return 1;
+  }
   std::string chunk(4000, 'x');
   for (int64_t t = 0; t < context_tokens; t += 1000) {
     (void)(*ctx)->messages().AddMessage(UserMessage(chunk), job.id);
@@ -123,7 +127,7 @@ int Bench(int64_t context_tokens, int iterations) {
   double cpu = CpuSeconds() - cpu0;
   std::printf("context %7lld tokens: %d iterations, %.1f us CPU per iteration (%s)\n",
               static_cast<long long>(context_tokens), iterations + 1,
-              cpu * 1e6 / (iterations + 1), r.next.value_or("unset").c_str());
+              cpu * 1e6 / (iterations + 1), (r.next.value_or("unset") + " " + r.abort_reason + " " + r.result).c_str());
   std::filesystem::remove_all(dir);
   return 0;
 }
