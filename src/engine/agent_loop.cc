@@ -1,5 +1,7 @@
 #include "engine/agent_loop.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -161,6 +163,23 @@ struct LoopState {
   bool compressed_for_overflow = false;
 };
 
+// A failed LLM call ends the movement, except a context-length error, which
+// forces one compression and retries (nullopt).
+std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& movement,
+                                           const llm::LlmCallResult& call, LoopState& st) {
+  if (call.error_kind == llm::LlmErrorKind::kCancelled || Stopped(d)) {
+    return StopResult(d, movement);
+  }
+  if (call.error_kind != llm::LlmErrorKind::kContextLengthExceeded) {
+    return Abort(movement, kAbortLlmError, call.status.ToString());
+  }
+  if (!st.compressed_for_overflow) {
+    st.compressed_for_overflow = true;
+    if (PromptGuard(d, /*force=*/true)) return std::nullopt;
+  }
+  return Abort(movement, kAbortContextOverflow, call.status.ToString());
+}
+
 }  // namespace
 
 std::string TextOnlyWarning(int count, int limit) {
@@ -196,21 +215,10 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
     llm::LlmCallResult call = d.llm->Chat(
         req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);
     if (!call.ok()) {
-      if (call.error_kind == llm::LlmErrorKind::kCancelled || Stopped(d)) {
-        return StopResult(d, movement);
-      }
-      if (call.error_kind == llm::LlmErrorKind::kContextLengthExceeded &&
-          !st.compressed_for_overflow) {
-        st.compressed_for_overflow = true;
-        if (PromptGuard(d, /*force=*/true)) {
-          --iteration;  // the same iteration again, on the compressed prompt
-          continue;
-        }
-      }
-      if (call.error_kind == llm::LlmErrorKind::kContextLengthExceeded) {
-        return Abort(movement, kAbortContextOverflow, call.status.ToString());
-      }
-      return Abort(movement, kAbortLlmError, call.status.ToString());
+      std::optional<MovementResult> failed = OnLlmFailure(d, movement, call, st);
+      if (failed) return *failed;
+      --iteration;  // the same iteration again, on the compressed prompt
+      continue;
     }
     RecordUsage(d, movement, iteration, call.response.usage);
     llm::ChatResponse& resp = call.response;
