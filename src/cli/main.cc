@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "engine/piece_commands.h"
+#include "engine_setup.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
 #include "worker/lease_sweeper.h"
@@ -58,7 +60,7 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
 // The pieces a long-running process needs: store, worker pool, sweeper.
 struct Runtime {
   std::unique_ptr<SqliteStore> store;
-  std::unique_ptr<JobExecutor> executor;
+  EngineSetup engine;
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<LeaseSweeper> sweeper;
   std::unique_ptr<context::ContextJanitor> janitor;
@@ -82,7 +84,8 @@ struct Hooks {
   std::atomic<api::EventSignal*> signal{nullptr};
 };
 
-Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
+Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
+                             engine::DeltaFn on_delta = nullptr) {
   Runtime rt;
   auto store = OpenStore(
       cfg,
@@ -102,7 +105,9 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
   rt.janitor = std::make_unique<context::ContextJanitor>(cfg.data_dir, *rt.store,
                                                          ctx_cfg->cleanup_days, 24 * 3600 * 1000);
   rt.janitor->Start();
-  rt.executor = std::make_unique<EngineUnavailableExecutor>();
+  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta));
+  if (!engine.ok()) return engine.status();
+  rt.engine = std::move(engine).value();
   WorkerPoolOptions wo;
   wo.threads = cfg.workers;
   wo.hostname = Hostname();
@@ -110,7 +115,7 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
   wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
   if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
   wo.jobs = cfg.jobs;
-  rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.executor, wo);
+  rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
   hooks->pool = rt.pool.get();
   rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
                                               cfg.jobs.sweep_interval_ms);
@@ -244,10 +249,54 @@ int TaskCancel(const std::string& cfg, const std::string& id) {
   return 0;
 }
 
-int NotYet(const std::string& what, const std::string& issue) {
-  std::cerr << "maestro: " << what << " is not available in this build yet (" << issue
-            << ").\n";
-  return 3;
+// `maestro run`: one task, one in-process worker, live text on stdout.
+int RunInForeground(const std::string& config_path, const std::string& piece,
+                    const std::string& instruction) {
+  auto cfg = LoadEffectiveConfig(config_path);
+  if (!cfg.ok()) return Fail(cfg.status());
+  if (cfg->llm.base_url.empty()) {
+    return Fail(InvalidArgument("maestro run needs an LLM server: set MAESTRO_LLM_BASE_URL"));
+  }
+  if (Status st = InitLogging("warn", cfg->log_format); !st.ok()) return Fail(st);
+  cfg->workers = 1;
+  auto on_delta = [](const std::string&, const Json& d) {
+    const std::string type = d.value("type", "");
+    if (type == "text") std::cout << d.value("text", "") << std::flush;
+    if (type == "movement") std::cerr << "\n[movement " << d.value("movement", "") << "]\n";
+    if (type == "tool_result") std::cerr << "\n[" << d.value("name", "") << "]\n";
+  };
+  auto hooks = std::make_shared<Hooks>();
+  auto rt = StartRuntime(*cfg, hooks, on_delta);
+  if (!rt.ok()) return Fail(rt.status());
+  NewTask t;
+  t.instruction = instruction;
+  t.piece = piece;
+  t.title = instruction.substr(0, 60);
+  auto created = rt->store->CreateTask(t);
+  if (!created.ok()) return Fail(created.status());
+  rt->pool->Notify();
+  Job job = created->job;
+  while (job.status == JobStatus::kQueued || job.status == JobStatus::kRunning ||
+         job.status == JobStatus::kRetry) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto j = rt->store->GetJob(job.id);
+    if (!j.ok()) return Fail(j.status());
+    job = *j;
+  }
+  rt->pool->Shutdown();
+  rt->sweeper->Stop();
+  std::cout << "\n";
+  if (job.status == JobStatus::kSucceeded) {
+    std::cout << job.result << "\n";
+    return 0;
+  }
+  auto comments = rt->store->ListComments(job.task_id);
+  std::string last = comments.ok() && !comments->empty() ? comments->back().body : "";
+  std::cerr << fmt::format("maestro: task {} job {} ended {}{}{}\n", job.task_id, job.id,
+                           JobStatusName(job.status),
+                           job.error_message.empty() ? "" : ": " + job.error_message,
+                           last.empty() ? "" : "\n" + last);
+  return job.status == JobStatus::kWaitingHuman ? 4 : 1;
 }
 
 }  // namespace
@@ -275,6 +324,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run one task in the foreground and print its result");
   std::string run_instruction;
   run->add_option("instruction", run_instruction, "What to do")->required();
+  std::string run_piece = "chat";
+  run->add_option("--piece", run_piece, "Piece to run")->capture_default_str();
 
   auto* task = app.add_subcommand("task", "Create and inspect tasks");
   task->require_subcommand(1);
@@ -308,7 +359,7 @@ int main(int argc, char** argv) {
   if (*serve) return Serve(config, /*with_api=*/true);
   if (*worker) return Serve(config, /*with_api=*/false);
   unblock();
-  if (*run) return NotYet("`maestro run` (it needs the piece engine)", "engine issue");
+  if (*run) return RunInForeground(config, run_piece, run_instruction);
   if (*task_create) return TaskCreate(config, new_task);
   if (*task_list) return TaskList(config, list_status);
   if (*task_show) return TaskShow(config, task_id);

@@ -26,8 +26,9 @@ class JobExecutor {
   virtual Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) = 0;
 };
 
-// Used by `maestro serve`/`worker` until the piece engine exists: it fails
-// each job with a plain message instead of pretending to run it.
+// Used by `maestro serve`/`worker` when no LLM base URL is configured: it
+// fails each job with a message saying how to configure one instead of
+// pretending to run it. (The piece engine is engine::PieceExecutor.)
 class EngineUnavailableExecutor final : public JobExecutor {
  public:
   Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) override;

@@ -13,7 +13,9 @@ using std::chrono::milliseconds;
 Result<JobOutcome> EngineUnavailableExecutor::Execute(const Job& job, const Lease&,
                                                       CancelToken&) {
   return JobOutcome::Failed(
-      fmt::format("piece '{}' cannot run: the piece engine is not part of this build yet", job.piece));
+      fmt::format("piece '{}' cannot run: no LLM server is configured (set MAESTRO_LLM_BASE_URL "
+                  "or llm.base_url in maestro.yaml)",
+                  job.piece));
 }
 
 WorkerPool::WorkerPool(Store& store, JobExecutor& executor, WorkerPoolOptions options)

@@ -81,8 +81,8 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
   std::string task_id = c["task"]["id"];
   EXPECT_EQ(c["job"]["status"], "queued");
 
-  // With no engine in this build, a worker claims the job and fails it
-  // with a plain message instead of pretending.
+  // With no LLM server configured, a worker claims the job and fails it
+  // with a message naming the setting instead of pretending.
   Json t;
   for (int i = 0; i < 300; ++i) {
     t = GetTask(task_id);
@@ -90,7 +90,7 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_EQ(t["latest_job"]["status"], "failed");
-  EXPECT_NE(t["latest_job"]["error_message"].get<std::string>().find("piece engine"),
+  EXPECT_NE(t["latest_job"]["error_message"].get<std::string>().find("MAESTRO_LLM_BASE_URL"),
             std::string::npos);
   EXPECT_EQ(t["task"]["status"], "failed");
 

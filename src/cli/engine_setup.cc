@@ -1,0 +1,53 @@
+#include "engine_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "engine/piece_executor.h"
+#include "tools/builtin.h"
+#include "tools/sandbox.h"
+
+namespace maestro {
+
+Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta) {
+  EngineSetup s;
+  s.llm_configured = !cfg.llm.base_url.empty();
+  if (!s.llm_configured) {
+    spdlog::warn(
+        "no LLM server configured (MAESTRO_LLM_BASE_URL / llm.base_url): jobs will fail with a "
+        "message saying so");
+    s.executor = std::make_unique<EngineUnavailableExecutor>();
+    return s;
+  }
+  engine::PieceCatalogOptions po;
+  po.user_dirs = engine::DefaultUserPieceDirs(cfg.data_dir);
+  s.catalog = std::make_unique<engine::PieceCatalog>(engine::PieceCatalog::Load(po));
+  for (const auto& p : s.catalog->problems()) spdlog::warn("piece skipped: {}", p.ToString());
+
+  auto sandbox = std::make_shared<tools::Sandbox>(tools::Sandbox::Probe());
+  bool shell = sandbox->available();
+  if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
+  MAESTRO_ASSIGN_OR_RETURN(s.registry, tools::NewBuiltinRegistry(sandbox));
+  s.spaces = std::make_unique<tools::SpaceRegistry>();
+
+  engine::PieceExecutorOptions o;
+  o.store = &store;
+  o.catalog = s.catalog.get();
+  o.registry = s.registry.get();
+  o.spaces = s.spaces.get();
+  o.workspace.data_dir = cfg.data_dir;
+  // Ephemeral workspaces are the task's own scratch repository: reading and
+  // editing are allowed; the shell only inside the sandbox, without network.
+  o.workspace.ephemeral_policy.allowed_tools = {"ReadFile", "WriteFile", "EditFile", "ListDir",
+                                                "Glob",     "Grep"};
+  if (shell) o.workspace.ephemeral_policy.allowed_tools.insert("RunCommand");
+  o.workspace.ephemeral_policy.edit_allowed = true;
+  o.workspace.ephemeral_policy.shell_allowed = shell;
+  o.data_dir = cfg.data_dir;
+  o.llm_factory = engine::OpenAiFactory(cfg);
+  o.retry = cfg.jobs.retry;
+  o.on_delta = std::move(on_delta);
+  s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
+  return s;
+}
+
+}  // namespace maestro

@@ -1,0 +1,33 @@
+// EngineSetup: the objects a process needs to execute jobs with the piece
+// engine — piece catalog, tool registry, spaces and the PieceExecutor — built
+// from the config. `maestro serve`, `worker` and `run` share it.
+//
+// With no LLM base URL configured the executor is EngineUnavailableExecutor,
+// which fails jobs with a message naming MAESTRO_LLM_BASE_URL.
+//
+// Thread safety: built once at startup; the executor is thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "core/config.h"
+#include "engine/agent_loop.h"
+#include "engine/piece_catalog.h"
+#include "store/store.h"
+#include "tools/registry.h"
+#include "tools/workspace.h"
+#include "worker/executor.h"
+
+namespace maestro {
+
+struct EngineSetup {
+  std::unique_ptr<engine::PieceCatalog> catalog;
+  std::unique_ptr<tools::ToolRegistry> registry;
+  std::unique_ptr<tools::SpaceRegistry> spaces;
+  std::unique_ptr<JobExecutor> executor;
+  bool llm_configured = false;
+};
+
+Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta);
+
+}  // namespace maestro

@@ -1,0 +1,255 @@
+#include "engine/agent_loop.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "context/token_estimate.h"
+#include "engine/movement_calls.h"
+#include "engine/prompt_builder.h"
+
+namespace maestro::engine {
+namespace {
+
+void Emit(AgentLoopDeps& d, Json delta) {
+  if (d.on_delta) d.on_delta(d.job_id, delta);
+}
+
+MovementResult Abort(const std::string& movement, const char* reason, std::string details,
+                     bool cancelled = false) {
+  MovementResult r;
+  r.movement = movement;
+  r.next = std::string(SentinelName(Sentinel::kAbort));
+  r.abort_reason = reason;
+  r.result = std::move(details);
+  r.cancelled = cancelled;
+  return r;
+}
+
+bool Stopped(const AgentLoopDeps& d) {
+  return (d.cancel && d.cancel->IsCancelled()) ||
+         std::chrono::steady_clock::now() >= d.limits.deadline;
+}
+
+MovementResult StopResult(const AgentLoopDeps& d, const std::string& movement) {
+  if (d.cancel && d.cancel->IsCancelled()) return Abort(movement, "cancelled", "cancelled", true);
+  return Abort(movement, "deadline", "the job's deadline passed");
+}
+
+// Interjections posted while the job runs become user messages here, at the
+// iteration boundary (never inside an LLM call), then are acknowledged.
+Status DeliverInterjections(AgentLoopDeps& d) {
+  auto pending = d.store->ListPendingInterjections(d.job_id);
+  if (!pending.ok()) return pending.status();
+  if (pending->empty()) return Status::Ok();
+  std::vector<std::string> ids;
+  for (const Comment& c : *pending) {
+    std::string text = fmt::format("Message from {} while you work:\n{}", c.author, c.body);
+    MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
+    Emit(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
+    ids.push_back(c.id);
+  }
+  return d.store->AckInterjections(ids);
+}
+
+int64_t ToolsTokens(const AgentLoopDeps& d) {
+  return context::EstimateToolsTokens(d.piece_tools->bytes);
+}
+
+// Estimate; compress over the threshold. False: the prompt cannot be made
+// to fit (context_overflow).
+bool PromptGuard(AgentLoopDeps& d, bool force) {
+  int64_t tools_tokens = ToolsTokens(d);
+  int64_t limit = d.ctx->config().context_length;
+  int64_t estimate = d.ctx->messages().EstimatePromptTokens(tools_tokens);
+  if (d.compressor && (force || d.compressor->ShouldCompress(estimate))) {
+    auto done = d.compressor->Compress(*d.ctx, tools_tokens, d.cancel);
+    if (!done.ok()) {
+      spdlog::warn("job {}: compression failed: {}", d.job_id, done.status().ToString());
+      if (force) return false;
+    }
+    estimate = d.ctx->messages().EstimatePromptTokens(tools_tokens);
+  } else if (force) {
+    return false;
+  }
+  return estimate <= limit;
+}
+
+void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
+  switch (e.kind) {
+    case llm::LlmEvent::Kind::kText:
+      Emit(d, {{"type", "text"}, {"text", e.text}});
+      break;
+    case llm::LlmEvent::Kind::kReasoning:
+      Emit(d, {{"type", "reasoning"}, {"text", e.text}});
+      break;
+    case llm::LlmEvent::Kind::kToolCall:
+      Emit(d, {{"type", "tool_call"},
+               {"index", e.index},
+               {"id", e.tool_id},
+               {"name", e.tool_name},
+               {"arguments", e.text}});
+      break;
+    case llm::LlmEvent::Kind::kRetry:
+      Emit(d, {{"type", "llm_retry"},
+               {"attempt", e.attempt},
+               {"delay_ms", e.delay_ms},
+               {"error", e.error}});
+      break;
+  }
+}
+
+void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
+                 const llm::LlmUsage& u) {
+  if (u.reported) d.ctx->messages().ObserveUsage(u.prompt_tokens, ToolsTokens(d));
+  if (Status st = d.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens); !st.ok()) {
+    spdlog::warn("job {}: task statistics: {}", d.job_id, st.ToString());
+  }
+  Event ev;
+  ev.task_id = d.task_id;
+  ev.job_id = d.job_id;
+  ev.type = "llm.call";
+  ev.payload = {{"movement", movement},
+                {"iteration", iteration},
+                {"promptTokens", u.prompt_tokens},
+                {"cachedPromptTokens", u.cached_tokens},
+                {"completionTokens", u.completion_tokens},
+                {"ttftMs", u.ttft_ms},
+                {"totalMs", u.total_ms}};
+  if (auto r = d.store->AppendEvent(ev); !r.ok()) {
+    spdlog::warn("job {}: llm.call event: {}", d.job_id, r.status().ToString());
+  }
+}
+
+Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int iteration) {
+  Json msg = {{"role", "assistant"}};
+  msg["content"] = resp.content.empty() && !resp.tool_calls.empty() ? Json(nullptr)
+                                                                    : Json(resp.content);
+  if (resp.tool_calls.empty()) return msg;
+  Json calls = Json::array();
+  for (size_t i = 0; i < resp.tool_calls.size(); ++i) {
+    llm::ToolCall& c = resp.tool_calls[i];
+    // Servers that omit ids still need unique ones for the results.
+    if (c.id.empty()) c.id = fmt::format("call_{}_{}_{}", movement, iteration, i);
+    calls.push_back({{"id", c.id},
+                     {"type", "function"},
+                     {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  }
+  msg["tool_calls"] = std::move(calls);
+  return msg;
+}
+
+// Appends the results of `calls` as tool messages, in call order.
+Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
+                     const CallResults& results) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Json msg = {{"role", "tool"}, {"tool_call_id", calls[i].id}, {"content", results.contents[i]}};
+    MAESTRO_RETURN_IF_ERROR(AppendMessage(d, msg, calls[i].name));
+    Emit(d, {{"type", "tool_result"},
+             {"id", calls[i].id},
+             {"name", calls[i].name},
+             {"is_error", static_cast<bool>(results.is_error[i])},
+             {"content", results.contents[i].substr(0, 2000)}});
+  }
+  return Status::Ok();
+}
+
+// Guard state carried across iterations of one movement.
+struct LoopState {
+  int text_only = 0;
+  std::string last_signature;
+  int same_signature = 0;
+  bool compressed_for_overflow = false;
+};
+
+// A failed LLM call ends the movement, except a context-length error, which
+// forces one compression and retries (nullopt).
+std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& movement,
+                                           const llm::LlmCallResult& call, LoopState& st) {
+  if (call.error_kind == llm::LlmErrorKind::kCancelled || Stopped(d)) {
+    return StopResult(d, movement);
+  }
+  if (call.error_kind != llm::LlmErrorKind::kContextLengthExceeded) {
+    return Abort(movement, kAbortLlmError, call.status.ToString());
+  }
+  if (!st.compressed_for_overflow) {
+    st.compressed_for_overflow = true;
+    if (PromptGuard(d, /*force=*/true)) return std::nullopt;
+  }
+  return Abort(movement, kAbortContextOverflow, call.status.ToString());
+}
+
+}  // namespace
+
+std::string TextOnlyWarning(int count, int limit) {
+  return fmt::format(
+      "Your last reply had no tool call ({} of {} allowed in a row). Work only through tool calls: "
+      "use the tools, `transition` to move on, or `complete` to finish (status success, "
+      "needs_user_input or error).",
+      count, limit);
+}
+
+Status AppendMessage(AgentLoopDeps& d, const Json& message, const std::string& tool_name) {
+  auto seq = d.ctx->messages().AddMessage(message, d.job_id, tool_name);
+  return seq.ok() ? Status::Ok() : seq.status();
+}
+
+MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
+  const Movement* mv = d.piece->FindMovement(movement);
+  int max_iterations =
+      mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
+  Emit(d, {{"type", "movement"}, {"movement", movement}});
+  LoopState st;
+  for (int iteration = 1; iteration <= max_iterations; ++iteration) {
+    if (Stopped(d)) return StopResult(d, movement);
+    if (Status s = DeliverInterjections(d); !s.ok()) {
+      return Abort(movement, kAbortLlmError, "interjections: " + s.ToString());
+    }
+    if (!PromptGuard(d, /*force=*/false)) {
+      return Abort(movement, kAbortContextOverflow, "the conversation does not fit the context");
+    }
+    llm::ChatRequest req;
+    req.messages_path = d.ctx->messages().current_path();
+    req.tools_path = d.tools_path;
+    llm::LlmCallResult call = d.llm->Chat(
+        req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);
+    if (!call.ok()) {
+      std::optional<MovementResult> failed = OnLlmFailure(d, movement, call, st);
+      if (failed) return *failed;
+      --iteration;  // the same iteration again, on the compressed prompt
+      continue;
+    }
+    RecordUsage(d, movement, iteration, call.response.usage);
+    llm::ChatResponse& resp = call.response;
+    if (Status s = AppendMessage(d, AssistantMessage(resp, movement, iteration)); !s.ok()) {
+      return Abort(movement, kAbortLlmError, s.ToString());
+    }
+    if (resp.tool_calls.empty()) {
+      if (++st.text_only >= d.limits.text_only_limit) {
+        return Abort(movement, kAbortTextOnlyLimit,
+                     fmt::format("{} replies in a row without a tool call", st.text_only));
+      }
+      (void)AppendMessage(d, UserMessage(TextOnlyWarning(st.text_only, d.limits.text_only_limit)));
+      continue;
+    }
+    st.text_only = 0;
+    std::string sig = CallBatchSignature(resp.tool_calls);
+    st.same_signature = sig == st.last_signature ? st.same_signature + 1 : 1;
+    st.last_signature = std::move(sig);
+    if (st.same_signature >= d.limits.identical_call_limit) {
+      return Abort(movement, kAbortToolLoop,
+                   fmt::format("the same tool calls were made {} times in a row",
+                               st.same_signature));
+    }
+    CallResults results = HandleToolCalls(d, movement, resp.tool_calls);
+    if (Status s = AppendResults(d, resp.tool_calls, results); !s.ok()) {
+      return Abort(movement, kAbortLlmError, s.ToString());
+    }
+    if (results.settled) return *results.settled;
+  }
+  return Abort(movement, kAbortMaxIterations,
+               fmt::format("movement '{}' used its {} iterations", movement, max_iterations));
+}
+
+}  // namespace maestro::engine

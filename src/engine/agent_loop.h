@@ -1,0 +1,88 @@
+// The agent loop of one movement (seed 000 §3): iterate LLM call -> tool
+// calls until a control call, a park, or a guard ends the movement with a
+// MovementResult.
+//
+// One iteration:
+//   cancel / deadline check            -> ABORT (cancelled)
+//   deliver pending interjections      (store -> user messages, then ack)
+//   prompt guard                       estimate; compress over the threshold;
+//                                      still too big -> ABORT context_overflow
+//   LLM call                           current.jsonl + the job's tools file,
+//                                      deltas -> on_delta; usage -> llm.call
+//                                      event + task statistics
+//   text-only reply                    warning user message; over the limit
+//                                      -> ABORT text_only_limit
+//   loop guard                         the same batch of calls N times in a
+//                                      row -> ABORT tool_loop
+//   calls                              regular ones through the Dispatcher,
+//                                      control ones here; every result is a
+//                                      tool message appended in call order
+//   transition                         validated against the movement's
+//                                      rules; invalid -> Error result, go on
+//   complete                           MovementResultFromComplete
+//   park tools                         CheckReentry: decided -> answer the
+//                                      call; else CreateRequest + park sentinel
+//   max_iterations                     -> ABORT
+// Messages only ever get appended (the prompt-cache prefix stays intact).
+//
+// Thread safety: one loop per job, on the job's worker thread. The deps are
+// borrowed for the duration of RunMovement.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "context/compressor.h"
+#include "context/task_context.h"
+#include "core/cancel.h"
+#include "core/json.h"
+#include "engine/movement_result.h"
+#include "engine/piece.h"
+#include "engine/piece_tools.h"
+#include "llm/llm_client.h"
+#include "store/store.h"
+#include "tools/dispatcher.h"
+
+namespace maestro::engine {
+
+// Live progress of a job: {type: text|reasoning|tool_call|tool_result|
+// llm_retry|movement|interjection, ...}. Called on the job's thread.
+using DeltaFn = std::function<void(const std::string& job_id, const Json& delta)>;
+
+struct LoopLimits {
+  int max_iterations = 60;        // per movement entry (Movement::max_iterations overrides)
+  int text_only_limit = 3;        // text-only replies in a row before ABORT
+  int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+// Everything one movement needs. Pointers are borrowed, non-null unless noted.
+struct AgentLoopDeps {
+  llm::LlmClient* llm = nullptr;
+  context::TaskContext* ctx = nullptr;             // the conversation + statistics
+  context::ContextCompressor* compressor = nullptr;  // may be null: no compression
+  Store* store = nullptr;
+  const tools::Dispatcher* dispatcher = nullptr;
+  tools::DispatchContext dispatch;  // task/job ids, workspace, policy, cancel, ledger
+  const Piece* piece = nullptr;
+  const PieceTools* piece_tools = nullptr;
+  std::string tools_path;  // the job's tools file: tools->bytes
+  CancelToken* cancel = nullptr;  // may be null
+  DeltaFn on_delta;               // may be empty
+  LoopLimits limits;
+  std::string task_id;
+  std::string job_id;
+};
+
+// Runs `movement` until it ends. The movement's guidance is already in the
+// conversation (system/final user message or a transition message).
+MovementResult RunMovement(AgentLoopDeps& deps, const std::string& movement);
+
+// Appends one message to the conversation (and thus current.jsonl).
+Status AppendMessage(AgentLoopDeps& deps, const Json& message, const std::string& tool_name = {});
+
+// The user message the loop appends after a text-only reply.
+std::string TextOnlyWarning(int count, int limit);
+
+}  // namespace maestro::engine

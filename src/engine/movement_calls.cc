@@ -1,0 +1,178 @@
+#include "engine/movement_calls.h"
+
+#include <fmt/format.h>
+
+#include "tools/park_tools.h"
+#include "tools/reentry.h"
+
+namespace maestro::engine {
+namespace {
+
+constexpr const char* kAlreadySettled =
+    "Error: not run: an earlier call in this message already ended the movement.";
+
+struct Parsed {
+  tools::ToolCall call;
+  std::string error;  // non-empty: the arguments are not a JSON object
+};
+
+Parsed ParseCall(const llm::ToolCall& c) {
+  Parsed p;
+  p.call.id = c.id;
+  p.call.name = c.name;
+  if (c.arguments.empty()) return p;  // {} is a valid argument object
+  Json args = Json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
+  if (args.is_discarded() || !args.is_object()) {
+    p.error = fmt::format("Error: the arguments of {} are not a JSON object: {}", c.name,
+                          c.arguments.substr(0, 200));
+  } else {
+    p.call.arguments = std::move(args);
+  }
+  return p;
+}
+
+MovementResult Settle(const std::string& movement, std::string next) {
+  MovementResult r;
+  r.movement = movement;
+  r.next = std::move(next);
+  return r;
+}
+
+std::string HandleTransition(AgentLoopDeps& d, const std::string& movement,
+                             const tools::ToolCall& call, std::optional<MovementResult>& settled) {
+  const Json& next = call.arguments.value("next", Json());
+  std::string target = next.is_string() ? next.get<std::string>() : "";
+  std::string err = TransitionError(*d.piece, movement, target);
+  if (!err.empty()) return err;
+  settled = Settle(movement, target);
+  return fmt::format("Moving to movement '{}'.", target);
+}
+
+std::string HandleComplete(const std::string& movement, const tools::ToolCall& call,
+                           std::optional<MovementResult>& settled) {
+  auto r = MovementResultFromComplete(movement, call.arguments);
+  if (!r.ok()) return "Error: " + r.status().message();
+  std::string status = call.arguments.value("status", "");
+  settled = std::move(r).value();
+  return fmt::format("Movement finished with status {}.", status);
+}
+
+// RequestTool / RequestPackage / SpinOffTask to another space.
+std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
+                              const tools::ToolCall& call, const tools::ControlToolInfo& info,
+                              std::optional<MovementResult>& settled) {
+  auto re = tools::CheckReentry(*d.store, d.task_id, d.job_id, call);
+  if (!re.ok()) return "Error: " + re.status().message();
+  MovementResult park = Settle(movement, std::string(info.sentinel));
+  park.wait_reason = std::string(info.wait_reason);
+  switch (re->state) {
+    case tools::ReentryState::kApproved:
+    case tools::ReentryState::kDenied:
+      return re->result.content;  // decided: answer the call, no park
+    case tools::ReentryState::kPending:
+      settled = park;
+      return fmt::format("Request {} is still waiting for a decision; the task waits.",
+                         re->request ? re->request->id : "");
+    case tools::ReentryState::kNew:
+      break;
+  }
+  auto key = tools::RequestKeyFor(call);
+  if (!key.ok()) return "Error: " + key.status().message();
+  auto created = d.store->CreateRequest(tools::NewRequestFor(*key, d.task_id, d.job_id, call));
+  if (!created.ok()) return "Error: could not create the request: " + created.status().message();
+  settled = park;
+  return fmt::format("Request {} created; the task waits for the user's decision.", created->id);
+}
+
+// SpinOffTask without a space: a subtask of this job, created at once.
+std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
+  NewTask t;
+  t.title = call.arguments.value("title", "");
+  t.instruction = call.arguments.value("instruction", "");
+  std::string piece = call.arguments.value("piece", "");
+  t.piece = piece.empty() ? d.piece->name : piece;
+  t.parent_job_id = d.job_id;
+  auto created = d.store->CreateTask(t);
+  if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
+  return fmt::format("Subtask {} created (job {}). Call WaitSubTask to wait for it.",
+                     created->task.id, created->job.id);
+}
+
+std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
+                          const tools::ToolCall& call, const tools::ControlToolInfo& info,
+                          std::optional<MovementResult>& settled) {
+  if (call.name == "SpinOffTask" && call.arguments.value("space", "").empty()) {
+    return HandleSpinOffLocal(d, call);
+  }
+  if (info.creates_request) return HandleRequestPark(d, movement, call, info, settled);
+  if (call.name == "WaitSubTask") {
+    settled = Settle(movement, std::string(kWaitSubtasksName));
+    settled->resume_movement = movement;
+    return "Waiting for the subtasks; the job resumes in this movement.";
+  }
+  return fmt::format("Error: {} is not available in this version of maestro.", call.name);
+}
+
+std::string NotAllowed(const Movement& mv, const std::string& name) {
+  std::string list;
+  for (const auto& t : mv.allowed_tools.value_or(std::vector<std::string>{})) {
+    list += (list.empty() ? "" : ", ") + t;
+  }
+  return fmt::format("Error: {} is not allowed in movement '{}'. Allowed here: {}.", name, mv.name,
+                     list);
+}
+
+}  // namespace
+
+std::string CallBatchSignature(const std::vector<llm::ToolCall>& calls) {
+  std::string sig;
+  for (const auto& c : calls) {
+    Json args = Json::parse(c.arguments, nullptr, false);
+    sig += c.name + '\x1f' + (args.is_discarded() ? c.arguments : args.dump()) + '\x1e';
+  }
+  return sig;
+}
+
+CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
+                            const std::vector<llm::ToolCall>& calls) {
+  CallResults out;
+  out.contents.resize(calls.size());
+  out.is_error.resize(calls.size(), false);
+  const Movement* mv = d.piece->FindMovement(movement);
+  std::vector<tools::ToolCall> regular;
+  std::vector<size_t> regular_at;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Parsed p = ParseCall(calls[i]);
+    std::string& content = out.contents[i];
+    const std::string& name = p.call.name;
+    bool control = name == "complete" || name == "transition" || tools::FindControlTool(name);
+    if (!p.error.empty()) {
+      content = p.error;
+    } else if (control && out.settled) {
+      content = kAlreadySettled;
+    } else if (name == "complete") {
+      content = HandleComplete(movement, p.call, out.settled);
+    } else if (name == "transition") {
+      content = HandleTransition(d, movement, p.call, out.settled);
+    } else if (control) {
+      content = HandleControl(d, movement, p.call, *tools::FindControlTool(name), out.settled);
+    } else if (mv && !ToolAllowedInMovement(*mv, name)) {
+      content = NotAllowed(*mv, name);
+    } else {
+      regular.push_back(std::move(p.call));
+      regular_at.push_back(i);
+      continue;
+    }
+    out.is_error[i] = content.rfind("Error", 0) == 0;
+  }
+  if (!regular.empty()) {
+    std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
+    for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
+      out.contents[regular_at[k]] = std::move(results[k].content);
+      out.is_error[regular_at[k]] = results[k].is_error;
+    }
+  }
+  return out;
+}
+
+}  // namespace maestro::engine

@@ -1,0 +1,234 @@
+#include "engine/piece_executor.h"
+
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "context/task_context.h"
+#include "engine/job_prompt.h"
+#include "engine/piece_runner.h"
+#include "engine/prompt_paths.h"
+#include "tools/dispatcher.h"
+
+namespace maestro::engine {
+namespace {
+
+JobStatus StatusOf(const JobOutcome& o) {
+  switch (o.kind) {
+    case JobOutcome::Kind::kSucceeded: return JobStatus::kSucceeded;
+    case JobOutcome::Kind::kRetry: return JobStatus::kRetry;
+    case JobOutcome::Kind::kFailed: return JobStatus::kFailed;
+    case JobOutcome::Kind::kParked: return o.park_status;
+    case JobOutcome::Kind::kCancelled: return JobStatus::kCancelled;
+    case JobOutcome::Kind::kReleased: return JobStatus::kQueued;
+  }
+  return JobStatus::kFailed;
+}
+
+// The regular tools the workspace policy (∪ the task's grants) offers, plus
+// the request tools that ask for more (always available: seed 000 §2).
+std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& store,
+                                  const Task& task, const tools::ToolPolicy& policy) {
+  std::set<std::string> allowed = policy.allowed_tools;
+  allowed.insert("RequestTool");
+  allowed.insert("RequestPackage");
+  if (auto grants = store.ListGrants(task.id); grants.ok()) {
+    for (const Grant& g : *grants) allowed.insert(g.tool_name);
+  }
+  // Handled nowhere yet: never offer them.
+  allowed.erase("delegate");
+  allowed.erase("WriteHandoff");
+  std::vector<Json> defs;
+  for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
+  return defs;
+}
+
+Status WriteFileText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Internal("cannot write " + path);
+  return Status::Ok();
+}
+
+std::string ReadAgentsMd(const std::string& root) {
+  std::ifstream f(root + "/AGENTS.md", std::ios::binary);
+  if (!f) return "";
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string NowText(Clock& clock) {
+  std::time_t t = static_cast<std::time_t>(clock.NowMs() / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+// Writes the seeded messages as a new thread of the task's conversation.
+Status StartConversation(context::TaskContext& ctx, const std::string& job_id,
+                         const std::vector<Json>& messages) {
+  if (messages.empty()) return Internal("empty seeded conversation");
+  auto sys = ctx.messages().StartThread(job_id, messages.front());
+  if (!sys.ok()) return sys.status();
+  for (size_t i = 1; i < messages.size(); ++i) {
+    std::string tool_name;
+    auto seq = ctx.messages().AddMessage(messages[i], job_id, tool_name);
+    if (!seq.ok()) return seq.status();
+  }
+  return Status::Ok();
+}
+
+bool HasPendingChildren(Store& store, const std::string& job_id) {
+  auto kids = store.ListChildJobs(job_id);
+  if (!kids.ok()) return false;
+  for (const Job& k : *kids) {
+    if (!IsTerminal(k.status)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PieceExecutor::PieceExecutor(PieceExecutorOptions options)
+    : opt_(std::move(options)), dirs_(opt_.data_dir) {
+  if (Status st = dirs_.Init(); !st.ok()) {
+    spdlog::error("contexts under {}: {}", opt_.data_dir, st.ToString());
+  }
+}
+
+Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelToken& cancel) {
+  MAESTRO_ASSIGN_OR_RETURN(Task task, opt_.store->GetTask(job.task_id));
+  std::string piece_name = job.piece.empty() ? task.piece : job.piece;
+  auto piece = opt_.catalog->Get(piece_name);
+  if (!piece.ok()) return JobOutcome::Failed(piece.status().message());
+  auto ws = tools::PrepareWorkspace(opt_.workspace, *opt_.spaces, task.id, task.space);
+  if (!ws.ok()) return JobOutcome::Failed("workspace: " + ws.status().message());
+  JobStatus final_status = JobStatus::kFailed;
+  auto run = Run(task, job, *piece, *ws, cancel, &final_status);
+  if (!run.ok()) return run.status();  // the worker's retry policy classifies it
+  const PieceRunResult& r = *run;
+  spdlog::info("job {}: piece {} ended {} in movement {} {}", job.id, piece->name,
+               PieceRunStatusName(r.status), r.last_movement, r.reason);
+  if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
+  PostResultComment(task, job, r);
+  if (r.status == PieceRunStatus::kCompleted) {
+    auto commit = tools::CommitWorkspace(*ws, task.id, task.title);
+    if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
+  }
+  return ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());
+}
+
+Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, const Piece& piece,
+                                          const tools::Workspace& ws, CancelToken& cancel,
+                                          JobStatus* final_status) {
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmClient> llm, opt_.llm_factory(job.profile));
+  context::ContextConfig cc = opt_.context;
+  cc.context_length = llm->profile().context_length;
+  context::TaskContextDeps deps{opt_.store, opt_.clock};
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<context::TaskContext> ctx,
+                           context::TaskContext::Start(dirs_, deps, task, job, cc));
+  auto end_session = [&](JobStatus s) {
+    auto moved = context::TaskContext::EndSession(std::move(ctx), s);
+    if (!moved.ok()) spdlog::warn("job {}: context: {}", job.id, moved.status().ToString());
+  };
+
+  auto piece_tools =
+      BuildPieceTools(piece, RegularToolDefs(*opt_.registry, *opt_.store, task, ws.policy));
+  if (!piece_tools.ok()) {
+    end_session(JobStatus::kFailed);
+    return piece_tools.status();
+  }
+  std::string tools_path = ctx->dir() + "/tools.json";
+  MAESTRO_RETURN_IF_ERROR(WriteFileText(tools_path, piece_tools->bytes));
+
+  std::string transcript = ctx->messages().transcript_path();
+  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan, PlanJobPrompt(*opt_.store, task, job, transcript));
+  PromptInputs in;
+  in.piece = &piece;
+  in.tools = &*piece_tools;
+  in.preamble.agents_md = ReadAgentsMd(ws.root);
+  in.preamble.working_directory = ws.root;
+  in.dynamic.datetime = NowText(*opt_.clock);
+  in.task_instruction = plan.instruction;
+  in.start_movement = SelectStartMovement(piece, job.resume_movement, "");
+  MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
+                           SeedConversation(in, JobStart{plan.path, transcript}));
+  spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
+               static_cast<int>(plan.path), seeded.replayed_turns, in.start_movement);
+  MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+
+  tools::Dispatcher dispatcher(opt_.registry, tools::ToolAuthorizer(opt_.store));
+  context::ContextCompressor compressor(llm.get(), cc);
+  AgentLoopDeps d;
+  d.llm = llm.get();
+  d.ctx = ctx.get();
+  d.compressor = &compressor;
+  d.store = opt_.store;
+  d.dispatcher = &dispatcher;
+  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, nullptr};
+  d.piece = &piece;
+  d.piece_tools = &*piece_tools;
+  d.tools_path = tools_path;
+  d.cancel = &cancel;
+  d.on_delta = opt_.on_delta;
+  d.limits = opt_.limits;
+  d.task_id = task.id;
+  d.job_id = job.id;
+
+  PieceRunOptions ro;
+  ro.start_movement = in.start_movement;
+  ro.ask_count = job.ask_count;
+  ro.max_asks = opt_.max_asks;
+  ro.has_pending_children = [&] { return HasPendingChildren(*opt_.store, job.id); };
+  PieceRunResult r = RunPiece(d, ro);
+  *final_status = StatusOf(ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs()));
+  end_session(*final_status);
+  return r;
+}
+
+void PieceExecutor::PostResultComment(const Task& task, const Job& job, const PieceRunResult& r) {
+  Comment c;
+  c.task_id = task.id;
+  c.job_id = job.id;
+  c.author = "agent";
+  switch (r.status) {
+    case PieceRunStatus::kCompleted:
+      c.kind = "result";
+      c.body = r.result;
+      break;
+    case PieceRunStatus::kWaitingHuman:
+      if (r.wait_reason != "ask") return;  // request cards speak for themselves
+      c.kind = "question";
+      c.body = r.question;
+      break;
+    case PieceRunStatus::kAborted:
+    case PieceRunStatus::kError:
+      c.kind = "note";
+      c.body = fmt::format("The job stopped in movement '{}': {}{}", r.last_movement, r.reason,
+                           r.result.empty() ? "" : "\n\n" + r.result);
+      break;
+    default:
+      return;
+  }
+  if (auto added = opt_.store->AddComment(c); !added.ok()) {
+    spdlog::warn("job {}: result comment: {}", job.id, added.status().ToString());
+  }
+}
+
+LlmFactory OpenAiFactory(const Config& cfg) {
+  auto profiles = std::make_shared<std::map<std::string, llm::ModelProfile>>(
+      llm::ProfilesFromConfig(cfg));
+  return [profiles](const std::string& name) -> Result<std::unique_ptr<llm::LlmClient>> {
+    auto it = profiles->find(name.empty() ? "default" : name);
+    if (it == profiles->end()) return NotFound("no LLM profile named " + name);
+    return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(it->second));
+  };
+}
+
+}  // namespace maestro::engine

@@ -1,0 +1,79 @@
+// PieceExecutor: the JobExecutor the worker calls (seed 000 Worker.executeJob
+// -> runPiece -> handlePieceResult).
+//
+// Execute(job):
+//   task + piece (catalog)        an unknown piece fails the job
+//   workspace                     tools::PrepareWorkspace (space or ephemeral)
+//   LLM client                    the injected factory, by the job's profile
+//   context                       TaskContext::Start (contexts/running/<task>)
+//   tools                         BuildPieceTools over the policy's tools;
+//                                 written once to <context>/tools.json
+//   prompt path                   PlanJobPrompt (new / Continue / follow-up)
+//                                 -> SeedConversation -> a new thread
+//   RunPiece                      -> PieceRunResult
+//   result                        ToJobOutcome; the answer or question as a
+//                                 task comment; the workspace committed on
+//                                 success; the context dir follows the status
+//
+// Thread safety: Execute may run concurrently for different tasks; the
+// borrowed registry, catalog and spaces are read-only.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "context/context_config.h"
+#include "context/context_dirs.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "engine/agent_loop.h"
+#include "engine/piece_catalog.h"
+#include "llm/llm_client.h"
+#include "store/store.h"
+#include "tools/registry.h"
+#include "tools/workspace.h"
+#include "worker/executor.h"
+#include "worker/retry_policy.h"
+
+namespace maestro::engine {
+
+// Makes the LLM client of a job's profile ("" = default). kNotFound for an
+// unknown profile.
+using LlmFactory = std::function<Result<std::unique_ptr<llm::LlmClient>>(const std::string&)>;
+
+struct PieceExecutorOptions {
+  Store* store = nullptr;                     // required
+  const PieceCatalog* catalog = nullptr;      // required
+  const tools::ToolRegistry* registry = nullptr;  // required
+  const tools::SpaceRegistry* spaces = nullptr;   // required
+  tools::WorkspaceOptions workspace;
+  std::string data_dir;                       // contexts/ live here
+  context::ContextConfig context;
+  LlmFactory llm_factory;                     // required
+  RetryConfig retry;
+  LoopLimits limits;
+  int max_asks = 3;
+  DeltaFn on_delta;  // may be empty
+  Clock* clock = SystemClock::Default();
+};
+
+class PieceExecutor final : public JobExecutor {
+ public:
+  explicit PieceExecutor(PieceExecutorOptions options);
+  Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) override;
+
+ private:
+  Result<PieceRunResult> Run(const Task& task, const Job& job, const Piece& piece,
+                             const tools::Workspace& ws, CancelToken& cancel,
+                             JobStatus* final_status);
+  void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
+
+  PieceExecutorOptions opt_;
+  context::ContextDirs dirs_;
+};
+
+// Production factory: OpenAiClient per configured profile.
+LlmFactory OpenAiFactory(const Config& cfg);
+
+}  // namespace maestro::engine

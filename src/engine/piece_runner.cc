@@ -1,0 +1,90 @@
+#include "engine/piece_runner.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/loop_monitor.h"
+#include "engine/prompt_builder.h"
+
+namespace maestro::engine {
+namespace {
+
+PieceRunResult Aborted(const std::string& movement, const char* reason, std::string details) {
+  PieceRunResult r;
+  r.status = PieceRunStatus::kAborted;
+  r.last_movement = movement;
+  r.reason = reason;
+  r.result = std::move(details);
+  return r;
+}
+
+PieceRunResult Errored(const std::string& movement, const Status& st) {
+  PieceRunResult r;
+  r.status = PieceRunStatus::kError;
+  r.last_movement = movement;
+  r.reason = st.ToString();
+  r.retryable = true;  // a storage hiccup; the next attempt may pass
+  return r;
+}
+
+}  // namespace
+
+std::string SelectStartMovement(const Piece& piece, const std::string& resume,
+                                const std::string& override_movement) {
+  for (const std::string* name : {&resume, &override_movement}) {
+    if (name->empty()) continue;
+    if (piece.FindMovement(*name)) return *name;
+    spdlog::warn("piece {}: start movement '{}' does not exist; skipped", piece.name, *name);
+  }
+  return piece.initial_movement;
+}
+
+PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
+  LoopMonitorTracker monitor(*d.piece);
+  std::string movement = opt.start_movement;
+  int deflections = 0;
+  bool entering = true;  // false when an ASK deflection re-runs the same movement
+  while (true) {
+    if (entering) {
+      LoopMonitorVerdict v = monitor.Enter(movement);
+      if (monitor.OverMaxMovements()) {
+        return Aborted(movement, kAbortMaxMovements,
+                       fmt::format("more than {} movements", d.piece->max_movements));
+      }
+      if (v.kind == LoopMonitorVerdict::Kind::kWarn) {
+        if (Status s = AppendMessage(d, UserMessage(v.message)); !s.ok()) {
+          return Errored(movement, s);
+        }
+      } else if (v.kind == LoopMonitorVerdict::Kind::kExceeded) {
+        if (v.on_exceed == SentinelName(Sentinel::kAbort) || !d.piece->FindMovement(v.on_exceed)) {
+          return Aborted(movement, kAbortLoopMonitor,
+                         fmt::format("the loop monitor fired after {} cycles", v.cycles));
+        }
+        movement = v.on_exceed;
+        if (Status s = AppendMessage(d, TransitionGuidanceMessage(*d.piece, movement)); !s.ok()) {
+          return Errored(movement, s);
+        }
+        monitor.Enter(movement);
+      }
+    }
+    MovementResult result = RunMovement(d, movement);
+    MovementMapContext ctx;
+    ctx.piece = d.piece;
+    ctx.ask_count = opt.ask_count;
+    ctx.max_asks = opt.max_asks;
+    ctx.ask_deflections = deflections;
+    ctx.has_pending_children = result.next == std::string(SentinelName(Sentinel::kComplete)) &&
+                               opt.has_pending_children && opt.has_pending_children();
+    MovementMapping m = mapMovementResult(result, ctx);
+    if (m.kind == MovementMapping::Kind::kDone) return m.done;
+    deflections = m.ask_deflections;
+    Json message = m.deflection_message.empty()
+                       ? TransitionGuidanceMessage(*d.piece, m.next_movement)
+                       : UserMessage(m.deflection_message);
+    if (Status s = AppendMessage(d, message); !s.ok()) return Errored(movement, s);
+    entering = m.deflection_message.empty();
+    movement = m.next_movement;
+  }
+}
+
+}  // namespace maestro::engine
