@@ -16,7 +16,9 @@
 #include "api/api_server.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "engine/piece_catalog.h"
 #include "engine/piece_commands.h"
+#include "notify/webhooks.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
 #include "worker/lease_sweeper.h"
@@ -78,6 +80,7 @@ Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<
 struct Hooks {
   std::atomic<WorkerPool*> pool{nullptr};
   std::atomic<api::EventSignal*> signal{nullptr};
+  std::atomic<WebhookDispatcher*> webhooks{nullptr};
 };
 
 Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
@@ -89,6 +92,7 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
       },
       [hooks] {
         if (api::EventSignal* s = hooks->signal) s->Notify();
+        if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
       });
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
@@ -129,7 +133,24 @@ int Serve(const std::string& config_path, bool with_api) {
   auto rt = StartRuntime(*cfg, hooks);
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
+  std::unique_ptr<WebhookDispatcher> webhooks;
   if (with_api) {
+    if (cfg->admin_token.empty()) {
+      auto created = api::EnsureAdminToken(*rt->store, cfg->data_dir);
+      if (!created.ok()) return Fail(created.status());
+      // Printed once, on stdout only (never logged): later starts reuse it.
+      if (created->has_value()) {
+        std::cout << "maestro: admin token (also in " << cfg->data_dir
+                  << "/admin_token, mode 0600): " << **created << std::endl;
+      }
+    }
+    if (!cfg->webhooks.empty()) {
+      WebhookOptions wo;
+      wo.hooks = cfg->webhooks;
+      webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
+      hooks->webhooks = webhooks.get();
+      webhooks->Start();
+    }
     ApiOptions ao;
     ao.host = cfg->listen_host;
     ao.port = cfg->listen_port;
@@ -139,15 +160,18 @@ int Serve(const std::string& config_path, bool with_api) {
     ao.workers = cfg->workers;
     WorkerPool* pool = rt->pool.get();
     ao.cancel_running = [pool](const std::string& job_id) { pool->CancelRunning(job_id); };
+    std::string data_dir = cfg->data_dir;
+    ao.pieces_json = [data_dir] {
+      engine::PieceCatalogOptions po;
+      po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
+      return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
+    };
     api = std::make_unique<ApiServer>(*rt->store, ao);
     hooks->signal = &api->signal();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
     spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={}",
                  cfg->listen_host, *port, cfg->data_dir, cfg->workers);
-    if (cfg->admin_token.empty()) {
-      spdlog::warn("no admin token set (MAESTRO_ADMIN_TOKEN): the API is open to local users");
-    }
   } else {
     spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
   }
@@ -155,6 +179,8 @@ int Serve(const std::string& config_path, bool with_api) {
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
   if (api) api->Stop();
   hooks->signal = nullptr;
+  hooks->webhooks = nullptr;
+  if (webhooks) webhooks->Stop();
   rt->pool->Shutdown();
   rt->sweeper->Stop();
   spdlog::info("stopped");

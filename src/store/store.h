@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/api_types.h"
 #include "store/types.h"
 
 namespace maestro {
@@ -158,6 +159,29 @@ class Store {
   // Event ids are decimal integers that only grow (the SSE Last-Event-ID).
   virtual Result<std::vector<Event>> ListEvents(const std::string& task_id,
                                                 const std::string& after_id, int limit) = 0;
+
+  // ---- API support (sqlite_api.cc): tokens, webhooks, notifications, metrics
+  // Bearer tokens are stored as their SHA-256 hex only.
+  virtual Status AddApiToken(const std::string& token_hash, const std::string& user) = 0;
+  // The user of a token hash, or nullopt.
+  virtual Result<std::optional<std::string>> UserForToken(const std::string& token_hash) = 0;
+  virtual Result<int64_t> CountApiTokens() = 0;
+  // Events of every task with id > after_id, oldest first (webhook dispatch).
+  virtual Result<std::vector<Event>> ListAllEvents(const std::string& after_id, int limit) = 0;
+  // A named durable cursor ("" when never set), e.g. the webhook dispatcher's.
+  virtual Result<std::string> GetCursor(const std::string& name) = 0;
+  virtual Status SetCursor(const std::string& name, const std::string& value) = 0;
+  virtual Status RecordDelivery(const WebhookDelivery& delivery) = 0;
+  // Newest first.
+  virtual Result<std::vector<WebhookDelivery>> ListDeliveries(int limit) = 0;
+  // job.status events entering waiting_human / succeeded / failed of tasks
+  // owned by `user`, newest first.
+  virtual Result<std::vector<Notification>> ListNotifications(const std::string& user,
+                                                              bool unread_only, int limit) = 0;
+  // Marks the given notification ids read ({} = all of the user's).
+  virtual Status MarkNotificationsRead(const std::string& user,
+                                       const std::vector<std::string>& ids) = 0;
+  virtual Result<ApiMetrics> ComputeApiMetrics() = 0;
 };
 
 struct StoreOptions {

@@ -27,7 +27,9 @@ class ServeTest : public ::testing::Test {
                               "log:\n  level: info\n"
                               "jobs:\n  poll_interval_ms: 100\n  shutdown_grace_ms: 2000\n";
     env_ = {{"MAESTRO_DATA_DIR", dir_.File("data")},
-            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)}};
+            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
+            {"MAESTRO_ADMIN_TOKEN", "tok"}};
+    token_ = "tok";
   }
 
   std::unique_ptr<Process> StartServe() {
@@ -70,7 +72,7 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
   ASSERT_TRUE(health);
   Json h = Json::parse(health->body);
   EXPECT_EQ(h["status"], "ok");
-  EXPECT_EQ(h["schema_version"], 1);
+  EXPECT_EQ(h["schema_version"], 2);
   EXPECT_TRUE(std::ifstream(dir_.File("data/maestro.db")).good()) << "SQLite under the data dir";
 
   auto created = Client().Post("/api/local/tasks", R"({"instruction":"say hi","piece":"chat"})",
@@ -124,6 +126,7 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
 
 TEST_F(ServeTest, AdminTokenIsRequiredWhenConfigured) {
   env_["MAESTRO_ADMIN_TOKEN"] = "s3cret";
+  token_.clear();
   auto serve = StartServe();
   auto anon = Client().Get("/api/local/tasks");
   ASSERT_TRUE(anon);
@@ -163,7 +166,7 @@ TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
 }
 
 TEST_F(ServeTest, CommandsFromLaterIssuesSaySoPlainly) {
-  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "piece", "lint", "x.yaml"}, env_,
+  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "run", "hello"}, env_,
                                          dir_.File("lint"));
   EXPECT_EQ(code, 3);
   EXPECT_NE(out.find("not available in this build yet"), std::string::npos) << out;
