@@ -2,6 +2,7 @@
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
+#include "cli/client.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
@@ -307,6 +309,41 @@ int main(int argc, char** argv) {
   auto* task_cancel = task->add_subcommand("cancel", "Cancel a task's jobs (and their children)");
   task_cancel->add_option("id", task_id, "Task id")->required();
 
+  // Client commands against a running server (src/cli/client.cc).
+  cli::ClientOptions remote;
+  if (const char* s = std::getenv("MAESTRO_SERVER")) remote.server = s;
+  if (const char* t = std::getenv("MAESTRO_TOKEN")) remote.token = t;
+  std::string server_flag, token_flag, text, piece_name, note, kind = "tool", request_id, scope;
+  auto remote_flags = [&](CLI::App* c) {
+    c->add_option("--server", server_flag, "Server URL (default $MAESTRO_SERVER or "
+                                           "http://127.0.0.1:8080)");
+    c->add_option("--token", token_flag, "Bearer token (default $MAESTRO_TOKEN)");
+  };
+  remote_flags(task_cancel);
+  auto* task_comment = task->add_subcommand("comment", "Post a comment (the write gate)");
+  task_comment->add_option("id", task_id, "Task id")->required();
+  task_comment->add_option("body", text, "Comment text")->required();
+  remote_flags(task_comment);
+  auto* task_continue = task->add_subcommand("continue", "Continue a finished task");
+  task_continue->add_option("id", task_id, "Task id")->required();
+  task_continue->add_option("--piece", piece_name, "Piece for the new job");
+  task_continue->add_option("--note", note, "Handoff note");
+  remote_flags(task_continue);
+  auto* task_approve = task->add_subcommand("approve", "Approve a pending request");
+  auto* task_deny = task->add_subcommand("deny", "Deny a pending request");
+  for (auto* c : {task_approve, task_deny}) {
+    c->add_option("id", task_id, "Task id")->required();
+    c->add_option("request_id", request_id, "Request id")->required();
+    c->add_option("--kind", kind, "tool | package | spawn")->capture_default_str();
+    c->add_option("--scope", scope, "Grant scope: once | task");
+    remote_flags(c);
+  }
+  bool no_follow = false;
+  auto* task_watch = task->add_subcommand("watch", "Print the task's events as they happen");
+  task_watch->add_option("id", task_id, "Task id")->required();
+  task_watch->add_flag("--no-follow", no_follow, "Print the backlog and exit");
+  remote_flags(task_watch);
+
   auto* piece = app.add_subcommand("piece", "Work with pieces");
   piece->require_subcommand(1);
   std::string piece_file;
@@ -327,7 +364,18 @@ int main(int argc, char** argv) {
   if (*task_create) return TaskCreate(config, new_task);
   if (*task_list) return TaskList(config, list_status);
   if (*task_show) return TaskShow(config, task_id);
-  if (*task_cancel) return TaskCancel(config, task_id);
+  if (!server_flag.empty()) remote.server = server_flag;
+  if (!token_flag.empty()) remote.token = token_flag;
+  // cancel goes through the server when one is named, else straight to the store.
+  bool via_server = !server_flag.empty() || std::getenv("MAESTRO_SERVER") != nullptr;
+  if (*task_cancel) {
+    return via_server ? cli::TaskCancelRemote(remote, task_id) : TaskCancel(config, task_id);
+  }
+  if (*task_comment) return cli::TaskComment(remote, task_id, text);
+  if (*task_continue) return cli::TaskContinue(remote, task_id, piece_name, note);
+  if (*task_approve) return cli::TaskDecide(remote, task_id, kind, request_id, "approve", scope);
+  if (*task_deny) return cli::TaskDecide(remote, task_id, kind, request_id, "deny", scope);
+  if (*task_watch) return cli::TaskWatch(remote, task_id, !no_follow, std::cout);
   if (*piece_lint) return engine::RunPieceLint(piece_file, std::cout, std::cerr);
   if (*piece_list) {
     auto cfg = LoadEffectiveConfig(config);

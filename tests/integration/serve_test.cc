@@ -6,6 +6,8 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "core/json.h"
@@ -173,6 +175,30 @@ TEST_F(ServeTest, CommandsFromLaterIssuesSaySoPlainly) {
   auto [vcode, vout] = testing::RunCommand({MAESTRO_BIN, "version"}, env_, dir_.File("v"));
   EXPECT_EQ(vcode, 0);
   EXPECT_NE(vout.find("maestro "), std::string::npos);
+}
+
+TEST_F(ServeTest, FirstStartCreatesAnAdminTokenFilePrintedOnce) {
+  env_.erase("MAESTRO_ADMIN_TOKEN");
+  token_.clear();
+  std::string token;
+  {
+    auto serve = StartServe();
+    std::string path = dir_.File("data") + "/admin_token";
+    std::ifstream(path) >> token;
+    ASSERT_EQ(token.size(), 64u);
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600);
+    EXPECT_NE(serve->Stdout().find(token), std::string::npos);
+    EXPECT_EQ(serve->Stderr().find(token), std::string::npos);  // not in the log
+    EXPECT_EQ(Client().Get("/api/local/tasks")->status, 401);
+    token_ = token;
+    EXPECT_EQ(Client().Get("/api/local/tasks")->status, 200);
+  }
+  // A second start keeps the token and prints nothing new.
+  auto again = StartServe();
+  EXPECT_EQ(Client().Get("/api/local/tasks")->status, 200);
+  EXPECT_EQ(again->Stdout().find(token), std::string::npos);
 }
 
 }  // namespace
