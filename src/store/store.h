@@ -161,27 +161,48 @@ class Store {
                                                 const std::string& after_id, int limit) = 0;
 
   // ---- API support (sqlite_api.cc): tokens, webhooks, notifications, metrics
+  // Not pure, so other Store implementations (test fakes) need not provide
+  // them; the defaults answer kUnimplemented.
   // Bearer tokens are stored as their SHA-256 hex only.
-  virtual Status AddApiToken(const std::string& token_hash, const std::string& user) = 0;
+  virtual Status AddApiToken(const std::string& /*token_hash*/, const std::string& /*user*/) {
+    return NoApiSupport();
+  }
   // The user of a token hash, or nullopt.
-  virtual Result<std::optional<std::string>> UserForToken(const std::string& token_hash) = 0;
-  virtual Result<int64_t> CountApiTokens() = 0;
+  virtual Result<std::optional<std::string>> UserForToken(const std::string& /*token_hash*/) {
+    return NoApiSupport();
+  }
+  virtual Result<int64_t> CountApiTokens() { return NoApiSupport(); }
   // Events of every task with id > after_id, oldest first (webhook dispatch).
-  virtual Result<std::vector<Event>> ListAllEvents(const std::string& after_id, int limit) = 0;
+  virtual Result<std::vector<Event>> ListAllEvents(const std::string& /*after_id*/,
+                                                   int /*limit*/) {
+    return NoApiSupport();
+  }
   // A named durable cursor ("" when never set), e.g. the webhook dispatcher's.
-  virtual Result<std::string> GetCursor(const std::string& name) = 0;
-  virtual Status SetCursor(const std::string& name, const std::string& value) = 0;
-  virtual Status RecordDelivery(const WebhookDelivery& delivery) = 0;
+  virtual Result<std::string> GetCursor(const std::string& /*name*/) { return NoApiSupport(); }
+  virtual Status SetCursor(const std::string& /*name*/, const std::string& /*value*/) {
+    return NoApiSupport();
+  }
+  virtual Status RecordDelivery(const WebhookDelivery& /*delivery*/) { return NoApiSupport(); }
   // Newest first.
-  virtual Result<std::vector<WebhookDelivery>> ListDeliveries(int limit) = 0;
+  virtual Result<std::vector<WebhookDelivery>> ListDeliveries(int /*limit*/) {
+    return NoApiSupport();
+  }
   // job.status events entering waiting_human / succeeded / failed of tasks
   // owned by `user`, newest first.
-  virtual Result<std::vector<Notification>> ListNotifications(const std::string& user,
-                                                              bool unread_only, int limit) = 0;
+  virtual Result<std::vector<Notification>> ListNotifications(const std::string& /*user*/,
+                                                              bool /*unread_only*/,
+                                                              int /*limit*/) {
+    return NoApiSupport();
+  }
   // Marks the given notification ids read ({} = all of the user's).
-  virtual Status MarkNotificationsRead(const std::string& user,
-                                       const std::vector<std::string>& ids) = 0;
-  virtual Result<ApiMetrics> ComputeApiMetrics() = 0;
+  virtual Status MarkNotificationsRead(const std::string& /*user*/,
+                                       const std::vector<std::string>& /*ids*/) {
+    return NoApiSupport();
+  }
+  virtual Result<ApiMetrics> ComputeApiMetrics() { return NoApiSupport(); }
+
+ private:
+  static Status NoApiSupport() { return Unimplemented("not supported by this store"); }
 };
 
 struct StoreOptions {
