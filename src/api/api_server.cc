@@ -34,7 +34,23 @@ std::string ErrorBody(const Status& st) {
 }
 
 ApiServer::ApiServer(Store& store, ApiOptions options)
-    : store_(store), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {}
+    : store_(store),
+      options_(std::move(options)),
+      auth_(store, options_.admin_token),
+      hub_(options_.job_stream_buffer),
+      server_(std::make_unique<httplib::Server>()) {}
+
+std::string ApiServer::UserOf(const httplib::Request& req) {
+  return auth_.UserFor(req.get_header_value("Authorization")).value_or("");
+}
+
+Result<Task> ApiServer::VisibleTask(const std::string& task_id, const std::string& user) {
+  auto task = store_.GetTask(task_id);
+  if (!task.ok()) return task.status();
+  // Same answer as a missing task: the id of a private task does not leak.
+  if (!api::Authenticator::Visible(*task, user)) return NotFound("task " + task_id + " not found");
+  return task;
+}
 
 ApiServer::~ApiServer() { Stop(); }
 
@@ -44,11 +60,10 @@ void ApiServer::Routes() {
   int threads = options_.server_threads;
   srv.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   srv.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    bool guarded = req.path.rfind("/api/local/", 0) == 0 || req.path == "/metrics";
-    if (!guarded || options_.admin_token.empty()) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    if (req.get_header_value("Authorization") != "Bearer " + options_.admin_token) {
+    bool guarded = req.path.rfind("/api/local/", 0) == 0 || req.path == "/metrics" ||
+                   req.path == "/api/pieces";
+    if (!guarded) return httplib::Server::HandlerResponse::Unhandled;
+    if (!auth_.UserFor(req.get_header_value("Authorization"))) {
       res.status = 401;
       res.set_content(Json{{"error", {{"code", "UNAUTHENTICATED"},
                                       {"message", "missing or wrong bearer token"}}}}
@@ -69,6 +84,8 @@ void ApiServer::Routes() {
   TaskRoutes();
   RequestRoutes();
   StreamRoutes();
+  LiveRoutes();
+  InboxRoutes();
 
   srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -97,6 +114,7 @@ Result<int> ApiServer::Start() {
 
 void ApiServer::Stop() {
   signal_.Stop();  // ends open SSE streams
+  hub_.Stop();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }

@@ -9,12 +9,18 @@
 //   GET  /api/local/tasks/:id/{tool,package,spawn}-requests
 //   POST /api/local/tasks/:id/{tool,package,spawn}-requests/:rid/decide
 //   GET  /api/local/tasks/:id/events              SSE (Last-Event-ID) or JSON polling
+//   GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
+//   GET  /api/local/notifications, POST .../read  the user's inbox
+//   POST /api/local/tokens                        admin: a bearer token for a user
+//   GET  /api/pieces                              the piece catalog
 //   GET  /metrics                                 Prometheus text
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
-// Auth: when `admin_token` is set, /api/local/* and /metrics require
-// `Authorization: Bearer <token>`; /api/health is open.
+// Auth (api/auth.h): /api/local/*, /api/pieces and /metrics require
+// `Authorization: Bearer <token>` (401 otherwise); /api/health is open. Every
+// route that names a task checks its visibility: another user's private task
+// is a 404.
 //
 // Thread safety: httplib serves requests on its own thread pool; handlers
 // only touch the thread-safe Store and EventSignal.
@@ -25,12 +31,15 @@
 #include <string>
 #include <thread>
 
+#include "api/auth.h"
 #include "api/event_signal.h"
+#include "notify/job_stream.h"
 #include "core/status.h"
 #include "store/store.h"
 
 namespace httplib {
 class Server;
+struct Request;
 }
 
 namespace maestro {
@@ -47,6 +56,10 @@ struct ApiOptions {
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
   std::function<void(const std::string& job_id)> cancel_running;
+  // The body of GET /api/pieces (engine::PieceCatalogJson); unset: 501.
+  std::function<Json()> pieces_json;
+  // Live job deltas kept per job for reconnecting clients.
+  size_t job_stream_buffer = 1024;
 };
 
 class ApiServer {
@@ -60,16 +73,28 @@ class ApiServer {
 
   // Wire StoreOptions::on_commit to signal().Notify() so SSE streams wake.
   api::EventSignal& signal() { return signal_; }
+  // The hub behind /api/local/jobs/:id/stream; give Publisher() to the engine.
+  JobStreamHub& job_streams() { return hub_; }
+  JobStreamHub::PublishFn job_publisher() { return hub_.Publisher(); }
 
  private:
   void Routes();
   void TaskRoutes();
   void RequestRoutes();
   void StreamRoutes();
+  void LiveRoutes();
+  void InboxRoutes();
+  // The authenticated user of `req` (the pre-routing handler already
+  // rejected requests without one).
+  std::string UserOf(const httplib::Request& req);
+  // The task if it exists and `user` may see it; kNotFound otherwise.
+  Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
 
   Store& store_;
   ApiOptions options_;
   api::EventSignal signal_;
+  api::Authenticator auth_;
+  JobStreamHub hub_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
 };

@@ -18,7 +18,7 @@ void ApiServer::RequestRoutes() {
 
   srv.Get(base, [this](const httplib::Request& req, httplib::Response& res) {
     std::string task_id = req.matches[1], kind = req.matches[2];
-    if (auto t = store_.GetTask(task_id); !t.ok()) return ReplyError(res, t.status());
+    if (auto t = VisibleTask(task_id, UserOf(req)); !t.ok()) return ReplyError(res, t.status());
     auto list = store_.ListRequests(task_id, kind);
     if (!list.ok()) return ReplyError(res, list.status());
     Json arr = Json::array();
@@ -29,6 +29,8 @@ void ApiServer::RequestRoutes() {
   srv.Post(base + R"(/([0-9A-Z]{26})/decide)",
            [this](const httplib::Request& req, httplib::Response& res) {
              std::string task_id = req.matches[1], kind = req.matches[2], rid = req.matches[3];
+             std::string user = UserOf(req);
+             if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(res, t.status());
              auto body = api::ParseObject(req.body);
              if (!body.ok()) return ReplyError(res, body.status());
              std::string decision, scope;
@@ -43,7 +45,7 @@ void ApiServer::RequestRoutes() {
              if (existing->task_id != task_id || existing->kind != kind) {
                return ReplyError(res, NotFound("request " + rid + " not found"));
              }
-             auto decided = store_.DecideRequest(rid, decision, scope, "user");
+             auto decided = store_.DecideRequest(rid, decision, scope, user);
              if (!decided.ok()) return ReplyError(res, decided.status());
              Json out = {{"request", api::RequestJson(*decided)}};
              if (!decided->job_id.empty()) {

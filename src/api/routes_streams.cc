@@ -35,7 +35,9 @@ void ApiServer::StreamRoutes() {
   srv.Get(R"(/api/local/tasks/([0-9a-fA-F-]{36})/events)",
           [this](const httplib::Request& req, httplib::Response& res) {
             std::string task_id = req.matches[1];
-            if (auto t = store_.GetTask(task_id); !t.ok()) return ReplyError(res, t.status());
+            if (auto t = VisibleTask(task_id, UserOf(req)); !t.ok()) {
+              return ReplyError(res, t.status());
+            }
             std::string after = req.get_header_value("Last-Event-ID");
             if (after.empty()) after = req.get_param_value("after");
             bool sse = req.get_header_value("Accept").find("text/event-stream") !=
@@ -88,6 +90,29 @@ void ApiServer::StreamRoutes() {
       out << "maestro_jobs{status=\"" << s << "\"} " << (it == counts->end() ? 0 : it->second)
           << "\n";
     }
+    auto m = store_.ComputeApiMetrics();
+    if (!m.ok()) return ReplyError(res, m.status());
+    out << "# HELP maestro_queue_wait_seconds Time from job creation to start.\n"
+        << "# TYPE maestro_queue_wait_seconds summary\n"
+        << "maestro_queue_wait_seconds_sum " << static_cast<double>(m->queue_wait_sum_ms) / 1000.0
+        << "\nmaestro_queue_wait_seconds_count " << m->queue_wait_count << "\n";
+    out << "# HELP maestro_llm_calls_total LLM calls recorded as llm.call events.\n"
+        << "# TYPE maestro_llm_calls_total counter\nmaestro_llm_calls_total " << m->llm_calls
+        << "\n# HELP maestro_llm_tokens_total LLM tokens by kind.\n"
+        << "# TYPE maestro_llm_tokens_total counter\n"
+        << "maestro_llm_tokens_total{kind=\"prompt\"} " << m->prompt_tokens << "\n"
+        << "maestro_llm_tokens_total{kind=\"cached_prompt\"} " << m->cached_prompt_tokens << "\n"
+        << "maestro_llm_tokens_total{kind=\"completion\"} " << m->completion_tokens << "\n";
+    double ratio = m->prompt_tokens > 0 ? static_cast<double>(m->cached_prompt_tokens) /
+                                              static_cast<double>(m->prompt_tokens)
+                                        : 0.0;
+    out << "# HELP maestro_llm_cache_reuse_ratio Cached prompt tokens / prompt tokens.\n"
+        << "# TYPE maestro_llm_cache_reuse_ratio gauge\nmaestro_llm_cache_reuse_ratio " << ratio
+        << "\n# HELP maestro_webhook_deliveries_total Webhook delivery attempts by result.\n"
+        << "# TYPE maestro_webhook_deliveries_total counter\n"
+        << "maestro_webhook_deliveries_total{result=\"ok\"} " << m->webhook_deliveries_ok
+        << "\nmaestro_webhook_deliveries_total{result=\"failed\"} "
+        << m->webhook_deliveries_failed << "\n";
     res.set_content(out.str(), "text/plain; version=0.0.4");
   });
 }

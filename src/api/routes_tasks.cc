@@ -39,6 +39,7 @@ void ApiServer::TaskRoutes() {
   srv.Post("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     auto in = ParseNewTask(req.body);
     if (!in.ok()) return ReplyError(res, in.status());
+    in->owner = UserOf(req);
     auto created = store_.CreateTask(*in);
     if (!created.ok()) return ReplyError(res, created.status());
     Reply(res, 201, {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
@@ -47,14 +48,17 @@ void ApiServer::TaskRoutes() {
   srv.Get("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     auto tasks = store_.ListTasks(req.get_param_value("status"), 200);
     if (!tasks.ok()) return ReplyError(res, tasks.status());
+    std::string user = UserOf(req);
     Json arr = Json::array();
-    for (const auto& t : *tasks) arr.push_back(api::TaskJson(t));
+    for (const auto& t : *tasks) {
+      if (api::Authenticator::Visible(t, user)) arr.push_back(api::TaskJson(t));
+    }
     Reply(res, 200, {{"tasks", arr}});
   });
 
   srv.Get(kTaskPath, [this](const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
-    auto task = store_.GetTask(id);
+    auto task = VisibleTask(id, UserOf(req));
     if (!task.ok()) return ReplyError(res, task.status());
     auto jobs = store_.ListJobs(id);
     if (!jobs.ok()) return ReplyError(res, jobs.status());
@@ -76,7 +80,7 @@ void ApiServer::TaskRoutes() {
   srv.Get(std::string(kTaskPath) + "/comments",
           [this](const httplib::Request& req, httplib::Response& res) {
             std::string id = req.matches[1];
-            if (auto t = store_.GetTask(id); !t.ok()) return ReplyError(res, t.status());
+            if (auto t = VisibleTask(id, UserOf(req)); !t.ok()) return ReplyError(res, t.status());
             auto comments = store_.ListComments(id);
             if (!comments.ok()) return ReplyError(res, comments.status());
             Json arr = Json::array();
@@ -86,13 +90,17 @@ void ApiServer::TaskRoutes() {
 
   srv.Post(std::string(kTaskPath) + "/comments",
            [this](const httplib::Request& req, httplib::Response& res) {
+             std::string user = UserOf(req);
+             if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
+               return ReplyError(res, t.status());
+             }
              auto body = api::ParseObject(req.body);
              if (!body.ok()) return ReplyError(res, body.status());
              std::string text;
              if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
                return ReplyError(res, st);
              }
-             auto r = store_.PostComment(req.matches[1], "user", text);
+             auto r = store_.PostComment(req.matches[1], user, text);
              if (!r.ok()) return ReplyError(res, r.status());
              Reply(res, 201,
                    {{"comment", api::CommentJson(r->comment)},
@@ -102,6 +110,10 @@ void ApiServer::TaskRoutes() {
 
   srv.Post(std::string(kTaskPath) + "/continue",
            [this](const httplib::Request& req, httplib::Response& res) {
+             std::string user = UserOf(req);
+             if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
+               return ReplyError(res, t.status());
+             }
              Json body = Json::object();
              if (!req.body.empty()) {
                auto parsed = api::ParseObject(req.body);
@@ -115,7 +127,7 @@ void ApiServer::TaskRoutes() {
              if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
                return ReplyError(res, st);
              }
-             auto r = store_.ContinueTask(req.matches[1], piece, "user", note);
+             auto r = store_.ContinueTask(req.matches[1], piece, user, note);
              if (!r.ok()) return ReplyError(res, r.status());
              Reply(res, 201, {{"job", api::JobJson(r->job)},
                               {"comment", api::CommentJson(r->handoff)}});
@@ -124,11 +136,9 @@ void ApiServer::TaskRoutes() {
   srv.Post(std::string(kTaskPath) + "/cancel",
            [this](const httplib::Request& req, httplib::Response& res) {
              std::string id = req.matches[1];
+             if (auto t = VisibleTask(id, UserOf(req)); !t.ok()) return ReplyError(res, t.status());
              auto jobs = store_.ListJobs(id);
              if (!jobs.ok()) return ReplyError(res, jobs.status());
-             if (jobs->empty()) {
-               if (auto t = store_.GetTask(id); !t.ok()) return ReplyError(res, t.status());
-             }
              CancelReport total;
              for (const auto& j : *jobs) {
                if (IsTerminal(j.status)) continue;

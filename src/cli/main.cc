@@ -2,6 +2,7 @@
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -16,10 +17,13 @@
 
 #include "api/api_server.h"
 #include "context/context_startup.h"
+#include "cli/client.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "engine/piece_catalog.h"
 #include "engine/piece_commands.h"
 #include "engine_setup.h"
+#include "notify/webhooks.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
 #include "worker/lease_sweeper.h"
@@ -82,6 +86,8 @@ Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<
 struct Hooks {
   std::atomic<WorkerPool*> pool{nullptr};
   std::atomic<api::EventSignal*> signal{nullptr};
+  std::atomic<WebhookDispatcher*> webhooks{nullptr};
+  std::atomic<JobStreamHub*> streams{nullptr};  // the API's live job streams
 };
 
 Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
@@ -94,6 +100,7 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
       },
       [hooks] {
         if (api::EventSignal* s = hooks->signal) s->Notify();
+        if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
       });
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
@@ -141,10 +148,31 @@ int Serve(const std::string& config_path, bool with_api) {
   if (!cfg.ok()) return Fail(cfg.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
   auto hooks = std::make_shared<Hooks>();
-  auto rt = StartRuntime(*cfg, hooks);
+  // Engine deltas (text, tool calls, retries...) go to the API's live job
+  // stream once the API exists; `maestro worker` has none and drops them.
+  auto rt = StartRuntime(*cfg, hooks, [hooks](const std::string& job_id, const Json& delta) {
+    if (JobStreamHub* h = hooks->streams) h->Publish(job_id, delta);
+  });
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
+  std::unique_ptr<WebhookDispatcher> webhooks;
   if (with_api) {
+    if (cfg->admin_token.empty()) {
+      auto created = api::EnsureAdminToken(*rt->store, cfg->data_dir);
+      if (!created.ok()) return Fail(created.status());
+      // Printed once, on stdout only (never logged): later starts reuse it.
+      if (created->has_value()) {
+        std::cout << "maestro: admin token (also in " << cfg->data_dir
+                  << "/admin_token, mode 0600): " << **created << std::endl;
+      }
+    }
+    if (!cfg->webhooks.empty()) {
+      WebhookOptions wo;
+      wo.hooks = cfg->webhooks;
+      webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
+      hooks->webhooks = webhooks.get();
+      webhooks->Start();
+    }
     ApiOptions ao;
     ao.host = cfg->listen_host;
     ao.port = cfg->listen_port;
@@ -154,15 +182,19 @@ int Serve(const std::string& config_path, bool with_api) {
     ao.workers = cfg->workers;
     WorkerPool* pool = rt->pool.get();
     ao.cancel_running = [pool](const std::string& job_id) { pool->CancelRunning(job_id); };
+    std::string data_dir = cfg->data_dir;
+    ao.pieces_json = [data_dir] {
+      engine::PieceCatalogOptions po;
+      po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
+      return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
+    };
     api = std::make_unique<ApiServer>(*rt->store, ao);
     hooks->signal = &api->signal();
+    hooks->streams = &api->job_streams();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
     spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={}",
                  cfg->listen_host, *port, cfg->data_dir, cfg->workers);
-    if (cfg->admin_token.empty()) {
-      spdlog::warn("no admin token set (MAESTRO_ADMIN_TOKEN): the API is open to local users");
-    }
   } else {
     spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
   }
@@ -170,6 +202,9 @@ int Serve(const std::string& config_path, bool with_api) {
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
   if (api) api->Stop();
   hooks->signal = nullptr;
+  hooks->webhooks = nullptr;
+  hooks->streams = nullptr;
+  if (webhooks) webhooks->Stop();
   rt->pool->Shutdown();
   rt->sweeper->Stop();
   rt->janitor->Stop();
@@ -343,6 +378,41 @@ int main(int argc, char** argv) {
   auto* task_cancel = task->add_subcommand("cancel", "Cancel a task's jobs (and their children)");
   task_cancel->add_option("id", task_id, "Task id")->required();
 
+  // Client commands against a running server (src/cli/client.cc).
+  cli::ClientOptions remote;
+  if (const char* s = std::getenv("MAESTRO_SERVER")) remote.server = s;
+  if (const char* t = std::getenv("MAESTRO_TOKEN")) remote.token = t;
+  std::string server_flag, token_flag, text, piece_name, note, kind = "tool", request_id, scope;
+  auto remote_flags = [&](CLI::App* c) {
+    c->add_option("--server", server_flag, "Server URL (default $MAESTRO_SERVER or "
+                                           "http://127.0.0.1:8080)");
+    c->add_option("--token", token_flag, "Bearer token (default $MAESTRO_TOKEN)");
+  };
+  remote_flags(task_cancel);
+  auto* task_comment = task->add_subcommand("comment", "Post a comment (the write gate)");
+  task_comment->add_option("id", task_id, "Task id")->required();
+  task_comment->add_option("body", text, "Comment text")->required();
+  remote_flags(task_comment);
+  auto* task_continue = task->add_subcommand("continue", "Continue a finished task");
+  task_continue->add_option("id", task_id, "Task id")->required();
+  task_continue->add_option("--piece", piece_name, "Piece for the new job");
+  task_continue->add_option("--note", note, "Handoff note");
+  remote_flags(task_continue);
+  auto* task_approve = task->add_subcommand("approve", "Approve a pending request");
+  auto* task_deny = task->add_subcommand("deny", "Deny a pending request");
+  for (auto* c : {task_approve, task_deny}) {
+    c->add_option("id", task_id, "Task id")->required();
+    c->add_option("request_id", request_id, "Request id")->required();
+    c->add_option("--kind", kind, "tool | package | spawn")->capture_default_str();
+    c->add_option("--scope", scope, "Grant scope: once | task");
+    remote_flags(c);
+  }
+  bool no_follow = false;
+  auto* task_watch = task->add_subcommand("watch", "Print the task's events as they happen");
+  task_watch->add_option("id", task_id, "Task id")->required();
+  task_watch->add_flag("--no-follow", no_follow, "Print the backlog and exit");
+  remote_flags(task_watch);
+
   auto* piece = app.add_subcommand("piece", "Work with pieces");
   piece->require_subcommand(1);
   std::string piece_file;
@@ -363,7 +433,18 @@ int main(int argc, char** argv) {
   if (*task_create) return TaskCreate(config, new_task);
   if (*task_list) return TaskList(config, list_status);
   if (*task_show) return TaskShow(config, task_id);
-  if (*task_cancel) return TaskCancel(config, task_id);
+  if (!server_flag.empty()) remote.server = server_flag;
+  if (!token_flag.empty()) remote.token = token_flag;
+  // cancel goes through the server when one is named, else straight to the store.
+  bool via_server = !server_flag.empty() || std::getenv("MAESTRO_SERVER") != nullptr;
+  if (*task_cancel) {
+    return via_server ? cli::TaskCancelRemote(remote, task_id) : TaskCancel(config, task_id);
+  }
+  if (*task_comment) return cli::TaskComment(remote, task_id, text);
+  if (*task_continue) return cli::TaskContinue(remote, task_id, piece_name, note);
+  if (*task_approve) return cli::TaskDecide(remote, task_id, kind, request_id, "approve", scope);
+  if (*task_deny) return cli::TaskDecide(remote, task_id, kind, request_id, "deny", scope);
+  if (*task_watch) return cli::TaskWatch(remote, task_id, !no_follow, std::cout);
   if (*piece_lint) return engine::RunPieceLint(piece_file, std::cout, std::cerr);
   if (*piece_list) {
     auto cfg = LoadEffectiveConfig(config);

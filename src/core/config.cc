@@ -92,6 +92,7 @@ const std::map<std::string, Setter>& Keys() {
       {"llm.headers", nullptr},
       {"llm_profiles", nullptr},
       {"context_storage", nullptr},
+      {"webhooks", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
       {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
       {"jobs.sweep_interval_ms",
@@ -185,6 +186,41 @@ Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& pat
   return Status::Ok();
 }
 
+// `webhooks: [{url, secret, events?: [type...]}]`.
+Status ApplyWebhooks(Config& cfg, const YAML::Node& list, const std::string& path) {
+  if (!list.IsSequence()) {
+    return InvalidArgument(fmt::format("{}: 'webhooks' must be a list", YamlPosition(path, list)),
+                           "webhooks");
+  }
+  for (const auto& item : list) {
+    std::string pos = YamlPosition(path, item);
+    if (!item.IsMap() || !item["url"] || !item["url"].IsScalar()) {
+      return InvalidArgument(fmt::format("{}: each webhook needs a 'url'", pos), "webhooks");
+    }
+    WebhookConfig w;
+    for (const auto& kv : item) {
+      std::string k = kv.first.as<std::string>();
+      if (k == "url" && kv.second.IsScalar()) {
+        w.url = kv.second.Scalar();
+      } else if (k == "secret" && kv.second.IsScalar()) {
+        w.secret = kv.second.Scalar();
+      } else if (k == "events" && kv.second.IsSequence()) {
+        for (const auto& e : kv.second) w.events.push_back(e.Scalar());
+      } else {
+        return InvalidArgument(fmt::format("{}: unknown or malformed webhook key '{}'", pos, k),
+                               "webhooks");
+      }
+    }
+    if (w.url.rfind("http://", 0) != 0 && w.url.rfind("https://", 0) != 0) {
+      return InvalidArgument(fmt::format("{}: webhook url must start with http:// or https://",
+                                         pos),
+                             "webhooks");
+    }
+    cfg.webhooks.push_back(std::move(w));
+  }
+  return Status::Ok();
+}
+
 Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
                     const std::string& path) {
   if (!map.IsMap()) {
@@ -210,6 +246,10 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     }
     if (key == "llm_profiles") {
       MAESTRO_RETURN_IF_ERROR(ApplyProfiles(cfg, kv.second, path));
+      continue;
+    }
+    if (key == "webhooks") {
+      MAESTRO_RETURN_IF_ERROR(ApplyWebhooks(cfg, kv.second, path));
       continue;
     }
     auto it = Keys().find(key);

@@ -48,6 +48,15 @@ struct LlmConfig {
   int max_attempts = 4;               // per call, retries included
 };
 
+// A webhook: events are POSTed to `url`, signed with HMAC-SHA256 of the body
+// under `secret` (header X-Maestro-Signature: sha256=<hex>). `events` lists
+// event types to send (empty: all).
+struct WebhookConfig {
+  std::string url;
+  std::string secret;
+  std::vector<std::string> events;
+};
+
 struct Config {
   std::string data_dir = "./data";
   std::string listen_host = "127.0.0.1";
@@ -64,6 +73,7 @@ struct Config {
   Json context_storage = Json::object();
   std::string context_storage_where;
   JobsConfig jobs;
+  std::vector<WebhookConfig> webhooks;
 
   // Non-fatal remarks found while loading (unknown MAESTRO_* variables).
   std::vector<std::string> warnings;

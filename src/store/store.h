@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/api_types.h"
 #include "store/types.h"
 
 namespace maestro {
@@ -158,6 +159,50 @@ class Store {
   // Event ids are decimal integers that only grow (the SSE Last-Event-ID).
   virtual Result<std::vector<Event>> ListEvents(const std::string& task_id,
                                                 const std::string& after_id, int limit) = 0;
+
+  // ---- API support (sqlite_api.cc): tokens, webhooks, notifications, metrics
+  // Not pure, so other Store implementations (test fakes) need not provide
+  // them; the defaults answer kUnimplemented.
+  // Bearer tokens are stored as their SHA-256 hex only.
+  virtual Status AddApiToken(const std::string& /*token_hash*/, const std::string& /*user*/) {
+    return NoApiSupport();
+  }
+  // The user of a token hash, or nullopt.
+  virtual Result<std::optional<std::string>> UserForToken(const std::string& /*token_hash*/) {
+    return NoApiSupport();
+  }
+  virtual Result<int64_t> CountApiTokens() { return NoApiSupport(); }
+  // Events of every task with id > after_id, oldest first (webhook dispatch).
+  virtual Result<std::vector<Event>> ListAllEvents(const std::string& /*after_id*/,
+                                                   int /*limit*/) {
+    return NoApiSupport();
+  }
+  // A named durable cursor ("" when never set), e.g. the webhook dispatcher's.
+  virtual Result<std::string> GetCursor(const std::string& /*name*/) { return NoApiSupport(); }
+  virtual Status SetCursor(const std::string& /*name*/, const std::string& /*value*/) {
+    return NoApiSupport();
+  }
+  virtual Status RecordDelivery(const WebhookDelivery& /*delivery*/) { return NoApiSupport(); }
+  // Newest first.
+  virtual Result<std::vector<WebhookDelivery>> ListDeliveries(int /*limit*/) {
+    return NoApiSupport();
+  }
+  // job.status events entering waiting_human / succeeded / failed of tasks
+  // owned by `user`, newest first.
+  virtual Result<std::vector<Notification>> ListNotifications(const std::string& /*user*/,
+                                                              bool /*unread_only*/,
+                                                              int /*limit*/) {
+    return NoApiSupport();
+  }
+  // Marks the given notification ids read ({} = all of the user's).
+  virtual Status MarkNotificationsRead(const std::string& /*user*/,
+                                       const std::vector<std::string>& /*ids*/) {
+    return NoApiSupport();
+  }
+  virtual Result<ApiMetrics> ComputeApiMetrics() { return NoApiSupport(); }
+
+ private:
+  static Status NoApiSupport() { return Unimplemented("not supported by this store"); }
 };
 
 struct StoreOptions {

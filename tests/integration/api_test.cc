@@ -176,5 +176,41 @@ TEST_F(ApiTest, MetricsCountJobsByStatus) {
   EXPECT_NE(r->body.find("maestro_jobs{status=\"queued\"} 2"), std::string::npos) << r->body;
 }
 
+TEST_F(ApiTest, CliClientDrivesTheRunningServer) {
+  std::string id = NewTask();
+  std::string server = "http://127.0.0.1:" + std::to_string(port_);
+  auto run = [&](std::vector<std::string> args, const std::string& token, const char* name) {
+    std::vector<std::string> argv = {MAESTRO_BIN, "task"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--server", server, "--token", token});
+    return testing::RunCommand(argv, {}, dir_.File(name));
+  };
+  auto [c1, out1] = run({"comment", id, "make it rhyme"}, "tok", "comment");
+  EXPECT_EQ(c1, 0) << out1;
+  EXPECT_NE(out1.find("\"outcome\": \"reused\""), std::string::npos) << out1;
+  // The comment is in the task's comments.
+  auto [code, comments] = Get("/api/local/tasks/" + id + "/comments");
+  EXPECT_NE(comments.dump().find("make it rhyme"), std::string::npos);
+  // A wrong token is refused with exit code 2, and the token is not echoed.
+  auto [c2, out2] = run({"comment", id, "x"}, "wrong-token", "denied");
+  EXPECT_EQ(c2, 2) << out2;
+  EXPECT_EQ(out2.find("wrong-token"), std::string::npos);
+  // Deciding an unknown request is a 404 -> exit code 2.
+  auto [c3, out3] = run({"approve", id, "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "tok", "approve");
+  EXPECT_EQ(c3, 2) << out3;
+  // continue is refused while the job is not finished (409 -> 2).
+  auto [c4, out4] = run({"continue", id}, "tok", "continue");
+  EXPECT_EQ(c4, 2) << out4;
+  // cancel, then watch renders the events through the terminal job.status.
+  auto [c5, out5] = run({"cancel", id}, "tok", "cancel");
+  EXPECT_EQ(c5, 0) << out5;
+  auto [c6, out6] = run({"watch", id}, "tok", "watch");
+  EXPECT_EQ(c6, 0) << out6;
+  EXPECT_NE(out6.find(" task.created"), std::string::npos) << out6;
+  EXPECT_NE(out6.find(" comment.created"), std::string::npos) << out6;
+  EXPECT_NE(out6.find("job.status"), std::string::npos) << out6;
+  EXPECT_NE(out6.find("to=cancelled"), std::string::npos) << out6;
+}
+
 }  // namespace
 }  // namespace maestro

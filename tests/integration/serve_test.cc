@@ -6,6 +6,8 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "core/json.h"
@@ -27,7 +29,9 @@ class ServeTest : public ::testing::Test {
                               "log:\n  level: info\n"
                               "jobs:\n  poll_interval_ms: 100\n  shutdown_grace_ms: 2000\n";
     env_ = {{"MAESTRO_DATA_DIR", dir_.File("data")},
-            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)}};
+            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
+            {"MAESTRO_ADMIN_TOKEN", "tok"}};
+    token_ = "tok";
   }
 
   std::unique_ptr<Process> StartServe() {
@@ -70,7 +74,7 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
   ASSERT_TRUE(health);
   Json h = Json::parse(health->body);
   EXPECT_EQ(h["status"], "ok");
-  EXPECT_EQ(h["schema_version"], 1);
+  EXPECT_EQ(h["schema_version"], 2);
   EXPECT_TRUE(std::ifstream(dir_.File("data/maestro.db")).good()) << "SQLite under the data dir";
 
   auto created = Client().Post("/api/local/tasks", R"({"instruction":"say hi","piece":"chat"})",
@@ -124,6 +128,7 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
 
 TEST_F(ServeTest, AdminTokenIsRequiredWhenConfigured) {
   env_["MAESTRO_ADMIN_TOKEN"] = "s3cret";
+  token_.clear();
   auto serve = StartServe();
   auto anon = Client().Get("/api/local/tasks");
   ASSERT_TRUE(anon);
@@ -178,6 +183,30 @@ TEST_F(ServeTest, PieceLintReportsFileLineColumnAndListShowsBuiltins) {
   auto [vcode, vout] = testing::RunCommand({MAESTRO_BIN, "version"}, env_, dir_.File("v"));
   EXPECT_EQ(vcode, 0);
   EXPECT_NE(vout.find("maestro "), std::string::npos);
+}
+
+TEST_F(ServeTest, FirstStartCreatesAnAdminTokenFilePrintedOnce) {
+  env_.erase("MAESTRO_ADMIN_TOKEN");
+  token_.clear();
+  std::string token;
+  {
+    auto serve = StartServe();
+    std::string path = dir_.File("data") + "/admin_token";
+    std::ifstream(path) >> token;
+    ASSERT_EQ(token.size(), 64u);
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600);
+    EXPECT_NE(serve->Stdout().find(token), std::string::npos);
+    EXPECT_EQ(serve->Stderr().find(token), std::string::npos);  // not in the log
+    EXPECT_EQ(Client().Get("/api/local/tasks")->status, 401);
+    token_ = token;
+    EXPECT_EQ(Client().Get("/api/local/tasks")->status, 200);
+  }
+  // A second start keeps the token and prints nothing new.
+  auto again = StartServe();
+  EXPECT_EQ(Client().Get("/api/local/tasks")->status, 200);
+  EXPECT_EQ(again->Stdout().find(token), std::string::npos);
 }
 
 }  // namespace

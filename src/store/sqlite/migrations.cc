@@ -137,6 +137,35 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_task ON events(task_id, id);
 )sql"},
+      {2, "api tokens, webhook deliveries, notification reads", R"sql(
+-- Bearer tokens: only the SHA-256 hex of a token is stored.
+CREATE TABLE api_tokens (
+  token_hash TEXT PRIMARY KEY,
+  user       TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+-- Durable named cursors (the webhook dispatcher's last delivered event id).
+CREATE TABLE cursors (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE webhook_deliveries (
+  id          INTEGER PRIMARY KEY,
+  event_id    INTEGER NOT NULL,
+  url         TEXT NOT NULL,
+  attempt     INTEGER NOT NULL,
+  http_status INTEGER NOT NULL DEFAULT 0,
+  ok          INTEGER NOT NULL,
+  error       TEXT NOT NULL DEFAULT '',
+  created_at  INTEGER NOT NULL
+);
+CREATE TABLE notification_reads (
+  user     TEXT NOT NULL,
+  event_id INTEGER NOT NULL,
+  PRIMARY KEY (user, event_id)
+);
+CREATE INDEX events_by_type ON events(type, id);
+)sql"},
   };
   return m;
 }

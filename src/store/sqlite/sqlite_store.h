@@ -78,6 +78,20 @@ class SqliteStore final : public Store {
   Result<std::vector<Event>> ListEvents(const std::string& task_id, const std::string& after_id,
                                         int limit) override;
 
+  Status AddApiToken(const std::string& token_hash, const std::string& user) override;
+  Result<std::optional<std::string>> UserForToken(const std::string& token_hash) override;
+  Result<int64_t> CountApiTokens() override;
+  Result<std::vector<Event>> ListAllEvents(const std::string& after_id, int limit) override;
+  Result<std::string> GetCursor(const std::string& name) override;
+  Status SetCursor(const std::string& name, const std::string& value) override;
+  Status RecordDelivery(const WebhookDelivery& delivery) override;
+  Result<std::vector<WebhookDelivery>> ListDeliveries(int limit) override;
+  Result<std::vector<Notification>> ListNotifications(const std::string& user, bool unread_only,
+                                                      int limit) override;
+  Status MarkNotificationsRead(const std::string& user,
+                               const std::vector<std::string>& ids) override;
+  Result<ApiMetrics> ComputeApiMetrics() override;
+
   // Schema version after migrations (for tests and `maestro version`).
   Result<int> SchemaVersion();
 

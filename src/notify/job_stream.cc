@@ -1,0 +1,75 @@
+#include "notify/job_stream.h"
+
+namespace maestro {
+
+JobStreamHub::JobStreamHub(size_t ring_capacity, size_t max_jobs)
+    : capacity_(ring_capacity == 0 ? 1 : ring_capacity), max_jobs_(max_jobs == 0 ? 1 : max_jobs) {}
+
+uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta) {
+  uint64_t seq = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rings_.find(job_id) == rings_.end()) EvictIfFull();
+    Ring& ring = rings_[job_id];
+    seq = ring.next_seq++;
+    ring.deltas.push_back(JobDelta{seq, delta});
+    if (ring.deltas.size() > capacity_) ring.deltas.pop_front();
+    ring.touched = ++publishes_;
+  }
+  cv_.notify_all();
+  return seq;
+}
+
+JobStreamHub::PublishFn JobStreamHub::Publisher() {
+  return [this](const std::string& job_id, const Json& delta) { Publish(job_id, delta); };
+}
+
+void JobStreamHub::EvictIfFull() {
+  while (rings_.size() >= max_jobs_) {
+    auto oldest = rings_.begin();
+    for (auto it = rings_.begin(); it != rings_.end(); ++it) {
+      if (it->second.touched < oldest->second.touched) oldest = it;
+    }
+    rings_.erase(oldest);
+  }
+}
+
+JobStreamHub::ReadResult JobStreamHub::Collect(const std::string& job_id, uint64_t after) const {
+  ReadResult out;
+  auto it = rings_.find(job_id);
+  if (it == rings_.end()) return out;
+  const auto& deltas = it->second.deltas;
+  if (!deltas.empty() && deltas.front().seq > after + 1) out.truncated = true;
+  for (const auto& d : deltas) {
+    if (d.seq > after) out.deltas.push_back(d);
+  }
+  return out;
+}
+
+JobStreamHub::ReadResult JobStreamHub::ReadAfter(const std::string& job_id, uint64_t after,
+                                                 std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ReadResult out = Collect(job_id, after);
+  if (!out.deltas.empty() || stopped_) return out;
+  cv_.wait_for(lock, timeout, [&] {
+    if (stopped_) return true;
+    auto it = rings_.find(job_id);
+    return it != rings_.end() && it->second.next_seq > after + 1;
+  });
+  return Collect(job_id, after);
+}
+
+void JobStreamHub::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool JobStreamHub::stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
+}  // namespace maestro

@@ -1,0 +1,81 @@
+// JobStreamHub: in-process pub/sub of a running job's live deltas (text,
+// reasoning, tool call start/args/result, LLM state, retries...).
+//
+// Where it sits: the engine publishes each delta of a job as it happens
+// (Publisher() is the std::function it is given); `GET /api/local/jobs/:id/
+// stream` reads them as SSE. Deltas are NOT persisted: they are the live view,
+// the task's events table stays the durable record.
+//
+// Each job has a bounded ring buffer of its newest deltas, each with a
+// sequence number starting at 1, so a client that reconnects with
+// Last-Event-ID gets what it missed while it is still in the buffer (the
+// reply says `truncated` when older deltas were already dropped). Publish
+// never blocks on readers: a slow or vanished client cannot slow a job.
+// At most `max_jobs` buffers are kept; the least recently published is
+// dropped first.
+//
+// Thread safety: all methods may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace maestro {
+
+struct JobDelta {
+  uint64_t seq = 0;
+  Json data;
+};
+
+class JobStreamHub {
+ public:
+  using PublishFn = std::function<void(const std::string& job_id, const Json& delta)>;
+
+  explicit JobStreamHub(size_t ring_capacity = 1024, size_t max_jobs = 512);
+
+  // Appends `delta` to the job's buffer with the next sequence number and
+  // wakes the readers. Returns the sequence number.
+  uint64_t Publish(const std::string& job_id, const Json& delta);
+  // A callable for the engine (valid while the hub lives).
+  PublishFn Publisher();
+
+  struct ReadResult {
+    std::vector<JobDelta> deltas;  // seq > after, oldest first
+    bool truncated = false;        // deltas after `after` were already dropped
+  };
+  // Buffered deltas with seq > after; when there are none, waits up to
+  // `timeout` for one (or Stop()).
+  ReadResult ReadAfter(const std::string& job_id, uint64_t after,
+                       std::chrono::milliseconds timeout);
+  // Wakes all readers for good (server shutdown).
+  void Stop();
+  bool stopped() const;
+
+ private:
+  struct Ring {
+    std::deque<JobDelta> deltas;
+    uint64_t next_seq = 1;
+    uint64_t touched = 0;  // publish counter at the last publish (LRU)
+  };
+  ReadResult Collect(const std::string& job_id, uint64_t after) const;  // mu_ held
+  void EvictIfFull();                                                   // mu_ held
+
+  const size_t capacity_;
+  const size_t max_jobs_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Ring> rings_;  // GUARDED_BY(mu_)
+  uint64_t publishes_ = 0;             // GUARDED_BY(mu_)
+  bool stopped_ = false;               // GUARDED_BY(mu_)
+};
+
+}  // namespace maestro

@@ -1,0 +1,150 @@
+#include "notify/webhooks.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+namespace maestro {
+
+namespace {
+
+// Splits "http://host:port/path?q" into ("http://host:port", "/path?q").
+std::pair<std::string, std::string> SplitUrl(const std::string& url) {
+  auto scheme_end = url.find("://");
+  auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+  if (path_start == std::string::npos) return {url, "/"};
+  return {url.substr(0, path_start), url.substr(path_start)};
+}
+
+Json EventBody(const Event& e) {
+  return {{"id", e.id},           {"type", e.type},       {"task_id", e.task_id},
+          {"job_id", e.job_id},   {"payload", e.payload}, {"created_at", e.created_at}};
+}
+
+bool Wanted(const WebhookConfig& hook, const Event& e) {
+  return hook.events.empty() ||
+         std::find(hook.events.begin(), hook.events.end(), e.type) != hook.events.end();
+}
+
+}  // namespace
+
+std::string HmacSha256Hex(const std::string& key, const std::string& body) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac, &len);
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[mac[i] >> 4];
+    out += kHex[mac[i] & 15];
+  }
+  return out;
+}
+
+WebhookDispatcher::WebhookDispatcher(Store& store, WebhookOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+WebhookDispatcher::~WebhookDispatcher() { Stop(); }
+
+void WebhookDispatcher::Start() {
+  for (const auto& hook : options_.hooks) {
+    threads_.emplace_back([this, hook] { Run(hook); });
+  }
+}
+
+void WebhookDispatcher::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;
+  }
+  cv_.notify_all();
+}
+
+void WebhookDispatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+bool WebhookDispatcher::Sleep(int64_t ms, bool wake_on_notify) {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seen = generation_;
+  cv_.wait_for(lock, std::chrono::milliseconds(ms),
+               [&] { return stopped_ || (wake_on_notify && generation_ != seen); });
+  return !stopped_;
+}
+
+void WebhookDispatcher::Run(const WebhookConfig& hook) {
+  const std::string cursor_name = "webhook:" + hook.url;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+    }
+    auto cursor = store_.GetCursor(cursor_name);
+    auto events = cursor.ok() ? store_.ListAllEvents(*cursor, 100)
+                              : Result<std::vector<Event>>(cursor.status());
+    if (!events.ok()) {
+      spdlog::warn("webhook: cannot read events: {}", events.status().message());
+      if (!Sleep(options_.poll_ms, false)) return;
+      continue;
+    }
+    for (const auto& e : *events) {
+      if (Wanted(hook, e) && !Deliver(hook, e)) return;
+      if (Status st = store_.SetCursor(cursor_name, e.id); !st.ok()) {
+        spdlog::warn("webhook: cannot save cursor: {}", st.message());
+      }
+    }
+    if (events->empty() && !Sleep(options_.poll_ms, true)) return;
+  }
+}
+
+bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
+  const std::string body = EventBody(e).dump();
+  const std::string signature = "sha256=" + HmacSha256Hex(hook.secret, body);
+  auto [base, path] = SplitUrl(hook.url);
+  int64_t backoff = options_.initial_backoff_ms;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    httplib::Client client(base);
+    client.set_connection_timeout(std::chrono::milliseconds(options_.timeout_ms));
+    client.set_read_timeout(std::chrono::milliseconds(options_.timeout_ms));
+    httplib::Headers headers = {{"X-Maestro-Signature", signature},
+                                {"X-Maestro-Event", e.type},
+                                {"X-Maestro-Delivery", e.id}};
+    auto res = client.Post(path, headers, body, "application/json");
+    WebhookDelivery d;
+    d.event_id = e.id;
+    d.url = hook.url;
+    d.attempt = attempt;
+    if (res) {
+      d.http_status = res->status;
+      d.ok = res->status >= 200 && res->status < 300;
+      if (!d.ok) d.error = "HTTP " + std::to_string(res->status);
+    } else {
+      d.error = httplib::to_string(res.error());
+    }
+    if (Status st = store_.RecordDelivery(d); !st.ok()) {
+      spdlog::warn("webhook: cannot record delivery: {}", st.message());
+    }
+    if (d.ok) return true;
+    spdlog::warn("webhook {} event {} attempt {}/{} failed: {}", hook.url, e.id, attempt,
+                 options_.max_attempts, d.error);
+    if (attempt == options_.max_attempts) break;
+    if (!Sleep(backoff, false)) return false;
+    backoff = std::min(backoff * 2, options_.max_backoff_ms);
+  }
+  return true;  // given up; the log has every attempt
+}
+
+}  // namespace maestro

@@ -1,0 +1,48 @@
+// Value types of the API-support part of the Store: bearer tokens, webhook
+// deliveries, notifications and the aggregates /metrics reads. Plain data;
+// no thread-safety concerns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/clock.h"
+#include "core/json.h"
+
+namespace maestro {
+
+// One attempt to deliver one event to one webhook URL (the delivery log).
+struct WebhookDelivery {
+  std::string event_id;
+  std::string url;
+  int attempt = 0;
+  int http_status = 0;  // 0: no HTTP answer (connection error)
+  bool ok = false;
+  std::string error;  // never the secret or the body
+  TimeMs created_at = 0;
+};
+
+// A job status change the user should see (waiting_human, succeeded, failed).
+struct Notification {
+  std::string id;  // the event id
+  std::string task_id;
+  std::string job_id;
+  std::string status;
+  std::string task_title;
+  bool read = false;
+  TimeMs created_at = 0;
+};
+
+// Aggregates for /metrics, computed in one read.
+struct ApiMetrics {
+  int64_t queue_wait_count = 0;   // jobs that started
+  int64_t queue_wait_sum_ms = 0;  // sum of started_at - created_at
+  int64_t llm_calls = 0;
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t webhook_deliveries_failed = 0;
+  int64_t webhook_deliveries_ok = 0;
+};
+
+}  // namespace maestro

@@ -1,0 +1,261 @@
+// SqliteStore: the API-support tables of migration 2 — bearer tokens (hashed),
+// durable cursors, the webhook delivery log, notification read marks — and
+// the aggregates /metrics reads. Each method is one read or one transaction.
+#include <charconv>
+
+#include "store/sqlite/rows.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace maestro {
+
+using sqlite::SqliteConn;
+
+namespace {
+
+Result<int64_t> ParseEventId(const std::string& id, const char* field) {
+  int64_t v = 0;
+  if (id.empty()) return v;
+  auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
+  if (ec != std::errc() || p != id.data() + id.size() || v < 0) {
+    return InvalidArgument("event id must be a non-negative integer", field);
+  }
+  return v;
+}
+
+// A single-row, single-integer query.
+Result<int64_t> ScalarInt(SqliteConn& conn, const std::string& sql) {
+  auto s = conn.Prepare(sql);
+  if (!s.ok()) return s.status();
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  return *row ? s->Int(0) : 0;
+}
+
+}  // namespace
+
+Status SqliteStore::AddApiToken(const std::string& token_hash, const std::string& user) {
+  if (user.empty()) return InvalidArgument("user must not be empty", "user");
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "INSERT INTO api_tokens(token_hash, user, created_at) VALUES (?1, ?2, ?3)");
+    if (!s.ok()) return s.status();
+    s->Bind(1, token_hash).Bind(2, user).Bind(3, tx.now);
+    return s->Exec();
+  });
+}
+
+Result<std::optional<std::string>> SqliteStore::UserForToken(const std::string& token_hash) {
+  std::optional<std::string> user;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare("SELECT user FROM api_tokens WHERE token_hash = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, token_hash);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (*row) user = s->Text(0);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return user;
+}
+
+Result<int64_t> SqliteStore::CountApiTokens() {
+  int64_t n = 0;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto r = ScalarInt(conn, "SELECT COUNT(*) FROM api_tokens");
+    if (!r.ok()) return r.status();
+    n = *r;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return n;
+}
+
+Result<std::vector<Event>> SqliteStore::ListAllEvents(const std::string& after_id, int limit) {
+  auto after = ParseEventId(after_id, "after_id");
+  if (!after.ok()) return after.status();
+  std::vector<Event> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kEventCols +
+                          " FROM events WHERE id > ?1 ORDER BY id LIMIT ?2");
+    if (!s.ok()) return s.status();
+    s->Bind(1, *after).Bind(2, limit);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      out.push_back(sqlite::ReadEvent(*s));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::string> SqliteStore::GetCursor(const std::string& name) {
+  std::string value;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare("SELECT value FROM cursors WHERE name = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, name);
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    if (*row) value = s->Text(0);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return value;
+}
+
+Status SqliteStore::SetCursor(const std::string& name, const std::string& value) {
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "INSERT INTO cursors(name, value) VALUES (?1, ?2) "
+        "ON CONFLICT(name) DO UPDATE SET value = excluded.value");
+    if (!s.ok()) return s.status();
+    s->Bind(1, name).Bind(2, value);
+    return s->Exec();
+  });
+}
+
+Status SqliteStore::RecordDelivery(const WebhookDelivery& d) {
+  auto event_id = ParseEventId(d.event_id, "event_id");
+  if (!event_id.ok()) return event_id.status();
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "INSERT INTO webhook_deliveries(event_id, url, attempt, http_status, ok, error, "
+        "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!s.ok()) return s.status();
+    s->Bind(1, *event_id).Bind(2, d.url).Bind(3, d.attempt).Bind(4, d.http_status);
+    s->Bind(5, d.ok ? 1 : 0).Bind(6, d.error).Bind(7, tx.now);
+    return s->Exec();
+  });
+}
+
+Result<std::vector<WebhookDelivery>> SqliteStore::ListDeliveries(int limit) {
+  std::vector<WebhookDelivery> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(
+        "SELECT event_id, url, attempt, http_status, ok, error, created_at "
+        "FROM webhook_deliveries ORDER BY id DESC LIMIT ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, limit);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      WebhookDelivery d;
+      d.event_id = std::to_string(s->Int(0));
+      d.url = s->Text(1);
+      d.attempt = static_cast<int>(s->Int(2));
+      d.http_status = static_cast<int>(s->Int(3));
+      d.ok = s->Int(4) != 0;
+      d.error = s->Text(5);
+      d.created_at = s->Int(6);
+      out.push_back(std::move(d));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<Notification>> SqliteStore::ListNotifications(const std::string& user,
+                                                                 bool unread_only, int limit) {
+  std::vector<Notification> out;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto s = conn.Prepare(
+        "SELECT e.id, e.task_id, COALESCE(e.job_id, ''), json_extract(e.payload, '$.to'), "
+        " t.title, r.event_id IS NOT NULL, e.created_at "
+        "FROM events e JOIN tasks t ON t.id = e.task_id "
+        "LEFT JOIN notification_reads r ON r.user = ?1 AND r.event_id = e.id "
+        "WHERE e.type = 'job.status' AND t.owner = ?1 "
+        " AND json_extract(e.payload, '$.to') IN ('waiting_human', 'succeeded', 'failed') "
+        " AND (?2 = 0 OR r.event_id IS NULL) "
+        "ORDER BY e.id DESC LIMIT ?3");
+    if (!s.ok()) return s.status();
+    s->Bind(1, user).Bind(2, unread_only ? 1 : 0).Bind(3, limit);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      Notification n;
+      n.id = std::to_string(s->Int(0));
+      n.task_id = s->Text(1);
+      n.job_id = s->Text(2);
+      n.status = s->Text(3);
+      n.task_title = s->Text(4);
+      n.read = s->Int(5) != 0;
+      n.created_at = s->Int(6);
+      out.push_back(std::move(n));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status SqliteStore::MarkNotificationsRead(const std::string& user,
+                                          const std::vector<std::string>& ids) {
+  std::vector<int64_t> parsed;
+  for (const auto& id : ids) {
+    auto v = ParseEventId(id, "ids");
+    if (!v.ok()) return v.status();
+    parsed.push_back(*v);
+  }
+  // Only the user's own notifications can be marked (the join checks owner).
+  const std::string sql =
+      "INSERT OR IGNORE INTO notification_reads(user, event_id) "
+      "SELECT ?1, e.id FROM events e JOIN tasks t ON t.id = e.task_id "
+      "WHERE e.type = 'job.status' AND t.owner = ?1 AND (?2 = 0 OR e.id = ?3)";
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(sql);
+    if (!s.ok()) return s.status();
+    if (parsed.empty()) {
+      s->Bind(1, user).Bind(2, 0).Bind(3, int64_t{0});
+      return s->Exec();
+    }
+    for (int64_t id : parsed) {
+      auto one = tx.conn.Prepare(sql);
+      if (!one.ok()) return one.status();
+      one->Bind(1, user).Bind(2, 1).Bind(3, id);
+      MAESTRO_RETURN_IF_ERROR(one->Exec());
+    }
+    return Status::Ok();
+  });
+}
+
+Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
+  ApiMetrics m;
+  Status st = Read([&](SqliteConn& conn) -> Status {
+    auto q = conn.Prepare(
+        "SELECT COUNT(*), COALESCE(SUM(started_at - created_at), 0) FROM jobs "
+        "WHERE started_at IS NOT NULL");
+    if (!q.ok()) return q.status();
+    auto row = q->Step();
+    if (!row.ok()) return row.status();
+    m.queue_wait_count = q->Int(0);
+    m.queue_wait_sum_ms = q->Int(1);
+    auto l = conn.Prepare(
+        "SELECT COUNT(*), "
+        " COALESCE(SUM(json_extract(payload, '$.prompt_tokens')), 0), "
+        " COALESCE(SUM(json_extract(payload, '$.cached_prompt_tokens')), 0), "
+        " COALESCE(SUM(json_extract(payload, '$.completion_tokens')), 0) "
+        "FROM events WHERE type = 'llm.call'");
+    if (!l.ok()) return l.status();
+    row = l->Step();
+    if (!row.ok()) return row.status();
+    m.llm_calls = l->Int(0);
+    m.prompt_tokens = l->Int(1);
+    m.cached_prompt_tokens = l->Int(2);
+    m.completion_tokens = l->Int(3);
+    auto failed = ScalarInt(conn, "SELECT COUNT(*) FROM webhook_deliveries WHERE ok = 0");
+    if (!failed.ok()) return failed.status();
+    m.webhook_deliveries_failed = *failed;
+    auto ok = ScalarInt(conn, "SELECT COUNT(*) FROM webhook_deliveries WHERE ok = 1");
+    if (!ok.ok()) return ok.status();
+    m.webhook_deliveries_ok = *ok;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return m;
+}
+
+}  // namespace maestro
