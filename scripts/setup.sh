@@ -16,6 +16,7 @@ PACKAGES=(
   libbenchmark-dev
   bubblewrap
   curl
+  ccache
 )
 
 missing=()
