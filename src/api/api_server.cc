@@ -79,13 +79,15 @@ void ApiServer::Routes() {
                {{"status", "ok"},
                 {"version", options_.version},
                 {"schema_version", options_.schema_version},
-                {"workers", options_.workers}});
+                {"workers", options_.workers},
+                {"demo", options_.demo}});
   });
   TaskRoutes();
   RequestRoutes();
   StreamRoutes();
   LiveRoutes();
   InboxRoutes();
+  UiRoutes();  // last: its catch-all must not shadow an API route
 
   srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;

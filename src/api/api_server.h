@@ -14,6 +14,8 @@
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
 //   GET  /metrics                                 Prometheus text
+//   GET  /api/info                                open: version, demo flag, model
+//   GET  /*  (not /api/, /metrics)                 the web UI (routes_ui.cc)
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
@@ -60,6 +62,12 @@ struct ApiOptions {
   std::function<Json()> pieces_json;
   // Live job deltas kept per job for reconnecting clients.
   size_t job_stream_buffer = 1024;
+  // The built web UI (index.html + assets) served at `/`; empty: `/` says
+  // how to build it. `demo`: the model is the bundled scripted fake
+  // (GET /api/info tells the UI so it can say so).
+  std::string ui_dir;
+  bool demo = false;
+  std::string model;
 };
 
 class ApiServer {
@@ -84,6 +92,7 @@ class ApiServer {
   void StreamRoutes();
   void LiveRoutes();
   void InboxRoutes();
+  void UiRoutes();
   // The authenticated user of `req` (the pre-routing handler already
   // rejected requests without one).
   std::string UserOf(const httplib::Request& req);

@@ -1,6 +1,7 @@
 // maestro — command-line entry point. Parses arguments and wires the
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "api/api_server.h"
 #include "context/context_startup.h"
 #include "cli/client.h"
+#include "cli/demo_mode.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
@@ -147,11 +149,28 @@ int Serve(const std::string& config_path, bool with_api) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return Fail(cfg.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
+  // Demo mode: no LLM server configured → the bundled scripted model.
+  std::unique_ptr<cli::DemoLlm> demo;
+  if (with_api) {
+    auto started = cli::MaybeStartDemo(*cfg);
+    if (!started.ok()) return Fail(started.status());
+    demo = std::move(started).value();
+  }
   auto hooks = std::make_shared<Hooks>();
   // Engine deltas (text, tool calls, retries...) go to the API's live job
   // stream once the API exists; `maestro worker` has none and drops them.
+  // Each delta is stamped with its wall-clock time (`at`, ms) so the UI can
+  // show tool durations even for deltas replayed after a reload.
   auto rt = StartRuntime(*cfg, hooks, [hooks](const std::string& job_id, const Json& delta) {
-    if (JobStreamHub* h = hooks->streams) h->Publish(job_id, delta);
+    JobStreamHub* h = hooks->streams;
+    if (!h) return;
+    Json stamped = delta;
+    if (stamped.is_object()) {
+      stamped["at"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    }
+    h->Publish(job_id, stamped);
   });
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
@@ -180,6 +199,9 @@ int Serve(const std::string& config_path, bool with_api) {
     ao.version = MAESTRO_VERSION;
     ao.schema_version = rt->store->SchemaVersion().ok() ? *rt->store->SchemaVersion() : 0;
     ao.workers = cfg->workers;
+    ao.demo = demo != nullptr;
+    ao.model = cfg->llm.model;
+    ao.ui_dir = cli::FindUiDir(*cfg);
     WorkerPool* pool = rt->pool.get();
     ao.cancel_running = [pool](const std::string& job_id) { pool->CancelRunning(job_id); };
     std::string data_dir = cfg->data_dir;
@@ -193,8 +215,10 @@ int Serve(const std::string& config_path, bool with_api) {
     hooks->streams = &api->job_streams();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
-    spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={}",
-                 cfg->listen_host, *port, cfg->data_dir, cfg->workers);
+    spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={} ui={}{}",
+                 cfg->listen_host, *port, cfg->data_dir, cfg->workers,
+                 ao.ui_dir.empty() ? "(not built: run scripts/ui.sh)" : ao.ui_dir,
+                 demo ? " DEMO MODEL" : "");
   } else {
     spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
   }
@@ -208,6 +232,7 @@ int Serve(const std::string& config_path, bool with_api) {
   rt->pool->Shutdown();
   rt->sweeper->Stop();
   rt->janitor->Stop();
+  demo.reset();  // the demo model outlives the workers that call it
   spdlog::info("stopped");
   return 0;
 }

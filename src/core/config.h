@@ -74,6 +74,12 @@ struct Config {
   std::string context_storage_where;
   JobsConfig jobs;
   std::vector<WebhookConfig> webhooks;
+  // Web UI and demo mode (`maestro serve`, see docs/ui.md): where the built
+  // UI lives (empty: searched) and, when no llm.base_url is set, which
+  // fake-model script and maestro-fakellm binary demo mode uses (empty: searched).
+  std::string ui_dir;
+  std::string demo_script;
+  std::string demo_fakellm;
 
   // Non-fatal remarks found while loading (unknown MAESTRO_* variables).
   std::vector<std::string> warnings;

@@ -1,0 +1,155 @@
+#include "cli/demo_mode.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#ifndef MAESTRO_SOURCE_DIR
+#define MAESTRO_SOURCE_DIR "."
+#endif
+
+namespace maestro::cli {
+namespace fs = std::filesystem;
+namespace {
+
+bool IsFile(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+std::string SelfExe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+// Reads one line from `fd` within `timeout`; the child prints
+// "listening HOST:PORT" first.
+Result<std::string> ReadLine(int fd, std::chrono::milliseconds timeout) {
+  std::string line;
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    end - std::chrono::steady_clock::now())
+                                    .count());
+    if (poll(&p, 1, std::max(left, 1)) <= 0) continue;
+    char c = 0;
+    ssize_t n = read(fd, &c, 1);
+    if (n <= 0) return Unavailable("maestro-fakellm exited before listening");
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return Unavailable("maestro-fakellm did not start within 10 s");
+}
+
+}  // namespace
+
+DemoLlm::~DemoLlm() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  for (int i = 0; i < 100; ++i) {  // up to 5 s, then force
+    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+}
+
+Result<std::unique_ptr<DemoLlm>> DemoLlm::Start(const std::string& fakellm,
+                                                const std::string& script) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return Internal("pipe failed");
+  std::vector<std::string> args = {fakellm, "--host", "127.0.0.1", "--port", "0",
+                                   "--script", script, "--model", "maestro-demo"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec. The child must not outlive
+    // serve, and must not inherit serve's blocked SIGTERM/SIGINT mask.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(out[1], STDOUT_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::unique_ptr<DemoLlm> demo(new DemoLlm());
+  demo->pid_ = pid;  // from here the destructor stops it on any error
+  auto line = ReadLine(out[0], std::chrono::seconds(10));
+  close(out[0]);
+  if (!line.ok()) return line.status();
+  const std::string prefix = "listening ";
+  if (line->rfind(prefix, 0) != 0) return Internal("maestro-fakellm printed: " + *line);
+  demo->base_url_ = "http://" + line->substr(prefix.size()) + "/v1";
+  return demo;
+}
+
+Result<std::string> FindFakeLlm(const Config& cfg, const std::string& exe) {
+  if (!cfg.demo_fakellm.empty()) {
+    if (IsFile(cfg.demo_fakellm)) return cfg.demo_fakellm;
+    return InvalidArgument("demo.fakellm: no such file " + cfg.demo_fakellm, "demo.fakellm");
+  }
+  fs::path dir = fs::path(exe).parent_path();
+  for (const fs::path& p : {dir / "maestro-fakellm", dir / ".." / "fakellm" / "maestro-fakellm"}) {
+    if (IsFile(p)) return p.lexically_normal().string();
+  }
+  return NotFound("demo mode needs maestro-fakellm next to " + exe +
+                  " (build the maestro-fakellm target) or an LLM server in MAESTRO_LLM_BASE_URL");
+}
+
+Result<std::string> FindDemoScript(const Config& cfg) {
+  if (!cfg.demo_script.empty()) {
+    if (IsFile(cfg.demo_script)) return cfg.demo_script;
+    return InvalidArgument("demo.script: no such file " + cfg.demo_script, "demo.script");
+  }
+  for (const fs::path& p : {fs::path("demo/demo-script.yaml"),
+                            fs::path(MAESTRO_SOURCE_DIR) / "demo" / "demo-script.yaml"}) {
+    if (IsFile(p)) return fs::absolute(p).lexically_normal().string();
+  }
+  return NotFound("demo mode: demo/demo-script.yaml not found (set MAESTRO_DEMO_SCRIPT)");
+}
+
+std::string FindUiDir(const Config& cfg) {
+  std::vector<fs::path> candidates;
+  if (!cfg.ui_dir.empty()) candidates.push_back(cfg.ui_dir);
+  candidates.push_back("ui/dist");
+  candidates.push_back(fs::path(MAESTRO_SOURCE_DIR) / "ui" / "dist");
+  for (const auto& c : candidates) {
+    if (IsFile(c / "index.html")) return fs::absolute(c).lexically_normal().string();
+    if (!cfg.ui_dir.empty() && c == fs::path(cfg.ui_dir)) {
+      spdlog::warn("ui.dir {} has no index.html; searching the defaults", cfg.ui_dir);
+    }
+  }
+  return "";
+}
+
+Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg) {
+  if (!cfg.llm.base_url.empty()) return std::unique_ptr<DemoLlm>();
+  MAESTRO_ASSIGN_OR_RETURN(std::string fakellm, FindFakeLlm(cfg, SelfExe()));
+  MAESTRO_ASSIGN_OR_RETURN(std::string script, FindDemoScript(cfg));
+  MAESTRO_ASSIGN_OR_RETURN(auto demo, DemoLlm::Start(fakellm, script));
+  cfg.llm.base_url = demo->base_url();
+  spdlog::warn("DEMO MODE: no LLM server configured (MAESTRO_LLM_BASE_URL); answering with the "
+               "scripted demo model at {} (script {})", demo->base_url(), script);
+  return demo;
+}
+
+}  // namespace maestro::cli

@@ -1,0 +1,96 @@
+// ChatComposerPanel: where the person answers. Shows pending approval cards
+// (the write gate refuses comments until they are decided, and says so), an
+// ASK question as a question awaiting the answer, and the message box:
+// Enter sends, Shift+Enter is a newline. A comment while the job runs is an
+// interjection the agent reads at its next step.
+import { useState } from 'react';
+import { Api, ApiError } from '../api';
+import type { ApprovalRequest, Comment, Job } from '../types';
+import { PackageRequestApproval } from './PackageRequestApproval';
+import { ToolRequestApproval } from './ToolRequestApproval';
+import { useToast } from './Toasts';
+
+const OUTCOME: Record<string, string> = {
+  interjection: 'Sent — the agent reads it at its next step',
+  reused: 'Sent — added to the queued job',
+  followup: 'Sent — a new job picks it up',
+};
+
+interface Props {
+  taskId: string;
+  job: Job | null;
+  requests: ApprovalRequest[];
+  comments: Comment[];
+  onChanged: () => void;
+}
+
+export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }: Props) {
+  const [text, setText] = useState('');
+  const [gate, setGate] = useState('');
+  const [busy, setBusy] = useState(false);
+  const toast = useToast();
+  const pending = requests.filter((r) => r.status === 'pending');
+  const asking = job?.status === 'waiting_human' && job.wait_reason === 'ask';
+  const question = asking ? [...comments].reverse().find((c) => c.kind === 'question' && c.job_id === job?.id) : undefined;
+
+  const send = async () => {
+    const body = text.trim();
+    if (!body || busy) return;
+    setBusy(true);
+    try {
+      const r = await Api.comment(taskId, body);
+      setText('');
+      setGate('');
+      toast(OUTCOME[r.outcome] ?? 'Sent', 'ok');
+      onChanged();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) {
+        setGate(`Not sent: the agent is waiting for your decision on the request above. Approve or deny it first; your text is kept. (${e.message})`);
+      } else {
+        toast(`Not sent: ${(e as Error).message}`, 'error');
+      }
+      onChanged();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="composer" data-testid="composer">
+      {pending.map((r) =>
+        r.kind === 'tool' ? (
+          <ToolRequestApproval key={r.id} request={r} onDone={onChanged} />
+        ) : (
+          <PackageRequestApproval key={r.id} request={r} onDone={onChanged} />
+        ),
+      )}
+      {pending.length > 0 && !gate && <p className="gate-note muted">Messages are held until the request above is decided.</p>}
+      {gate && <p className="gate-note error" role="alert">{gate}</p>}
+      {asking && (
+        <div className="ask card" data-testid="ask-question">
+          <div className="label">The agent asks — awaiting your answer</div>
+          <div className="msg-body">{question?.body ?? job?.result ?? 'The agent needs your input.'}</div>
+        </div>
+      )}
+      <div className="composer-row">
+        <textarea
+          aria-label="Message"
+          rows={2}
+          value={text}
+          placeholder={asking ? 'Type your answer…' : job && job.status === 'running' ? 'Tell the agent something while it works…' : 'Write a message…'}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        <button className="primary" onClick={() => void send()} disabled={busy || !text.trim()}>
+          {asking ? 'Answer' : 'Send'}
+        </button>
+      </div>
+      <small className="muted hint">Enter sends · Shift+Enter for a new line</small>
+    </div>
+  );
+}

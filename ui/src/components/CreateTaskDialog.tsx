@@ -1,0 +1,97 @@
+// The create-task dialog: instruction, piece (from GET /api/pieces) and
+// space. In demo mode it offers instructions that trigger each demo feature.
+import { useEffect, useState } from 'react';
+import { Api } from '../api';
+import type { Piece } from '../types';
+import { useToast } from './Toasts';
+
+export const DEMO_PROMPTS: { label: string; text: string }[] = [
+  { label: 'Streamed answer', text: 'Demo: explain what maestro does' },
+  { label: 'Tool approval', text: 'Demo: save a note about the meeting' },
+  { label: 'Package request', text: 'Demo: plot a chart of the sales data' },
+  { label: 'A question for you', text: 'Demo: design a logo for the team' },
+  { label: 'Long slow stream', text: 'Demo: tell a long story' },
+  { label: 'Retry after a model error', text: 'Demo: survive a flaky model' },
+];
+
+export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => void; onCreated: (id: string) => void; demo: boolean }) {
+  const [instruction, setInstruction] = useState('');
+  const [piece, setPiece] = useState('chat');
+  const [space, setSpace] = useState('');
+  const [pieces, setPieces] = useState<Piece[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const toast = useToast();
+
+  useEffect(() => {
+    Api.pieces()
+      .then((r) => setPieces(r.pieces))
+      .catch(() => setPieces([{ name: 'chat', description: '' }]));
+  }, []);
+
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    if (!instruction.trim()) {
+      setError('Write what the agent should do.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space.trim() ? { space: space.trim() } : {}) });
+      toast('Task created', 'ok');
+      onCreated(r.task.id);
+    } catch (err) {
+      setError((err as Error).message);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="modal-backdrop" onClick={onClose}>
+      <form className="modal card" role="dialog" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
+        onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+        <h2>New task</h2>
+        <label htmlFor="instruction">Instruction</label>
+        <textarea id="instruction" autoFocus rows={5} value={instruction} onChange={(e) => setInstruction(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void submit(e);
+          }}
+          placeholder="What should the agent do?" />
+        {demo && (
+          <div className="demo-prompts" aria-label="Demo instructions">
+            {DEMO_PROMPTS.map((p) => (
+              <button type="button" className="chip" key={p.label} onClick={() => setInstruction(p.text)}>
+                {p.label}
+              </button>
+            ))}
+          </div>
+        )}
+        <div className="row wrap">
+          <label>
+            Piece
+            <select value={piece} onChange={(e) => setPiece(e.target.value)} aria-label="Piece">
+              {pieces.map((p) => (
+                <option key={p.name} value={p.name} title={p.description}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Space
+            <input value={space} onChange={(e) => setSpace(e.target.value)} placeholder="(own scratch workspace)" aria-label="Space" />
+          </label>
+        </div>
+        {error && <p className="error" role="alert">{error}</p>}
+        <div className="row end">
+          <button type="button" className="ghost" onClick={onClose}>
+            Close
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
+            Create task
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,90 @@
+// The notification bell/center: job status changes of the person's tasks
+// that need them or report an end (waiting_human, succeeded, failed), polled
+// every 5 s. A new unread one also raises a toast.
+import { useEffect, useRef, useState } from 'react';
+import { Api } from '../api';
+import type { Notification } from '../types';
+import { useToast } from './Toasts';
+
+const TEXT: Record<string, string> = {
+  waiting_human: 'needs your answer or decision',
+  succeeded: 'finished',
+  failed: 'failed',
+};
+
+export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void }) {
+  const [items, setItems] = useState<Notification[]>([]);
+  const [unread, setUnread] = useState(0);
+  const [open, setOpen] = useState(false);
+  const seen = useRef<Set<string> | null>(null);
+  const toast = useToast();
+
+  useEffect(() => {
+    let alive = true;
+    const load = async () => {
+      try {
+        const r = await Api.notifications();
+        if (!alive) return;
+        setItems(r.notifications.slice(0, 30));
+        setUnread(r.unread);
+        if (seen.current) {
+          for (const n of r.notifications) {
+            if (!n.read && !seen.current.has(n.id)) toast(`${n.task_title || 'A task'} ${TEXT[n.status] ?? n.status}`);
+          }
+        }
+        seen.current = new Set(r.notifications.map((n) => n.id));
+      } catch {
+        /* the next poll retries */
+      }
+    };
+    void load();
+    const t = window.setInterval(load, 5000);
+    return () => {
+      alive = false;
+      window.clearInterval(t);
+    };
+  }, [toast]);
+
+  const markAll = async () => {
+    await Api.markRead([]).catch(() => {});
+    setItems((l) => l.map((n) => ({ ...n, read: true })));
+    setUnread(0);
+  };
+
+  return (
+    <div className="bell">
+      <button className="ghost" aria-label={`Notifications (${unread} unread)`} onClick={() => setOpen((o) => !o)}>
+        🔔{unread > 0 && <span className="bell-count">{unread}</span>}
+      </button>
+      {open && (
+        <div className="bell-panel card" role="dialog" aria-label="Notifications">
+          <div className="row">
+            <strong>Notifications</strong>
+            <span className="spacer" />
+            <button className="ghost small" onClick={markAll}>
+              Mark all read
+            </button>
+          </div>
+          {items.length === 0 && <p className="muted">Nothing yet.</p>}
+          <ul>
+            {items.map((n) => (
+              <li key={n.id} className={n.read ? 'read' : 'unread'}>
+                <button
+                  className="link"
+                  onClick={() => {
+                    void Api.markRead([n.id]).catch(() => {});
+                    setOpen(false);
+                    onOpen(n.task_id);
+                  }}
+                >
+                  <strong>{n.task_title || n.task_id.slice(0, 8)}</strong> {TEXT[n.status] ?? n.status}
+                  <small className="muted"> {new Date(n.created_at).toLocaleTimeString()}</small>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}

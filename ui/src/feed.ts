@@ -1,0 +1,183 @@
+// Builds the chat feed (ChatMessageFeed's items) from what useTaskLive holds:
+// per job, in job order — the person's comments for that job, then the live
+// stream (assistant text, tool-call cards, movement transitions, retries,
+// interjections where they were delivered), then the agent's closing comment
+// (result / question / note) and a status line for parks, failures and
+// cancels. Comments are the durable record; deltas add what happened in
+// between while the server still buffers them.
+import type { Comment, Delta, Job, TaskEvent } from './types';
+
+export interface ToolCard {
+  id: string;
+  name: string;
+  args: string;
+  result?: string;
+  isError?: boolean;
+  startedAt?: number;
+  finishedAt?: number;
+  children: FeedItem[]; // a delegate's nested stream
+}
+
+export type FeedItem =
+  | { kind: 'comment'; key: string; comment: Comment }
+  | { kind: 'assistant'; key: string; text: string; reasoning: string; live: boolean }
+  | { kind: 'tool'; key: string; card: ToolCard }
+  | { kind: 'movement'; key: string; movement: string }
+  | { kind: 'notice'; key: string; tone: 'info' | 'warn' | 'error'; text: string };
+
+const PERSON_KINDS = new Set(['instruction', 'reply', 'answer', 'message', 'interjection', 'handoff']);
+
+export function isPersonComment(c: Comment): boolean {
+  return c.author !== 'agent' && PERSON_KINDS.has(c.kind);
+}
+
+// Folds one job's deltas into feed items.
+export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string, Comment>, live: boolean): FeedItem[] {
+  const items: FeedItem[] = [];
+  const cards = new Map<string, ToolCard>();
+  const byIndex = new Map<number, ToolCard>();
+  let text: Extract<FeedItem, { kind: 'assistant' }> | null = null;
+  const key = (d: Delta) => `${jobId}:${d.seq}`;
+  const target = (d: Delta): FeedItem[] => {
+    const parent = (d.parent_call_id ?? d.delegate_call_id) as string | undefined;
+    const card = parent ? cards.get(parent) : undefined;
+    return card ? card.children : items;
+  };
+  for (const d of deltas) {
+    switch (d.type) {
+      case 'text':
+      case 'reasoning': {
+        if (!text) {
+          text = { kind: 'assistant', key: key(d), text: '', reasoning: '', live: false };
+          target(d).push(text);
+        }
+        if (d.type === 'text') text.text += String(d.text ?? '');
+        else text.reasoning += String(d.text ?? '');
+        break;
+      }
+      case 'tool_call': {
+        const index = Number(d.index ?? 0);
+        const id = String(d.id ?? '');
+        let card = (id && cards.get(id)) || (!id ? byIndex.get(index) : undefined);
+        if (!card) {
+          card = { id: id || `${jobId}-${index}-${d.seq}`, name: '', args: '', children: [], startedAt: d.at as number | undefined };
+          if (id) cards.set(id, card);
+          byIndex.set(index, card);
+          target(d).push({ kind: 'tool', key: key(d), card });
+        }
+        if (d.name) card.name = String(d.name);
+        card.args += String(d.arguments ?? '');
+        text = null;
+        break;
+      }
+      case 'tool_result': {
+        const card = cards.get(String(d.id ?? ''));
+        if (card) {
+          card.result = String(d.content ?? '');
+          card.isError = Boolean(d.is_error);
+          card.finishedAt = d.at as number | undefined;
+        }
+        text = null;
+        byIndex.clear();
+        break;
+      }
+      case 'movement':
+        items.push({ kind: 'movement', key: key(d), movement: String(d.movement ?? '') });
+        text = null;
+        byIndex.clear();
+        break;
+      case 'llm_retry':
+        items.push({
+          kind: 'notice', key: key(d), tone: 'warn',
+          text: `Model call failed (${String(d.error ?? 'error')}); retry ${String(d.attempt ?? '')} in ${Math.round(Number(d.delay_ms ?? 0) / 100) / 10} s`,
+        });
+        text = null; // the partial answer is discarded by the server
+        break;
+      case 'interjection': {
+        const c = comments.get(String(d.comment_id ?? ''));
+        if (c) {
+          items.push({ kind: 'comment', key: key(d), comment: c });
+          comments.delete(c.id);
+        }
+        text = null;
+        byIndex.clear();
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (live && text) text.live = true;
+  return items;
+}
+
+function statusLine(job: Job): FeedItem | null {
+  const key = `status:${job.id}:${job.status}`;
+  switch (job.status) {
+    case 'failed':
+      return { kind: 'notice', key, tone: 'error', text: `Job failed: ${job.error_message || 'unknown error'}` };
+    case 'cancelled':
+      return { kind: 'notice', key, tone: 'warn', text: 'Job cancelled.' };
+    case 'retry':
+      return { kind: 'notice', key, tone: 'warn', text: `Retrying after an error: ${job.error_message || 'transient error'}` };
+    case 'waiting_human':
+      if (job.wait_reason === 'ask') return null; // the question comment says it
+      return { kind: 'notice', key, tone: 'info', text: `Waiting for your decision (${job.wait_reason.replace('_', ' ')}).` };
+    case 'waiting_subtasks':
+      return { kind: 'notice', key, tone: 'info', text: 'Waiting for subtasks.' };
+    default:
+      return null;
+  }
+}
+
+export function buildFeed(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>): FeedItem[] {
+  const items: FeedItem[] = [];
+  const byJob = new Map<string, Comment[]>();
+  for (const c of comments) {
+    const list = byJob.get(c.job_id) ?? [];
+    list.push(c);
+    byJob.set(c.job_id, list);
+  }
+  const jobIds = new Set(jobs.map((j) => j.id));
+  // Comments not tied to a listed job keep their place by time, on top.
+  for (const c of comments) if (!jobIds.has(c.job_id)) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
+  for (const job of jobs) {
+    const own = byJob.get(job.id) ?? [];
+    const pending = new Map(own.filter((c) => c.kind === 'interjection').map((c) => [c.id, c]));
+    for (const c of own) {
+      if (isPersonComment(c) && c.kind !== 'interjection') items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
+    }
+    const live = job.status === 'running';
+    items.push(...foldDeltas(job.id, deltas[job.id] ?? [], pending, live));
+    for (const c of pending.values()) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
+    for (const c of own) {
+      if (!isPersonComment(c)) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
+    }
+    const line = statusLine(job);
+    if (line) items.push(line);
+  }
+  return items;
+}
+
+// One line per durable event for the activity timeline.
+export function describeEvent(e: TaskEvent): string {
+  const p = e.payload ?? {};
+  switch (e.type) {
+    case 'job.status': {
+      const extra = p.wait_reason ? ` (${String(p.wait_reason)})` : p.error ? ` — ${String(p.error)}` : '';
+      return `job ${String(p.from ?? '')} → ${String(p.to ?? '')}${extra}`;
+    }
+    case 'llm.call':
+      return `model call: ${String(p.promptTokens ?? 0)} prompt tokens (${String(p.cachedPromptTokens ?? 0)} cached), ${String(p.completionTokens ?? 0)} out`;
+    case 'request.created':
+      return `approval requested: ${String(p.kind ?? '')} ${String(p.name ?? '')}`;
+    case 'request.decided':
+      return `request ${String(p.status ?? p.decision ?? 'decided')}`;
+    case 'comment.created':
+      return `comment (${String(p.kind ?? '')})`;
+    case 'task.created':
+      return 'task created';
+    default:
+      return e.type;
+  }
+}
