@@ -56,14 +56,19 @@ Result<std::string> ReadLine(int fd, std::chrono::milliseconds timeout) {
 }  // namespace
 
 DemoLlm::~DemoLlm() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  for (int i = 0; i < 100; ++i) {  // up to 5 s, then force
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    bool reaped = false;
+    for (int i = 0; i < 100 && !reaped; ++i) {  // up to 5 s, then force
+      reaped = waitpid(pid_, nullptr, WNOHANG) == pid_;
+      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!reaped) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
   }
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  if (drain_.joinable()) drain_.join();  // EOF once the child is gone
 }
 
 Result<std::unique_ptr<DemoLlm>> DemoLlm::Start(const std::string& fakellm,
@@ -94,7 +99,15 @@ Result<std::unique_ptr<DemoLlm>> DemoLlm::Start(const std::string& fakellm,
   std::unique_ptr<DemoLlm> demo(new DemoLlm());
   demo->pid_ = pid;  // from here the destructor stops it on any error
   auto line = ReadLine(out[0], std::chrono::seconds(10));
-  close(out[0]);
+  int fd = out[0];
+  demo->drain_ = std::thread([fd] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+      if (write(STDERR_FILENO, buf, static_cast<size_t>(n)) < 0) break;
+    }
+    close(fd);
+  });
   if (!line.ok()) return line.status();
   const std::string prefix = "listening ";
   if (line->rfind(prefix, 0) != 0) return Internal("maestro-fakellm printed: " + *line);
@@ -128,21 +141,21 @@ Result<std::string> FindDemoScript(const Config& cfg) {
 }
 
 std::string FindUiDir(const Config& cfg) {
-  std::vector<fs::path> candidates;
-  if (!cfg.ui_dir.empty()) candidates.push_back(cfg.ui_dir);
-  candidates.push_back("ui/dist");
-  candidates.push_back(fs::path(MAESTRO_SOURCE_DIR) / "ui" / "dist");
-  for (const auto& c : candidates) {
-    if (IsFile(c / "index.html")) return fs::absolute(c).lexically_normal().string();
-    if (!cfg.ui_dir.empty() && c == fs::path(cfg.ui_dir)) {
-      spdlog::warn("ui.dir {} has no index.html; searching the defaults", cfg.ui_dir);
+  if (!cfg.ui_dir.empty()) {  // named explicitly: that one or none
+    if (IsFile(fs::path(cfg.ui_dir) / "index.html")) {
+      return fs::absolute(cfg.ui_dir).lexically_normal().string();
     }
+    spdlog::warn("ui.dir {} has no index.html: the web UI is not served", cfg.ui_dir);
+    return "";
+  }
+  for (const fs::path& c : {fs::path("ui/dist"), fs::path(MAESTRO_SOURCE_DIR) / "ui" / "dist"}) {
+    if (IsFile(c / "index.html")) return fs::absolute(c).lexically_normal().string();
   }
   return "";
 }
 
 Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg) {
-  if (!cfg.llm.base_url.empty()) return std::unique_ptr<DemoLlm>();
+  if (!cfg.llm.base_url.empty() || !cfg.demo_enabled) return std::unique_ptr<DemoLlm>();
   MAESTRO_ASSIGN_OR_RETURN(std::string fakellm, FindFakeLlm(cfg, SelfExe()));
   MAESTRO_ASSIGN_OR_RETURN(std::string script, FindDemoScript(cfg));
   MAESTRO_ASSIGN_OR_RETURN(auto demo, DemoLlm::Start(fakellm, script));

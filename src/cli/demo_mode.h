@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/config.h"
 #include "core/status.h"
@@ -41,6 +42,9 @@ class DemoLlm {
   DemoLlm() = default;
   pid_t pid_ = -1;
   std::string base_url_;
+  // Forwards the child's later stdout to our stderr until it exits, so its
+  // writes never block on a full pipe or die of SIGPIPE.
+  std::thread drain_;
 };
 
 // Paths searched when the config names none; `exe` is /proc/self/exe.
@@ -50,11 +54,13 @@ Result<std::string> FindFakeLlm(const Config& cfg, const std::string& exe);
 // The demo script: demo.script, else ./demo/demo-script.yaml, else the
 // source checkout's (MAESTRO_SOURCE_DIR, compiled in).
 Result<std::string> FindDemoScript(const Config& cfg);
-// The built UI: ui.dir, else ./ui/dist, else the source checkout's ui/dist.
-// Empty when none has an index.html (serve then answers `/` with a hint).
+// The built UI: ui.dir if set (and it has an index.html), else ./ui/dist,
+// else the source checkout's ui/dist. Empty when there is none (serve then
+// answers `/` with how to build it).
 std::string FindUiDir(const Config& cfg);
 
-// When cfg.llm.base_url is empty: starts the demo model and points
+// When cfg.llm.base_url is empty and demo.enabled (MAESTRO_DEMO) is not
+// false: starts the demo model and points
 // cfg.llm.base_url/model at it. Returns nullptr (and changes nothing) when a
 // server is configured.
 Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg);

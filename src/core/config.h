@@ -78,6 +78,7 @@ struct Config {
   // UI lives (empty: searched) and, when no llm.base_url is set, which
   // fake-model script and maestro-fakellm binary demo mode uses (empty: searched).
   std::string ui_dir;
+  bool demo_enabled = true;  // false: no demo model; jobs fail naming llm.base_url
   std::string demo_script;
   std::string demo_fakellm;
 

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -30,7 +31,8 @@ class ServeTest : public ::testing::Test {
                               "jobs:\n  poll_interval_ms: 100\n  shutdown_grace_ms: 2000\n";
     env_ = {{"MAESTRO_DATA_DIR", dir_.File("data")},
             {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
-            {"MAESTRO_ADMIN_TOKEN", "tok"}};
+            {"MAESTRO_ADMIN_TOKEN", "tok"},
+            {"MAESTRO_DEMO", "false"}};  // demo mode has its own tests below
     token_ = "tok";
   }
 
@@ -207,6 +209,88 @@ TEST_F(ServeTest, FirstStartCreatesAnAdminTokenFilePrintedOnce) {
   auto again = StartServe();
   EXPECT_EQ(Client().Get("/api/local/tasks")->status, 200);
   EXPECT_EQ(again->Stdout().find(token), std::string::npos);
+}
+
+// With no LLM server configured (and demo mode on, the default) serve starts
+// the bundled maestro-fakellm with demo/demo-script.yaml: jobs really run,
+// GET /api/info says `demo`, and the child stops with serve.
+TEST_F(ServeTest, DemoModeRunsTasksWithTheBundledFakeModel) {
+  env_.erase("MAESTRO_DEMO");
+  auto serve = StartServe();
+  auto info = Client().Get("/api/info");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(Json::parse(info->body)["demo"], true);
+  EXPECT_EQ(Json::parse(Client().Get("/api/health")->body)["demo"], true);
+  auto created = Client().Post("/api/local/tasks",
+                               R"({"instruction":"Demo: explain what maestro does","piece":"chat"})",
+                               "application/json");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  std::string task_id = Json::parse(created->body)["task"]["id"];
+  Json t;
+  for (int i = 0; i < 600; ++i) {
+    t = GetTask(task_id);
+    std::string st = t["latest_job"]["status"];
+    if (st == "succeeded" || st == "failed") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(t["latest_job"]["status"], "succeeded") << t.dump() << serve->Stderr();
+  EXPECT_EQ(t["latest_job"]["result"], "Explained maestro in one paragraph.");
+
+  // The log names the demo model's address; it is gone after SIGTERM.
+  std::string err = serve->Stderr();
+  auto at = err.find("demo model at http://127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << err;
+  int fake_port = std::stoi(err.substr(at + std::string("demo model at http://127.0.0.1:").size()));
+  httplib::Client fake("127.0.0.1", fake_port);
+  EXPECT_TRUE(fake.Get("/v1/models"));
+  serve->Signal(SIGTERM);
+  auto code = serve->Wait(15s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << serve->Stderr();
+  fake.set_connection_timeout(1s);
+  EXPECT_FALSE(fake.Get("/v1/models")) << "the demo model outlived serve";
+}
+
+TEST_F(ServeTest, ServesTheWebUiWithIndexFallbackAndLeavesApiRoutesAlone) {
+  std::filesystem::create_directories(dir_.File("ui/assets"));
+  std::ofstream(dir_.File("ui/index.html")) << "<!doctype html><title>maestro-ui-index</title>";
+  std::ofstream(dir_.File("ui/assets/app-1234.js")) << "console.log('maestro-ui-asset')";
+  env_["MAESTRO_UI_DIR"] = dir_.File("ui");
+  auto serve = StartServe();
+  httplib::Client open("127.0.0.1", port_);  // the UI itself needs no token
+  for (const char* path : {"/", "/tasks/some-task-id"}) {
+    auto r = open.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_NE(r->body.find("maestro-ui-index"), std::string::npos) << path;
+    EXPECT_EQ(r->get_header_value("Cache-Control"), "no-cache") << path;
+  }
+  auto js = open.Get("/assets/app-1234.js");
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->status, 200);
+  EXPECT_NE(js->body.find("maestro-ui-asset"), std::string::npos);
+  EXPECT_NE(js->get_header_value("Content-Type").find("javascript"), std::string::npos);
+  EXPECT_NE(js->get_header_value("Cache-Control").find("immutable"), std::string::npos);
+  // API routes keep their JSON answers, auth and 404s.
+  auto health = open.Get("/api/health");
+  EXPECT_EQ(Json::parse(health->body)["status"], "ok");
+  EXPECT_EQ(Json::parse(open.Get("/api/info")->body)["demo"], false);
+  EXPECT_EQ(open.Get("/api/local/tasks")->status, 401);
+  auto unknown = Client().Get("/api/nope");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(Json::parse(unknown->body)["error"]["code"], "NOT_FOUND");
+}
+
+TEST_F(ServeTest, WithoutABuiltUiTheRootSaysHowToBuildIt) {
+  env_["MAESTRO_UI_DIR"] = dir_.File("no-ui-here");  // named, but not built
+  auto serve = StartServe();
+  auto r = httplib::Client("127.0.0.1", port_).Get("/");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("scripts/ui.sh"), std::string::npos) << r->body;
+  EXPECT_EQ(Json::parse(httplib::Client("127.0.0.1", port_).Get("/api/info")->body)["ui"], false);
+  EXPECT_EQ(Json::parse(httplib::Client("127.0.0.1", port_).Get("/api/health")->body)["status"], "ok");
 }
 
 }  // namespace

@@ -1,0 +1,152 @@
+// Test harness for the UI end-to-end tests: starts a real maestro-fakellm and
+// a real `maestro serve` (own data dir, free loopback ports) and Debian's
+// Chromium through playwright-core (no browser download). Binaries come from
+// MAESTRO_BIN / MAESTRO_FAKELLM_BIN, else build/debug, else build/release.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO = resolve(UI_DIR, '..');
+export const ARTIFACTS = process.env.MAESTRO_E2E_ARTIFACTS ?? join(REPO, 'build', 'ui-e2e-artifacts');
+export const TOKEN = 'e2e-admin-token';
+
+function findBin(envName, rel) {
+  if (process.env[envName]) return process.env[envName];
+  for (const preset of ['debug', 'release']) {
+    const p = join(REPO, 'build', preset, rel);
+    if (existsSync(p)) return p;
+  }
+  throw new Error(`${rel} not built (set ${envName} or build the debug preset)`);
+}
+
+export const MAESTRO_BIN = () => findBin('MAESTRO_BIN', 'src/cli/maestro');
+export const FAKELLM_BIN = () => findBin('MAESTRO_FAKELLM_BIN', 'src/fakellm/maestro-fakellm');
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+// Spawns a child whose output goes to a log file in the artifacts dir.
+function start(cmd, args, env, logName) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = createWriteStream(join(ARTIFACTS, logName));
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  return child;
+}
+
+function firstLine(child, prefix, ms) {
+  return new Promise((res, rej) => {
+    let buf = '';
+    const t = setTimeout(() => rej(new Error(`no "${prefix}" line within ${ms} ms`)), ms);
+    child.stdout.on('data', (d) => {
+      buf += d.toString();
+      const line = buf.split('\n').find((l) => l.startsWith(prefix));
+      if (line) {
+        clearTimeout(t);
+        res(line);
+      }
+    });
+    child.once('exit', (code) => rej(new Error(`exited with ${code} before "${prefix}"`)));
+  });
+}
+
+async function waitHealthy(base, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(`${base}/api/health`);
+      if (r.ok) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`maestro serve did not become healthy at ${base}`);
+}
+
+export function stopChild(child, ms = 10000) {
+  return new Promise((res) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return res(child?.exitCode ?? null);
+    const t = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.once('exit', (code, sig) => {
+      clearTimeout(t);
+      res(code ?? sig);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+// Starts maestro serve. `script`: run our own fakellm with it and point
+// MAESTRO_LLM_BASE_URL there; `demoScript`: no base URL — demo mode.
+export async function startStack({ script, demoScript, name }) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
+  // A short shutdown grace: a job still streaming must not hold the stop up.
+  const config = join(dataDir, 'maestro.yaml');
+  writeFileSync(config, 'jobs:\n  shutdown_grace_ms: 500\n');
+  const port = await freePort();
+  const env = { ...process.env };
+  delete env.MAESTRO_LLM_BASE_URL;
+  Object.assign(env, {
+    MAESTRO_DATA_DIR: dataDir,
+    MAESTRO_LISTEN: `127.0.0.1:${port}`,
+    MAESTRO_ADMIN_TOKEN: TOKEN,
+    MAESTRO_UI_DIR: join(UI_DIR, 'dist'),
+    MAESTRO_WORKERS: '3',
+    MAESTRO_LOG_LEVEL: 'info',
+  });
+  let fake = null;
+  if (script) {
+    fake = start(FAKELLM_BIN(), ['--host', '127.0.0.1', '--port', '0', '--script', script], {}, `${name}-fakellm.log`);
+    const line = await firstLine(fake, 'listening ', 15000);
+    env.MAESTRO_LLM_BASE_URL = `http://${line.slice('listening '.length).trim()}/v1`;
+  } else {
+    env.MAESTRO_DEMO_SCRIPT = demoScript;
+  }
+  const base = `http://127.0.0.1:${port}`;
+  const serve = spawn(MAESTRO_BIN(), ['--config', config, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = createWriteStream(join(ARTIFACTS, `${name}-serve.log`));
+  serve.stdout.pipe(log);
+  serve.stderr.pipe(log);
+  await waitHealthy(base, 60000);
+  return {
+    base,
+    serve,
+    fake,
+    dataDir,
+    async stop() {
+      const code = await stopChild(serve, 40000);
+      await stopChild(fake);
+      rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+
+let shot = 0;
+export async function screenshot(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  shot += 1;
+  await page.screenshot({ path: join(ARTIFACTS, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
