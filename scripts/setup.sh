@@ -17,7 +17,13 @@ PACKAGES=(
   bubblewrap
   curl
   ccache
+  chromium
 )
+# Node.js + npm build the web UI; Debian's are used only when no node is
+# installed (any Node >= 18 works).
+if ! command -v node >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

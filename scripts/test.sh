@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds the sanitizer (ASan+UBSan) debug
-# build with warnings as errors, and runs the whole test suite with ctest.
+# build with warnings as errors, and runs the whole test suite with ctest, then
+# builds the web UI (type check + Vite) and runs its end-to-end tests in
+# headless Chromium against the debug binaries (screenshots: build/ui-e2e-artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,3 +10,6 @@ cd "$(dirname "$0")/.."
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug
+./scripts/ui.sh
+(cd ui && MAESTRO_BIN="$PWD/../build/debug/src/cli/maestro" \
+  MAESTRO_FAKELLM_BIN="$PWD/../build/debug/src/fakellm/maestro-fakellm" npm run --silent e2e)

@@ -15,6 +15,9 @@ export interface ToolCard {
   isError?: boolean;
   startedAt?: number;
   finishedAt?: number;
+  // No result and the job is not running: the call parked the job (an
+  // approval, a question) or the job stopped before it finished.
+  stalled?: boolean;
   children: FeedItem[]; // a delegate's nested stream
 }
 
@@ -37,6 +40,8 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
   const cards = new Map<string, ToolCard>();
   const byIndex = new Map<number, ToolCard>();
   let text: Extract<FeedItem, { kind: 'assistant' }> | null = null;
+  let lastMovement = '';
+  const all: ToolCard[] = [];
   const key = (d: Delta) => `${jobId}:${d.seq}`;
   const target = (d: Delta): FeedItem[] => {
     const parent = (d.parent_call_id ?? d.delegate_call_id) as string | undefined;
@@ -59,10 +64,14 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         const index = Number(d.index ?? 0);
         const id = String(d.id ?? '');
         let card = (id && cards.get(id)) || (!id ? byIndex.get(index) : undefined);
+        // An id seen before whose call already has its result is a new call
+        // (scripted servers reuse ids).
+        if (card && card.result !== undefined) card = undefined;
         if (!card) {
           card = { id: id || `${jobId}-${index}-${d.seq}`, name: '', args: '', children: [], startedAt: d.at as number | undefined };
           if (id) cards.set(id, card);
           byIndex.set(index, card);
+          all.push(card);
           target(d).push({ kind: 'tool', key: key(d), card });
         }
         if (d.name) card.name = String(d.name);
@@ -81,11 +90,17 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         byIndex.clear();
         break;
       }
-      case 'movement':
-        items.push({ kind: 'movement', key: key(d), movement: String(d.movement ?? '') });
+      case 'movement': {
+        // Emitted at every movement start, also when a parked job resumes
+        // the same movement: a divider only when the movement changes.
+        const movement = String(d.movement ?? '');
+        if (movement !== lastMovement) items.push({ kind: 'movement', key: key(d), movement });
+        lastMovement = movement;
         text = null;
         byIndex.clear();
+        cards.clear(); // a resumed call is a new card
         break;
+      }
       case 'llm_retry':
         items.push({
           kind: 'notice', key: key(d), tone: 'warn',
@@ -108,7 +123,9 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
     }
   }
   if (live && text) text.live = true;
-  return items;
+  if (!live) for (const c of all) if (c.result === undefined) c.stalled = true;
+  // `complete` is shown as the agent's result comment, not as a card.
+  return items.filter((i) => !(i.kind === 'tool' && i.card.name === 'complete'));
 }
 
 function statusLine(job: Job): FeedItem | null {

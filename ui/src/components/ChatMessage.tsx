@@ -73,12 +73,13 @@ function prettyArgs(args: string): string {
 
 function ToolCallCard({ card }: { card: ToolCard }) {
   const [open, setOpen] = useState(false);
-  const state = card.result === undefined ? 'running' : card.isError ? 'error' : 'ok';
+  const state = card.result === undefined ? (card.stalled ? 'stalled' : 'running') : card.isError ? 'error' : 'ok';
+  const icon = { running: '⏳', stalled: '⏸', error: '⚠️', ok: '✔' }[state];
   const ms = card.startedAt && card.finishedAt ? card.finishedAt - card.startedAt : undefined;
   return (
     <div className={`tool-card tool-${state}`} data-testid="tool-card" data-tool={card.name}>
       <button className="tool-head" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        <span className="tool-icon">{state === 'running' ? '⏳' : state === 'error' ? '⚠️' : '✔'}</span>
+        <span className="tool-icon" aria-label={state}>{icon}</span>
         <code>{card.name || 'tool'}</code>
         <span className="muted tool-summary">{summary(card.args)}</span>
         <span className="spacer" />
@@ -90,7 +91,9 @@ function ToolCallCard({ card }: { card: ToolCard }) {
           <div className="label">Arguments</div>
           <pre>{prettyArgs(card.args)}</pre>
           <div className="label">Result</div>
-          <pre className={card.isError ? 'error' : ''}>{card.result ?? '(running…)'}</pre>
+          <pre className={card.isError ? 'error' : ''}>
+            {card.result ?? (card.stalled ? '(no result: the job parked or stopped here)' : '(running…)')}
+          </pre>
           {card.children.length > 0 && (
             <div className="nested">
               {card.children.map((c) => (

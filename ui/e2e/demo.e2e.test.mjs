@@ -1,0 +1,49 @@
+// Demo mode end to end: `maestro serve` with no LLM server configured starts
+// the bundled maestro-fakellm with demo/demo-script.yaml. The page says it is
+// a demo model, offers the demo instructions, and a demo task with a tool
+// approval runs to its result.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { launchBrowser, REPO, screenshot, startStack, TOKEN } from './harness.mjs';
+
+let stack;
+let browser;
+let page;
+
+before(async () => {
+  stack = await startStack({ demoScript: join(REPO, 'demo', 'demo-script.yaml'), name: 'demo' });
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(20000);
+});
+
+after(async () => {
+  await browser?.close();
+  assert.equal(await stack?.stop(), 0, 'maestro serve (and its demo model) stop cleanly');
+});
+
+test('the UI says plainly that it is a demo model', async () => {
+  await page.goto(stack.base);
+  await page.getByText('Demo model — scripted answers, not a real LLM').waitFor();
+  await page.getByLabel('API token').fill(TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('demo-banner').waitFor();
+  await screenshot(page, 'demo-banner');
+});
+
+test('a demo task: streamed text, tool approval, result', async () => {
+  await page.getByRole('button', { name: 'New task' }).click();
+  await page.getByRole('button', { name: 'Tool approval' }).click();
+  assert.equal(await page.getByLabel('Instruction').inputValue(), 'Demo: save a note about the meeting');
+  await page.getByRole('button', { name: 'Create task' }).click();
+  const card = page.getByTestId('tool-request');
+  await card.waitFor();
+  assert.match(await card.innerText(), /NOTE\.md/);
+  await page.getByTestId('feed').getByText('Writing files needs your approval', { exact: false }).waitFor();
+  await screenshot(page, 'demo-approval');
+  await card.getByRole('button', { name: 'Approve once' }).click();
+  await page.getByTestId('feed').getByText('Saved the meeting note in NOTE.md.').waitFor();
+  await page.locator('[data-testid="tool-card"][data-tool="WriteFile"]').waitFor();
+  await screenshot(page, 'demo-done');
+});
