@@ -35,7 +35,7 @@ test('the UI says plainly that it is a demo model', async () => {
 test('a demo task: streamed text, tool approval, result', async () => {
   await page.getByRole('button', { name: 'New task' }).click();
   await page.getByRole('button', { name: 'Tool approval' }).click();
-  assert.equal(await page.getByLabel('Instruction').inputValue(), 'Demo: save a note about the meeting');
+  assert.equal(await page.getByLabel('Instruction', { exact: true }).inputValue(), 'Demo: save a note about the meeting');
   await page.getByRole('button', { name: 'Create task' }).click();
   const card = page.getByTestId('tool-request');
   await card.waitFor();

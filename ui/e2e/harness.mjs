@@ -93,6 +93,7 @@ export function stopChild(child, ms = 10000) {
 // Starts maestro serve. `script`: run our own fakellm with it and point
 // MAESTRO_LLM_BASE_URL there; `demoScript`: no base URL — demo mode.
 export async function startStack({ script, demoScript, name }) {
+  suite = name;
   mkdirSync(ARTIFACTS, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
   // A short shutdown grace: a job still streaming must not hold the stop up.
@@ -144,9 +145,11 @@ export async function launchBrowser() {
   });
 }
 
+// Screenshots are numbered in step order per stack: <stack name>-NN-<name>.png.
 let shot = 0;
+let suite = 'e2e';
 export async function screenshot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   shot += 1;
-  await page.screenshot({ path: join(ARTIFACTS, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${suite}-${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
 }

@@ -30,7 +30,7 @@ const feed = () => page.getByTestId('feed');
 // Creates a task through the New task dialog and waits until its chat is open.
 async function createTask(instruction) {
   await page.getByRole('button', { name: 'New task' }).click();
-  await page.getByLabel('Instruction').fill(instruction);
+  await page.getByLabel('Instruction', { exact: true }).fill(instruction);
   await page.getByRole('button', { name: 'Create task' }).click();
   await page.waitForURL(/\/tasks\//);
   await feed().getByText(instruction).first().waitFor();
@@ -174,8 +174,9 @@ test('phone width: the chat is usable', async () => {
   await page.getByLabel('Message').waitFor();
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 390, `no horizontal scroll at phone width (${width}px)`);
+  await screenshot(page, 'phone-width-chat');
   await page.getByRole('button', { name: 'Back to tasks' }).click();
   await page.locator('.task-item').first().waitFor();
-  await screenshot(page, 'phone-width');
+  await screenshot(page, 'phone-width-list');
   await page.setViewportSize({ width: 1280, height: 860 });
 });

@@ -34,6 +34,7 @@ export function App() {
     return () => window.removeEventListener('popstate', onPop);
   }, []);
 
+  const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
   const open = useCallback((id: string) => {
     window.history.pushState(null, '', id ? `/tasks/${encodeURIComponent(id)}` : '/');
     setTaskId(id);
@@ -82,7 +83,7 @@ export function App() {
         <main className="layout">
           <TaskList selected={taskId} onSelect={open} version={listVersion} />
           {taskId ? (
-            <ChatPane key={taskId} taskId={taskId} onBack={() => open('')} onChanged={() => setListVersion((v) => v + 1)} />
+            <ChatPane key={taskId} taskId={taskId} onBack={() => open('')} onChanged={listChanged} />
           ) : (
             <section className="empty-pane">
               <p>Select a task, or create one.</p>

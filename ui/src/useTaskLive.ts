@@ -32,6 +32,8 @@ export function useTaskLive(taskId: string): TaskLive {
   const [connection, setConnection] = useState<SseState | 'polling'>('connecting');
   const [error, setError] = useState('');
   const lastEventId = useRef('');
+  const deltasRef = useRef<Record<string, Delta[]>>({});
+  deltasRef.current = deltas;
   const timer = useRef<number | undefined>(undefined);
 
   const load = useCallback(async () => {
@@ -126,6 +128,8 @@ export function useTaskLive(taskId: string): TaskLive {
     const stops = jobIds.split(',').map((jobId) =>
       openSse({
         url: `/api/local/jobs/${jobId}/stream`,
+        // Resume after the deltas already shown (a new job joined the list).
+        lastEventId: lastSeq(deltasRef.current[jobId]),
         onFrame: (f) => {
           if (f.event === 'end') {
             refresh();
@@ -152,4 +156,8 @@ export function useTaskLive(taskId: string): TaskLive {
   }, [jobIds, refresh]);
 
   return { detail, comments, events, deltas, connection, error, refresh };
+}
+
+function lastSeq(list: Delta[] | undefined): string {
+  return list && list.length ? String(list[list.length - 1].seq) : '';
 }

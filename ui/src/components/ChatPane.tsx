@@ -1,7 +1,7 @@
 // ChatPane (seed 000 §4: ChatPane → ChatMessageFeed → ChatMessage): one
 // task's live conversation — header with status and Cancel / Continue, the
 // feed, the composer with approval cards, and the activity timeline.
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Api } from '../api';
 import { buildFeed } from '../feed';
 import { useTaskLive } from '../useTaskLive';
@@ -21,6 +21,11 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
   const latest = detail?.latest_job ?? null;
   const feed = useMemo(() => buildFeed(jobs, live.comments, live.deltas), [jobs, live.comments, live.deltas]);
   const active = latest !== null && !TERMINAL.has(latest.status);
+  // The task list shows statuses too: refresh it when this task's changes.
+  const latestStatus = latest ? `${latest.id}:${latest.status}` : '';
+  useEffect(() => {
+    if (latestStatus) onChanged();
+  }, [latestStatus, onChanged]);
 
   const cancel = async () => {
     try {

@@ -54,7 +54,11 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
   return (
     <div className="bell">
       <button className="ghost" aria-label={`Notifications (${unread} unread)`} onClick={() => setOpen((o) => !o)}>
-        🔔{unread > 0 && <span className="bell-count">{unread}</span>}
+        <svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="2">
+          <path d="M18 8a6 6 0 0 0-12 0c0 7-3 9-3 9h18s-3-2-3-9" />
+          <path d="M13.7 21a2 2 0 0 1-3.4 0" />
+        </svg>
+        {unread > 0 && <span className="bell-count">{unread}</span>}
       </button>
       {open && (
         <div className="bell-panel card" role="dialog" aria-label="Notifications">
