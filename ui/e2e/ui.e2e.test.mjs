@@ -145,13 +145,19 @@ test('reload the page mid-stream and lose nothing', async () => {
 
 test('cancel a running task', async () => {
   await page.locator('.chat-header .badge[data-status="running"]').waitFor();
-  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Cancel', exact: true }).click();
   await page.locator('.chat-header .badge[data-status="cancelled"]').waitFor();
   await feed().getByText('Job cancelled.').waitFor();
   assert.equal(await feed().getByText('LONG-END').count(), 0, 'the stream stopped before its end');
-  assert.equal(await page.getByRole('button', { name: 'Cancel' }).count(), 0);
-  await page.getByRole('button', { name: 'Continue' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Cancel', exact: true }).count(), 0);
+  await page.getByRole('button', { name: 'Continue', exact: true }).waitFor();
+  // The activity timeline lists the job's status changes, the cancel included.
+  await page.getByRole('button', { name: 'Activity', exact: true }).click();
+  const activity = page.getByRole('complementary', { name: 'Activity' });
+  await activity.getByText('job running → cancelled').waitFor();
+  assert.match(await activity.innerText(), /job queued → running/);
   await screenshot(page, 'cancelled');
+  await page.getByRole('button', { name: 'Activity', exact: true }).click();
 });
 
 test('task list: badges, filter and search', async () => {
@@ -165,7 +171,16 @@ test('task list: badges, filter and search', async () => {
   assert.match(await items.first().innerText(), /e2e-long/);
   await page.getByLabel('Filter by status').selectOption('all');
   await page.waitForFunction(() => document.querySelectorAll('.task-item').length >= 6);
-  await screenshot(page, 'task-list');
+  // The notification bell counts what finished or waited for the person.
+  const bell = page.getByRole('button', { name: /Notifications \(\d+ unread\)/ });
+  assert.ok(Number((await bell.getAttribute('aria-label')).match(/\d+/)[0]) > 0, 'unread notifications');
+  await bell.click();
+  const panel = page.getByRole('dialog', { name: 'Notifications' });
+  await panel.getByText('needs your answer or decision').first().waitFor();
+  await screenshot(page, 'task-list-notifications');
+  await panel.getByRole('button', { name: 'Mark all read' }).click();
+  await page.getByRole('button', { name: 'Notifications (0 unread)' }).waitFor();
+  await page.getByRole('button', { name: 'Notifications (0 unread)' }).click(); // close the panel
 });
 
 test('phone width: the chat is usable', async () => {
