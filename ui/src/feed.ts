@@ -182,7 +182,9 @@ export function describeEvent(e: TaskEvent): string {
   switch (e.type) {
     case 'job.status': {
       const extra = p.wait_reason ? ` (${String(p.wait_reason)})` : p.error ? ` — ${String(p.error)}` : '';
-      return `job ${String(p.from ?? '')} → ${String(p.to ?? '')}${extra}`;
+      const from = String(p.from ?? '');
+      const to = String(p.to ?? '');
+      return `job ${!from || from === to ? to : `${from} → ${to}`}${extra}`;
     }
     case 'llm.call':
       return `model call: ${String(p.promptTokens ?? 0)} prompt tokens (${String(p.cachedPromptTokens ?? 0)} cached), ${String(p.completionTokens ?? 0)} out`;
@@ -194,6 +196,12 @@ export function describeEvent(e: TaskEvent): string {
       return `comment (${String(p.kind ?? '')})`;
     case 'task.created':
       return 'task created';
+    case 'job.cancel_requested':
+      return 'cancel requested';
+    case 'grant.created':
+      return `permission granted: ${String(p.tool ?? p.name ?? '')}`;
+    case 'grant.used':
+      return `permission used: ${String(p.tool ?? p.name ?? '')}`;
     default:
       return e.type;
   }
