@@ -124,6 +124,20 @@ test('answer an ASK question', async () => {
   await screenshot(page, 'ask-answered');
 });
 
+test('with the streams blocked, REST polling still shows the task', async () => {
+  // Fail every SSE request (task events and job streams); JSON polling of the
+  // same events route still passes.
+  const blockSse = (route) =>
+    route.request().headers()['accept'] === 'text/event-stream' ? route.abort() : route.continue();
+  await page.route(/\/api\/local\/(tasks\/[^/]+\/events|jobs\/[^/]+\/stream)/, blockSse);
+  await createTask('e2e-stream: polled');
+  await page.getByTestId('connection').getByText('polling').waitFor();
+  await feed().getByText('RESULT-STREAM done').waitFor();
+  await page.locator('.chat-header .badge[data-status="succeeded"]').waitFor();
+  await screenshot(page, 'polling-fallback');
+  await page.unroute(/\/api\/local\/(tasks\/[^/]+\/events|jobs\/[^/]+\/stream)/, blockSse);
+});
+
 test('reload the page mid-stream and lose nothing', async () => {
   await createTask('e2e-long: a long answer');
   const text = () => feed().getByTestId('assistant-text').first();
@@ -170,7 +184,7 @@ test('task list: badges, filter and search', async () => {
   await page.waitForFunction(() => document.querySelectorAll('.task-item').length === 1);
   assert.match(await items.first().innerText(), /e2e-long/);
   await page.getByLabel('Filter by status').selectOption('all');
-  await page.waitForFunction(() => document.querySelectorAll('.task-item').length >= 6);
+  await page.waitForFunction(() => document.querySelectorAll('.task-item').length >= 7);
   // The notification bell counts what finished or waited for the person.
   const bell = page.getByRole('button', { name: /Notifications \(\d+ unread\)/ });
   assert.ok(Number((await bell.getAttribute('aria-label')).match(/\d+/)[0]) > 0, 'unread notifications');
