@@ -157,7 +157,7 @@ test('reload the page mid-stream and lose nothing', async () => {
   await screenshot(page, 'long-after-reload');
 });
 
-test('cancel a running task', async () => {
+test('cancel a running task, then Continue it', async () => {
   await page.locator('.chat-header .badge[data-status="running"]').waitFor();
   await page.getByRole('button', { name: 'Cancel', exact: true }).click();
   await page.locator('.chat-header .badge[data-status="cancelled"]').waitFor();
@@ -172,6 +172,13 @@ test('cancel a running task', async () => {
   assert.match(await activity.innerText(), /job queued → running/);
   await screenshot(page, 'cancelled');
   await page.getByRole('button', { name: 'Activity', exact: true }).click();
+  // Continue starts a new job on the finished task; it runs and can be cancelled too.
+  await page.getByRole('button', { name: 'Continue', exact: true }).click();
+  await page.locator('.toast').getByText('Continuing in a new job').waitFor();
+  await page.locator('.chat-header .badge[data-status="running"]').waitFor();
+  await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await page.locator('.chat-header .badge[data-status="cancelled"]').waitFor();
+  assert.equal(await feed().getByText('Job cancelled.').count(), 2, 'both jobs show their cancel');
 });
 
 test('task list: badges, filter and search', async () => {
