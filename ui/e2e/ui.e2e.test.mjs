@@ -82,6 +82,7 @@ test('approve a tool request and see the job resume', async () => {
   await toolCard.locator('.tool-head').click();
   assert.match(await toolCard.innerText(), /wrote \d+ bytes/, 'the tool card shows the result');
   assert.equal(await page.getByTestId('tool-request').count(), 0, 'the card is gone once decided');
+  assert.equal(await page.locator('.gate-note.error').count(), 0, 'and so is the refusal note');
   await screenshot(page, 'tool-approved-resumed');
 });
 

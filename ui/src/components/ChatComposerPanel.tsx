@@ -3,7 +3,7 @@
 // ASK question as a question awaiting the answer, and the message box:
 // Enter sends, Shift+Enter is a newline. A comment while the job runs is an
 // interjection the agent reads at its next step.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
 import type { ApprovalRequest, Comment, Job } from '../types';
 import { PackageRequestApproval } from './PackageRequestApproval';
@@ -30,6 +30,10 @@ export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }
   const [busy, setBusy] = useState(false);
   const toast = useToast();
   const pending = requests.filter((r) => r.status === 'pending');
+  // The gate's refusal is about the pending request: gone with it.
+  useEffect(() => {
+    if (pending.length === 0) setGate('');
+  }, [pending.length]);
   const asking = job?.status === 'waiting_human' && job.wait_reason === 'ask';
   const question = asking ? [...comments].reverse().find((c) => c.kind === 'question' && c.job_id === job?.id) : undefined;
 
