@@ -42,8 +42,12 @@ export function ChatMessage({ item }: { item: FeedItem }) {
               <div className="msg-body">{item.reasoning}</div>
             </details>
           )}
-          {item.text && <div className="msg-body">{item.text}</div>}
-          {item.live && <span className="cursor" aria-label="streaming" />}
+          {(item.text || item.live) && (
+            <div className="msg-body">
+              {item.text}
+              {item.live && <span className="cursor" aria-label="streaming" />}
+            </div>
+          )}
         </article>
       );
     case 'tool':
