@@ -8,10 +8,13 @@
 
 #include "engine/prompt_builder.h"
 #include "engine/sentinel.h"
+#include "tools/output_cap.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
 namespace {
+
+constexpr size_t kAnswerCapBytes = 32 * 1024;
 
 constexpr const char* kDelegateGuidance =
     "You are a sub-agent: another agent handed you the self-contained sub-problem in the task "
@@ -176,7 +179,8 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   c.on_delta = TagDelegateDeltas(d.on_delta, call.id, depth);
   Emit(d, {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
   MovementResult r = RunMovement(c, kDelegateMovement);
-  std::string answer = Answer(r);
+  // Capped like any tool output: the answer lands in the parent's context.
+  std::string answer = tools::CapOutput(Answer(r), kAnswerCapBytes);
   spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.job_id, call.id, depth,
                r.next.value_or("?"), r.abort_reason);
   Emit(d, {{"type", "delegate"},

@@ -71,7 +71,9 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
     case tools::ReentryState::kApproved:
       if (re->request && re->request->kind == "spawn") {  // the approval starts the child once
         auto child = EnsureSpawnedTask(*d.store, d.job_id, *re->request, d.piece->name);
-        if (!child.ok()) return "Error: could not start the approved task: " + child.status().message();
+        if (!child.ok()) {
+          return "Error: could not start the approved task: " + child.status().message();
+        }
         return re->result.content + " It is " + *child + "; call WaitSubTask to wait for it.";
       }
       return re->result.content;
@@ -100,6 +102,8 @@ std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
   std::string piece = call.arguments.value("piece", "");
   t.piece = piece.empty() ? d.piece->name : piece;
   t.parent_job_id = d.job_id;
+  // The same workspace as the parent (another space needs approval).
+  if (auto parent = d.store->GetTask(d.task_id); parent.ok()) t.space = parent->space;
   auto created = d.store->CreateTask(t);
   if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
   return fmt::format("Subtask {} created (job {}). Call WaitSubTask to wait for it.",
@@ -127,8 +131,10 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
                           std::optional<MovementResult>& settled) {
   if (call.name == kDelegateTool) return RunDelegate(d, movement, call);
   if (d.delegate_depth > 0) {  // only the job's own agent may park or spawn
-    return fmt::format("Error: {} is not available to a delegate sub-agent; finish with complete "
-                       "and let the delegating agent do it.", call.name);
+    return fmt::format(
+        "Error: {} is not available to a delegate sub-agent; finish with complete and let the "
+        "delegating agent do it.",
+        call.name);
   }
   if (call.name == "SpinOffTask" && call.arguments.value("space", "").empty()) {
     return HandleSpinOffLocal(d, call);
