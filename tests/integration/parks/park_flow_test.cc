@@ -436,7 +436,7 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
   }
   // The lease sweeper's verdict on the dead worker: retry now.
   ASSERT_TRUE(store_->FinishJob(Lease{j1.id, j1.worker_id, j1.fencing_token},
-                                JobOutcome::Retry("worker died", 0))
+                                JobOutcome::Retry("worker died", 1))
                   .ok());
   StartPool();
   Job parked = WaitFor(j1.id, JobStatus::kWaitingHuman);

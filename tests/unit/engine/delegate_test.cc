@@ -253,16 +253,18 @@ TEST(DelegateToolDefsTest, DropsControlAndParkToolsAndDelegateAtTheLimit) {
   tools::ToolRegistry reg;
   tools::ToolSpec read;
   read.name = "ReadFile";
+  read.description = "Read a file.";
   read.read_only = true;
+  read.parameters = {{"type", "object"}, {"properties", Json::object()}};
   ASSERT_TRUE(reg.Register(read, [](const Json&, const tools::ToolContext&) {
                    return tools::ToolResult::Ok("");
                  }).ok());
   ASSERT_TRUE(tools::RegisterParkTools(reg).ok());
-  Piece piece = test::Builtin("coding");
+  Piece piece = test::Builtin("chat");
   auto parent = BuildPieceTools(
       piece, Defs(reg.ToolsArray({"ReadFile", "delegate", "RequestTool", "WaitSubTask",
                                   "SpinOffTask"})));
-  ASSERT_TRUE(parent.ok());
+  ASSERT_TRUE(parent.ok()) << parent.status().ToString();
   auto names = [](const std::vector<Json>& defs) {
     std::vector<std::string> out;
     for (const Json& d : defs) out.push_back(d["function"]["name"]);
