@@ -37,14 +37,17 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.workspace.data_dir = cfg.data_dir;
   // Ephemeral workspaces are the task's own scratch repository: reading and
   // editing are allowed; the shell only inside the sandbox, without network.
-  o.workspace.ephemeral_policy.allowed_tools = {"ReadFile", "WriteFile", "EditFile", "ListDir",
-                                                "Glob",     "Grep"};
+  // The agent tools (subtasks, delegate) need no more than that.
+  o.workspace.ephemeral_policy.allowed_tools = {"ReadFile", "WriteFile",   "EditFile",
+                                                "ListDir",  "Glob",        "Grep",
+                                                "delegate", "SpinOffTask", "WaitSubTask"};
   if (shell) o.workspace.ephemeral_policy.allowed_tools.insert("RunCommand");
   o.workspace.ephemeral_policy.edit_allowed = true;
   o.workspace.ephemeral_policy.shell_allowed = shell;
   o.data_dir = cfg.data_dir;
   o.llm_factory = engine::OpenAiFactory(cfg);
   o.retry = cfg.jobs.retry;
+  o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;

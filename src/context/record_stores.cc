@@ -1,6 +1,7 @@
 #include "context/record_stores.h"
 
 #include <filesystem>
+#include <map>
 
 #include "context/durable_file.h"
 
@@ -98,12 +99,26 @@ Status ToolStore::ForEach(const std::function<bool(const ToolCallRecord&)>& fn) 
 
 Result<std::set<std::string>> ToolStore::ChangedPaths(const std::string& job_id) const {
   std::set<std::string> paths;
-  MAESTRO_RETURN_IF_ERROR(ForEach([&](const ToolCallRecord& r) {
-    if (!job_id.empty() && r.job_id != job_id) return true;
-    if (r.status != "success" || !IsFileWritingTool(r.tool)) return true;
-    if (r.args.is_object() && r.args.contains("path") && r.args["path"].is_string()) {
+  auto add = [&](const Json& args) {
+    if (args.is_object() && args.contains("path") && args["path"].is_string()) {
       paths.insert(
-          std::filesystem::path(r.args["path"].get<std::string>()).lexically_normal().string());
+          std::filesystem::path(args["path"].get<std::string>()).lexically_normal().string());
+    }
+  };
+  // The Dispatcher's ToolLedger (src/tools/ledger.h) writes the same file as
+  // `started` (with args) then `finished`/`error` records of one call.
+  std::map<std::string, Json> started;
+  MAESTRO_RETURN_IF_ERROR(log_.ForEach([&](const Json& j) {
+    if (!job_id.empty() && j.value("job_id", "") != job_id) return true;
+    if (!IsFileWritingTool(j.value("tool", ""))) return true;
+    const std::string event = j.value("event", "");
+    const std::string call = j.value("job_id", "") + "/" + j.value("call_id", "");
+    if (event == "started") {
+      started[call] = j.value("args", Json::object());
+    } else if (event == "finished") {
+      if (auto it = started.find(call); it != started.end()) add(it->second);
+    } else if (event.empty() && j.value("status", "") == "success") {
+      add(j.value("args", Json::object()));
     }
     return true;
   }));

@@ -56,6 +56,27 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
   return ctx;
 }
 
+Result<std::unique_ptr<TaskContext>> TaskContext::OpenDelegate(const std::string& name) const {
+  std::unique_ptr<TaskContext> ctx(new TaskContext());
+  ctx->dirs_ = dirs_;
+  ctx->deps_ = deps_;
+  ctx->config_ = config_;
+  ctx->task_id_ = task_id_;
+  ctx->job_id_ = job_id_;
+  ctx->dir_ = dir_ + "/delegates/" + name;
+  ctx->resumed_ = std::filesystem::exists(ctx->dir_);
+  std::error_code ec;
+  std::filesystem::create_directories(ctx->handoffs_dir(), ec);
+  if (ec) return Internal("create " + ctx->dir_ + ": " + ec.message());
+  MAESTRO_ASSIGN_OR_RETURN(ctx->messages_, MessageStore::Open(ctx->dir_, deps_.clock));
+  MAESTRO_ASSIGN_OR_RETURN(ctx->summaries_, SummaryStore::Open(ctx->dir_, deps_.clock));
+  MAESTRO_ASSIGN_OR_RETURN(ctx->tools_, ToolStore::Open(ctx->dir_, deps_.clock));
+  MAESTRO_ASSIGN_OR_RETURN(ctx->events_, EventLog::Open(ctx->dir_, deps_.clock));
+  MAESTRO_ASSIGN_OR_RETURN(ctx->planning_,
+                           PlanningHistoryStore::Open(ctx->dir_ + "/planning", deps_.clock));
+  return ctx;
+}
+
 Status TaskContext::WriteMetadata(const Task& task, const Job& job) {
   // Static: written once when the directory is created (seed 002).
   Json m = {

@@ -42,6 +42,13 @@ class TaskContext {
                                                     const TaskContextDeps& deps, const Task& task,
                                                     const Job& job, const ContextConfig& config);
 
+  // A delegate sub-agent's own conversation (seed 000 §3 runDelegateSubAgent:
+  // an isolated child Conversation): `dir()/delegates/<name>/` with its own
+  // messages/current/transcript, summaries, tools and events files; the same
+  // task, store, clock and config. It lives inside the task's directory, so it
+  // moves with it; destroy it when the sub-agent ends (never EndSession it).
+  Result<std::unique_ptr<TaskContext>> OpenDelegate(const std::string& name) const;
+
   // Closes `ctx` and moves its directory to follow `status`.
   static Result<std::string> EndSession(std::unique_ptr<TaskContext> ctx, JobStatus status);
 

@@ -106,6 +106,8 @@ const std::map<std::string, Setter>& Keys() {
        IntField(10, [](Config& c, int64_t v) { c.jobs.poll_interval_ms = v; })},
       {"jobs.shutdown_grace_ms",
        IntField(0, [](Config& c, int64_t v) { c.jobs.shutdown_grace_ms = v; })},
+      {"jobs.delegate_max_depth",
+       IntField(0, [](Config& c, int64_t v) { c.jobs.delegate_max_depth = static_cast<int>(v); })},
       {"jobs.retry.base_delay_ms",
        IntField(0, [](Config& c, int64_t v) { c.jobs.retry.base_delay_ms = v; })},
       {"jobs.retry.max_delay_ms",

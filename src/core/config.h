@@ -29,6 +29,7 @@ struct JobsConfig {
   int64_t sweep_interval_ms = 5'000;  // how often expired leases are recovered
   int64_t poll_interval_ms = 1'000;   // idle workers re-check the queue (cross-process)
   int64_t shutdown_grace_ms = 30'000; // SIGTERM: running jobs may finish this long
+  int delegate_max_depth = 2;         // nested delegate sub-agents; 0 = delegate never offered
   RetryConfig retry;
 };
 

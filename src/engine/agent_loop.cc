@@ -203,7 +203,8 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
   LoopState st;
   for (int iteration = 1; iteration <= max_iterations; ++iteration) {
     if (Stopped(d)) return StopResult(d, movement);
-    if (Status s = DeliverInterjections(d); !s.ok()) {
+    // Interjections are for the job's own agent, never a delegate sub-agent.
+    if (Status s = d.delegate_depth ? Status::Ok() : DeliverInterjections(d); !s.ok()) {
       return Abort(movement, kAbortLlmError, "interjections: " + s.ToString());
     }
     if (!PromptGuard(d, /*force=*/false)) {

@@ -54,6 +54,7 @@ struct LoopLimits {
   int max_iterations = 60;        // per movement entry (Movement::max_iterations overrides)
   int text_only_limit = 3;        // text-only replies in a row before ABORT
   int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
+  int max_delegate_depth = 2;     // delegate nesting; a loop at this depth is not offered delegate
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -73,6 +74,7 @@ struct AgentLoopDeps {
   LoopLimits limits;
   std::string task_id;
   std::string job_id;
+  int delegate_depth = 0;  // 0 = the job's own loop; n = a delegate sub-agent n levels down
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/delegate.h"
+#include "engine/subtasks.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
 
@@ -67,6 +69,14 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
   park.wait_reason = std::string(info.wait_reason);
   switch (re->state) {
     case tools::ReentryState::kApproved:
+      if (re->request && re->request->kind == "spawn") {  // the approval starts the child once
+        auto child = EnsureSpawnedTask(*d.store, d.job_id, *re->request, d.piece->name);
+        if (!child.ok()) {
+          return "Error: could not start the approved task: " + child.status().message();
+        }
+        return re->result.content + " It is " + *child + "; call WaitSubTask to wait for it.";
+      }
+      return re->result.content;
     case tools::ReentryState::kDenied:
       return re->result.content;  // decided: answer the call, no park
     case tools::ReentryState::kPending:
@@ -92,24 +102,45 @@ std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
   std::string piece = call.arguments.value("piece", "");
   t.piece = piece.empty() ? d.piece->name : piece;
   t.parent_job_id = d.job_id;
+  // The same workspace as the parent (another space needs approval).
+  if (auto parent = d.store->GetTask(d.task_id); parent.ok()) t.space = parent->space;
   auto created = d.store->CreateTask(t);
   if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
   return fmt::format("Subtask {} created (job {}). Call WaitSubTask to wait for it.",
                      created->task.id, created->job.id);
 }
 
+// Parks only while a child is open: re-issued after the resume (every child
+// ended) it answers with the children's results instead of parking again.
+std::string HandleWaitSubTask(AgentLoopDeps& d, const std::string& movement,
+                              std::optional<MovementResult>& settled) {
+  auto kids = SummarizeSubtasks(*d.store, d.job_id);
+  if (!kids.ok()) return "Error: " + kids.status().message();
+  if (kids->total == 0) {
+    return "Error: this job has no subtasks to wait for; start them with SpinOffTask first.";
+  }
+  if (kids->pending == 0) return "All subtasks have finished:\n" + kids->text;
+  settled = Settle(movement, std::string(kWaitSubtasksName));
+  settled->resume_movement = movement;
+  return fmt::format("Waiting for {} of {} subtasks; the job resumes in this movement.",
+                     kids->pending, kids->total);
+}
+
 std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
                           const tools::ToolCall& call, const tools::ControlToolInfo& info,
                           std::optional<MovementResult>& settled) {
+  if (call.name == kDelegateTool) return RunDelegate(d, movement, call);
+  if (d.delegate_depth > 0) {  // only the job's own agent may park or spawn
+    return fmt::format(
+        "Error: {} is not available to a delegate sub-agent; finish with complete and let the "
+        "delegating agent do it.",
+        call.name);
+  }
   if (call.name == "SpinOffTask" && call.arguments.value("space", "").empty()) {
     return HandleSpinOffLocal(d, call);
   }
   if (info.creates_request) return HandleRequestPark(d, movement, call, info, settled);
-  if (call.name == "WaitSubTask") {
-    settled = Settle(movement, std::string(kWaitSubtasksName));
-    settled->resume_movement = movement;
-    return "Waiting for the subtasks; the job resumes in this movement.";
-  }
+  if (call.name == "WaitSubTask") return HandleWaitSubTask(d, movement, settled);
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
 }
 

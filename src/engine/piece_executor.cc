@@ -9,9 +9,12 @@
 #include <spdlog/spdlog.h>
 
 #include "context/task_context.h"
+#include "engine/delegate.h"
 #include "engine/job_prompt.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt_paths.h"
+#include "engine/reconcile.h"
+#include "engine/subtasks.h"
 #include "tools/dispatcher.h"
 
 namespace maestro::engine {
@@ -32,15 +35,17 @@ JobStatus StatusOf(const JobOutcome& o) {
 // The regular tools the workspace policy (∪ the task's grants) offers, plus
 // the request tools that ask for more (always available: seed 000 §2).
 std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& store,
-                                  const Task& task, const tools::ToolPolicy& policy) {
+                                  const Task& task, const tools::ToolPolicy& policy,
+                                  int max_delegate_depth) {
   std::set<std::string> allowed = policy.allowed_tools;
   allowed.insert("RequestTool");
   allowed.insert("RequestPackage");
   if (auto grants = store.ListGrants(task.id); grants.ok()) {
     for (const Grant& g : *grants) allowed.insert(g.tool_name);
   }
-  // Handled nowhere yet: never offer them.
-  allowed.erase("delegate");
+  // delegate (an agent tool: offered when the policy allows it) needs a depth
+  // budget; WriteHandoff is handled nowhere yet: never offer it.
+  if (!DelegateOffered(0, max_delegate_depth)) allowed.erase("delegate");
   allowed.erase("WriteHandoff");
   std::vector<Json> defs;
   for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
@@ -139,16 +144,31 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   };
 
   auto piece_tools =
-      BuildPieceTools(piece, RegularToolDefs(*opt_.registry, *opt_.store, task, ws.policy));
+      BuildPieceTools(piece, RegularToolDefs(*opt_.registry, *opt_.store, task, ws.policy,
+                                             opt_.limits.max_delegate_depth));
   if (!piece_tools.ok()) {
     end_session(JobStatus::kFailed);
     return piece_tools.status();
+  }
+  // The ledger first: calls a crash left open are settled before anything runs.
+  auto ledger = tools::ToolLedger::Open(ctx->dir(), opt_.clock);
+  auto reconcile = ledger.ok() ? ReconcileAtJobStart(*opt_.store, **ledger, ctx->dir(), job)
+                               : Result<ReconcileReport>(ledger.status());
+  if (!reconcile.ok() || reconcile->park) {
+    end_session(reconcile.ok() ? JobStatus::kWaitingHuman : JobStatus::kRetry);
+    if (!reconcile.ok()) return reconcile.status();
+    *final_status = JobStatus::kWaitingHuman;
+    return *reconcile->park;
   }
   std::string tools_path = ctx->dir() + "/tools.json";
   MAESTRO_RETURN_IF_ERROR(WriteFileText(tools_path, piece_tools->bytes));
 
   std::string transcript = ctx->messages().transcript_path();
   MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan, PlanJobPrompt(*opt_.store, task, job, transcript));
+  // Seed 000's subtask resume notice: the ended children's results.
+  if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
+    plan.instruction += "\n\n## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
+  }
   PromptInputs in;
   in.piece = &piece;
   in.tools = &*piece_tools;
@@ -171,7 +191,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.compressor = &compressor;
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
-  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, nullptr};
+  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, ledger->get(), {}};
   d.piece = &piece;
   d.piece_tools = &*piece_tools;
   d.tools_path = tools_path;
@@ -203,7 +223,8 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
       c.body = r.result;
       break;
     case PieceRunStatus::kWaitingHuman:
-      if (r.wait_reason != "ask") return;  // request cards speak for themselves
+      // Request cards speak for themselves; an ASK and a reconcile park need words.
+      if (r.wait_reason != "ask" && r.wait_reason != "reconcile") return;
       c.kind = "question";
       c.body = r.question;
       break;

@@ -53,7 +53,7 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
 }
 
 ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) const {
-  const IdempotencyKey key{ctx.task_id, ctx.job_id, call.id};
+  const IdempotencyKey key{ctx.task_id, ctx.job_id, ctx.call_key_prefix + call.id};
   Permission perm;
   if (auto refused = Admit(call, ctx, &perm)) {
     refused->call_id = call.id;

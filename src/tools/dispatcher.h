@@ -42,6 +42,10 @@ struct DispatchContext {
   ToolPolicy policy;
   CancelToken* cancel = nullptr;  // the job's token; may be null
   ToolLedger* ledger = nullptr;   // may be null (no record kept)
+  // Prepended to each call id in the IdempotencyKey: a delegate's sub-agent
+  // shares the job's ledger, and its model's call ids ("call_1") would
+  // otherwise collide with the parent's (e.g. "delegate:call_7/").
+  std::string call_key_prefix;
 };
 
 class Dispatcher {

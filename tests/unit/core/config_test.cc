@@ -48,6 +48,18 @@ TEST(ConfigTest, FileValuesAreOverriddenByEnvironment) {
   EXPECT_EQ(cfg->jobs.retry.max_attempts, 7);
 }
 
+TEST(ConfigTest, DelegateDepthDefaultsToTwoAndRejectsNegatives) {
+  auto def = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->jobs.delegate_max_depth, 2);
+  testing::TempDir dir;
+  auto zero = LoadConfig(Write(dir, "jobs:\n  delegate_max_depth: 0\n"), {});
+  ASSERT_TRUE(zero.ok()) << zero.status().ToString();
+  EXPECT_EQ(zero->jobs.delegate_max_depth, 0);
+  auto bad = LoadConfig(Write(dir, "jobs:\n  delegate_max_depth: -1\n"), {});
+  EXPECT_FALSE(bad.ok());
+}
+
 TEST(ConfigTest, UnknownKeyNamesPositionAndNearestKey) {
   testing::TempDir dir;
   auto path = Write(dir, "data_dir: x\njobs:\n  lease_msec: 5\n");

@@ -1,0 +1,194 @@
+#include "engine/delegate.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/prompt_builder.h"
+#include "engine/sentinel.h"
+#include "tools/output_cap.h"
+#include "tools/park_tools.h"
+
+namespace maestro::engine {
+namespace {
+
+constexpr size_t kAnswerCapBytes = 32 * 1024;
+
+constexpr const char* kDelegateGuidance =
+    "You are a sub-agent: another agent handed you the self-contained sub-problem in the task "
+    "below. You have your own fresh conversation; the other agent does not see it and gets only "
+    "your final answer. Work through tool calls. When done, call `complete` with status success "
+    "and your whole answer in `result` (it is all the other agent receives). If it cannot be "
+    "done, call `complete` with status error and say why. You cannot ask the user, request "
+    "tools or packages, or start tasks.";
+
+// A sub-agent keeps the parent's working tools; control and park tools stay
+// with the job's own agent (a sub-agent must never park the job).
+bool IsChildTool(const std::string& name) {
+  if (name == "complete" || name == "transition") return false;
+  return name == kDelegateTool || tools::FindControlTool(name) == nullptr;
+}
+
+std::string NameOf(const Json& def) {
+  const Json& fn = def.value("function", Json::object());
+  return fn.value("name", "");
+}
+
+// Directory-safe and unique per call: `<job>-<key prefix><call id>`.
+std::string DelegateDirName(const AgentLoopDeps& d, const std::string& call_id) {
+  std::string name = d.job_id + "-" + d.dispatch.call_key_prefix + call_id;
+  for (char& c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) c = '_';
+  }
+  return name;
+}
+
+std::string Answer(const MovementResult& r) {
+  const std::string next = r.next.value_or("");
+  if (next == SentinelName(Sentinel::kComplete)) {
+    return r.result.empty() ? "(the sub-agent finished without an answer)" : r.result;
+  }
+  if (next == SentinelName(Sentinel::kAsk)) {
+    return "Error: the sub-agent could not finish without the user's input. Its question: " +
+           (r.question.empty() ? r.result : r.question);
+  }
+  if (r.cancelled) return "Error: the sub-agent was cancelled.";
+  if (next == SentinelName(Sentinel::kAbort)) {
+    return fmt::format("Error: the sub-agent stopped ({}): {}", r.abort_reason, r.result);
+  }
+  return "Error: the sub-agent ended without an answer (" + next + ").";
+}
+
+void Emit(const AgentLoopDeps& d, const Json& delta) {
+  if (d.on_delta) d.on_delta(d.job_id, delta);
+}
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  return f ? Status::Ok() : Internal("cannot write " + path);
+}
+
+// Everything the sub-agent's loop needs besides the parent's deps.
+struct ChildRun {
+  std::unique_ptr<context::TaskContext> ctx;
+  Piece piece;
+  PieceTools tools;
+};
+
+Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
+                              const tools::ToolCall& call, int depth) {
+  ChildRun c;
+  MAESTRO_ASSIGN_OR_RETURN(c.ctx, d.ctx->OpenDelegate(DelegateDirName(d, call.id)));
+  c.piece = DelegatePiece(*d.piece, mv);
+  MAESTRO_ASSIGN_OR_RETURN(
+      c.tools, BuildPieceTools(c.piece, DelegateToolDefs(*d.piece_tools, depth,
+                                                         d.limits.max_delegate_depth)));
+  MAESTRO_RETURN_IF_ERROR(WriteText(c.ctx->dir() + "/tools.json", c.tools.bytes));
+  StaticPreamble pre;
+  pre.working_directory = d.dispatch.workspace_root;
+  Json system = BuildSystemMessage(pre, c.tools, c.piece, kDelegateMovement);
+  std::string task = "# Task\n" + call.arguments.value("task", "");
+  std::string context = call.arguments.value("context", "");
+  if (!context.empty()) task += "\n\n## Context from the delegating agent\n" + context;
+  MAESTRO_RETURN_IF_ERROR(c.ctx->messages().StartThread(d.job_id, system).status());
+  MAESTRO_RETURN_IF_ERROR(c.ctx->messages().AddMessage(UserMessage(task), d.job_id).status());
+  return c;
+}
+
+}  // namespace
+
+bool DelegateOffered(int depth, int max_depth) { return depth < max_depth; }
+
+std::vector<Json> DelegateToolDefs(const PieceTools& parent_tools, int child_depth,
+                                   int max_depth) {
+  std::vector<Json> defs;
+  for (const Json& def : parent_tools.tools) {
+    std::string name = NameOf(def);
+    if (!IsChildTool(name)) continue;
+    if (name == kDelegateTool && !DelegateOffered(child_depth, max_depth)) continue;
+    defs.push_back(def);
+  }
+  return defs;
+}
+
+Piece DelegatePiece(const Piece& parent, const Movement* parent_movement) {
+  Piece p;
+  p.name = parent.name + "/delegate";
+  p.description = "A delegated sub-problem.";
+  p.initial_movement = kDelegateMovement;
+  p.max_movements = 1;
+  p.source = parent.source;
+  Movement m;
+  m.name = kDelegateMovement;
+  m.description = "Solve the delegated sub-problem and answer with complete.";
+  m.guidance = kDelegateGuidance;
+  if (parent_movement) {
+    m.allowed_tools = parent_movement->allowed_tools;
+    m.edit = parent_movement->edit;
+    m.max_iterations = parent_movement->max_iterations;
+  }
+  p.movements.push_back(std::move(m));
+  return p;
+}
+
+DeltaFn TagDelegateDeltas(DeltaFn parent, const std::string& call_id, int depth) {
+  if (!parent) return {};
+  return [parent = std::move(parent), call_id, depth](const std::string& job_id,
+                                                      const Json& delta) {
+    if (delta.contains("delegate")) return parent(job_id, delta);
+    Json tagged = delta;
+    tagged["delegate"] = {{"call_id", call_id}, {"depth", depth}};
+    parent(job_id, tagged);
+  };
+}
+
+std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
+                        const tools::ToolCall& call) {
+  const int max_depth = d.limits.max_delegate_depth;
+  const Movement* mv = d.piece->FindMovement(movement);
+  const auto& offered = d.piece_tools->names;
+  if (!DelegateOffered(d.delegate_depth, max_depth) ||
+      std::find(offered.begin(), offered.end(), kDelegateTool) == offered.end()) {
+    return fmt::format(
+        "Error: delegate is not available here (sub-agent depth {}, limit {}); do the work "
+        "yourself.",
+        d.delegate_depth, max_depth);
+  }
+  if (mv && !ToolAllowedInMovement(*mv, kDelegateTool)) {
+    return fmt::format("Error: delegate is not allowed in movement '{}'.", movement);
+  }
+  if (call.arguments.value("task", "").empty()) {
+    return "Error: invalid arguments for delegate: field 'task' must be a non-empty string";
+  }
+  const int depth = d.delegate_depth + 1;
+  auto child = PrepareChild(d, mv, call, depth);
+  if (!child.ok()) return "Error: could not start the sub-agent: " + child.status().message();
+  AgentLoopDeps c = d;
+  c.ctx = child->ctx.get();
+  c.piece = &child->piece;
+  c.piece_tools = &child->tools;
+  c.tools_path = child->ctx->dir() + "/tools.json";
+  c.delegate_depth = depth;
+  c.dispatch.call_key_prefix = d.dispatch.call_key_prefix + "delegate:" + call.id + "/";
+  c.on_delta = TagDelegateDeltas(d.on_delta, call.id, depth);
+  Emit(d, {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
+  MovementResult r = RunMovement(c, kDelegateMovement);
+  // Capped like any tool output: the answer lands in the parent's context.
+  std::string answer = tools::CapOutput(Answer(r), kAnswerCapBytes);
+  spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.job_id, call.id, depth,
+               r.next.value_or("?"), r.abort_reason);
+  Emit(d, {{"type", "delegate"},
+           {"phase", "finished"},
+           {"call_id", call.id},
+           {"depth", depth},
+           {"is_error", answer.rfind("Error", 0) == 0}});
+  return answer;
+}
+
+}  // namespace maestro::engine

@@ -1,0 +1,56 @@
+#include "engine/subtasks.h"
+
+#include <fmt/format.h>
+
+namespace maestro::engine {
+namespace {
+
+constexpr size_t kResultExcerpt = 2000;
+
+std::string Excerpt(const std::string& s) {
+  return s.size() <= kResultExcerpt ? s : s.substr(0, kResultExcerpt) + "…";
+}
+
+}  // namespace
+
+Result<SubtaskSummary> SummarizeSubtasks(Store& store, const std::string& job_id) {
+  SubtaskSummary out;
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<Job> kids, store.ListChildJobs(job_id));
+  for (const Job& k : kids) {
+    ++out.total;
+    if (!IsTerminal(k.status)) {
+      ++out.pending;
+      continue;
+    }
+    auto task = store.GetTask(k.task_id);
+    std::string title = task.ok() ? task->title : "";
+    const std::string& body = k.status == JobStatus::kSucceeded ? k.result : k.error_message;
+    out.text += fmt::format("- {} (task {}, job {}): {}\n  {}\n", title, k.task_id, k.id,
+                            JobStatusName(k.status), Excerpt(body));
+  }
+  return out;
+}
+
+Result<std::string> EnsureSpawnedTask(Store& store, const std::string& job_id,
+                                      const Request& request, const std::string& default_piece) {
+  const std::string title = request.args.value("title", "");
+  const std::string space = request.args.value("space", "");
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<Job> kids, store.ListChildJobs(job_id));
+  for (const Job& k : kids) {
+    auto task = store.GetTask(k.task_id);
+    if (task.ok() && task->title == title && task->space == space) {
+      return fmt::format("task {} (job {})", k.task_id, k.id);
+    }
+  }
+  NewTask t;
+  t.title = title;
+  t.instruction = request.args.value("instruction", "");
+  std::string piece = request.args.value("piece", "");
+  t.piece = piece.empty() ? default_piece : piece;
+  t.space = space;
+  t.parent_job_id = job_id;
+  MAESTRO_ASSIGN_OR_RETURN(Store::CreatedTask created, store.CreateTask(t));
+  return fmt::format("task {} (job {})", created.task.id, created.job.id);
+}
+
+}  // namespace maestro::engine

@@ -1,0 +1,38 @@
+// Subtasks of a job (seed 000 §2/§4, seed 001 WAIT_SUBTASKS): what the parent
+// agent reads about its children, and the child an approved spawn request
+// asked for.
+//
+// Where it sits: SpinOffTask creates child tasks (parent_job_id = the job);
+// WaitSubTask parks the job in waiting_subtasks; the store requeues the parent
+// in the same transaction as its last child's end. When the parent resumes,
+// PieceExecutor adds SummarizeSubtasks' text to the task instruction (seed
+// 000's "subtask resume notice"), and a re-issued WaitSubTask with no open
+// child is answered with the same text instead of parking again (which would
+// requeue at once and loop). For SpinOffTask to another space, the approval
+// is a spawn request; EnsureSpawnedTask creates the child once when the
+// re-issued call finds the approval.
+//
+// Thread safety: stateless functions over the Store (which is thread-safe).
+#pragma once
+
+#include <string>
+
+#include "store/store.h"
+
+namespace maestro::engine {
+
+struct SubtaskSummary {
+  int total = 0;    // child jobs of the job
+  int pending = 0;  // not yet ended
+  std::string text;  // one entry per ended child: title, ids, status, result/error
+};
+
+Result<SubtaskSummary> SummarizeSubtasks(Store& store, const std::string& job_id);
+
+// The child task of `job_id` that the approved spawn `request` asked for:
+// created on the first call, found (same title and space) afterwards.
+// Returns "task <id> (job <id>)".
+Result<std::string> EnsureSpawnedTask(Store& store, const std::string& job_id,
+                                      const Request& request, const std::string& default_piece);
+
+}  // namespace maestro::engine
