@@ -38,17 +38,32 @@ export function isPersonComment(c: Comment): boolean {
 export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string, Comment>, live: boolean): FeedItem[] {
   const items: FeedItem[] = [];
   const cards = new Map<string, ToolCard>();
-  const byIndex = new Map<number, ToolCard>();
+  const byIndex = new Map<string, ToolCard>(); // `${parent}#${index}`
   let text: Extract<FeedItem, { kind: 'assistant' }> | null = null;
   let lastMovement = '';
   const all: ToolCard[] = [];
   const key = (d: Delta) => `${jobId}:${d.seq}`;
-  const target = (d: Delta): FeedItem[] => {
-    const parent = (d.parent_call_id ?? d.delegate_call_id) as string | undefined;
-    const card = parent ? cards.get(parent) : undefined;
-    return card ? card.children : items;
+  // A delegate sub-agent's deltas carry `delegate: {call_id, depth}` (the
+  // parent's delegate call); they nest under that call's card. Call ids are
+  // scoped by it because a sub-agent's ids may repeat the parent's.
+  const parentOf = (d: Delta): string => {
+    const tag = d.delegate as { call_id?: string } | undefined;
+    return String(tag?.call_id ?? d.parent_call_id ?? d.delegate_call_id ?? '');
   };
+  const scoped = (d: Delta, id: string) => (id ? `${parentOf(d)}/${id}` : '');
+  const target = (d: Delta): FeedItem[] => {
+    const parent = parentOf(d);
+    if (!parent) return items;
+    for (const [k, card] of cards) if (k.endsWith(`/${parent}`)) return card.children;
+    return items;
+  };
+  let textOwner = '';
   for (const d of deltas) {
+    // Text continues only within the same conversation (parent or one delegate).
+    if (parentOf(d) !== textOwner) {
+      text = null;
+      textOwner = parentOf(d);
+    }
     switch (d.type) {
       case 'text':
       case 'reasoning': {
@@ -62,15 +77,15 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
       }
       case 'tool_call': {
         const index = Number(d.index ?? 0);
-        const id = String(d.id ?? '');
-        let card = (id && cards.get(id)) || (!id ? byIndex.get(index) : undefined);
+        const id = scoped(d, String(d.id ?? ''));
+        let card = (id && cards.get(id)) || (!id ? byIndex.get(`${parentOf(d)}#${index}`) : undefined);
         // An id seen before whose call already has its result is a new call
         // (scripted servers reuse ids).
         if (card && card.result !== undefined) card = undefined;
         if (!card) {
           card = { id: id || `${jobId}-${index}-${d.seq}`, name: '', args: '', children: [], startedAt: d.at as number | undefined };
           if (id) cards.set(id, card);
-          byIndex.set(index, card);
+          byIndex.set(`${parentOf(d)}#${index}`, card);
           all.push(card);
           target(d).push({ kind: 'tool', key: key(d), card });
         }
@@ -80,7 +95,7 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         break;
       }
       case 'tool_result': {
-        const card = cards.get(String(d.id ?? ''));
+        const card = cards.get(scoped(d, String(d.id ?? '')));
         if (card) {
           card.result = String(d.content ?? '');
           card.isError = Boolean(d.is_error);
