@@ -5,8 +5,13 @@
 // One iteration:
 //   cancel / deadline check            -> ABORT (cancelled)
 //   deliver pending interjections      (store -> user messages, then ack)
-//   prompt guard                       estimate; compress over the threshold;
-//                                      still too big -> ABORT context_overflow
+//   watchdog                           no progress (watchdog.h) -> a warning
+//                                      user message, then ABORT watchdog
+//   prompt guard                       prompt_guard.h: estimate, dedup what
+//                                      is sent, seed 004 handoff request,
+//                                      compress; still too big -> hand off
+//                                      (handoff_step.h), else ABORT
+//                                      context_overflow
 //   LLM call                           current.jsonl + the job's tools file,
 //                                      deltas -> on_delta; usage -> llm.call
 //                                      event + task statistics
@@ -40,6 +45,8 @@
 #include "engine/movement_result.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
+#include "engine/prompt_guard.h"
+#include "engine/watchdog.h"
 #include "llm/llm_client.h"
 #include "store/store.h"
 #include "tools/dispatcher.h"
@@ -54,10 +61,13 @@ struct LoopLimits {
   int max_iterations = 60;        // per movement entry (Movement::max_iterations overrides)
   int text_only_limit = 3;        // text-only replies in a row before ABORT
   int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
+  WatchdogLimits watchdog;        // no-progress rules, per movement entry
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // Everything one movement needs. Pointers are borrowed, non-null unless noted.
+class HandoffStep;
+
 struct AgentLoopDeps {
   llm::LlmClient* llm = nullptr;
   context::TaskContext* ctx = nullptr;             // the conversation + statistics
@@ -73,6 +83,8 @@ struct AgentLoopDeps {
   LoopLimits limits;
   std::string task_id;
   std::string job_id;
+  HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
+  PromptGuardState guard;          // job-wide prompt guard state
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/handoff_step.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
 
@@ -109,6 +110,9 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
     settled = Settle(movement, std::string(kWaitSubtasksName));
     settled->resume_movement = movement;
     return "Waiting for the subtasks; the job resumes in this movement.";
+  }
+  if (call.name == "WriteHandoff" && d.handoff) {
+    return d.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
   }
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
 }

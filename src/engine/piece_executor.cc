@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "context/task_context.h"
+#include "engine/handoff_step.h"
 #include "engine/job_prompt.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt_paths.h"
@@ -44,6 +45,8 @@ std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& st
   allowed.erase("WriteHandoff");
   std::vector<Json> defs;
   for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
+  // The engine's handoff tool (seed 004), with the schema ParseHandoff checks.
+  defs.push_back(context::WriteHandoffToolDefinition());
   return defs;
 }
 
@@ -116,8 +119,8 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   spdlog::info("job {}: piece {} ended {} in movement {} {}", job.id, piece->name,
                PieceRunStatusName(r.status), r.last_movement, r.reason);
   if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
-  PostResultComment(task, job, r);
-  if (r.status == PieceRunStatus::kCompleted) {
+  if (!r.handed_off) PostResultComment(task, job, r);  // a handoff has its own comment
+  if (r.status == PieceRunStatus::kCompleted && !r.handed_off) {
     auto commit = tools::CommitWorkspace(*ws, task.id, task.title);
     if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
   }
@@ -161,7 +164,15 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
                            SeedConversation(in, JobStart{plan.path, transcript}));
   spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
                static_cast<int>(plan.path), seeded.replayed_turns, in.start_movement);
-  MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+  Status started = NotFound("not a handoff continuation");
+  if (plan.handoff_continuation) {
+    started = SeedHandoffContinuation(*ctx, job.id, seeded.messages.front(), task.instruction,
+                                      piece, in.start_movement);
+    if (!started.ok()) spdlog::warn("job {}: handoff continuation: {}", job.id, started.ToString());
+  }
+  if (!started.ok()) MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+  HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
+                       task.instruction});
 
   tools::Dispatcher dispatcher(opt_.registry, tools::ToolAuthorizer(opt_.store));
   context::ContextCompressor compressor(llm.get(), cc);
@@ -180,6 +191,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.limits = opt_.limits;
   d.task_id = task.id;
   d.job_id = job.id;
+  d.handoff = &handoff;
 
   PieceRunOptions ro;
   ro.start_movement = in.start_movement;
