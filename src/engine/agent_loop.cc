@@ -123,12 +123,30 @@ Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int 
   return msg;
 }
 
+// The task's tool ledger (tools.jsonl, seed 002) and its tool_call_count:
+// the facts an engine-written handoff is built from. Best effort.
+void RecordToolCall(AgentLoopDeps& d, const llm::ToolCall& call, const std::string& content,
+                    bool is_error) {
+  context::ToolCallRecord rec;
+  rec.job_id = d.job_id;
+  rec.call_id = call.id;
+  rec.tool = call.name;
+  Json args = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
+  if (args.is_object()) rec.args = std::move(args);
+  rec.status = is_error ? "error" : "success";
+  (is_error ? rec.error : rec.result) = content.substr(0, 2000);
+  if (auto r = d.ctx->RecordToolCall(std::move(rec)); !r.ok()) {
+    spdlog::warn("job {}: tool ledger: {}", d.job_id, r.status().ToString());
+  }
+}
+
 // Appends the results of `calls` as tool messages, in call order.
 Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
                      const CallResults& results) {
   for (size_t i = 0; i < calls.size(); ++i) {
     Json msg = {{"role", "tool"}, {"tool_call_id", calls[i].id}, {"content", results.contents[i]}};
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, msg, calls[i].name));
+    RecordToolCall(d, calls[i], results.contents[i], results.is_error[i]);
     Emit(d, {{"type", "tool_result"},
              {"id", calls[i].id},
              {"name", calls[i].name},

@@ -200,6 +200,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   ro.has_pending_children = [&] { return HasPendingChildren(*opt_.store, job.id); };
   PieceRunResult r = RunPiece(d, ro);
   *final_status = StatusOf(ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs()));
+  // After a handoff the task goes on in the queued continuation (paused/).
+  if (r.handed_off) *final_status = JobStatus::kQueued;
   end_session(*final_status);
   return r;
 }

@@ -37,8 +37,8 @@ struct WatchdogLimits {
   int error_window = 6;           // iterations looked at for repeated errors
   int cycle_repeats = 3;          // full cycles before the rule fires; 0 = off
   int max_cycle_period = 3;       // the longest cycle looked for (>= 2)
-  int64_t movement_time_limit_ms = 30 * 60 * 1000;  // 0 = off
-  int64_t movement_time_grace_ms = 5 * 60 * 1000;   // after the time warning
+  int64_t movement_time_limit_ms = 60 * 60 * 1000;  // 0 = off
+  int64_t movement_time_grace_ms = 10 * 60 * 1000;  // after the time warning
 };
 
 // One tool error of an iteration: which tool, and what it said.

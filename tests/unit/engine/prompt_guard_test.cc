@@ -49,11 +49,13 @@ std::vector<Json> ReadJsonl(const std::string& path) {
 Json ValidHandoff() {
   return {{"spec_ref", "the task instruction"},
           {"status",
-           {{"completed", {"read a.txt"}}, {"in_progress", {"reading b.txt"}}, {"pending", {}}}},
+           {{"completed", {"read a.txt"}}, {"in_progress", {"reading b.txt"}}, {"pending", Json::array()}}},
           {"decisions", {{{"what", "read before editing"}, {"why", "to know the format"}}}},
           {"blockers", Json::array()},
           {"files_changed", Json::array()}};
 }
+
+Json System() { return {{"role", "system"}, {"content", "You are maestro."}}; }
 
 class PromptGuardLoopTest : public maestro::testing::StoreTest {
  protected:
@@ -96,8 +98,6 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     ASSERT_TRUE(ctx_->messages().StartThread(job_.id, System()).ok());
     ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job_.id).ok());
   }
-
-  static Json System() { return {{"role", "system"}, {"content", "You are maestro."}}; }
 
   AgentLoopDeps Deps(bool with_handoff) {
     AgentLoopDeps d;
