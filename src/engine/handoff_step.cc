@@ -1,10 +1,10 @@
 #include "engine/handoff_step.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "context/task_context.h"
 #include "context/token_estimate.h"
@@ -44,8 +44,7 @@ int64_t SystemMessageTokens(const std::string& current_path) {
 HandoffStep::HandoffStep(HandoffStepOptions options)
     : opt_(std::move(options)), monitor_(opt_.config) {}
 
-std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d,
-                                                      const std::string& movement,
+std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const std::string& movement,
                                                       int64_t estimate) {
   if (done_) return std::nullopt;
   switch (monitor_.OnIteration(estimate)) {
@@ -72,8 +71,7 @@ std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d,
 }
 
 std::string HandoffStep::OnWriteHandoff(AgentLoopDeps& d, const std::string& movement,
-                                        const Json& args,
-                                        std::optional<MovementResult>& settled) {
+                                        const Json& args, std::optional<MovementResult>& settled) {
   if (done_) return "Error: the handoff of this session was already written.";
   if (!monitor_.requested()) {
     return "Error: WriteHandoff is accepted only when maestro asks for a handoff (when this "
@@ -107,9 +105,9 @@ Result<MovementResult> HandoffStep::Fallback(AgentLoopDeps& d, const std::string
 Status HandoffStep::CheckPossible(AgentLoopDeps& d, const context::HandoffDocument& doc) const {
   int written = CountHandoffs(d.ctx->handoffs_dir());
   if (written >= opt_.max_handoffs) {
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("the task already handed off {} times (limit {})", written,
-                              opt_.max_handoffs));
+    return Status(
+        StatusCode::kResourceExhausted,
+        fmt::format("the task already handed off {} times (limit {})", written, opt_.max_handoffs));
   }
   // The fresh session's first prompt: system + facts + instruction + tools.
   int64_t raw = SystemMessageTokens(d.ctx->messages().current_path()) +
@@ -158,7 +156,8 @@ Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job
   MAESTRO_RETURN_IF_ERROR(
       context::StartContinuation(ctx.messages(), job_id, system_message, instruction, *doc));
   if (start_movement.empty() || start_movement == piece.initial_movement) return Status::Ok();
-  return ctx.messages().AddMessage(TransitionGuidanceMessage(piece, start_movement), job_id)
+  return ctx.messages()
+      .AddMessage(TransitionGuidanceMessage(piece, start_movement), job_id)
       .status();
 }
 

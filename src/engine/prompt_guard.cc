@@ -1,11 +1,11 @@
 #include "engine/prompt_guard.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <fstream>
 #include <unordered_map>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "context/token_estimate.h"
 #include "core/hash.h"
@@ -46,8 +46,7 @@ void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
   }
   g.dedup_active = true;
   std::string sent = d.ctx->dir() + "/sent.jsonl";
-  auto stats = WriteDeduplicatedMessages(d.ctx->messages().current_path(), sent,
-                                         g.dedup_min_bytes);
+  auto stats = WriteDeduplicatedMessages(d.ctx->messages().current_path(), sent, g.dedup_min_bytes);
   if (!stats.ok()) {  // not fatal: the full conversation is still valid to send
     spdlog::warn("job {}: dedup: {}", d.job_id, stats.status().ToString());
     return;
@@ -118,8 +117,8 @@ Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
     if (line.size() >= min_bytes && line.find("\"role\":\"tool\"") != std::string::npos) {
       Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
       const Json* content = msg.is_object() ? &msg["content"] : nullptr;
-      if (content && content->is_string() && content->get_ref<const std::string&>().size() >=
-                                                  min_bytes) {
+      if (content && content->is_string() &&
+          content->get_ref<const std::string&>().size() >= min_bytes) {
         const std::string& text = content->get_ref<const std::string&>();
         std::string id = msg.value("tool_call_id", "");
         auto [it, fresh] = first_call.emplace(Sha256Hex(text), id);
@@ -128,8 +127,9 @@ Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
           size_t bytes = text.size();
           msg["content"] = DedupReference(it->second, bytes);
           stats.raw_tokens_saved += before - context::EstimateMessageTokens(msg);
-          stats.bytes_saved += static_cast<int64_t>(bytes) -
-                               static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
+          stats.bytes_saved +=
+              static_cast<int64_t>(bytes) -
+              static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
           ++stats.results_replaced;
           out << msg.dump() << '\n';
           continue;

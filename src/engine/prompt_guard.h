@@ -46,8 +46,8 @@ struct AgentLoopDeps;
 
 // Job-wide guard state (lives in AgentLoopDeps).
 struct PromptGuardState {
-  bool dedup_active = false;   // sticky once over the guard threshold
-  size_t dedup_min_bytes = 512;  // smaller results are not worth a reference
+  bool dedup_active = false;            // sticky once over the guard threshold
+  size_t dedup_min_bytes = 512;         // smaller results are not worth a reference
   int64_t last_dedup_saved_tokens = 0;  // calibrated, of the last request
   // Raw estimate tokens the last request did NOT carry (replaced results):
   // the server's prompt_tokens count the sent copy, so the calibration must

@@ -1,9 +1,9 @@
 #include "engine/watchdog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace maestro::engine {
 namespace {
@@ -30,8 +30,7 @@ std::string CallNames(const std::string& signature) {
 
 }  // namespace
 
-Watchdog::Watchdog(WatchdogLimits limits, int64_t start_ms)
-    : limits_(limits), start_ms_(start_ms) {
+Watchdog::Watchdog(WatchdogLimits limits, int64_t start_ms) : limits_(limits), start_ms_(start_ms) {
   limits_.max_cycle_period = std::max(2, limits_.max_cycle_period);
   limits_.error_window = std::max(1, limits_.error_window);
 }
@@ -65,9 +64,9 @@ bool Watchdog::RepeatedError(std::string* what) const {
     for (const auto& k : keys) {
       if (++counts[k] < limits_.error_repeat_limit) continue;
       size_t sep = k.find('\x1f');
-      *what = fmt::format("{} returned the same error {} times in the last {} iterations: \"{}\"",
-                          k.substr(0, sep), counts[k], error_history_.size(),
-                          k.substr(sep + 1, 200));
+      *what =
+          fmt::format("{} returned the same error {} times in the last {} iterations: \"{}\"",
+                      k.substr(0, sep), counts[k], error_history_.size(), k.substr(sep + 1, 200));
       return true;
     }
   }
@@ -138,8 +137,8 @@ WatchdogVerdict Watchdog::Check(int64_t now_ms) {
     }
     if (time_warned_at_ms_ >= 0 && now_ms - time_warned_at_ms_ >= limits_.movement_time_grace_ms) {
       return Fire("movement_time",
-                  fmt::format("the movement ran {} minutes, {} after the warning",
-                              elapsed / 60000, (now_ms - time_warned_at_ms_) / 60000));
+                  fmt::format("the movement ran {} minutes, {} after the warning", elapsed / 60000,
+                              (now_ms - time_warned_at_ms_) / 60000));
     }
   }
   return {};

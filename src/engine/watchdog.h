@@ -33,10 +33,10 @@
 namespace maestro::engine {
 
 struct WatchdogLimits {
-  int error_repeat_limit = 3;     // 0 = rule off
-  int error_window = 6;           // iterations looked at for repeated errors
-  int cycle_repeats = 3;          // full cycles before the rule fires; 0 = off
-  int max_cycle_period = 3;       // the longest cycle looked for (>= 2)
+  int error_repeat_limit = 3;                       // 0 = rule off
+  int error_window = 6;                             // iterations looked at for repeated errors
+  int cycle_repeats = 3;                            // full cycles before the rule fires; 0 = off
+  int max_cycle_period = 3;                         // the longest cycle looked for (>= 2)
   int64_t movement_time_limit_ms = 60 * 60 * 1000;  // 0 = off
   int64_t movement_time_grace_ms = 10 * 60 * 1000;  // after the time warning
 };

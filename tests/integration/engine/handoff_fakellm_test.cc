@@ -50,11 +50,11 @@ Json Handoff() {
 }
 
 std::string Script() {
-  Json replies = Json::array({Reply("ReadFile", {{"path", "notes-a.txt"}}),
-                              Reply("ReadFile", {{"path", "notes-b.txt"}}),
-                              Reply("WriteHandoff", Handoff()),
-                              // the continuation job
-                              Reply("complete", {{"status", "success"}, {"result", "summary done"}})});
+  Json replies =
+      Json::array({Reply("ReadFile", {{"path", "notes-a.txt"}}),
+                   Reply("ReadFile", {{"path", "notes-b.txt"}}), Reply("WriteHandoff", Handoff()),
+                   // the continuation job
+                   Reply("complete", {{"status", "success"}, {"result", "summary done"}})});
   return Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
 }
 
@@ -188,8 +188,8 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   EXPECT_EQ(next["tools"].dump(), reqs[0]["body"]["tools"].dump());
   // The tools + system prefix is served from the cache.
   EXPECT_GT(reqs[3]["cache"]["cache_n"].get<int64_t>(), 1000) << reqs[3]["cache"].dump();
-  EXPECT_TRUE(std::filesystem::exists(dir_.File("contexts/completed/" + created->task.id +
-                                                "/handoffs/0001.yaml")));
+  EXPECT_TRUE(std::filesystem::exists(
+      dir_.File("contexts/completed/" + created->task.id + "/handoffs/0001.yaml")));
 }
 
 }  // namespace

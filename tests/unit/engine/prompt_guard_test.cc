@@ -6,10 +6,10 @@
 // thresholds below are exact.
 #include "engine/prompt_guard.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "context/handoff_flow.h"
 #include "context/task_context.h"
@@ -49,7 +49,9 @@ std::vector<Json> ReadJsonl(const std::string& path) {
 Json ValidHandoff() {
   return {{"spec_ref", "the task instruction"},
           {"status",
-           {{"completed", {"read a.txt"}}, {"in_progress", {"reading b.txt"}}, {"pending", Json::array()}}},
+           {{"completed", {"read a.txt"}},
+            {"in_progress", {"reading b.txt"}},
+            {"pending", Json::array()}}},
           {"decisions", {{{"what", "read before editing"}, {"why", "to know the format"}}}},
           {"blockers", Json::array()},
           {"files_changed", Json::array()}};
@@ -74,8 +76,10 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
                     .Register(read,
                               [](const Json& a, const tools::ToolContext&) {
                                 std::string path = a.value("path", std::string());
-                                if (path == "missing") return tools::ToolResult::Error("no such file");
-                                if (path.rfind("small", 0) == 0) return tools::ToolResult::Ok("ok " + path);
+                                if (path == "missing")
+                                  return tools::ToolResult::Error("no such file");
+                                if (path.rfind("small", 0) == 0)
+                                  return tools::ToolResult::Ok("ok " + path);
                                 return tools::ToolResult::Ok(BigText(path));
                               })
                     .ok());
@@ -107,8 +111,8 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     d.dispatcher = &dispatcher_;
     tools::ToolPolicy policy;
     policy.allowed_tools = {"ReadFile"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr,
-                                        nullptr};
+    d.dispatch =
+        tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr, nullptr};
     d.piece = &piece_;
     d.piece_tools = &tools_;
     d.tools_path = tools_path_;
@@ -153,15 +157,14 @@ TEST(WriteDeduplicatedMessages, LaterIdenticalLargeResultsBecomeReferences) {
   maestro::testing::TempDir dir;
   std::string in = dir.path() + "/in.jsonl", out = dir.path() + "/out.jsonl";
   std::string big(2000, 'x'), other(2000, 'y');
-  std::vector<Json> lines = {
-      System(),
-      UserMessage("task"),
-      {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", big}},
-      {{"role", "tool"}, {"tool_call_id", "c2"}, {"content", other}},
-      {{"role", "tool"}, {"tool_call_id", "c3"}, {"content", big}},
-      {{"role", "tool"}, {"tool_call_id", "c4"}, {"content", "short"}},
-      {{"role", "tool"}, {"tool_call_id", "c5"}, {"content", "short"}},
-      {{"role", "tool"}, {"tool_call_id", "c6"}, {"content", big}}};
+  std::vector<Json> lines = {System(),
+                             UserMessage("task"),
+                             {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", big}},
+                             {{"role", "tool"}, {"tool_call_id", "c2"}, {"content", other}},
+                             {{"role", "tool"}, {"tool_call_id", "c3"}, {"content", big}},
+                             {{"role", "tool"}, {"tool_call_id", "c4"}, {"content", "short"}},
+                             {{"role", "tool"}, {"tool_call_id", "c5"}, {"content", "short"}},
+                             {{"role", "tool"}, {"tool_call_id", "c6"}, {"content", big}}};
   {
     std::ofstream f(in);
     for (const auto& l : lines) f << l.dump() << '\n';
@@ -351,9 +354,9 @@ TEST_F(PromptGuardLoopTest, TheContinuationJobStartsFromTheHandoffDocument) {
   MovementResult r = RunMovement(d, "implement");
   ASSERT_TRUE(r.handed_off);
   Job next = Continuation(r);
-  ASSERT_TRUE(store_->FinishJob(LeaseOf(job_), context::HandoffJobOutcome({
-                                                   "x/0001.yaml", {}, {}, next}))
-                  .ok());
+  ASSERT_TRUE(
+      store_->FinishJob(LeaseOf(job_), context::HandoffJobOutcome({"x/0001.yaml", {}, {}, next}))
+          .ok());
   auto task = store_->GetTask(created_.task.id);
   ASSERT_TRUE(task.ok());
   Job claimed = Claim();
@@ -392,10 +395,12 @@ TEST_F(PromptGuardLoopTest, AContinueByTheUserIsNotAHandoffContinuation) {
 TEST_F(PromptGuardLoopTest, RepeatedToolErrorsGetAWarningMessageThenAbortTheMovement) {
   // Alternate the arguments so the identical-call guard does not fire first.
   for (int i = 0; i < 3; ++i) {
-    llm_.Calls({{"ReadFile", {{"path", "missing"}}}, {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
+    llm_.Calls({{"ReadFile", {{"path", "missing"}}},
+                {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
   }
   for (int i = 3; i < 6; ++i) {
-    llm_.Calls({{"ReadFile", {{"path", "missing"}}}, {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
+    llm_.Calls({{"ReadFile", {{"path", "missing"}}},
+                {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
   }
   llm_.Call("complete", {{"status", "success"}, {"result", "never reached"}});
   AgentLoopDeps d = Deps(false);

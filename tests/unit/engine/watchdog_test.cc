@@ -2,10 +2,10 @@
 // a sequence of iterations and the verdict expected after each one.
 #include "engine/watchdog.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace maestro::engine {
 namespace {
@@ -15,11 +15,11 @@ using Kind = WatchdogVerdict::Kind;
 // One step of a case: what the iteration did, and the verdict of the Check()
 // that follows it.
 struct Step {
-  std::string calls;           // "" = a text-only reply; else the batch signature
+  std::string calls;                // "" = a text-only reply; else the batch signature
   std::vector<std::string> errors;  // "Tool:text" errors returned by the calls
-  int64_t at_ms = 0;           // the time of the Check
+  int64_t at_ms = 0;                // the time of the Check
   Kind expect = Kind::kOk;
-  std::string rule = "";       // expected rule when not kOk
+  std::string rule = "";  // expected rule when not kOk
 };
 
 struct Case {
@@ -104,8 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
               S("E3", {kEditFail}, Kind::kWarn, "repeated_error")}},
         Case{"ab_cycle_warns_after_three_cycles_then_aborts",
              Limits(0, 3),
-             {S("A"), S("B"), S("A"), S("B"), S("A"), S("B", {}, Kind::kWarn, "call_cycle"),
-              S("A"), S("B"), S("A"), S("B"), S("A"), S("B", {}, Kind::kAbort, "call_cycle")}},
+             {S("A"), S("B"), S("A"), S("B"), S("A"), S("B", {}, Kind::kWarn, "call_cycle"), S("A"),
+              S("B"), S("A"), S("B"), S("A"), S("B", {}, Kind::kAbort, "call_cycle")}},
         Case{"abc_cycle_is_found_too",
              Limits(0, 2),
              {S("A"), S("B"), S("C"), S("A"), S("B"), S("C", {}, Kind::kWarn, "call_cycle")}},
@@ -124,9 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
               S("C", {}, Kind::kOk, "", 1499), S("D", {}, Kind::kAbort, "movement_time", 1500)}},
         Case{"rules_off_never_fire",
              Limits(0, 0, 0, 0),
-             {S("A", {kEditFail}), S("B", {kEditFail}), S("A", {kEditFail}),
-              S("B", {kEditFail}), S("A", {kEditFail}), S("B", {kEditFail}, Kind::kOk, "",
-                                                           1'000'000'000)}}),
+             {S("A", {kEditFail}), S("B", {kEditFail}), S("A", {kEditFail}), S("B", {kEditFail}),
+              S("A", {kEditFail}), S("B", {kEditFail}, Kind::kOk, "", 1'000'000'000)}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(Watchdog, MessagesNameTheRuleAndTheEvidence) {
