@@ -59,7 +59,7 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-int Bench(int64_t context_tokens, int iterations) {
+int Bench(int64_t context_tokens, int iterations, bool dedup) {
   std::string dir = std::filesystem::temp_directory_path() /
                     ("maestro-loop-bench-" + std::to_string(context_tokens));
   std::filesystem::remove_all(dir);
@@ -122,11 +122,13 @@ int Bench(int64_t context_tokens, int iterations) {
   d.limits.max_iterations = iterations + 10;
   d.task_id = created->task.id;
   d.job_id = job.id;
+  // Over the guard threshold the prompt guard rewrites sent.jsonl each request.
+  d.guard.dedup_active = dedup;
   double cpu0 = CpuSeconds();
   MovementResult r = RunMovement(d, "chat");
   double cpu = CpuSeconds() - cpu0;
-  std::printf("context %7lld tokens: %d iterations, %.1f us CPU per iteration (%s)\n",
-              static_cast<long long>(context_tokens), iterations + 1,
+  std::printf("context %7lld tokens%s: %d iterations, %.1f us CPU per iteration (%s)\n",
+              static_cast<long long>(context_tokens), dedup ? " dedup on" : "", iterations + 1,
               cpu * 1e6 / (iterations + 1), (r.next.value_or("unset") + " " + r.abort_reason + " " + r.result).c_str());
   std::filesystem::remove_all(dir);
   return 0;
@@ -137,8 +139,10 @@ int Bench(int64_t context_tokens, int iterations) {
 
 int main(int argc, char** argv) {
   int iterations = argc > 1 ? std::atoi(argv[1]) : 200;
-  for (int64_t tokens : {1'000, 10'000, 100'000}) {
-    if (maestro::engine::Bench(tokens, iterations) != 0) return 1;
+  for (bool dedup : {false, true}) {
+    for (int64_t tokens : {1'000, 10'000, 100'000}) {
+      if (maestro::engine::Bench(tokens, iterations, dedup) != 0) return 1;
+    }
   }
   return 0;
 }

@@ -164,6 +164,10 @@ Result<HandoffResult> CompleteHandoff(TaskContext& ctx, const HandoffDocument& d
   NewJob nj;
   nj.task_id = ctx.task_id();
   nj.continued_from_job_id = in.job.id;
+  // A subtask's continuation stays the parent's child, so the parent keeps
+  // waiting for it instead of being woken by the handing-off job's end.
+  nj.parent_job_id = in.job.parent_job_id;
+  nj.resume_movement = in.resume_movement;
   nj.piece = in.job.piece;
   nj.model = in.job.model;
   nj.profile = in.job.profile;

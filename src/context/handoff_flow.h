@@ -80,6 +80,8 @@ struct HandoffInputs {
   Job job;                // the running job (its piece/model carry over)
   std::string workspace;  // "" = check against the tool ledger only
   bool fallback = false;  // written by the engine, not the agent
+  // The movement the session was in: the continuation starts there.
+  std::string resume_movement;
 };
 
 struct HandoffResult {

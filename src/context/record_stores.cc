@@ -81,18 +81,40 @@ Result<int64_t> ToolStore::AddToolCall(const ToolCallRecord& r) {
   return log_.Append(std::move(j));
 }
 
+// Two record shapes share tools.jsonl: one line per call (AddToolCall, used
+// when no Dispatcher ledger runs) and the Dispatcher's ToolLedger
+// (src/tools/ledger.h): `started` with the args, then `finished`/`error` with
+// the result. A ledger call is reported once, when it ends; a call still open
+// (or `reconciled`) is not a fact about its outcome and is skipped.
 Status ToolStore::ForEach(const std::function<bool(const ToolCallRecord&)>& fn) const {
+  std::map<std::string, Json> started_args;  // job/call -> args
   return log_.ForEach([&](const Json& j) {
+    const std::string event = j.value("event", "");
     ToolCallRecord r;
     r.seq = j.value("seq", int64_t{0});
     r.job_id = j.value("job_id", "");
     r.call_id = j.value("call_id", "");
     r.tool = j.value("tool", "");
-    r.args = j.value("args", Json::object());
-    r.status = j.value("status", "");
-    r.result = j.value("result", "");
-    r.error = j.value("error", "");
     r.duration_ms = j.value("duration_ms", int64_t{0});
+    if (event.empty()) {
+      r.args = j.value("args", Json::object());
+      r.status = j.value("status", "");
+      r.result = j.value("result", "");
+      r.error = j.value("error", "");
+      return fn(r);
+    }
+    const std::string call = r.job_id + "/" + r.call_id;
+    if (event == "started") {
+      started_args[call] = j.value("args", Json::object());
+      return true;
+    }
+    if (event != "finished" && event != "error") return true;
+    if (auto it = started_args.find(call); it != started_args.end()) {
+      r.args = std::move(it->second);
+      started_args.erase(it);
+    }
+    r.status = event == "finished" ? "success" : "error";
+    (event == "finished" ? r.result : r.error) = j.value("result", "");
     return fn(r);
   });
 }
@@ -105,21 +127,9 @@ Result<std::set<std::string>> ToolStore::ChangedPaths(const std::string& job_id)
           std::filesystem::path(args["path"].get<std::string>()).lexically_normal().string());
     }
   };
-  // The Dispatcher's ToolLedger (src/tools/ledger.h) writes the same file as
-  // `started` (with args) then `finished`/`error` records of one call.
-  std::map<std::string, Json> started;
-  MAESTRO_RETURN_IF_ERROR(log_.ForEach([&](const Json& j) {
-    if (!job_id.empty() && j.value("job_id", "") != job_id) return true;
-    if (!IsFileWritingTool(j.value("tool", ""))) return true;
-    const std::string event = j.value("event", "");
-    const std::string call = j.value("job_id", "") + "/" + j.value("call_id", "");
-    if (event == "started") {
-      started[call] = j.value("args", Json::object());
-    } else if (event == "finished") {
-      if (auto it = started.find(call); it != started.end()) add(it->second);
-    } else if (event.empty() && j.value("status", "") == "success") {
-      add(j.value("args", Json::object()));
-    }
+  MAESTRO_RETURN_IF_ERROR(ForEach([&](const ToolCallRecord& r) {
+    if (!job_id.empty() && r.job_id != job_id) return true;
+    if (IsFileWritingTool(r.tool) && r.status == "success") add(r.args);
     return true;
   }));
   return paths;

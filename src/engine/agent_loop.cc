@@ -57,25 +57,6 @@ int64_t ToolsTokens(const AgentLoopDeps& d) {
   return context::EstimateToolsTokens(d.piece_tools->bytes);
 }
 
-// Estimate; compress over the threshold. False: the prompt cannot be made
-// to fit (context_overflow).
-bool PromptGuard(AgentLoopDeps& d, bool force) {
-  int64_t tools_tokens = ToolsTokens(d);
-  int64_t limit = d.ctx->config().context_length;
-  int64_t estimate = d.ctx->messages().EstimatePromptTokens(tools_tokens);
-  if (d.compressor && (force || d.compressor->ShouldCompress(estimate))) {
-    auto done = d.compressor->Compress(*d.ctx, tools_tokens, d.cancel);
-    if (!done.ok()) {
-      spdlog::warn("job {}: compression failed: {}", d.job_id, done.status().ToString());
-      if (force) return false;
-    }
-    estimate = d.ctx->messages().EstimatePromptTokens(tools_tokens);
-  } else if (force) {
-    return false;
-  }
-  return estimate <= limit;
-}
-
 void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
   switch (e.kind) {
     case llm::LlmEvent::Kind::kText:
@@ -102,7 +83,9 @@ void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
 
 void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
                  const llm::LlmUsage& u) {
-  if (u.reported) d.ctx->messages().ObserveUsage(u.prompt_tokens, ToolsTokens(d));
+  if (u.reported) {
+    d.ctx->messages().ObserveUsage(ObservedPromptTokens(d, u.prompt_tokens), ToolsTokens(d));
+  }
   if (Status st = d.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens); !st.ok()) {
     spdlog::warn("job {}: task statistics: {}", d.job_id, st.ToString());
   }
@@ -140,12 +123,41 @@ Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int 
   return msg;
 }
 
+// The task's tool ledger (tools.jsonl, seed 002) and its tool_call_count:
+// the facts an engine-written handoff is built from. Best effort. When the
+// Dispatcher keeps the ToolLedger (every job run by PieceExecutor) it has
+// already recorded regular calls in tools.jsonl; one writer per file, so only
+// the statistic is counted here.
+void RecordToolCall(AgentLoopDeps& d, const llm::ToolCall& call, const std::string& content,
+                    bool is_error) {
+  if (d.dispatch.ledger != nullptr) {
+    TaskStatsDelta stats;
+    stats.tool_calls = 1;
+    if (Status st = d.store->AddTaskStats(d.task_id, stats); !st.ok()) {
+      spdlog::warn("job {}: task statistics: {}", d.job_id, st.ToString());
+    }
+    return;
+  }
+  context::ToolCallRecord rec;
+  rec.job_id = d.job_id;
+  rec.call_id = call.id;
+  rec.tool = call.name;
+  Json args = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
+  if (args.is_object()) rec.args = std::move(args);
+  rec.status = is_error ? "error" : "success";
+  (is_error ? rec.error : rec.result) = content.substr(0, 2000);
+  if (auto r = d.ctx->RecordToolCall(std::move(rec)); !r.ok()) {
+    spdlog::warn("job {}: tool ledger: {}", d.job_id, r.status().ToString());
+  }
+}
+
 // Appends the results of `calls` as tool messages, in call order.
 Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
                      const CallResults& results) {
   for (size_t i = 0; i < calls.size(); ++i) {
     Json msg = {{"role", "tool"}, {"tool_call_id", calls[i].id}, {"content", results.contents[i]}};
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, msg, calls[i].name));
+    RecordToolCall(d, calls[i], results.contents[i], results.is_error[i]);
     Emit(d, {{"type", "tool_result"},
              {"id", calls[i].id},
              {"name", calls[i].name},
@@ -163,8 +175,43 @@ struct LoopState {
   bool compressed_for_overflow = false;
 };
 
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<WatchdogError> WatchdogErrors(const std::vector<llm::ToolCall>& calls,
+                                          const CallResults& results) {
+  std::vector<WatchdogError> errors;
+  for (size_t i = 0; i < calls.size() && i < results.is_error.size(); ++i) {
+    if (results.is_error[i]) errors.push_back({calls[i].name, results.contents[i]});
+  }
+  return errors;
+}
+
+// The watchdog's verdict at the iteration boundary: a warning is appended as
+// a user message (never inserted: the cached prefix stays); an abort ends
+// the movement.
+std::optional<MovementResult> WatchdogStep(AgentLoopDeps& d, const std::string& movement,
+                                           Watchdog& wd) {
+  WatchdogVerdict v = wd.Check(SteadyNowMs());
+  if (v.kind == WatchdogVerdict::Kind::kOk) return std::nullopt;
+  Emit(d, {{"type", "watchdog"},
+           {"rule", v.rule},
+           {"abort", v.kind == WatchdogVerdict::Kind::kAbort},
+           {"message", v.message}});
+  if (v.kind == WatchdogVerdict::Kind::kAbort) return Abort(movement, kAbortWatchdog, v.message);
+  spdlog::info("job {}: watchdog warning ({}) in movement {}", d.job_id, v.rule, movement);
+  if (Status s = AppendMessage(d, UserMessage(v.message)); !s.ok()) {
+    return Abort(movement, kAbortLlmError, s.ToString());
+  }
+  return std::nullopt;
+}
+
 // A failed LLM call ends the movement, except a context-length error, which
-// forces one compression and retries (nullopt).
+// goes through the prompt guard once (hand off, or compress and retry:
+// nullopt).
 std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& movement,
                                            const llm::LlmCallResult& call, LoopState& st) {
   if (call.error_kind == llm::LlmErrorKind::kCancelled || Stopped(d)) {
@@ -175,7 +222,9 @@ std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& 
   }
   if (!st.compressed_for_overflow) {
     st.compressed_for_overflow = true;
-    if (PromptGuard(d, /*force=*/true)) return std::nullopt;
+    GuardOutcome g = GuardPrompt(d, movement, /*server_overflow=*/true);
+    if (g.end) return g.end;  // handed off, or nothing could be done
+    return std::nullopt;
   }
   return Abort(movement, kAbortContextOverflow, call.status.ToString());
 }
@@ -201,17 +250,18 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
       mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
   Emit(d, {{"type", "movement"}, {"movement", movement}});
   LoopState st;
+  Watchdog wd(d.limits.watchdog, SteadyNowMs());
   for (int iteration = 1; iteration <= max_iterations; ++iteration) {
     if (Stopped(d)) return StopResult(d, movement);
     // Interjections are for the job's own agent, never a delegate sub-agent.
     if (Status s = d.delegate_depth ? Status::Ok() : DeliverInterjections(d); !s.ok()) {
       return Abort(movement, kAbortLlmError, "interjections: " + s.ToString());
     }
-    if (!PromptGuard(d, /*force=*/false)) {
-      return Abort(movement, kAbortContextOverflow, "the conversation does not fit the context");
-    }
+    if (auto end = WatchdogStep(d, movement, wd)) return *end;
+    GuardOutcome guard = GuardPrompt(d, movement, /*server_overflow=*/false);
+    if (guard.end) return *guard.end;
     llm::ChatRequest req;
-    req.messages_path = d.ctx->messages().current_path();
+    req.messages_path = guard.messages_path;
     req.tools_path = d.tools_path;
     llm::LlmCallResult call = d.llm->Chat(
         req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);
@@ -231,6 +281,7 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
         return Abort(movement, kAbortTextOnlyLimit,
                      fmt::format("{} replies in a row without a tool call", st.text_only));
       }
+      wd.RecordNoCalls();
       (void)AppendMessage(d, UserMessage(TextOnlyWarning(st.text_only, d.limits.text_only_limit)));
       continue;
     }
@@ -247,6 +298,7 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
     if (Status s = AppendResults(d, resp.tool_calls, results); !s.ok()) {
       return Abort(movement, kAbortLlmError, s.ToString());
     }
+    wd.Record(st.last_signature, WatchdogErrors(resp.tool_calls, results));
     if (results.settled) return *results.settled;
   }
   return Abort(movement, kAbortMaxIterations,

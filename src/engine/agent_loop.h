@@ -5,8 +5,13 @@
 // One iteration:
 //   cancel / deadline check            -> ABORT (cancelled)
 //   deliver pending interjections      (store -> user messages, then ack)
-//   prompt guard                       estimate; compress over the threshold;
-//                                      still too big -> ABORT context_overflow
+//   watchdog                           no progress (watchdog.h) -> a warning
+//                                      user message, then ABORT watchdog
+//   prompt guard                       prompt_guard.h: estimate, dedup what
+//                                      is sent, seed 004 handoff request,
+//                                      compress; still too big -> hand off
+//                                      (handoff_step.h), else ABORT
+//                                      context_overflow
 //   LLM call                           current.jsonl + the job's tools file,
 //                                      deltas -> on_delta; usage -> llm.call
 //                                      event + task statistics
@@ -40,6 +45,8 @@
 #include "engine/movement_result.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
+#include "engine/prompt_guard.h"
+#include "engine/watchdog.h"
 #include "llm/llm_client.h"
 #include "store/store.h"
 #include "tools/dispatcher.h"
@@ -55,10 +62,13 @@ struct LoopLimits {
   int text_only_limit = 3;        // text-only replies in a row before ABORT
   int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
   int max_delegate_depth = 2;     // delegate nesting; a loop at this depth is not offered delegate
+  WatchdogLimits watchdog;        // no-progress rules, per movement entry
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // Everything one movement needs. Pointers are borrowed, non-null unless noted.
+class HandoffStep;
+
 struct AgentLoopDeps {
   llm::LlmClient* llm = nullptr;
   context::TaskContext* ctx = nullptr;             // the conversation + statistics
@@ -75,6 +85,8 @@ struct AgentLoopDeps {
   std::string task_id;
   std::string job_id;
   int delegate_depth = 0;  // 0 = the job's own loop; n = a delegate sub-agent n levels down
+  HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
+  PromptGuardState guard;          // job-wide prompt guard state
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

@@ -175,6 +175,11 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   c.piece_tools = &child->tools;
   c.tools_path = child->ctx->dir() + "/tools.json";
   c.delegate_depth = depth;
+  // The sub-agent's conversation is its own: no handoff of the job from in
+  // here (an overflow ends the sub-agent with an Error result) and a fresh
+  // prompt-guard state for its own messages.
+  c.handoff = nullptr;
+  c.guard = PromptGuardState{};
   c.dispatch.call_key_prefix = d.dispatch.call_key_prefix + "delegate:" + call.id + "/";
   c.on_delta = TagDelegateDeltas(d.on_delta, call.id, depth);
   Emit(d, {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});

@@ -12,6 +12,15 @@ bool HasTranscript(const std::string& path) {
   return std::filesystem::file_size(path, ec) > 0 && !ec;
 }
 
+// Whether the previous job ended by handing off to `job` (seed 004): its
+// result is HandoffJobOutcome's "handoff NNNN.yaml; continued in job <id>".
+bool HandedOffTo(Store& store, const Job& job) {
+  auto prev = store.GetJob(job.continued_from_job_id);
+  return prev.ok() && prev->status == JobStatus::kSucceeded &&
+         prev->result.rfind("handoff ", 0) == 0 &&
+         prev->result.find("continued in job " + job.id) != std::string::npos;
+}
+
 }  // namespace
 
 Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
@@ -41,6 +50,10 @@ Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& j
     if (c.kind == "reply" || c.kind == "answer" || c.kind == "interjection") {
       replies += fmt::format("{}: {}\n", c.author, c.body);
     }
+  }
+  if (handoff.empty() && job.attempt <= 1 && HandedOffTo(store, job)) {
+    plan.handoff_continuation = true;  // kNewJob's system message, then the facts
+    return plan;
   }
   if (!handoff.empty()) {
     auto prev = store.GetJob(job.continued_from_job_id);

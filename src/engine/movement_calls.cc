@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "engine/delegate.h"
+#include "engine/handoff_step.h"
 #include "engine/subtasks.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
@@ -141,6 +142,9 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
   }
   if (info.creates_request) return HandleRequestPark(d, movement, call, info, settled);
   if (call.name == "WaitSubTask") return HandleWaitSubTask(d, movement, settled);
+  if (call.name == "WriteHandoff" && d.handoff) {
+    return d.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
+  }
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
 }
 

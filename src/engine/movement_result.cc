@@ -147,6 +147,7 @@ MovementMapping MapSentinel(Sentinel s, const MovementResult& res, const Movemen
       }
       PieceRunResult r = Base(res, PieceRunStatus::kCompleted);
       r.result = res.result;
+      r.handed_off = res.handed_off;
       return Done(std::move(r));
     }
     case Sentinel::kAbort: {

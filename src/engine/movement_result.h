@@ -53,6 +53,7 @@ inline constexpr const char* kAbortLoopMonitor = "loop_monitor";
 inline constexpr const char* kAbortContextOverflow = "context_overflow";
 inline constexpr const char* kAbortAgentError = "agent_error";  // complete{status:error}
 inline constexpr const char* kAbortLlmError = "llm_error";      // terminal LLM failure
+inline constexpr const char* kAbortWatchdog = "watchdog";        // no progress after a warning
 
 // How one movement ended, as the agent loop reports it.
 struct MovementResult {
@@ -64,6 +65,9 @@ struct MovementResult {
   std::string resume_movement;      // explicit resume point (WaitSubTask tool); "" = per catalog
   std::string abort_reason;         // ABORT: one of kAbort*
   bool cancelled = false;           // ABORT came from the cancel path
+  // COMPLETE: the session handed off (seed 004); `result` names the handoff
+  // file and the continuation job, which carries the task on.
+  bool handed_off = false;
 };
 
 // The `complete` tool's arguments as a MovementResult: success -> COMPLETE,
@@ -95,6 +99,7 @@ struct PieceRunResult {
   // kAborted/kError: whether another attempt could succeed (an LLM outage
   // could; a guard that tripped on the model's behaviour would trip again).
   bool retryable = false;
+  bool handed_off = false;  // kCompleted by a handoff: the continuation job goes on
 };
 
 // What the runner knows besides the result.

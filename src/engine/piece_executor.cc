@@ -10,6 +10,7 @@
 
 #include "context/task_context.h"
 #include "engine/delegate.h"
+#include "engine/handoff_step.h"
 #include "engine/job_prompt.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt_paths.h"
@@ -44,11 +45,14 @@ std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& st
     for (const Grant& g : *grants) allowed.insert(g.tool_name);
   }
   // delegate (an agent tool: offered when the policy allows it) needs a depth
-  // budget; WriteHandoff is handled nowhere yet: never offer it.
+  // budget. WriteHandoff is offered below with the schema the context
+  // library's ParseHandoff checks, not the registry's definition.
   if (!DelegateOffered(0, max_delegate_depth)) allowed.erase("delegate");
   allowed.erase("WriteHandoff");
   std::vector<Json> defs;
   for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
+  // The engine's handoff tool (seed 004), with the schema ParseHandoff checks.
+  defs.push_back(context::WriteHandoffToolDefinition());
   return defs;
 }
 
@@ -121,8 +125,8 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   spdlog::info("job {}: piece {} ended {} in movement {} {}", job.id, piece->name,
                PieceRunStatusName(r.status), r.last_movement, r.reason);
   if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
-  PostResultComment(task, job, r);
-  if (r.status == PieceRunStatus::kCompleted) {
+  if (!r.handed_off) PostResultComment(task, job, r);  // a handoff has its own comment
+  if (r.status == PieceRunStatus::kCompleted && !r.handed_off) {
     auto commit = tools::CommitWorkspace(*ws, task.id, task.title);
     if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
   }
@@ -181,7 +185,15 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
                            SeedConversation(in, JobStart{plan.path, transcript}));
   spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
                static_cast<int>(plan.path), seeded.replayed_turns, in.start_movement);
-  MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+  Status started = NotFound("not a handoff continuation");
+  if (plan.handoff_continuation) {
+    started = SeedHandoffContinuation(*ctx, job.id, seeded.messages.front(), task.instruction,
+                                      piece, in.start_movement);
+    if (!started.ok()) spdlog::warn("job {}: handoff continuation: {}", job.id, started.ToString());
+  }
+  if (!started.ok()) MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+  HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
+                       task.instruction});
 
   tools::Dispatcher dispatcher(opt_.registry, tools::ToolAuthorizer(opt_.store));
   context::ContextCompressor compressor(llm.get(), cc);
@@ -200,6 +212,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.limits = opt_.limits;
   d.task_id = task.id;
   d.job_id = job.id;
+  d.handoff = &handoff;
 
   PieceRunOptions ro;
   ro.start_movement = in.start_movement;
@@ -208,6 +221,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   ro.has_pending_children = [&] { return HasPendingChildren(*opt_.store, job.id); };
   PieceRunResult r = RunPiece(d, ro);
   *final_status = StatusOf(ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs()));
+  // After a handoff the task goes on in the queued continuation (paused/).
+  if (r.handed_off) *final_status = JobStatus::kQueued;
   end_session(*final_status);
   return r;
 }

@@ -89,7 +89,8 @@ Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& 
     if (name == "complete" || name == "transition") {
       return InvalidArgument(fmt::format("'{}' is a control tool and cannot be registered", name));
     }
-    if (universe && !universe->count(name)) continue;
+    // WriteHandoff is the engine's (seed 004), offered whatever the movements list.
+    if (universe && !universe->count(name) && name != "WriteHandoff") continue;
     auto [it, fresh] = by_name.emplace(name, def);
     if (!fresh && it->second != def) {
       return InvalidArgument(fmt::format("two different definitions of tool '{}'", name));

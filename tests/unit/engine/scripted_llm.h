@@ -79,12 +79,13 @@ class ScriptedToolLlm : public llm::LlmClient {
     r.response.usage.prompt_tokens = 1000;
     r.response.usage.cached_tokens = 900;
     r.response.usage.completion_tokens = 10;
-    r.response.usage.reported = true;
+    r.response.usage.reported = report_usage;
     return r;
   }
   const llm::ModelProfile& profile() const override { return profile_; }
 
   size_t remaining() const { return replies_.size(); }
+  bool report_usage = true;  // false: the estimate's calibration stays 1.0
   std::vector<std::vector<Json>> requests;  // messages per call
   std::vector<std::string> tools_bytes;     // tools file per call
 

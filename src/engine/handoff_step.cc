@@ -1,0 +1,164 @@
+#include "engine/handoff_step.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "context/task_context.h"
+#include "context/token_estimate.h"
+#include "engine/agent_loop.h"
+#include "engine/prompt_builder.h"
+
+namespace maestro::engine {
+namespace {
+
+void Emit(AgentLoopDeps& d, Json delta) {
+  if (d.on_delta) d.on_delta(d.job_id, delta);
+}
+
+// handoffs/NNNN.yaml files already written for the task.
+int CountHandoffs(const std::string& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() == 9 && name.substr(4) == ".yaml") ++n;
+  }
+  return n;
+}
+
+// The raw estimate of current.jsonl's first line: the static system message
+// the continuation starts with as well.
+int64_t SystemMessageTokens(const std::string& current_path) {
+  std::ifstream in(current_path, std::ios::binary);
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  Json sys = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  return sys.is_object() ? context::EstimateMessageTokens(sys) : 0;
+}
+
+}  // namespace
+
+HandoffStep::HandoffStep(HandoffStepOptions options)
+    : opt_(std::move(options)), monitor_(opt_.config) {}
+
+std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const std::string& movement,
+                                                      int64_t estimate) {
+  if (done_) return std::nullopt;
+  switch (monitor_.OnIteration(estimate)) {
+    case context::HandoffMonitor::Action::kNone:
+      return std::nullopt;
+    case context::HandoffMonitor::Action::kRequestHandoff:
+      spdlog::info("job {}: estimate {} over the handoff threshold {}: asking for WriteHandoff",
+                   d.job_id, estimate, monitor_.ThresholdTokens());
+      if (Status s = AppendMessage(d, UserMessage(context::HandoffRequestMessage())); !s.ok()) {
+        spdlog::warn("job {}: handoff request: {}", d.job_id, s.ToString());
+      }
+      Emit(d, {{"type", "handoff_request"}, {"estimate", estimate}});
+      return std::nullopt;
+    case context::HandoffMonitor::Action::kWriteFallback:
+      break;
+  }
+  spdlog::info("job {}: no WriteHandoff after the request; the engine writes the handoff",
+               d.job_id);
+  auto r = Fallback(d, movement);
+  if (r.ok()) return std::move(r).value();
+  // Not fatal yet: the session may still finish; the overflow path retries.
+  spdlog::warn("job {}: fallback handoff: {}", d.job_id, r.status().ToString());
+  return std::nullopt;
+}
+
+std::string HandoffStep::OnWriteHandoff(AgentLoopDeps& d, const std::string& movement,
+                                        const Json& args, std::optional<MovementResult>& settled) {
+  if (done_) return "Error: the handoff of this session was already written.";
+  if (!monitor_.requested()) {
+    return "Error: WriteHandoff is accepted only when maestro asks for a handoff (when this "
+           "session's context is nearly full). Go on with the task and finish it with `complete`.";
+  }
+  auto doc = context::ParseHandoff(args);
+  if (!doc.ok()) {
+    const Status& s = doc.status();
+    return fmt::format("Error: {}{}. Call WriteHandoff again with facts only.", s.message(),
+                       s.field().empty() ? "" : " (field '" + s.field() + "')");
+  }
+  auto r = HandOff(d, movement, *doc, /*fallback=*/false);
+  if (!r.ok()) return "Error: the handoff could not be saved: " + r.status().message();
+  settled = *r;
+  return "Handoff saved: " + r->result + ". This session ends here.";
+}
+
+Result<MovementResult> HandoffStep::OnOverflow(AgentLoopDeps& d, const std::string& movement,
+                                               const std::string& why) {
+  if (done_) return Internal("the session already handed off");
+  spdlog::info("job {}: context exhausted ({}): the engine writes the handoff", d.job_id, why);
+  return Fallback(d, movement);
+}
+
+Result<MovementResult> HandoffStep::Fallback(AgentLoopDeps& d, const std::string& movement) {
+  MAESTRO_ASSIGN_OR_RETURN(context::HandoffDocument doc,
+                           context::FallbackHandoff(opt_.spec_ref, d.ctx->tools(), d.job_id));
+  return HandOff(d, movement, doc, /*fallback=*/true);
+}
+
+Status HandoffStep::CheckPossible(AgentLoopDeps& d, const context::HandoffDocument& doc) const {
+  int written = CountHandoffs(d.ctx->handoffs_dir());
+  if (written >= opt_.max_handoffs) {
+    return Status(
+        StatusCode::kResourceExhausted,
+        fmt::format("the task already handed off {} times (limit {})", written, opt_.max_handoffs));
+  }
+  // The fresh session's first prompt: system + facts + instruction + tools.
+  int64_t raw = SystemMessageTokens(d.ctx->messages().current_path()) +
+                context::EstimateMessageTokens(
+                    UserMessage(context::ContinuationUserMessage(opt_.instruction, doc))) +
+                context::EstimateToolsTokens(d.piece_tools->bytes);
+  int64_t fresh = d.ctx->messages().calibration().Apply(raw);
+  if (fresh > monitor_.ThresholdTokens()) {
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("a fresh session would start with {} estimated tokens, over the "
+                              "handoff threshold {}",
+                              fresh, monitor_.ThresholdTokens()));
+  }
+  return Status::Ok();
+}
+
+Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string& movement,
+                                            const context::HandoffDocument& doc, bool fallback) {
+  MAESTRO_RETURN_IF_ERROR(CheckPossible(d, doc));
+  context::HandoffInputs in;
+  in.job = opt_.job;
+  in.workspace = opt_.workspace;
+  in.fallback = fallback;
+  in.resume_movement = movement;
+  MAESTRO_ASSIGN_OR_RETURN(context::HandoffResult hr, context::CompleteHandoff(*d.ctx, doc, in));
+  done_ = true;
+  MovementResult r;
+  r.movement = movement;
+  r.next = std::string(SentinelName(Sentinel::kComplete));
+  r.result = context::HandoffJobOutcome(hr).result;
+  r.handed_off = true;
+  Emit(d, {{"type", "handoff"},
+           {"path", std::filesystem::path(hr.path).filename().string()},
+           {"fallback", fallback},
+           {"continuation_job_id", hr.continuation.id}});
+  spdlog::info("job {}: handed off ({}): {}", d.job_id, fallback ? "engine" : "agent", r.result);
+  return r;
+}
+
+Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job_id,
+                               const Json& system_message, const std::string& instruction,
+                               const Piece& piece, const std::string& start_movement) {
+  MAESTRO_ASSIGN_OR_RETURN(std::optional<context::HandoffDocument> doc,
+                           context::LoadLatestHandoff(ctx.handoffs_dir()));
+  if (!doc) return NotFound("no handoff saved in " + ctx.handoffs_dir());
+  MAESTRO_RETURN_IF_ERROR(
+      context::StartContinuation(ctx.messages(), job_id, system_message, instruction, *doc));
+  if (start_movement.empty() || start_movement == piece.initial_movement) return Status::Ok();
+  return ctx.messages()
+      .AddMessage(TransitionGuidanceMessage(piece, start_movement), job_id)
+      .status();
+}
+
+}  // namespace maestro::engine

@@ -1,0 +1,196 @@
+// Seed 004 end to end: a small context_length forces a handoff mid-job and the
+// task still completes. WorkerPool -> PieceExecutor -> OpenAiClient ->
+// maestro-fakellm, scripted: read two large files (the context passes the
+// handoff threshold, the engine asks for WriteHandoff), write the handoff;
+// the continuation job then completes. From the fake's request log: the
+// first request of the continuation is [system, handoff facts + instruction]
+// — it starts with the handoff document, nothing of the old session — with
+// the same system message and tools bytes, so the server reuses that prefix.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "context/handoff_flow.h"
+#include "engine/piece_executor.h"
+#include "fakellm_process.h"
+#include "store/sqlite/sqlite_store.h"
+#include "support/temp_dir.h"
+#include "tools/builtin.h"
+#include "tools/sandbox.h"
+#include "worker/worker_pool.h"
+
+namespace maestro::engine {
+namespace {
+
+using maestro::testing::FakeLlmProcess;
+using maestro::testing::TempDir;
+
+Json Requests(const FakeLlmProcess& f) {
+  httplib::Client c("127.0.0.1", f.port());
+  auto res = c.Get("/v1/_requests");
+  return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
+}
+
+Json Reply(const std::string& name, const Json& args) {
+  return {{"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
+}
+
+Json Handoff() {
+  return {{"spec_ref", "the task instruction"},
+          {"status",
+           {{"completed", {"read notes-a.txt"}},
+            {"in_progress", {"summarizing notes-b.txt: read, not summarized"}},
+            {"pending", {"the summary"}}}},
+          {"decisions", {{{"what", "read both files first"}, {"why", "the summary needs both"}}}},
+          {"blockers", Json::array()},
+          {"files_changed", Json::array()}};
+}
+
+std::string Script() {
+  Json replies =
+      Json::array({Reply("ReadFile", {{"path", "notes-a.txt"}}),
+                   Reply("ReadFile", {{"path", "notes-b.txt"}}), Reply("WriteHandoff", Handoff()),
+                   // the continuation job
+                   Reply("complete", {{"status", "success"}, {"result", "summary done"}})});
+  return Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
+}
+
+// ~7,000 letters and spaces: ~3,000 tokens by the fake's count (the estimate
+// follows it through the calibration).
+std::string Notes(const std::string& word) {
+  std::string out;
+  while (out.size() < 7'000) out += word + " alpha beta gamma delta epsilon\n";
+  return out;
+}
+
+class HandoffFakeLlmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(dir_.File("script.json")) << Script();
+    fake_ = std::make_unique<FakeLlmProcess>(
+        // One slot: with llama-server's default slot selection (similarity
+        // 0.5) the short fresh session would go to another, empty slot.
+        std::vector<std::string>{"--script", dir_.File("script.json"), "--slots", "1"});
+    StoreOptions so;
+    so.on_job_available = [this] {
+      if (pool_) pool_->Notify();
+    };
+    auto st = SqliteStore::Open(dir_.File("maestro.db"), so);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    store_ = std::move(st).value();
+    std::filesystem::create_directories(dir_.File("proj"));
+    std::ofstream(dir_.File("proj/notes-a.txt")) << Notes("first");
+    std::ofstream(dir_.File("proj/notes-b.txt")) << Notes("second");
+    tools::Space space{"proj", dir_.File("proj"), {}};
+    space.policy.allowed_tools = {"ReadFile", "ListDir"};
+    ASSERT_TRUE(spaces_.Register(space).ok());
+    auto reg = tools::NewBuiltinRegistry(
+        std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
+    ASSERT_TRUE(reg.ok());
+    registry_ = std::move(reg).value();
+    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
+    PieceExecutorOptions o;
+    o.store = store_.get();
+    o.catalog = catalog_.get();
+    o.registry = registry_.get();
+    o.spaces = &spaces_;
+    o.workspace.data_dir = dir_.path();
+    o.data_dir = dir_.path();
+    std::string url = fake_->base_url();
+    o.llm_factory = [url](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
+      llm::ModelProfile p;
+      p.base_url = url;
+      p.model = "fake";
+      p.context_length = 14'000;  // handoff at 8,400: after the second file, not the first
+      return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(p));
+    };
+    executor_ = std::make_unique<PieceExecutor>(std::move(o));
+    WorkerPoolOptions wo;
+    wo.threads = 1;
+    wo.worker_id_prefix = "test";
+    pool_ = std::make_unique<WorkerPool>(*store_, *executor_, wo);
+    pool_->Start();
+  }
+  void TearDown() override {
+    if (pool_) pool_->Shutdown();
+  }
+
+  Job WaitForEnd(const std::string& job_id) {
+    for (int i = 0; i < 600; ++i) {
+      auto j = store_->GetJob(job_id);
+      if (j.ok() && (IsTerminal(j->status) || IsParked(j->status))) return *j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "job " << job_id << " did not end";
+    return {};
+  }
+
+  TempDir dir_;
+  std::unique_ptr<FakeLlmProcess> fake_;
+  std::unique_ptr<SqliteStore> store_;
+  tools::SpaceRegistry spaces_;
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  std::unique_ptr<PieceCatalog> catalog_;
+  std::unique_ptr<PieceExecutor> executor_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletesTheTask) {
+  NewTask t;
+  t.instruction = "Summarize notes-a.txt and notes-b.txt.";
+  t.piece = "chat";
+  t.space = "proj";
+  auto created = store_->CreateTask(t);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  pool_->Notify();
+
+  Job first = WaitForEnd(created->job.id);
+  ASSERT_EQ(first.status, JobStatus::kSucceeded) << first.error_message;
+  EXPECT_EQ(first.result.rfind("handoff 0001.yaml; continued in job ", 0), 0u) << first.result;
+  auto jobs = store_->ListJobs(created->task.id);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  const Job& cont = jobs->front().id == first.id ? jobs->back() : jobs->front();
+  EXPECT_EQ(cont.continued_from_job_id, first.id);
+  Job second = WaitForEnd(cont.id);
+  ASSERT_EQ(second.status, JobStatus::kSucceeded) << second.error_message;
+  EXPECT_EQ(second.result, "summary done");
+  auto task = store_->GetTask(created->task.id);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->status, "succeeded");
+
+  Json reqs = Requests(*fake_);
+  ASSERT_EQ(reqs.size(), 4u) << reqs.dump().substr(0, 2000);
+  // The engine asked for the handoff before the WriteHandoff call.
+  bool asked = false;
+  for (const Json& m : reqs[2]["body"]["messages"]) {
+    asked |= m["role"] == "user" && m["content"] == context::HandoffRequestMessage();
+  }
+  EXPECT_TRUE(asked);
+  auto comments = store_->ListComments(created->task.id);
+  ASSERT_TRUE(comments.ok());
+  bool by_agent = false;
+  for (const Comment& c : *comments) by_agent |= c.kind == "handoff" && c.author == "agent";
+  EXPECT_TRUE(by_agent);  // the agent's document, not the engine's fallback
+  // The request after the handoff starts with the handoff document.
+  const Json& next = reqs[3]["body"];
+  ASSERT_EQ(next["messages"].size(), 2u) << next["messages"].dump().substr(0, 2000);
+  EXPECT_EQ(next["messages"][0], reqs[0]["body"]["messages"][0]);  // the same system message
+  std::string facts = next["messages"][1]["content"];
+  EXPECT_EQ(facts.rfind("## Handoff from the previous session (facts only)", 0), 0u) << facts;
+  EXPECT_NE(facts.find("summarizing notes-b.txt: read, not summarized"), std::string::npos);
+  EXPECT_NE(facts.find("read both files first"), std::string::npos);
+  EXPECT_NE(facts.find(t.instruction), std::string::npos);
+  EXPECT_EQ(facts.find("first alpha beta"), std::string::npos);  // no old tool output
+  EXPECT_EQ(next["tools"].dump(), reqs[0]["body"]["tools"].dump());
+  // The tools + system prefix is served from the cache.
+  EXPECT_GT(reqs[3]["cache"]["cache_n"].get<int64_t>(), 1000) << reqs[3]["cache"].dump();
+  EXPECT_TRUE(std::filesystem::exists(
+      dir_.File("contexts/completed/" + created->task.id + "/handoffs/0001.yaml")));
+}
+
+}  // namespace
+}  // namespace maestro::engine

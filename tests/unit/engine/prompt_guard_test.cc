@@ -1,0 +1,422 @@
+// The prompt guard (dedup of what is sent), the seed 004 handoff inside the
+// agent loop, the watchdog inside the loop, and the handoff continuation's
+// first messages — against a scripted LlmClient, a real SqliteStore, a real
+// TaskContext and the real Dispatcher. Usage reports are off, so the token
+// estimate is the raw heuristic (≈ 4 ASCII chars per token) and the
+// thresholds below are exact.
+#include "engine/prompt_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "context/handoff_flow.h"
+#include "context/task_context.h"
+#include "context/token_estimate.h"
+#include "engine/agent_loop.h"
+#include "engine/handoff_step.h"
+#include "engine/job_prompt.h"
+#include "engine/prompt_builder.h"
+#include "engine_test_util.h"
+#include "scripted_llm.h"
+#include "support/store_fixture.h"
+#include "tools/park_tools.h"
+
+namespace maestro::engine {
+namespace {
+
+using test::ScriptedToolLlm;
+
+constexpr int64_t kContextLength = 10'000;  // handoff at 6,000, compression at 7,000
+
+// 16,000 ASCII chars: ~4,000 estimated tokens; different per path.
+std::string BigText(const std::string& path) {
+  std::string out;
+  while (out.size() < 16'000) out += path + " line " + std::to_string(out.size()) + "\n";
+  return out;
+}
+
+std::vector<Json> ReadJsonl(const std::string& path) {
+  std::vector<Json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(Json::parse(line));
+  }
+  return out;
+}
+
+Json ValidHandoff() {
+  return {{"spec_ref", "the task instruction"},
+          {"status",
+           {{"completed", {"read a.txt"}},
+            {"in_progress", {"reading b.txt"}},
+            {"pending", Json::array()}}},
+          {"decisions", {{{"what", "read before editing"}, {"why", "to know the format"}}}},
+          {"blockers", Json::array()},
+          {"files_changed", Json::array()}};
+}
+
+Json System() { return {{"role", "system"}, {"content", "You are maestro."}}; }
+
+class PromptGuardLoopTest : public maestro::testing::StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    created_ = NewTaskWith("coding");
+    job_ = Claim();
+    tools::ToolSpec read;
+    read.name = "ReadFile";
+    read.description = "Read a file.";
+    read.read_only = true;
+    read.parameters = {{"type", "object"},
+                       {"properties", {{"path", {{"type", "string"}}}}},
+                       {"required", {"path"}}};
+    ASSERT_TRUE(registry_
+                    .Register(read,
+                              [](const Json& a, const tools::ToolContext&) {
+                                std::string path = a.value("path", std::string());
+                                if (path == "missing")
+                                  return tools::ToolResult::Error("no such file");
+                                if (path.rfind("small", 0) == 0)
+                                  return tools::ToolResult::Ok("ok " + path);
+                                return tools::ToolResult::Ok(BigText(path));
+                              })
+                    .ok());
+    ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
+    piece_ = test::Builtin("coding");
+    auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile")),
+                                      context::WriteHandoffToolDefinition()});
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    tools_ = *t;
+    llm_.report_usage = false;
+    auto task = store_->GetTask(created_.task.id);
+    ASSERT_TRUE(task.ok());
+    dirs_ = std::make_unique<context::ContextDirs>(dir_.path());
+    cc_.context_length = kContextLength;
+    auto ctx = context::TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, job_, cc_);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+    ctx_ = std::move(ctx).value();
+    tools_path_ = ctx_->dir() + "/tools.json";
+    std::ofstream(tools_path_) << tools_.bytes;
+    ASSERT_TRUE(ctx_->messages().StartThread(job_.id, System()).ok());
+    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job_.id).ok());
+  }
+
+  AgentLoopDeps Deps(bool with_handoff) {
+    AgentLoopDeps d;
+    d.llm = &llm_;
+    d.ctx = ctx_.get();
+    d.store = store_.get();
+    d.dispatcher = &dispatcher_;
+    tools::ToolPolicy policy;
+    policy.allowed_tools = {"ReadFile"};
+    d.dispatch =
+        tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr, nullptr};
+    d.piece = &piece_;
+    d.piece_tools = &tools_;
+    d.tools_path = tools_path_;
+    d.on_delta = [this](const std::string&, const Json& delta) { deltas_.push_back(delta); };
+    d.task_id = created_.task.id;
+    d.job_id = job_.id;
+    if (with_handoff) {
+      handoff_ = std::make_unique<HandoffStep>(
+          HandoffStepOptions{cc_, job_, dir_.path(), "task instruction", "fix the bug", 8});
+      d.handoff = handoff_.get();
+    }
+    return d;
+  }
+
+  // The continuation job named by a handoff result.
+  Job Continuation(const MovementResult& r) {
+    size_t at = r.result.find("continued in job ");
+    EXPECT_NE(at, std::string::npos) << r.result;
+    auto job = store_->GetJob(r.result.substr(at + 17));
+    EXPECT_TRUE(job.ok()) << r.result;
+    return job.ok() ? *job : Job{};
+  }
+
+  Store::CreatedTask created_;
+  Job job_;
+  tools::ToolRegistry registry_;
+  tools::Dispatcher dispatcher_{&registry_, tools::ToolAuthorizer(nullptr)};
+  Piece piece_;
+  PieceTools tools_;
+  context::ContextConfig cc_;
+  std::unique_ptr<context::ContextDirs> dirs_;
+  std::unique_ptr<context::TaskContext> ctx_;
+  std::unique_ptr<HandoffStep> handoff_;
+  std::string tools_path_;
+  ScriptedToolLlm llm_;
+  std::vector<Json> deltas_;
+};
+
+// --- dedup of what is sent ------------------------------------------------
+
+TEST(WriteDeduplicatedMessages, LaterIdenticalLargeResultsBecomeReferences) {
+  maestro::testing::TempDir dir;
+  std::string in = dir.path() + "/in.jsonl", out = dir.path() + "/out.jsonl";
+  std::string big(2000, 'x'), other(2000, 'y');
+  std::vector<Json> lines = {System(),
+                             UserMessage("task"),
+                             {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", big}},
+                             {{"role", "tool"}, {"tool_call_id", "c2"}, {"content", other}},
+                             {{"role", "tool"}, {"tool_call_id", "c3"}, {"content", big}},
+                             {{"role", "tool"}, {"tool_call_id", "c4"}, {"content", "short"}},
+                             {{"role", "tool"}, {"tool_call_id", "c5"}, {"content", "short"}},
+                             {{"role", "tool"}, {"tool_call_id", "c6"}, {"content", big}}};
+  {
+    std::ofstream f(in);
+    for (const auto& l : lines) f << l.dump() << '\n';
+  }
+  auto stats = WriteDeduplicatedMessages(in, out, 512);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->results_replaced, 2);
+  EXPECT_GT(stats->raw_tokens_saved, 900);  // 2 x 2000 chars, less the references
+  std::vector<Json> sent = ReadJsonl(out);
+  ASSERT_EQ(sent.size(), lines.size());
+  for (size_t i : {0u, 1u, 2u, 3u, 5u, 6u}) EXPECT_EQ(sent[i], lines[i]) << i;
+  EXPECT_EQ(sent[4]["content"], DedupReference("c1", 2000));
+  EXPECT_EQ(sent[7]["content"], DedupReference("c1", 2000));
+  EXPECT_EQ(sent[4]["tool_call_id"], "c3");  // the pair stays valid
+}
+
+TEST(WriteDeduplicatedMessages, UnchangedLinesKeepTheirExactBytes) {
+  maestro::testing::TempDir dir;
+  std::string in = dir.path() + "/in.jsonl", out = dir.path() + "/out.jsonl";
+  // Key order and spacing a re-serialization would change.
+  std::string odd = "{\"content\": \"hi\",  \"role\":\"user\"}";
+  std::ofstream(in) << odd << "\n";
+  ASSERT_TRUE(WriteDeduplicatedMessages(in, out, 1).ok());
+  std::ifstream f(out);
+  std::string line;
+  std::getline(f, line);
+  EXPECT_EQ(line, odd);
+}
+
+TEST_F(PromptGuardLoopTest, BelowTheThresholdTheSameFileReadTwiceIsSentInFull) {
+  // Two 4k-token reads: ~8.8k, over compression (7k) only with both.
+  ctx_.reset();  // reopen with a large context: nothing crosses a threshold
+  auto task = store_->GetTask(created_.task.id);
+  cc_.context_length = 100'000;
+  ctx_ = std::move(context::TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, job_, cc_))
+             .value();
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  AgentLoopDeps d = Deps(false);
+  EXPECT_EQ(RunMovement(d, "plan").next, "COMPLETE");
+  ASSERT_EQ(llm_.requests.size(), 3u);
+  EXPECT_EQ(llm_.requests[2].back()["content"], BigText("a.txt"));
+  EXPECT_FALSE(d.guard.dedup_active);
+  EXPECT_FALSE(std::filesystem::exists(ctx_->dir() + "/sent.jsonl"));
+}
+
+TEST_F(PromptGuardLoopTest, OverTheThresholdTheRepeatedResultIsAReferenceInWhatIsSentOnly) {
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "small.txt"}});
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  AgentLoopDeps d = Deps(false);
+  EXPECT_EQ(RunMovement(d, "plan").next, "COMPLETE");
+  ASSERT_EQ(llm_.requests.size(), 4u);
+  const auto& r1 = llm_.requests[1];
+  const auto& r2 = llm_.requests[2];
+  const auto& r3 = llm_.requests[3];
+  EXPECT_EQ(r1.back()["content"], BigText("a.txt"));  // the first read, in full
+  std::string first_id = r1.back()["tool_call_id"];
+  EXPECT_EQ(r2.back()["content"], DedupReference(first_id, BigText("a.txt").size()));
+  EXPECT_TRUE(d.guard.dedup_active);
+  // What was sent before is the unchanged prefix of what is sent now.
+  for (size_t i = 0; i < r1.size(); ++i) EXPECT_EQ(r2[i], r1[i]) << i;
+  for (size_t i = 0; i < r2.size(); ++i) EXPECT_EQ(r3[i], r2[i]) << i;
+  // The durable conversation keeps every byte.
+  std::vector<Json> current = ReadJsonl(ctx_->messages().current_path());
+  int full = 0;
+  for (const Json& m : current) full += m.value("content", Json()) == BigText("a.txt");
+  EXPECT_EQ(full, 2);
+}
+
+// --- the seed 004 handoff -------------------------------------------------
+
+TEST_F(PromptGuardLoopTest, OverTheHandoffThresholdTheAgentIsAskedAndItsHandoffEndsTheSession) {
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "b.txt"}});  // ~8.8k > 6k: the request follows
+  llm_.Call("WriteHandoff", ValidHandoff());
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "COMPLETE");
+  EXPECT_TRUE(r.handed_off);
+  ASSERT_EQ(llm_.requests.size(), 3u);
+  EXPECT_EQ(llm_.requests[2].back()["role"], "user");
+  EXPECT_EQ(llm_.requests[2].back()["content"], context::HandoffRequestMessage());
+  // Nothing was summarized while the handoff was pending.
+  EXPECT_EQ(llm_.requests[2].size(), llm_.requests[1].size() + 3);
+  Job next = Continuation(r);
+  EXPECT_EQ(next.continued_from_job_id, job_.id);
+  EXPECT_EQ(next.resume_movement, "plan");
+  EXPECT_EQ(next.status, JobStatus::kQueued);
+  EXPECT_TRUE(std::filesystem::exists(ctx_->handoffs_dir() + "/0001.yaml"));
+  auto comments = store_->ListComments(created_.task.id);
+  ASSERT_TRUE(comments.ok());
+  bool found = false;
+  for (const Comment& c : *comments) found |= c.kind == "handoff" && c.author == "agent";
+  EXPECT_TRUE(found);
+  // The runner's mapping keeps the flag.
+  EXPECT_TRUE(mapMovementResult(r, {&piece_}).done.handed_off);
+}
+
+TEST_F(PromptGuardLoopTest, AnUnsolicitedWriteHandoffIsRefused) {
+  llm_.Call("WriteHandoff", ValidHandoff());
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "COMPLETE");
+  EXPECT_FALSE(r.handed_off);
+  std::string result = llm_.requests[1].back()["content"];
+  EXPECT_EQ(result.rfind("Error: WriteHandoff is accepted only when maestro asks", 0), 0u)
+      << result;
+}
+
+TEST_F(PromptGuardLoopTest, NextStepsInTheHandoffAreRejectedAndTheAgentMayWriteItAgain) {
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "b.txt"}});
+  Json bad = ValidHandoff();
+  bad["next_steps"] = {"edit c.txt"};
+  llm_.Call("WriteHandoff", bad);
+  llm_.Call("WriteHandoff", ValidHandoff());
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_TRUE(r.handed_off);
+  ASSERT_EQ(llm_.requests.size(), 4u);
+  std::string refused = llm_.requests[3].back()["content"];
+  EXPECT_EQ(refused.rfind("Error:", 0), 0u);
+  EXPECT_NE(refused.find("next_steps"), std::string::npos) << refused;
+}
+
+TEST_F(PromptGuardLoopTest, AnAgentThatIgnoresTheRequestGetsTheEnginesFallbackHandoff) {
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "b.txt"}});
+  for (int i = 0; i < 5; ++i) llm_.Call("ReadFile", {{"path", "small" + std::to_string(i)}});
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_TRUE(r.handed_off);
+  // request (iteration 3), then max_wait = 3 more calls, then the fallback.
+  EXPECT_EQ(llm_.requests.size(), 2u + 1u + 3u);
+  std::ifstream f(ctx_->handoffs_dir() + "/0001.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("written_by: engine"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("ReadFile"), std::string::npos) << yaml;  // the ledger's counts
+}
+
+TEST_F(PromptGuardLoopTest, APromptOverTheLimitHandsOffAtOnceInsteadOfAborting) {
+  llm_.Call("ReadFile", {{"path", "small"}});
+  llm_.Calls({{"ReadFile", {{"path", "a.txt"}}},
+              {"ReadFile", {{"path", "b.txt"}}},
+              {"ReadFile", {{"path", "c.txt"}}}});  // ~12k in one step: over the 10k limit
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "COMPLETE");
+  EXPECT_TRUE(r.handed_off);
+  EXPECT_EQ(llm_.requests.size(), 2u);  // no request was sent over the limit
+  EXPECT_EQ(Continuation(r).resume_movement, "plan");
+}
+
+TEST_F(PromptGuardLoopTest, WhenTheHandoffIsImpossibleTooTheMovementAbortsWithContextOverflow) {
+  llm_.Calls({{"ReadFile", {{"path", "a.txt"}}},
+              {"ReadFile", {{"path", "b.txt"}}},
+              {"ReadFile", {{"path", "c.txt"}}}});
+  AgentLoopDeps d = Deps(true);
+  handoff_ = std::make_unique<HandoffStep>(
+      HandoffStepOptions{cc_, job_, dir_.path(), "task", "fix the bug", /*max_handoffs=*/0});
+  d.handoff = handoff_.get();
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "ABORT");
+  EXPECT_EQ(r.abort_reason, kAbortContextOverflow);
+  EXPECT_NE(r.result.find("handoff impossible"), std::string::npos) << r.result;
+  EXPECT_FALSE(std::filesystem::exists(ctx_->handoffs_dir() + "/0001.yaml"));
+}
+
+TEST_F(PromptGuardLoopTest, AServerContextErrorHandsOff) {
+  llm_.Fail(llm::LlmErrorKind::kContextLengthExceeded);
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_TRUE(r.handed_off) << r.abort_reason << " " << r.result;
+}
+
+// --- the continuation's first messages ------------------------------------
+
+TEST_F(PromptGuardLoopTest, TheContinuationJobStartsFromTheHandoffDocument) {
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "b.txt"}});
+  llm_.Call("WriteHandoff", ValidHandoff());
+  AgentLoopDeps d = Deps(true);
+  MovementResult r = RunMovement(d, "implement");
+  ASSERT_TRUE(r.handed_off);
+  Job next = Continuation(r);
+  ASSERT_TRUE(
+      store_->FinishJob(LeaseOf(job_), context::HandoffJobOutcome({"x/0001.yaml", {}, {}, next}))
+          .ok());
+  auto task = store_->GetTask(created_.task.id);
+  ASSERT_TRUE(task.ok());
+  Job claimed = Claim();
+  ASSERT_EQ(claimed.id, next.id);
+  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->handoff_continuation);
+
+  ASSERT_TRUE(SeedHandoffContinuation(*ctx_, claimed.id, System(), task->instruction, piece_,
+                                      claimed.resume_movement)
+                  .ok());
+  std::vector<Json> first = ReadJsonl(ctx_->messages().current_path());
+  ASSERT_EQ(first.size(), 3u);  // system, facts + instruction, the movement's guidance
+  EXPECT_EQ(first[0], System());
+  std::string facts = first[1]["content"];
+  EXPECT_EQ(facts.rfind("## Handoff from the previous session (facts only)", 0), 0u);
+  EXPECT_NE(facts.find("reading b.txt"), std::string::npos);
+  EXPECT_NE(facts.find(task->instruction), std::string::npos);
+  EXPECT_EQ(facts.find(BigText("a.txt").substr(0, 40)), std::string::npos);  // nothing replayed
+  EXPECT_EQ(first[2], TransitionGuidanceMessage(piece_, "implement"));
+}
+
+TEST_F(PromptGuardLoopTest, AContinueByTheUserIsNotAHandoffContinuation) {
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(job_), JobOutcome::Succeeded("done")).ok());
+  auto cont = store_->ContinueTask(created_.task.id, "", "alice", "");
+  ASSERT_TRUE(cont.ok()) << cont.status().ToString();
+  auto task = store_->GetTask(created_.task.id);
+  Job claimed = Claim();
+  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->handoff_continuation);
+}
+
+// --- the watchdog inside the loop -----------------------------------------
+
+TEST_F(PromptGuardLoopTest, RepeatedToolErrorsGetAWarningMessageThenAbortTheMovement) {
+  // Alternate the arguments so the identical-call guard does not fire first.
+  for (int i = 0; i < 3; ++i) {
+    llm_.Calls({{"ReadFile", {{"path", "missing"}}},
+                {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
+  }
+  for (int i = 3; i < 6; ++i) {
+    llm_.Calls({{"ReadFile", {{"path", "missing"}}},
+                {"ReadFile", {{"path", "small" + std::to_string(i)}}}});
+  }
+  llm_.Call("complete", {{"status", "success"}, {"result", "never reached"}});
+  AgentLoopDeps d = Deps(false);
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "ABORT");
+  EXPECT_EQ(r.abort_reason, kAbortWatchdog);
+  EXPECT_NE(r.result.find("no such file"), std::string::npos) << r.result;
+  ASSERT_EQ(llm_.requests.size(), 6u);
+  // The warning is the last message of the 4th request, appended after the results.
+  const Json& warning = llm_.requests[3].back();
+  EXPECT_EQ(warning["role"], "user");
+  EXPECT_EQ(warning["content"].get<std::string>().rfind("[maestro watchdog]", 0), 0u);
+  bool delta = false;
+  for (const Json& x : deltas_) delta |= x.value("type", "") == "watchdog";
+  EXPECT_TRUE(delta);
+}
+
+}  // namespace
+}  // namespace maestro::engine
