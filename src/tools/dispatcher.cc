@@ -87,6 +87,7 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count();
+  r.duration_ms = ms;
   if (ctx.ledger) ctx.ledger->Finished(key, spec.name, spec.read_only, ms, r).IgnoreError();
   return r;
 }

@@ -53,6 +53,7 @@ struct ToolResult {
   std::string call_id;
   std::string content;  // what the model reads
   bool is_error = false;
+  int64_t duration_ms = 0;  // set by the Dispatcher for calls that ran
 
   static ToolResult Ok(std::string content) { return {{}, std::move(content), false}; }
   // "Error: <message>" — the prefix the transcript rules key on.
