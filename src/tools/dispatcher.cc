@@ -44,7 +44,7 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
   }
   auto p = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
   if (!p.ok()) return ToolResult::Error("permission check failed: " + p.status().message());
-  if (!p->allowed) return ToolResult{call.id, p->denial, true};
+  if (!p->allowed) return ToolResult{call.id, p->denial, true, 0};
   if (ctx.cancel && ctx.cancel->IsCancelled()) {
     return ToolResult::Error("cancelled before it ran");
   }

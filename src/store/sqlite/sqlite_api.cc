@@ -259,10 +259,15 @@ Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
     m.queue_wait_count = q->Int(0);
     m.queue_wait_sum_ms = q->Int(1);
     auto l = conn.Prepare(
+        // The engine writes camelCase (seed 000 `cachedPromptTokens`);
+        // snake_case is accepted too.
         "SELECT COUNT(*), "
-        " COALESCE(SUM(json_extract(payload, '$.prompt_tokens')), 0), "
-        " COALESCE(SUM(json_extract(payload, '$.cached_prompt_tokens')), 0), "
-        " COALESCE(SUM(json_extract(payload, '$.completion_tokens')), 0) "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.promptTokens'), "
+        "                       json_extract(payload, '$.prompt_tokens'))), 0), "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.cachedPromptTokens'), "
+        "                       json_extract(payload, '$.cached_prompt_tokens'))), 0), "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.completionTokens'), "
+        "                       json_extract(payload, '$.completion_tokens'))), 0) "
         "FROM events WHERE type = 'llm.call'");
     if (!l.ok()) return l.status();
     row = l->Step();

@@ -68,6 +68,10 @@ TEST_F(CliClientTest, MetricsHaveToolDurationsByTool) {
   EXPECT_TRUE(Contains(m, "maestro_tool_duration_seconds_bucket{tool=\"RunCommand\",le=\"+Inf\"} 1"));
   EXPECT_TRUE(Contains(m, "maestro_tool_errors_total{tool=\"ReadFile\"} 1")) << m;
   EXPECT_TRUE(Contains(m, "maestro_tool_errors_total{tool=\"ListDir\"} 0")) << m;
+  // LLM figures come from the engine's llm.call events (5 calls, real usage).
+  EXPECT_TRUE(Contains(m, "maestro_llm_calls_total 5")) << m;
+  EXPECT_FALSE(Contains(m, "maestro_llm_tokens_total{kind=\"prompt\"} 0\n")) << m;
+  EXPECT_FALSE(Contains(m, "maestro_llm_tokens_total{kind=\"cached_prompt\"} 0\n")) << m;
 }
 
 }  // namespace
