@@ -14,6 +14,11 @@ class CliClientTest : public ServeEngineTest {
     return RunCommand(args, {{"MAESTRO_DATA_DIR", dir_.File("elsewhere")}},
                       dir_.File("cli" + std::to_string(++runs_)));
   }
+  // The JSON document the CLI printed (stdout; stderr may add lines).
+  static Json Doc(const std::string& out) {
+    auto a = out.find('{'), b = out.rfind('}');
+    return a == std::string::npos ? Json() : Json::parse(out.substr(a, b - a + 1), nullptr, false);
+  }
   int runs_ = 0;
 };
 
@@ -21,21 +26,21 @@ TEST_F(CliClientTest, CreateListShowGoThroughTheServer) {
   Start(Json::array({ToolCallReply("complete", {{"status", "success"}, {"result", "hi there"}})}));
   auto [code, out] = Cli({"task", "create", "say hi", "--piece", "chat", "--title", "cli task"});
   ASSERT_EQ(code, 0) << out;
-  Json created = Json::parse(out);
+  Json created = Doc(out);
   std::string id = created["task"]["id"];
   EXPECT_EQ(created["task"]["owner"], "admin") << "owned by the token's user";
   WaitStatus(created, "succeeded");
 
   auto [lcode, list] = Cli({"task", "list"});
   ASSERT_EQ(lcode, 0) << list;
-  Json tasks = Json::parse(list)["tasks"];
+  Json tasks = Doc(list)["tasks"];
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0]["id"], id);
   EXPECT_EQ(tasks[0]["title"], "cli task");
 
   auto [scode, show] = Cli({"task", "show", id});
   ASSERT_EQ(scode, 0) << show;
-  Json t = Json::parse(show);
+  Json t = Doc(show);
   EXPECT_EQ(t["latest_job"]["status"], "succeeded");
   EXPECT_EQ(t["latest_job"]["result"], "hi there");
   // Nothing was written to the local data dir the CLI would otherwise use.

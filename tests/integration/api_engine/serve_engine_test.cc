@@ -77,14 +77,13 @@ TEST_F(ServeEngineTest, CancelDuringRunCommandKillsItsProcessesAndTheSubtask) {
   Json c = Create("PARENT-MARK spin off and wait");
   ASSERT_TRUE(WaitFor([] { return ProcessWithArg("30.123") && ProcessWithArg("30.456"); }, 20s))
       << "the commands did not start\n" << LogTail();
-  Json t = Get(TaskPath(c));
   std::string parent_job = c["job"]["id"];
   // The child job: the other running job (its task is the spun-off one).
   std::string child_job;
   for (const auto& task : Get("/api/local/tasks")["tasks"]) {
     if (task["id"] == c["task"]["id"]) continue;
     Json ct = Get("/api/local/tasks/" + task["id"].get<std::string>());
-    if (ct["latest_job"]["parent_job_id"] == parent_job) child_job = ct["latest_job"]["id"];
+    if (ct["latest_job"]["parent_job_id"] == parent_job) child_job = ct["latest_job"]["id"].get<std::string>();
   }
   ASSERT_FALSE(child_job.empty()) << "no subtask job found";
 
@@ -367,7 +366,7 @@ TEST_F(ServeEngineTest, SseResumeWithLastEventIdLosesNothingDuringARealRun) {
   for (const auto& [id, type] : first) seen.push_back(id);
   for (const auto& [id, type] : rest) seen.push_back(id);
   std::vector<std::string> all;
-  for (const auto& e : Events(c["task"]["id"])) all.push_back(e["id"]);
+  for (const auto& e : Events(c["task"]["id"])) all.push_back(e["id"].get<std::string>());
   // Every event up to the end, each exactly once, in order.
   ASSERT_LE(seen.size(), all.size());
   EXPECT_EQ(seen, std::vector<std::string>(all.begin(), all.begin() + seen.size()));
