@@ -80,7 +80,8 @@ TEST_F(ServeEngineTest, CancelDuringRunCommandKillsItsProcessesAndTheSubtask) {
   std::string parent_job = c["job"]["id"];
   // The child job: the other running job (its task is the spun-off one).
   std::string child_job;
-  for (const auto& task : Get("/api/local/tasks")["tasks"]) {
+  const Json all_tasks = Get("/api/local/tasks")["tasks"];
+  for (const auto& task : all_tasks) {
     if (task["id"] == c["task"]["id"]) continue;
     Json ct = Get("/api/local/tasks/" + task["id"].get<std::string>());
     if (ct["latest_job"]["parent_job_id"] == parent_job) child_job = ct["latest_job"]["id"].get<std::string>();
@@ -97,7 +98,8 @@ TEST_F(ServeEngineTest, CancelDuringRunCommandKillsItsProcessesAndTheSubtask) {
   Json cj;
   ASSERT_TRUE(WaitFor(
       [&] {
-        for (const auto& task : Get("/api/local/tasks")["tasks"]) {
+        const Json tasks = Get("/api/local/tasks")["tasks"];
+        for (const auto& task : tasks) {
           Json ct = Get("/api/local/tasks/" + task["id"].get<std::string>());
           if (ct["latest_job"]["id"] == child_job) cj = ct["latest_job"];
         }
