@@ -344,8 +344,12 @@ std::vector<std::pair<std::string, std::string>> ReadEvents(
 
 TEST_F(ServeEngineTest, SseResumeWithLastEventIdLosesNothingDuringARealRun) {
   Json replies = Json::array();
-  for (int i = 0; i < 4; ++i) {
-    Json r = ToolCallReply("ListDir", Json::object());
+  // Four different calls (the same batch three times in a row is a loop).
+  for (const Json& call : {ToolCallReply("ListDir", Json::object()),
+                           ToolCallReply("ListDir", {{"path", "."}}),
+                           ToolCallReply("Glob", {{"pattern", "*"}}),
+                           ToolCallReply("Glob", {{"pattern", "*.md"}})}) {
+    Json r = call;
     r["delay_ms"] = 150;
     replies.push_back(r);
   }
