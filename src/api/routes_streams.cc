@@ -29,6 +29,32 @@ std::string SseFrame(const Event& e) {
 
 }  // namespace
 
+namespace {
+
+// maestro_tool_duration_seconds{tool} as a Prometheus histogram (cumulative
+// buckets, _sum, _count) plus maestro_tool_errors_total{tool}.
+void WriteToolDurations(std::ostream& out, const std::map<std::string, ToolDurationStats>& tools) {
+  out << "# HELP maestro_tool_duration_seconds Duration of regular tool calls by tool.\n"
+      << "# TYPE maestro_tool_duration_seconds histogram\n";
+  for (const auto& [tool, s] : tools) {
+    for (size_t i = 0; i < s.buckets.size(); ++i) {
+      out << "maestro_tool_duration_seconds_bucket{tool=\"" << tool << "\",le=\""
+          << kToolDurationBuckets[i] << "\"} " << s.buckets[i] << "\n";
+    }
+    out << "maestro_tool_duration_seconds_bucket{tool=\"" << tool << "\",le=\"+Inf\"} " << s.count
+        << "\nmaestro_tool_duration_seconds_sum{tool=\"" << tool << "\"} "
+        << static_cast<double>(s.sum_ms) / 1000.0 << "\nmaestro_tool_duration_seconds_count{tool=\""
+        << tool << "\"} " << s.count << "\n";
+  }
+  out << "# HELP maestro_tool_errors_total Tool calls that returned an error, by tool.\n"
+      << "# TYPE maestro_tool_errors_total counter\n";
+  for (const auto& [tool, s] : tools) {
+    out << "maestro_tool_errors_total{tool=\"" << tool << "\"} " << s.errors << "\n";
+  }
+}
+
+}  // namespace
+
 void ApiServer::StreamRoutes() {
   auto& srv = *server_;
 
@@ -113,6 +139,7 @@ void ApiServer::StreamRoutes() {
         << "maestro_webhook_deliveries_total{result=\"ok\"} " << m->webhook_deliveries_ok
         << "\nmaestro_webhook_deliveries_total{result=\"failed\"} "
         << m->webhook_deliveries_failed << "\n";
+    WriteToolDurations(out, m->tool_durations);
     res.set_content(out.str(), "text/plain; version=0.0.4");
   });
 }

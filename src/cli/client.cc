@@ -48,6 +48,24 @@ bool IsTerminalStatus(const std::string& s) {
 
 }  // namespace
 
+int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
+                     const std::string& piece, const std::string& title) {
+  Json b = {{"instruction", instruction}};
+  if (!piece.empty()) b["piece"] = piece;
+  if (!title.empty()) b["title"] = title;
+  return Post(o, "/api/local/tasks", b);
+}
+
+int TaskListRemote(const ClientOptions& o, const std::string& status) {
+  std::string path = "/api/local/tasks";
+  if (!status.empty()) path += "?status=" + httplib::detail::encode_query_param(status);
+  return Finish(Connect(o).Get(path));
+}
+
+int TaskShowRemote(const ClientOptions& o, const std::string& task_id) {
+  return Finish(Connect(o).Get("/api/local/tasks/" + httplib::detail::encode_query_param(task_id)));
+}
+
 int TaskComment(const ClientOptions& o, const std::string& task_id, const std::string& body) {
   return Post(o, "/api/local/tasks/" + task_id + "/comments", {{"body", body}});
 }

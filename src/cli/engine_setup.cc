@@ -28,6 +28,9 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
   MAESTRO_ASSIGN_OR_RETURN(s.registry, tools::NewBuiltinRegistry(sandbox));
   s.spaces = std::make_unique<tools::SpaceRegistry>();
+  MAESTRO_ASSIGN_OR_RETURN(auto pkg_cfg,
+                           tools::PackageInstallerConfigFrom(cfg.packages, cfg.packages_where));
+  s.packages = std::make_unique<tools::PackageInstaller>(std::move(pkg_cfg), cfg.data_dir, sandbox);
 
   engine::PieceExecutorOptions o;
   o.store = &store;
@@ -49,6 +52,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.retry = cfg.jobs.retry;
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
+  o.packages = s.packages.get();
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
 }

@@ -14,6 +14,7 @@
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
 #include "store/store.h"
+#include "tools/package_installer.h"
 #include "tools/registry.h"
 #include "tools/workspace.h"
 #include "worker/executor.h"
@@ -24,6 +25,7 @@ struct EngineSetup {
   std::unique_ptr<engine::PieceCatalog> catalog;
   std::unique_ptr<tools::ToolRegistry> registry;
   std::unique_ptr<tools::SpaceRegistry> spaces;
+  std::unique_ptr<tools::PackageInstaller> packages;  // approved RequestPackage installs
   std::unique_ptr<JobExecutor> executor;
   bool llm_configured = false;
 };

@@ -413,7 +413,7 @@ int main(int argc, char** argv) {
                                            "http://127.0.0.1:8080)");
     c->add_option("--token", token_flag, "Bearer token (default $MAESTRO_TOKEN)");
   };
-  remote_flags(task_cancel);
+  for (auto* c : {task_cancel, task_create, task_list, task_show}) remote_flags(c);
   auto* task_comment = task->add_subcommand("comment", "Post a comment (the write gate)");
   task_comment->add_option("id", task_id, "Task id")->required();
   task_comment->add_option("body", text, "Comment text")->required();
@@ -455,13 +455,20 @@ int main(int argc, char** argv) {
   if (*worker) return Serve(config, /*with_api=*/false);
   unblock();
   if (*run) return RunInForeground(config, run_piece, run_instruction);
-  if (*task_create) return TaskCreate(config, new_task);
-  if (*task_list) return TaskList(config, list_status);
-  if (*task_show) return TaskShow(config, task_id);
   if (!server_flag.empty()) remote.server = server_flag;
   if (!token_flag.empty()) remote.token = token_flag;
-  // cancel goes through the server when one is named, else straight to the store.
+  // create/list/show/cancel go through the server when one is named, else
+  // straight to the local store.
   bool via_server = !server_flag.empty() || std::getenv("MAESTRO_SERVER") != nullptr;
+  if (*task_create) {
+    return via_server ? cli::TaskCreateRemote(remote, new_task.instruction, new_task.piece,
+                                              new_task.title)
+                      : TaskCreate(config, new_task);
+  }
+  if (*task_list) {
+    return via_server ? cli::TaskListRemote(remote, list_status) : TaskList(config, list_status);
+  }
+  if (*task_show) return via_server ? cli::TaskShowRemote(remote, task_id) : TaskShow(config, task_id);
   if (*task_cancel) {
     return via_server ? cli::TaskCancelRemote(remote, task_id) : TaskCancel(config, task_id);
   }

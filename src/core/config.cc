@@ -97,6 +97,7 @@ const std::map<std::string, Setter>& Keys() {
       {"llm.headers", nullptr},
       {"llm_profiles", nullptr},
       {"context_storage", nullptr},
+      {"packages", nullptr},
       {"webhooks", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
       {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
@@ -252,6 +253,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       }
       cfg.context_storage = YamlToJson(kv.second);
       cfg.context_storage_where = pos;
+      continue;
+    }
+    if (key == "packages") {
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: packages must be a mapping", pos), key);
+      }
+      cfg.packages = YamlToJson(kv.second);
+      cfg.packages_where = pos;
       continue;
     }
     if (key == "llm_profiles") {

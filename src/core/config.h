@@ -73,6 +73,10 @@ struct Config {
   // file:line:col for error messages.
   Json context_storage = Json::object();
   std::string context_storage_where;
+  // The `packages` section (installer commands per ecosystem), validated by
+  // src/tools (PackageInstallerConfigFrom); `packages_where` is its position.
+  Json packages = Json::object();
+  std::string packages_where;
   JobsConfig jobs;
   std::vector<WebhookConfig> webhooks;
   // Web UI and demo mode (`maestro serve`, see docs/ui.md): where the built

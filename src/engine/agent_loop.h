@@ -50,6 +50,7 @@
 #include "llm/llm_client.h"
 #include "store/store.h"
 #include "tools/dispatcher.h"
+#include "tools/package_installer.h"
 
 namespace maestro::engine {
 
@@ -80,6 +81,8 @@ struct AgentLoopDeps {
   const PieceTools* piece_tools = nullptr;
   std::string tools_path;  // the job's tools file: tools->bytes
   CancelToken* cancel = nullptr;  // may be null
+  // Runs approved package requests on re-entry; null: none configured.
+  const tools::PackageInstaller* packages = nullptr;
   DeltaFn on_delta;               // may be empty
   LoopLimits limits;
   std::string task_id;

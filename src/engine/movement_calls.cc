@@ -77,6 +77,10 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
         }
         return re->result.content + " It is " + *child + "; call WaitSubTask to wait for it.";
       }
+      if (re->request && re->request->kind == "package" && d.packages) {
+        // The install runs here, on the job's worker (see package_installer.h).
+        return d.packages->ResolveApproved(*d.store, *re->request, d.cancel).content;
+      }
       return re->result.content;
     case tools::ReentryState::kDenied:
       return re->result.content;  // decided: answer the call, no park
@@ -148,6 +152,20 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
 }
 
+// A `tool.call` event per dispatched call: the task's event stream shows it
+// and /metrics builds the tool-duration histogram from it.
+void RecordToolCall(AgentLoopDeps& d, const tools::ToolCall& call, const tools::ToolResult& r) {
+  Event e;
+  e.task_id = d.task_id;
+  e.job_id = d.job_id;
+  e.type = "tool.call";
+  e.payload = {{"tool", call.name},
+               {"call_id", call.id},
+               {"duration_ms", r.duration_ms},
+               {"is_error", r.is_error}};
+  (void)d.store->AppendEvent(e);  // audit only: a lost event never fails the call
+}
+
 std::string NotAllowed(const Movement& mv, const std::string& name) {
   std::string list;
   for (const auto& t : mv.allowed_tools.value_or(std::vector<std::string>{})) {
@@ -203,6 +221,7 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
   if (!regular.empty()) {
     std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
     for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
+      RecordToolCall(d, regular[k], results[k]);
       out.contents[regular_at[k]] = std::move(results[k].content);
       out.is_error[regular_at[k]] = results[k].is_error;
     }

@@ -208,6 +208,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.piece_tools = &*piece_tools;
   d.tools_path = tools_path;
   d.cancel = &cancel;
+  d.packages = opt_.packages;
   d.on_delta = opt_.on_delta;
   d.limits = opt_.limits;
   d.task_id = task.id;

@@ -55,6 +55,7 @@ struct PieceExecutorOptions {
   LoopLimits limits;
   int max_asks = 3;
   DeltaFn on_delta;  // may be empty
+  const tools::PackageInstaller* packages = nullptr;  // may be null
   Clock* clock = SystemClock::Default();
 };
 

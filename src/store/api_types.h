@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/json.h"
@@ -34,6 +37,16 @@ struct Notification {
 };
 
 // Aggregates for /metrics, computed in one read.
+// Durations of one tool's calls (from `tool.call` events), as a Prometheus
+// histogram: counts[i] = calls that took <= kToolDurationBuckets[i] seconds.
+inline constexpr double kToolDurationBuckets[] = {0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120};
+struct ToolDurationStats {
+  int64_t count = 0;
+  int64_t sum_ms = 0;
+  int64_t errors = 0;
+  std::vector<int64_t> buckets = std::vector<int64_t>(std::size(kToolDurationBuckets), 0);
+};
+
 struct ApiMetrics {
   int64_t queue_wait_count = 0;   // jobs that started
   int64_t queue_wait_sum_ms = 0;  // sum of started_at - created_at
@@ -43,6 +56,7 @@ struct ApiMetrics {
   int64_t completion_tokens = 0;
   int64_t webhook_deliveries_failed = 0;
   int64_t webhook_deliveries_ok = 0;
+  std::map<std::string, ToolDurationStats> tool_durations;  // by tool name
 };
 
 }  // namespace maestro

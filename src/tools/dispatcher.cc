@@ -44,7 +44,7 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
   }
   auto p = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
   if (!p.ok()) return ToolResult::Error("permission check failed: " + p.status().message());
-  if (!p->allowed) return ToolResult{call.id, p->denial, true};
+  if (!p->allowed) return ToolResult{call.id, p->denial, true, 0};
   if (ctx.cancel && ctx.cancel->IsCancelled()) {
     return ToolResult::Error("cancelled before it ran");
   }
@@ -87,6 +87,7 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count();
+  r.duration_ms = ms;
   if (ctx.ledger) ctx.ledger->Finished(key, spec.name, spec.read_only, ms, r).IgnoreError();
   return r;
 }

@@ -53,10 +53,11 @@ struct ToolResult {
   std::string call_id;
   std::string content;  // what the model reads
   bool is_error = false;
+  int64_t duration_ms = 0;  // set by the Dispatcher for calls that ran
 
-  static ToolResult Ok(std::string content) { return {{}, std::move(content), false}; }
+  static ToolResult Ok(std::string content) { return {{}, std::move(content), false, 0}; }
   // "Error: <message>" — the prefix the transcript rules key on.
-  static ToolResult Error(const std::string& message) { return {{}, "Error: " + message, true}; }
+  static ToolResult Error(const std::string& message) { return {{}, "Error: " + message, true, 0}; }
 };
 
 // Identifies one call across crashes and retries: (task, job, call id). A

@@ -222,6 +222,31 @@ Status SqliteStore::MarkNotificationsRead(const std::string& user,
   });
 }
 
+namespace {
+
+// Aggregates the `tool.call` events (one per regular tool call that ran).
+Status ReadToolDurations(SqliteConn& conn, ApiMetrics* m) {
+  auto q = conn.Prepare(
+      "SELECT json_extract(payload, '$.tool'), json_extract(payload, '$.duration_ms'), "
+      " json_extract(payload, '$.is_error') FROM events WHERE type = 'tool.call'");
+  if (!q.ok()) return q.status();
+  while (true) {
+    auto row = q->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+    ToolDurationStats& s = m->tool_durations[q->Text(0)];
+    const int64_t ms = q->Int(1);
+    ++s.count;
+    s.sum_ms += ms;
+    if (q->Int(2) != 0) ++s.errors;
+    for (size_t i = 0; i < std::size(kToolDurationBuckets); ++i) {
+      if (static_cast<double>(ms) <= kToolDurationBuckets[i] * 1000.0) ++s.buckets[i];
+    }
+  }
+}
+
+}  // namespace
+
 Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
   ApiMetrics m;
   Status st = Read([&](SqliteConn& conn) -> Status {
@@ -234,10 +259,15 @@ Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
     m.queue_wait_count = q->Int(0);
     m.queue_wait_sum_ms = q->Int(1);
     auto l = conn.Prepare(
+        // The engine writes camelCase (seed 000 `cachedPromptTokens`);
+        // snake_case is accepted too.
         "SELECT COUNT(*), "
-        " COALESCE(SUM(json_extract(payload, '$.prompt_tokens')), 0), "
-        " COALESCE(SUM(json_extract(payload, '$.cached_prompt_tokens')), 0), "
-        " COALESCE(SUM(json_extract(payload, '$.completion_tokens')), 0) "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.promptTokens'), "
+        "                       json_extract(payload, '$.prompt_tokens'))), 0), "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.cachedPromptTokens'), "
+        "                       json_extract(payload, '$.cached_prompt_tokens'))), 0), "
+        " COALESCE(SUM(COALESCE(json_extract(payload, '$.completionTokens'), "
+        "                       json_extract(payload, '$.completion_tokens'))), 0) "
         "FROM events WHERE type = 'llm.call'");
     if (!l.ok()) return l.status();
     row = l->Step();
@@ -252,7 +282,7 @@ Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
     auto ok = ScalarInt(conn, "SELECT COUNT(*) FROM webhook_deliveries WHERE ok = 1");
     if (!ok.ok()) return ok.status();
     m.webhook_deliveries_ok = *ok;
-    return Status::Ok();
+    return ReadToolDurations(conn, &m);
   });
   if (!st.ok()) return st;
   return m;

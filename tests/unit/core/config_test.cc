@@ -140,3 +140,24 @@ TEST(ConfigTest, ExplicitMissingFileIsAnError) {
 
 }  // namespace
 }  // namespace maestro
+
+namespace maestro {
+namespace {
+
+TEST(ConfigTest, PackagesSectionIsKeptWithItsPosition) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir, "workers: 1\npackages:\n  installers:\n    pip: \"pip install {name}\"\n"),
+                        {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->packages["installers"]["pip"], "pip install {name}");
+  EXPECT_NE(cfg->packages_where.find("maestro.yaml:2:"), std::string::npos) << cfg->packages_where;
+  auto scalar = LoadConfig(Write(dir, "packages: pip\n"), {});
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_EQ(scalar.status().field(), "packages");
+  auto typo = LoadConfig(Write(dir, "pakages: {}\n"), {});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("packages"), std::string::npos) << typo.status().message();
+}
+
+}  // namespace
+}  // namespace maestro
