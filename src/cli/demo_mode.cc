@@ -160,6 +160,15 @@ Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg) {
   MAESTRO_ASSIGN_OR_RETURN(std::string script, FindDemoScript(cfg));
   MAESTRO_ASSIGN_OR_RETURN(auto demo, DemoLlm::Start(fakellm, script));
   cfg.llm.base_url = demo->base_url();
+  // The demo's package request must be approvable without downloading
+  // anything: unless the config names a pip installer, a stand-in one only
+  // writes a note into the (sandboxed) target dir.
+  Json& installers = cfg.packages["installers"];
+  if (!installers.is_object()) installers = Json::object();
+  if (!installers.contains("pip")) {
+    installers["pip"] =
+        "echo 'demo mode: {name}{version_spec} was not really installed' > {target}/DEMO-INSTALL.txt";
+  }
   spdlog::warn("DEMO MODE: no LLM server configured (MAESTRO_LLM_BASE_URL); answering with the "
                "scripted demo model at {} (script {})", demo->base_url(), script);
   return demo;

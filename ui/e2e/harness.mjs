@@ -98,7 +98,10 @@ export async function startStack({ script, demoScript, name }) {
   const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
   // A short shutdown grace: a job still streaming must not hold the stop up.
   const config = join(dataDir, 'maestro.yaml');
-  writeFileSync(config, 'jobs:\n  shutdown_grace_ms: 500\n');
+  // A stand-in pip installer (runs sandboxed, writes a marker) so an approved
+  // package request completes without a download.
+  writeFileSync(config, 'jobs:\n  shutdown_grace_ms: 500\n' +
+    'packages:\n  installers:\n    pip: "echo {name}{version_spec} > {target}/INSTALLED"\n');
   const port = await freePort();
   const env = { ...process.env };
   delete env.MAESTRO_LLM_BASE_URL;
