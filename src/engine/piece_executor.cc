@@ -203,7 +203,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.compressor = &compressor;
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
-  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, ledger->get(), {}};
+  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, ledger->get(), {},
+                                      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &*piece_tools;
   d.tools_path = tools_path;

@@ -68,6 +68,7 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   tctx.network_allowed = perm.network;
   tctx.key = key;
   tctx.cancel = ctx.cancel;
+  tctx.packages_dir = ctx.packages_dir;
   const auto start = std::chrono::steady_clock::now();
   tctx.deadline = start + spec.timeout;
   if (ctx.ledger) {

@@ -46,6 +46,7 @@ struct DispatchContext {
   // shares the job's ledger, and its model's call ids ("call_1") would
   // otherwise collide with the parent's (e.g. "delegate:call_7/").
   std::string call_key_prefix;
+  std::string packages_dir;  // see ToolContext::packages_dir; "" = none
 };
 
 class Dispatcher {

@@ -99,9 +99,13 @@ PackageInstaller::PackageInstaller(PackageInstallerConfig config, std::string da
                                    std::shared_ptr<const Sandbox> sandbox)
     : config_(std::move(config)), data_dir_(std::move(data_dir)), sandbox_(std::move(sandbox)) {}
 
+std::string TaskPackagesDir(const std::string& data_dir, const std::string& task_id) {
+  return (std::filesystem::path(data_dir) / "tasks" / task_id / "packages").string();
+}
+
 std::string PackageInstaller::TargetDir(const std::string& task_id,
                                         const std::string& ecosystem) const {
-  return (std::filesystem::path(data_dir_) / "tasks" / task_id / "packages" / ecosystem).string();
+  return (std::filesystem::path(TaskPackagesDir(data_dir_, task_id)) / ecosystem).string();
 }
 
 Result<std::string> PackageInstaller::CommandFor(const Request& r) const {

@@ -65,6 +65,10 @@ struct InstallOutcome {
   std::string output;  // capped installer output, or why it did not run
 };
 
+// <data>/tasks/<task>/packages: one subdirectory per ecosystem is an
+// installer's {target}; RunCommand sees the whole directory read-only.
+std::string TaskPackagesDir(const std::string& data_dir, const std::string& task_id);
+
 class PackageInstaller {
  public:
   PackageInstaller(PackageInstallerConfig config, std::string data_dir,

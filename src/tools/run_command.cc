@@ -3,6 +3,8 @@
 // The result always states the exit code (or that the command was killed),
 // then the merged, capped output. A sandbox that cannot start is an error
 // result naming the reason — the command is never run unconfined.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "tools/process_runner.h"
@@ -15,6 +17,23 @@ namespace {
 constexpr int kDefaultTimeoutSeconds = 120;
 constexpr int kMaxTimeoutSeconds = 600;
 constexpr size_t kCommandOutputCap = 32 * 1024;
+
+// Packages approved and installed for this task (RequestPackage) are visible
+// to commands read-only at their real path, with the usual search paths set
+// for the layouts the documented installers produce (pip --target, npm
+// --prefix). The sandbox stays otherwise unchanged: nothing outside the
+// workspace becomes writable.
+void ExposePackages(const std::string& dir, ProcessSpec& spec) {
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return;
+  auto dashdash = spec.argv.end() - 4;  // Wrap ends with "--", "/bin/sh", "-c", command
+  spec.argv.insert(dashdash, {"--ro-bind", dir, dir});
+  auto& env = *spec.env;
+  env["MAESTRO_PACKAGES_DIR"] = dir;
+  env["PATH"] = dir + "/pip/bin:" + dir + "/npm/node_modules/.bin:" + env["PATH"];
+  env["PYTHONPATH"] = dir + "/pip";
+  env["NODE_PATH"] = dir + "/npm/node_modules";
+}
 
 ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolContext& ctx) {
   if (!sandbox.available()) {
@@ -36,6 +55,7 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
       {"TERM", "dumb"},
       {"MAESTRO_IDEMPOTENCY_KEY", ctx.key.ToString()},
   };
+  ExposePackages(ctx.packages_dir, spec);
   auto limit = std::chrono::seconds(args.value("timeout_seconds", kDefaultTimeoutSeconds));
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       ctx.deadline - std::chrono::steady_clock::now());

@@ -76,6 +76,10 @@ struct ToolContext {
   IdempotencyKey key;
   CancelToken* cancel = nullptr;  // the job's token; may be null in tests
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The task's installed packages (<data>/tasks/<task>/packages, one dir per
+  // ecosystem, written by the PackageInstaller); RunCommand binds it
+  // read-only. "" = none.
+  std::string packages_dir;
 
   bool Expired() const {
     return (cancel && cancel->IsCancelled()) || std::chrono::steady_clock::now() >= deadline;

@@ -233,9 +233,13 @@ Json PackageCall(const std::string& name) {
 }
 
 TEST_F(ParkResumeTest, ApprovedPackageRequestRunsTheInstallerAndResumes) {
+  // After the install, a command uses the package: the task's packages dir
+  // is bound read-only into RunCommand's sandbox.
+  Json use = ToolCallReply(
+      "RunCommand", {{"command", "cat \"$MAESTRO_PACKAGES_DIR/fakeeco/left-pad/INSTALLED\""}});
   Json c = StartAndPark(PackageCall("left-pad"),
-                        Json::array({ToolCallReply("complete", {{"status", "success"},
-                                                                {"result", "installed"}})}));
+                        Json::array({use, ToolCallReply("complete", {{"status", "success"},
+                                                                     {"result", "installed"}})}));
   Json req = Pending(c, "package");
   auto [code, body] = Post(TaskPath(c) + "/package-requests/" + req["id"].get<std::string>() +
                                "/decide",
@@ -250,9 +254,11 @@ TEST_F(ParkResumeTest, ApprovedPackageRequestRunsTheInstallerAndResumes) {
   EXPECT_EQ(line, "left-pad 1.2") << "the installer did not run in " << target;
   Json reqs = FakeRequests();
   ExpectSameMovementResume(reqs);
-  ASSERT_EQ(reqs.size(), 4u);
+  ASSERT_EQ(reqs.size(), 5u);
   std::string result = reqs[3]["body"]["messages"].back().dump();
   EXPECT_TRUE(Contains(result, "installed at " + target)) << result;
+  std::string used = reqs[4]["body"]["messages"].back().dump();
+  EXPECT_TRUE(Contains(used, "left-pad 1.2")) << used;
   bool recorded = false;
   for (const auto& e : Events(c["task"]["id"])) {
     if (e["type"] == "package.install" && e["payload"]["status"] == "installed") recorded = true;

@@ -76,7 +76,7 @@ class AgentLoopTest : public maestro::testing::StoreTest {
     tools::ToolPolicy policy;
     policy.allowed_tools = {"ReadFile"};
     d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr,
-                                        nullptr, {}};
+                                        nullptr, {}, {}};
     d.piece = &piece_;
     d.piece_tools = &tools_;
     d.tools_path = tools_path_;

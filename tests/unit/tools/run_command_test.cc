@@ -205,5 +205,28 @@ TEST(ProcessRunnerTest, AMissingProgramIsAnError) {
   EXPECT_FALSE(RunProcess(spec).ok());
 }
 
+// Packages installed for the task (an approved RequestPackage) are usable by
+// commands — on PYTHONPATH and readable — but cannot be modified from inside.
+TEST_F(RunCommandTest, SeesTheTasksInstalledPackagesReadOnly) {
+  const std::string pkgs = dir_.File("data/tasks/t1/packages");
+  fs::create_directories(pkgs + "/pip/demo_pkg");
+  std::ofstream(pkgs + "/pip/demo_pkg/__init__.py") << "VALUE = 'from-package'\n";
+  ctx_.packages_dir = pkgs;
+  ToolResult r = Run({{"command",
+                       "echo \"dir=$MAESTRO_PACKAGES_DIR\"; echo \"pp=$PYTHONPATH\"; "
+                       "cat \"$PYTHONPATH/demo_pkg/__init__.py\"; "
+                       "echo x > \"$PYTHONPATH/demo_pkg/evil.py\" 2>/dev/null || echo READ-ONLY"}});
+  EXPECT_NE(r.content.find("dir=" + pkgs), std::string::npos) << r.content;
+  EXPECT_NE(r.content.find("pp=" + pkgs + "/pip"), std::string::npos) << r.content;
+  EXPECT_NE(r.content.find("VALUE = 'from-package'"), std::string::npos) << r.content;
+  EXPECT_NE(r.content.find("READ-ONLY"), std::string::npos) << r.content;
+  EXPECT_FALSE(fs::exists(pkgs + "/pip/demo_pkg/evil.py"));
+
+  // No packages dir yet (nothing approved): the command runs as before.
+  ctx_.packages_dir = dir_.File("data/tasks/t2/packages");
+  ToolResult plain = Run({{"command", "echo \"[${MAESTRO_PACKAGES_DIR:-none}]\""}});
+  EXPECT_NE(plain.content.find("[none]"), std::string::npos) << plain.content;
+}
+
 }  // namespace
 }  // namespace maestro::tools
