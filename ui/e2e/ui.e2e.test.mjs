@@ -107,6 +107,19 @@ test('approve a package request', async () => {
   await feed().getByText('RESULT-PACKAGE chart drawn').waitFor();
 });
 
+test('a delegate sub-agent streams nested under its call', async () => {
+  await createTask('e2e-delegate: count the words');
+  await feed().getByText('RESULT-DELEGATE the sub-agent counted').waitFor();
+  const card = feed().locator('[data-testid="tool-card"][data-tool="delegate"]');
+  await card.waitFor();
+  // The sub-agent's text is not in the job's own feed, only under the card.
+  assert.equal(await feed().getByText('SUBAGENT-TEXT', { exact: false }).count(), 0);
+  await card.locator('.tool-head').first().click();
+  await card.locator('.nested').getByText('SUBAGENT-TEXT', { exact: false }).waitFor();
+  assert.match(await card.locator('.tool-detail').first().innerText(), /SUB-RESULT 42 words/);
+  await screenshot(page, 'delegate-nested');
+});
+
 test('answer an ASK question', async () => {
   await createTask('e2e-ask: pick a colour');
   const ask = page.getByTestId('ask-question');

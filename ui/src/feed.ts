@@ -106,6 +106,9 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         break;
       }
       case 'movement': {
+        // A delegate's own (single) movement is no divider of the job, and
+        // must not reset the cards its deltas nest under.
+        if (parentOf(d)) break;
         // Emitted at every movement start, also when a parked job resumes
         // the same movement: a divider only when the movement changes.
         const movement = String(d.movement ?? '');
@@ -117,7 +120,7 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         break;
       }
       case 'llm_retry':
-        items.push({
+        target(d).push({
           kind: 'notice', key: key(d), tone: 'warn',
           text: `Model call failed (${String(d.error ?? 'error')}); retry ${String(d.attempt ?? '')} in ${Math.round(Number(d.delay_ms ?? 0) / 100) / 10} s`,
         });
