@@ -12,6 +12,7 @@
 #include "engine/piece_runner.h"
 #include "engine/prompt_builder.h"
 #include "scripted_llm.h"
+#include "test_tools.h"
 #include "support/store_fixture.h"
 #include "tools/park_tools.h"
 
@@ -26,21 +27,11 @@ class AgentLoopTest : public maestro::testing::StoreTest {
     StoreTest::SetUp();
     created_ = NewTaskWith("coding");
     job_ = Claim();
-    tools::ToolSpec read;
-    read.name = "ReadFile";
-    read.description = "Read a file.";
-    read.read_only = true;
-    read.parameters = {{"type", "object"},
-                       {"properties", {{"path", {{"type", "string"}}}}},
-                       {"required", {"path"}}};
-    ASSERT_TRUE(registry_
-                    .Register(read,
-                              [this](const Json& a, const tools::ToolContext&) {
-                                ++reads_;
-                                return tools::ToolResult::Ok("text of " +
-                                                             a.value("path", std::string()));
-                              })
-                    .ok());
+    ASSERT_TRUE(
+        test::RegisterTestReadFile(registry_, [this](const Json& a, const tools::ToolContext&) {
+          ++reads_;
+          return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
+        }).ok());
     ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
     piece_ = test::Builtin("coding");
     auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile"))});

@@ -15,6 +15,7 @@
 #include "engine/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
+#include "test_tools.h"
 #include "support/store_fixture.h"
 #include "tools/park_tools.h"
 
@@ -47,24 +48,15 @@ class DelegateTest : public maestro::testing::StoreTest {
     StoreTest::SetUp();
     created_ = NewTaskWith("chat");
     job_ = Claim();
-    tools::ToolSpec read;
-    read.name = "ReadFile";
-    read.description = "Read a file.";
-    read.read_only = true;
-    read.parameters = {{"type", "object"},
-                       {"properties", {{"path", {{"type", "string"}}}}},
-                       {"required", {"path"}}};
-    ASSERT_TRUE(registry_
-                    .Register(read,
-                              [this](const Json& a, const tools::ToolContext&) {
-                                ++reads_;
-                                return tools::ToolResult::Ok("text of " +
-                                                             a.value("path", std::string()));
-                              })
-                    .ok());
+    ASSERT_TRUE(
+        test::RegisterTestReadFile(registry_, [this](const Json& a, const tools::ToolContext&) {
+          ++reads_;
+          return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
+        }).ok());
     ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
     piece_ = test::Builtin("chat");
-    auto t = BuildPieceTools(piece_, Defs(registry_.ToolsArray({"ReadFile", "delegate", "RequestTool"})));
+    auto t = BuildPieceTools(piece_,
+                             Defs(registry_.ToolsArray({"ReadFile", "delegate", "RequestTool"})));
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     tools_ = *t;
     auto task = store_->GetTask(created_.task.id);

@@ -20,6 +20,7 @@
 #include "engine/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
+#include "test_tools.h"
 #include "support/store_fixture.h"
 #include "tools/park_tools.h"
 
@@ -65,24 +66,12 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     StoreTest::SetUp();
     created_ = NewTaskWith("coding");
     job_ = Claim();
-    tools::ToolSpec read;
-    read.name = "ReadFile";
-    read.description = "Read a file.";
-    read.read_only = true;
-    read.parameters = {{"type", "object"},
-                       {"properties", {{"path", {{"type", "string"}}}}},
-                       {"required", {"path"}}};
-    ASSERT_TRUE(registry_
-                    .Register(read,
-                              [](const Json& a, const tools::ToolContext&) {
-                                std::string path = a.value("path", std::string());
-                                if (path == "missing")
-                                  return tools::ToolResult::Error("no such file");
-                                if (path.rfind("small", 0) == 0)
-                                  return tools::ToolResult::Ok("ok " + path);
-                                return tools::ToolResult::Ok(BigText(path));
-                              })
-                    .ok());
+    ASSERT_TRUE(test::RegisterTestReadFile(registry_, [](const Json& a, const tools::ToolContext&) {
+                  std::string path = a.value("path", std::string());
+                  if (path == "missing") return tools::ToolResult::Error("no such file");
+                  if (path.rfind("small", 0) == 0) return tools::ToolResult::Ok("ok " + path);
+                  return tools::ToolResult::Ok(BigText(path));
+                }).ok());
     ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
     piece_ = test::Builtin("coding");
     auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile")),
