@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/piece_executor.h"
+#include "engine_rig.h"
 #include "fakellm_process.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
@@ -68,13 +69,6 @@ class EngineFakeLlmTest : public ::testing::Test {
     std::ofstream(dir_.File("script.json")) << Script();
     fake_ = std::make_unique<FakeLlmProcess>(std::vector<std::string>{
         "--script", dir_.File("script.json")});
-    StoreOptions so;
-    so.on_job_available = [this] {
-      if (pool_) pool_->Notify();
-    };
-    auto st = SqliteStore::Open(dir_.File("maestro.db"), so);
-    ASSERT_TRUE(st.ok()) << st.status().ToString();
-    store_ = std::move(st).value();
 
     std::filesystem::create_directories(dir_.File("proj"));
     std::ofstream(dir_.File("proj/main.c")) << "int main() { return 1; }\n";
@@ -82,57 +76,14 @@ class EngineFakeLlmTest : public ::testing::Test {
     tools::Space space{"proj", dir_.File("proj"), {}};
     space.policy.allowed_tools = {"ReadFile", "WriteFile", "EditFile", "ListDir", "Glob", "Grep"};
     space.policy.edit_allowed = true;
-    ASSERT_TRUE(spaces_.Register(space).ok());
-    auto reg = tools::NewBuiltinRegistry(
-        std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
-    ASSERT_TRUE(reg.ok());
-    registry_ = std::move(reg).value();
-    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
-
-    PieceExecutorOptions o;
-    o.store = store_.get();
-    o.catalog = catalog_.get();
-    o.registry = registry_.get();
-    o.spaces = &spaces_;
-    o.workspace.data_dir = dir_.path();
-    o.data_dir = dir_.path();
-    std::string url = fake_->base_url();
-    o.llm_factory = [url](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
-      llm::ModelProfile p;
-      p.base_url = url;
-      p.model = "fake";
-      p.context_length = 1'000'000;
-      return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(p));
-    };
-    executor_ = std::make_unique<PieceExecutor>(std::move(o));
-    WorkerPoolOptions wo;
-    wo.threads = 1;
-    wo.worker_id_prefix = "test";
-    pool_ = std::make_unique<WorkerPool>(*store_, *executor_, wo);
-    pool_->Start();
+    rig_.Start(dir_.path(), space, fake_->base_url(), 1'000'000);
+    ASSERT_FALSE(HasFatalFailure());
   }
-  void TearDown() override {
-    if (pool_) pool_->Shutdown();
-  }
-
-  Job WaitForEnd(const std::string& job_id) {
-    for (int i = 0; i < 600; ++i) {
-      auto j = store_->GetJob(job_id);
-      if (j.ok() && (IsTerminal(j->status) || IsParked(j->status))) return *j;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "job " << job_id << " did not end";
-    return {};
-  }
+  Job WaitForEnd(const std::string& job_id) { return rig_.WaitForEnd(job_id); }
 
   TempDir dir_;
   std::unique_ptr<FakeLlmProcess> fake_;
-  std::unique_ptr<SqliteStore> store_;
-  tools::SpaceRegistry spaces_;
-  std::unique_ptr<tools::ToolRegistry> registry_;
-  std::unique_ptr<PieceCatalog> catalog_;
-  std::unique_ptr<PieceExecutor> executor_;
-  std::unique_ptr<WorkerPool> pool_;
+  test::EngineRig rig_;
 };
 
 double Reuse(const Json& rec) {
@@ -150,14 +101,14 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
   t.instruction = "Make main return 0.";
   t.piece = "coding";
   t.space = "proj";
-  auto created = store_->CreateTask(t);
+  auto created = rig_.store().CreateTask(t);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
-  pool_->Notify();
+  rig_.pool().Notify();
   // Interject while the first LLM call is in flight.
   for (int i = 0; i < 200 && ServerRequests(*fake_).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  auto c = store_->PostComment(created->task.id, "alice", kInterjection);
+  auto c = rig_.store().PostComment(created->task.id, "alice", kInterjection);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->outcome, "interjection");
 
@@ -190,9 +141,9 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
 
   // (c) a same-piece Continue replays the transcript behind the same system
   // message: the server reuses the prefix it already holds.
-  auto cont = store_->ContinueTask(created->task.id, "", "alice", "Also add a test.");
+  auto cont = rig_.store().ContinueTask(created->task.id, "", "alice", "Also add a test.");
   ASSERT_TRUE(cont.ok()) << cont.status().ToString();
-  pool_->Notify();
+  rig_.pool().Notify();
   Job second = WaitForEnd(cont->job.id);
   ASSERT_EQ(second.status, JobStatus::kSucceeded) << second.error_message;
   reqs = ServerRequests(*fake_);
@@ -201,7 +152,7 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
   EXPECT_GT(first["body"]["messages"].size(), 10u);  // replayed turns
   EXPECT_EQ(first["body"]["tools"].dump(), tools);
   EXPECT_GE(Reuse(first), 0.95) << first["cache"].dump();
-  auto comments = store_->ListComments(created->task.id);
+  auto comments = rig_.store().ListComments(created->task.id);
   ASSERT_TRUE(comments.ok());
   EXPECT_EQ(comments->back().kind, "result");
   EXPECT_EQ(comments->back().body, "test added");

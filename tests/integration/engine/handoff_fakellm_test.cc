@@ -15,6 +15,7 @@
 
 #include "context/handoff_flow.h"
 #include "engine/piece_executor.h"
+#include "engine_rig.h"
 #include "fakellm_process.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
@@ -74,68 +75,20 @@ class HandoffFakeLlmTest : public ::testing::Test {
         // One slot: with llama-server's default slot selection (similarity
         // 0.5) the short fresh session would go to another, empty slot.
         std::vector<std::string>{"--script", dir_.File("script.json"), "--slots", "1"});
-    StoreOptions so;
-    so.on_job_available = [this] {
-      if (pool_) pool_->Notify();
-    };
-    auto st = SqliteStore::Open(dir_.File("maestro.db"), so);
-    ASSERT_TRUE(st.ok()) << st.status().ToString();
-    store_ = std::move(st).value();
     std::filesystem::create_directories(dir_.File("proj"));
     std::ofstream(dir_.File("proj/notes-a.txt")) << Notes("first");
     std::ofstream(dir_.File("proj/notes-b.txt")) << Notes("second");
     tools::Space space{"proj", dir_.File("proj"), {}};
     space.policy.allowed_tools = {"ReadFile", "ListDir"};
-    ASSERT_TRUE(spaces_.Register(space).ok());
-    auto reg = tools::NewBuiltinRegistry(
-        std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
-    ASSERT_TRUE(reg.ok());
-    registry_ = std::move(reg).value();
-    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
-    PieceExecutorOptions o;
-    o.store = store_.get();
-    o.catalog = catalog_.get();
-    o.registry = registry_.get();
-    o.spaces = &spaces_;
-    o.workspace.data_dir = dir_.path();
-    o.data_dir = dir_.path();
-    std::string url = fake_->base_url();
-    o.llm_factory = [url](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
-      llm::ModelProfile p;
-      p.base_url = url;
-      p.model = "fake";
-      p.context_length = 14'000;  // handoff at 8,400: after the second file, not the first
-      return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(p));
-    };
-    executor_ = std::make_unique<PieceExecutor>(std::move(o));
-    WorkerPoolOptions wo;
-    wo.threads = 1;
-    wo.worker_id_prefix = "test";
-    pool_ = std::make_unique<WorkerPool>(*store_, *executor_, wo);
-    pool_->Start();
+    // handoff at 0.6 x 14,000 = 8,400 tokens: after the second file, not the first
+    rig_.Start(dir_.path(), space, fake_->base_url(), 14'000);
+    ASSERT_FALSE(HasFatalFailure());
   }
-  void TearDown() override {
-    if (pool_) pool_->Shutdown();
-  }
-
-  Job WaitForEnd(const std::string& job_id) {
-    for (int i = 0; i < 600; ++i) {
-      auto j = store_->GetJob(job_id);
-      if (j.ok() && (IsTerminal(j->status) || IsParked(j->status))) return *j;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "job " << job_id << " did not end";
-    return {};
-  }
+  Job WaitForEnd(const std::string& job_id) { return rig_.WaitForEnd(job_id); }
 
   TempDir dir_;
   std::unique_ptr<FakeLlmProcess> fake_;
-  std::unique_ptr<SqliteStore> store_;
-  tools::SpaceRegistry spaces_;
-  std::unique_ptr<tools::ToolRegistry> registry_;
-  std::unique_ptr<PieceCatalog> catalog_;
-  std::unique_ptr<PieceExecutor> executor_;
-  std::unique_ptr<WorkerPool> pool_;
+  test::EngineRig rig_;
 };
 
 TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletesTheTask) {
@@ -143,14 +96,14 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   t.instruction = "Summarize notes-a.txt and notes-b.txt.";
   t.piece = "chat";
   t.space = "proj";
-  auto created = store_->CreateTask(t);
+  auto created = rig_.store().CreateTask(t);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
-  pool_->Notify();
+  rig_.pool().Notify();
 
   Job first = WaitForEnd(created->job.id);
   ASSERT_EQ(first.status, JobStatus::kSucceeded) << first.error_message;
   EXPECT_EQ(first.result.rfind("handoff 0001.yaml; continued in job ", 0), 0u) << first.result;
-  auto jobs = store_->ListJobs(created->task.id);
+  auto jobs = rig_.store().ListJobs(created->task.id);
   ASSERT_TRUE(jobs.ok());
   ASSERT_EQ(jobs->size(), 2u);
   const Job& cont = jobs->front().id == first.id ? jobs->back() : jobs->front();
@@ -158,7 +111,7 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   Job second = WaitForEnd(cont.id);
   ASSERT_EQ(second.status, JobStatus::kSucceeded) << second.error_message;
   EXPECT_EQ(second.result, "summary done");
-  auto task = store_->GetTask(created->task.id);
+  auto task = rig_.store().GetTask(created->task.id);
   ASSERT_TRUE(task.ok());
   EXPECT_EQ(task->status, "succeeded");
 
@@ -170,7 +123,7 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
     asked |= m["role"] == "user" && m["content"] == context::HandoffRequestMessage();
   }
   EXPECT_TRUE(asked);
-  auto comments = store_->ListComments(created->task.id);
+  auto comments = rig_.store().ListComments(created->task.id);
   ASSERT_TRUE(comments.ok());
   bool by_agent = false;
   for (const Comment& c : *comments) by_agent |= c.kind == "handoff" && c.author == "agent";
