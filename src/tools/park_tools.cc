@@ -121,16 +121,19 @@ Status RegisterParkTools(ToolRegistry& r) {
               "Write a facts-only handoff document for the next session: spec reference, status "
               "(completed / in_progress / pending), decisions with why, blockers, files changed. "
               "No next steps.",
+              // The shape of context::WriteHandoffToolDefinition (the one the
+              // engine offers and ParseHandoff checks); a test keeps them equal.
               Obj({{"spec_ref", kStr},
-                   {"completed", kStrList},
-                   {"in_progress", kStrList},
-                   {"pending", kStrList},
+                   {"status", Obj({{"completed", kStrList},
+                                   {"in_progress", kStrList},
+                                   {"pending", kStrList}},
+                                  {"completed", "in_progress", "pending"})},
                    {"decisions",
                     {{"type", "array"},
-                     {"items", Obj({{"what", kNonEmpty}, {"why", kNonEmpty}}, {"what", "why"})}}},
+                     {"items", Obj({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},
                    {"blockers", kStrList},
                    {"files_changed", kStrList}},
-                  {"completed", "in_progress", "pending"})),
+                  {"spec_ref", "status", "decisions", "blockers", "files_changed"})),
       nullptr);
 }
 

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 
+#include "context/handoff_document.h"
 #include "engine_test_util.h"
+#include "tools/park_tools.h"
+#include "tools/registry.h"
 
 namespace maestro::engine {
 namespace {
@@ -110,5 +113,28 @@ TEST(PieceTools, ToolAllowedInMovementFollowsAllowedTools) {
   EXPECT_TRUE(ToolAllowedInMovement(implement, "WriteFile"));  // no list: the policy decides
 }
 
+
+// The engine offers context::WriteHandoffToolDefinition (what ParseHandoff
+// checks); the registry lists WriteHandoff among the design's tools. Their
+// schemas must not drift apart: equal once the descriptions are dropped.
+Json WithoutDescriptions(Json j) {
+  if (j.is_object()) {
+    j.erase("description");
+    for (auto& [k, v] : j.items()) v = WithoutDescriptions(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) v = WithoutDescriptions(v);
+  }
+  return j;
+}
+
+TEST(PieceTools, WriteHandoffSchemaOfTheRegistryMatchesTheOfferedOne) {
+  tools::ToolRegistry registry;
+  ASSERT_TRUE(tools::RegisterParkTools(registry).ok());
+  const tools::ToolSpec* listed = registry.Find("WriteHandoff");
+  ASSERT_NE(listed, nullptr);
+  Json offered = context::WriteHandoffToolDefinition()["function"]["parameters"];
+  EXPECT_EQ(WithoutDescriptions(listed->parameters), WithoutDescriptions(offered))
+      << listed->parameters.dump() << "\n" << offered.dump();
+}
 }  // namespace
 }  // namespace maestro::engine
