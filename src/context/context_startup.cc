@@ -54,27 +54,13 @@ Result<int> ContextJanitor::RunOnce() {
 }
 
 void ContextJanitor::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable() || cleanup_days_ <= 0) return;  // 0 keeps everything
-  stop_ = false;
-  thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      lock.unlock();
-      if (auto n = RunOnce(); !n.ok()) spdlog::warn("janitor: {}", n.status().ToString());
-      lock.lock();
-      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stop_; });
-    }
-  });
+  if (cleanup_days_ <= 0) return;  // 0 keeps everything
+  loop_.Start(std::chrono::milliseconds(interval_ms_), PeriodicTask::FirstRun::kImmediately,
+              [this] {
+                if (auto n = RunOnce(); !n.ok()) spdlog::warn("janitor: {}", n.status().ToString());
+              });
 }
 
-void ContextJanitor::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void ContextJanitor::Stop() { loop_.Stop(); }
 
 }  // namespace maestro::context

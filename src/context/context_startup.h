@@ -8,13 +8,12 @@
 // Thread safety: ContextJanitor's Start/Stop from one thread.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <string>
 
 #include "context/context_config.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/periodic_task.h"
 #include "store/store.h"
 
 namespace maestro::context {
@@ -44,10 +43,7 @@ class ContextJanitor {
   const int cleanup_days_;
   const int64_t interval_ms_;
   Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
-  std::thread thread_;
+  PeriodicTask loop_;  // last: stopped before the members it uses go
 };
 
 }  // namespace maestro::context

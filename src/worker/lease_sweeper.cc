@@ -10,20 +10,14 @@ LeaseSweeper::LeaseSweeper(Store& store, RetryPolicy policy, int64_t interval_ms
 LeaseSweeper::~LeaseSweeper() { Stop(); }
 
 void LeaseSweeper::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  loop_.Start(std::chrono::milliseconds(interval_ms_), PeriodicTask::FirstRun::kAfterInterval,
+              [this] {
+                auto n = SweepOnce();
+                if (!n.ok()) spdlog::warn("sweeper: {}", n.status().ToString());
+              });
 }
 
-void LeaseSweeper::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void LeaseSweeper::Stop() { loop_.Stop(); }
 
 Result<int> LeaseSweeper::SweepOnce() {
   auto recovered = store_.RecoverExpiredLeases([&](const Job& job) {
@@ -36,18 +30,6 @@ Result<int> LeaseSweeper::SweepOnce() {
                  JobStatusName(job.status));
   }
   return static_cast<int>(recovered->size());
-}
-
-void LeaseSweeper::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stop_; });
-    if (stop_) return;
-    lock.unlock();
-    auto n = SweepOnce();
-    if (!n.ok()) spdlog::warn("sweeper: {}", n.status().ToString());
-    lock.lock();
-  }
 }
 
 }  // namespace maestro

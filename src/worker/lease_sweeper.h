@@ -10,11 +10,8 @@
 // Thread safety: Start/Stop from one thread; SweepOnce from any.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/clock.h"
+#include "core/periodic_task.h"
 #include "store/store.h"
 #include "worker/retry_policy.h"
 
@@ -32,16 +29,11 @@ class LeaseSweeper {
   Result<int> SweepOnce();
 
  private:
-  void Loop();
-
   Store& store_;
   const RetryPolicy policy_;
   const int64_t interval_ms_;
   Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mu_)
-  std::thread thread_;
+  PeriodicTask loop_;  // last: stopped before the members it uses go
 };
 
 }  // namespace maestro
