@@ -88,11 +88,12 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
   EXPECT_EQ(c["job"]["status"], "queued");
 
   // With no LLM server configured, a worker claims the job and fails it
-  // with a message naming the setting instead of pretending.
+  // with a message naming the setting instead of pretending. (The task and
+  // its latest job are two reads: wait until both show the end.)
   Json t;
   for (int i = 0; i < 300; ++i) {
     t = GetTask(task_id);
-    if (t["latest_job"]["status"] == "failed") break;
+    if (t["latest_job"]["status"] == "failed" && t["task"]["status"] == "failed") break;
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_EQ(t["latest_job"]["status"], "failed");
