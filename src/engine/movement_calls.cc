@@ -154,7 +154,8 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
 
 // A `tool.call` event per dispatched call: the task's event stream shows it
 // and /metrics builds the tool-duration histogram from it.
-void RecordToolCall(AgentLoopDeps& d, const tools::ToolCall& call, const tools::ToolResult& r) {
+void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
+                         const tools::ToolResult& r) {
   Event e;
   e.task_id = d.task_id;
   e.job_id = d.job_id;
@@ -221,7 +222,7 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
   if (!regular.empty()) {
     std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
     for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
-      RecordToolCall(d, regular[k], results[k]);
+      AppendToolCallEvent(d, regular[k], results[k]);
       out.contents[regular_at[k]] = std::move(results[k].content);
       out.is_error[regular_at[k]] = results[k].is_error;
     }
