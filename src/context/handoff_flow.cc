@@ -128,11 +128,14 @@ std::string ContinuationUserMessage(const std::string& instruction, const Handof
 
 Status StartContinuation(MessageStore& messages, const std::string& job_id,
                          const Json& system_message, const std::string& instruction,
-                         const HandoffDocument& doc) {
-  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, messages.StartThread(job_id, system_message));
-  (void)seq;
-  Json user = {{"role", "user"}, {"content", ContinuationUserMessage(instruction, doc)}};
-  return messages.AddMessage(user, job_id).status();
+                         const HandoffDocument& doc, const std::vector<Json>& after,
+                         const std::string& movement) {
+  std::vector<Json> seed = {system_message,
+                            {{"role", "user"}, {"content", ContinuationUserMessage(instruction, doc)}}};
+  seed.insert(seed.end(), after.begin(), after.end());
+  // A rewrite: the overflowed session's conversation leaves the transcript,
+  // so a continuation that later parks or retries replays from its handoff.
+  return messages.SeedThread(job_id, seed, movement).status();
 }
 
 Result<HandoffResult> CompleteHandoff(TaskContext& ctx, const HandoffDocument& doc,

@@ -25,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "context/context_config.h"
 #include "context/handoff_document.h"
@@ -71,10 +72,15 @@ Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& hand
 // The user message of a continuation: handoff facts, then the instruction.
 std::string ContinuationUserMessage(const std::string& instruction, const HandoffDocument& doc);
 
-// Starts the continuation thread in `messages` (see the header comment).
+// Seeds the continuation's conversation in `messages` (see the header
+// comment): the system message, the facts + instruction, then `after` (e.g.
+// the guidance of the movement it resumes in); the transcript is rewritten to
+// it, so a later park or retry replays from the handoff. `movement`: the
+// movement the thread starts in ("" = not tracked).
 Status StartContinuation(MessageStore& messages, const std::string& job_id,
                          const Json& system_message, const std::string& instruction,
-                         const HandoffDocument& doc);
+                         const HandoffDocument& doc, const std::vector<Json>& after = {},
+                         const std::string& movement = {});
 
 struct HandoffInputs {
   Job job;                // the running job (its piece/model carry over)

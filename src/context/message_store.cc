@@ -13,6 +13,13 @@ struct Replayed {
   int64_t threads = 0;
   int64_t raw_tokens = 0;  // sum of the archived estimates of `entries`
   Json summary_message;    // the message of the summary at entries[1], if any
+  // The last thread: who started it, the movement it is in (the newest
+  // `movement` field), and whether its seed was written whole.
+  std::string thread_job_id;
+  std::string movement;
+  bool rewrites_transcript = false;  // seeded by SeedThread (one thread per file)
+  int64_t seed_lines = 0;            // lines SeedThread wrote (0 = legacy start)
+  bool seed_complete() const { return static_cast<int64_t>(entries.size()) >= seed_lines; }
 };
 
 Json ToMessage(const Json& record) {
@@ -35,6 +42,10 @@ Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
       r.entries.assign(1, CurrentEntry{seq, seq, seq, false});
       tokens.assign(1, tok);
       r.summary_message = Json();
+      r.thread_job_id = rec.value("job_id", "");
+      r.movement = rec.value("movement", "");
+      r.seed_lines = rec.value("seed_lines", int64_t{0});
+      r.rewrites_transcript = rec.value("rewrites_transcript", false);
     } else if (kind == "summary") {
       size_t drop = static_cast<size_t>(rec.value("summarized_lines", int64_t{0}));
       if (r.entries.empty() || 1 + drop > r.entries.size()) return true;  // malformed: ignore
@@ -47,6 +58,7 @@ Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
     } else if (!r.entries.empty()) {
       r.entries.push_back(CurrentEntry{seq, seq, seq, false});
       tokens.push_back(tok);
+      if (auto m = rec.find("movement"); m != rec.end() && m->is_string()) r.movement = *m;
     }
     return true;
   });
@@ -88,6 +100,8 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
 
   MAESTRO_ASSIGN_OR_RETURN(Replayed want, Replay(ms.archive_, false));
   ms.thread_ = want.threads;
+  ms.thread_job_id_ = want.thread_job_id;
+  ms.movement_ = want.movement;
   MAESTRO_RETURN_IF_ERROR(ms.RecountCurrent());
   // The archive is the write-ahead log: a crash between its append and the
   // live files' leaves current.jsonl behind (or, mid-compression, ahead).
@@ -96,7 +110,22 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
     MAESTRO_RETURN_IF_ERROR(ms.RebuildCurrentFromArchive());
     ms.repairs_.current_rebuilt = true;
   }
-  MAESTRO_RETURN_IF_ERROR(ms.LocateTranscriptThread());
+  if (!want.rewrites_transcript) {
+    MAESTRO_RETURN_IF_ERROR(ms.LocateTranscriptThread());  // a transcript of older threads
+  } else if (want.seed_complete()) {
+    // The seed is whole in the archive: the transcript is exactly current.jsonl.
+    ms.transcript_thread_offset_ = 0;
+    MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(ms.transcript_path_));
+    if (size != ms.current_bytes_) {
+      MAESTRO_RETURN_IF_ERROR(ms.RebuildTranscriptTail());
+      ms.repairs_.transcript_rebuilt = true;
+    }
+  } else {
+    // A crash mid-seed: the transcript still holds the conversation before
+    // the seed (it is rewritten only after the archive has the whole seed),
+    // so the job's next run replays it again; nothing is lost or doubled.
+    ms.seed_incomplete_ = true;
+  }
   MAESTRO_ASSIGN_OR_RETURN(ms.current_, AppendFile::Open(ms.current_path_));
   MAESTRO_ASSIGN_OR_RETURN(ms.transcript_, AppendFile::Open(ms.transcript_path_));
   return ms;
@@ -188,36 +217,73 @@ Status MessageStore::AppendLive(const std::string& line) {
 }
 
 Result<int64_t> MessageStore::StartThread(const std::string& job_id, const Json& system_message) {
-  if (system_message.value("role", "") != "system") {
+  return SeedThread(job_id, {system_message}, "");
+}
+
+Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
+                                         const std::vector<Json>& messages,
+                                         const std::string& movement) {
+  if (messages.empty() || messages.front().value("role", "") != "system") {
     return InvalidArgument("a thread starts with a system message", "role");
   }
+  for (const Json& m : messages) {
+    if (!m.is_object() || !m.contains("role")) {
+      return InvalidArgument("a message is an object with a role", "role");
+    }
+  }
   ++thread_;
+  // 1. The archive (write-ahead): the thread start says how many lines the
+  //    seed has, so Open can tell a whole seed from a torn one.
+  Json start = ArchiveRecord(messages.front(), job_id, "thread_start");
+  start["seed_lines"] = static_cast<int64_t>(messages.size());
+  start["rewrites_transcript"] = true;
+  if (!movement.empty()) start["movement"] = movement;
   MAESTRO_ASSIGN_OR_RETURN(int64_t seq,
-                           archive_.Append(ArchiveRecord(system_message, job_id, "thread_start")));
-  std::string line = MessageLine(system_message);
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(current_path_, line));
+                           archive_.Append(std::move(start), /*sync=*/messages.size() == 1));
+  std::string lines = MessageLine(messages.front());
+  int64_t tokens = EstimateMessageTokens(messages.front());
+  for (size_t i = 1; i < messages.size(); ++i) {
+    Json rec = ArchiveRecord(messages[i], job_id, "message");
+    tokens += rec["tokens"].get<int64_t>();
+    MAESTRO_RETURN_IF_ERROR(
+        archive_.Append(std::move(rec), /*sync=*/i + 1 == messages.size()).status());
+    lines += MessageLine(messages[i]);
+  }
+  // 2. The live files, each replaced whole (Conversation.rewrite): the
+  //    transcript holds the seeded conversation once — the replayed turns
+  //    are not appended after the threads they came from.
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(current_path_, lines));
   MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(current_path_));
-  MAESTRO_ASSIGN_OR_RETURN(transcript_thread_offset_, FileSize(transcript_path_));
-  MAESTRO_RETURN_IF_ERROR(transcript_.Append(line));
-  current_lines_ = 1;
-  current_bytes_ = line.size();
-  current_raw_tokens_ = EstimateMessageTokens(system_message);
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(transcript_path_, lines));
+  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(transcript_path_));
+  transcript_thread_offset_ = 0;
+  current_lines_ = static_cast<int64_t>(messages.size());
+  current_bytes_ = lines.size();
+  current_raw_tokens_ = tokens;
+  thread_job_id_ = job_id;
+  movement_ = movement;
+  seed_incomplete_ = false;
   return seq;
 }
 
 Result<int64_t> MessageStore::AddMessage(const Json& message, const std::string& job_id,
-                                         const std::string& tool_name) {
-  if (current_lines_ == 0) return Conflict("no thread started: call StartThread first");
+                                         const std::string& tool_name,
+                                         const std::string& movement) {
+  if (current_lines_ == 0 || seed_incomplete_) {
+    return Conflict("no thread started: call SeedThread first");
+  }
   if (!message.is_object() || !message.contains("role")) {
     return InvalidArgument("a message is an object with a role", "role");
   }
   Json rec = ArchiveRecord(message, job_id, "message");
   if (!tool_name.empty()) rec["tool_name"] = tool_name;
+  if (!movement.empty()) rec["movement"] = movement;
   int64_t tokens = rec["tokens"].get<int64_t>();
   MAESTRO_ASSIGN_OR_RETURN(int64_t seq, archive_.Append(std::move(rec)));
   MAESTRO_RETURN_IF_ERROR(AppendLive(MessageLine(message)));
   ++current_lines_;
   current_raw_tokens_ += tokens;
+  if (!movement.empty()) movement_ = movement;
   return seq;
 }
 

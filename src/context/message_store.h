@@ -9,13 +9,25 @@
 //                    estimate, tool_name; thread starts and summaries too.
 //   current.jsonl    the live context: exactly the request `messages`, one
 //                    OpenAI message object per line, nothing else.
-//   transcript.jsonl seed 000's transcript: threads (one per job), each
-//                    starting with its system line; its last thread is
-//                    always byte-identical to current.jsonl.
+//   transcript.jsonl seed 000's transcript, the source a new job replays:
+//                    the conversation once. SeedThread rewrites it whole
+//                    (Conversation.rewrite) to the seeded conversation, so a
+//                    replayed turn is never appended after the thread it came
+//                    from; later turns append. It is then byte-identical to
+//                    current.jsonl. (A transcript written before this rule
+//                    holds several threads; the first seed collapses them.)
 // Appends go archive -> current -> transcript, each one write(2). On Open a
 // torn last line is cut from each file, and if a crash fell between the
 // appends the live files are rebuilt from the archive (current.jsonl) and
-// from current.jsonl (the transcript's last thread), so they never diverge.
+// from current.jsonl (the transcript), so they never diverge. A seed goes
+// archive (whole, fsynced) -> current -> transcript; a crash before the
+// archive holds the whole seed leaves the transcript as it was before it
+// (seed_incomplete(): the job must seed again), so replay loses nothing.
+//
+// The archive also records the movement the conversation is in (at the
+// seed and at each transition's guidance message): a job that crashed in
+// `implement` resumes in `implement` — the movement and the conversation
+// step are one write.
 //
 // Memory: O(1) in the conversation size — a few counters (line count, raw
 // token total, byte offset of the transcript's last thread). Compression
@@ -66,15 +78,23 @@ class MessageStore {
   MessageStore(MessageStore&&) = default;
   MessageStore& operator=(MessageStore&&) = default;
 
-  // Begins a new thread (a new job, or a handoff continuation): archives the
-  // system message as a thread start, resets current.jsonl to it (atomic
-  // rewrite) and appends it to the transcript.
+  // Begins a new conversation (a job's seed, a handoff continuation, a
+  // delegate): archives `messages` (messages[0] the system message, as the
+  // thread start) and replaces current.jsonl and transcript.jsonl with them
+  // (temp + fsync + rename each). `movement` is the movement the thread
+  // starts in ("" = not tracked). Returns the thread start's seq.
+  Result<int64_t> SeedThread(const std::string& job_id, const std::vector<Json>& messages,
+                             const std::string& movement);
+  // SeedThread with the system message alone.
   Result<int64_t> StartThread(const std::string& job_id, const Json& system_message);
 
   // Appends one message of the running thread. `tool_name` is archived for
-  // role=tool (seed 002); it is not sent. Returns its seq.
+  // role=tool (seed 002); it is not sent. `movement`, when set, records that
+  // the conversation enters that movement with this message (a transition's
+  // guidance). Returns its seq.
   Result<int64_t> AddMessage(const Json& message, const std::string& job_id,
-                             const std::string& tool_name = {});
+                             const std::string& tool_name = {},
+                             const std::string& movement = {});
 
   // Archives a summary record (kind=summary) standing for current lines
   // [1, 1 + summarized_lines) and returns its seq. The caller then writes
@@ -104,6 +124,13 @@ class MessageStore {
   int64_t current_raw_tokens() const { return current_raw_tokens_; }
   int64_t count_messages() const { return archive_.count(); }
   int64_t thread() const { return thread_; }
+  // The job that started the newest thread ("" = none): a job that finds its
+  // own id here ran before (a retry, a resume after a park, a recovery).
+  const std::string& thread_job_id() const { return thread_job_id_; }
+  // The newest recorded movement of the newest thread ("" = none recorded).
+  const std::string& movement() const { return movement_; }
+  // A crash fell inside the newest thread's seed (see above).
+  bool seed_incomplete() const { return seed_incomplete_; }
   const TokenCalibration& calibration() const { return calibration_; }
   const Repairs& repairs() const { return repairs_; }
 
@@ -125,6 +152,9 @@ class MessageStore {
   uint64_t current_bytes_ = 0;
   uint64_t transcript_thread_offset_ = 0;  // where the last thread starts
   int64_t thread_ = 0;                     // number of thread starts so far
+  std::string thread_job_id_;
+  std::string movement_;
+  bool seed_incomplete_ = false;
   TokenCalibration calibration_;
   Repairs repairs_;
 };

@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "context/token_estimate.h"
+#include "core/crash_point.h"
+#include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
 #include "engine/prompt_builder.h"
 
@@ -37,20 +39,21 @@ MovementResult StopResult(const AgentLoopDeps& d, const std::string& movement) {
   return Abort(movement, "deadline", "the job's deadline passed");
 }
 
-// Interjections posted while the job runs become user messages here, at the
-// iteration boundary (never inside an LLM call), then are acknowledged.
+// Comments posted while the job runs become user messages here, at the
+// iteration boundary (never inside an LLM call), tagged with their id, then
+// are acknowledged (comment_delivery.h: a crash in between is settled at the
+// next start, so each is delivered once).
 Status DeliverInterjections(AgentLoopDeps& d) {
-  auto pending = d.store->ListPendingInterjections(d.job_id);
+  auto pending = d.store->ListUndeliveredComments(d.job_id);
   if (!pending.ok()) return pending.status();
   if (pending->empty()) return Status::Ok();
-  std::vector<std::string> ids;
   for (const Comment& c : *pending) {
-    std::string text = fmt::format("Message from {} while you work:\n{}", c.author, c.body);
+    std::string text = "Message while you work:\n" + DeliveredCommentText(c);
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
     Emit(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
-    ids.push_back(c.id);
   }
-  return d.store->AckInterjections(ids);
+  CrashPoint("interjection.appended");
+  return AckDelivered(*d.store, *pending);
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
@@ -244,6 +247,14 @@ Status AppendMessage(AgentLoopDeps& d, const Json& message, const std::string& t
   return seq.ok() ? Status::Ok() : seq.status();
 }
 
+Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement) {
+  auto seq = d.ctx->messages().AddMessage(TransitionGuidanceMessage(*d.piece, movement), d.job_id,
+                                          {}, movement);
+  if (!seq.ok()) return seq.status();
+  CrashPoint("movement.entered");
+  return Status::Ok();
+}
+
 MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
   const Movement* mv = d.piece->FindMovement(movement);
   int max_iterations =
@@ -295,6 +306,7 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
                                st.same_signature));
     }
     CallResults results = HandleToolCalls(d, movement, resp.tool_calls);
+    CrashPoint("tool.finished");
     if (Status s = AppendResults(d, resp.tool_calls, results); !s.ok()) {
       return Abort(movement, kAbortLlmError, s.ToString());
     }

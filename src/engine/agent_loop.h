@@ -98,6 +98,9 @@ MovementResult RunMovement(AgentLoopDeps& deps, const std::string& movement);
 
 // Appends one message to the conversation (and thus current.jsonl).
 Status AppendMessage(AgentLoopDeps& deps, const Json& message, const std::string& tool_name = {});
+// Appends the guidance of `movement` and records, in the same archive line,
+// that the conversation is now in it (a recovered job resumes there).
+Status AppendMovementGuidance(AgentLoopDeps& deps, const std::string& movement);
 
 // The user message the loop appends after a text-only reply.
 std::string TextOnlyWarning(int count, int limit);

@@ -96,8 +96,8 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
   std::string task = "# Task\n" + call.arguments.value("task", "");
   std::string context = call.arguments.value("context", "");
   if (!context.empty()) task += "\n\n## Context from the delegating agent\n" + context;
-  MAESTRO_RETURN_IF_ERROR(c.ctx->messages().StartThread(d.job_id, system).status());
-  MAESTRO_RETURN_IF_ERROR(c.ctx->messages().AddMessage(UserMessage(task), d.job_id).status());
+  MAESTRO_RETURN_IF_ERROR(
+      c.ctx->messages().SeedThread(d.job_id, {system, UserMessage(task)}, "").status());
   return c;
 }
 

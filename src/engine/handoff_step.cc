@@ -153,12 +153,14 @@ Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job
   MAESTRO_ASSIGN_OR_RETURN(std::optional<context::HandoffDocument> doc,
                            context::LoadLatestHandoff(ctx.handoffs_dir()));
   if (!doc) return NotFound("no handoff saved in " + ctx.handoffs_dir());
-  MAESTRO_RETURN_IF_ERROR(
-      context::StartContinuation(ctx.messages(), job_id, system_message, instruction, *doc));
-  if (start_movement.empty() || start_movement == piece.initial_movement) return Status::Ok();
-  return ctx.messages()
-      .AddMessage(TransitionGuidanceMessage(piece, start_movement), job_id)
-      .status();
+  std::vector<Json> after;
+  if (!start_movement.empty() && start_movement != piece.initial_movement) {
+    after.push_back(TransitionGuidanceMessage(piece, start_movement));
+  }
+  return context::StartContinuation(ctx.messages(), job_id, system_message, instruction, *doc,
+                                    after,
+                                    start_movement.empty() ? piece.initial_movement
+                                                           : start_movement);
 }
 
 }  // namespace maestro::engine

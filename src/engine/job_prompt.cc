@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/comment_delivery.h"
+
 namespace maestro::engine {
 namespace {
 
@@ -21,55 +23,68 @@ bool HandedOffTo(Store& store, const Job& job) {
          prev->result.find("continued in job " + job.id) != std::string::npos;
 }
 
-}  // namespace
+std::string ResumeNote(const Task& task, const Job& job) {
+  if (!job.resume_movement.empty()) {
+    return fmt::format(
+        "{}\n\n(The job resumes in movement '{}'. If you asked for a decision, repeat the same "
+        "call to get its outcome.)",
+        task.instruction, job.resume_movement);
+  }
+  return fmt::format("{}\n\n(The job resumes{}: continue where the conversation above stopped.)",
+                     task.instruction,
+                     job.wait_reason.empty() ? "" : " after " + job.wait_reason);
+}
 
-Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
-                                    const std::string& transcript_path) {
-  JobPromptPlan plan;
-  plan.instruction = task.instruction;
-  bool replay = HasTranscript(transcript_path);
-  if (job.continued_from_job_id.empty()) {
-    if (!replay) return plan;  // kNewJob
-    plan.path = PromptPath::kFollowUp;
-    plan.instruction = fmt::format(
-        "{}\n\n(The job resumes{}: continue where the conversation above stopped.)",
-        task.instruction, job.wait_reason.empty() ? "" : " after " + job.wait_reason);
-    if (!job.resume_movement.empty()) {
-      plan.instruction = fmt::format(
-          "{}\n\n(The job resumes in movement '{}'. If you asked for a decision, repeat the same "
-          "call to get its outcome.)",
-          task.instruction, job.resume_movement);
-    }
-    return plan;
-  }
+// The path of a job's first run, and its instruction before the comments.
+Status PlanFirstRun(Store& store, const Task& task, const Job& job, JobPromptPlan* plan) {
+  if (job.continued_from_job_id.empty()) return Status::Ok();  // kNewJob
   MAESTRO_ASSIGN_OR_RETURN(std::vector<Comment> comments, store.ListComments(task.id));
-  std::string handoff, replies;
+  std::string handoff;
   for (const Comment& c : comments) {
-    if (c.job_id != job.id) continue;
-    if (c.kind == "handoff") handoff += c.body + "\n";
-    if (c.kind == "reply" || c.kind == "answer" || c.kind == "interjection") {
-      replies += fmt::format("{}: {}\n", c.author, c.body);
-    }
+    if (c.job_id == job.id && c.kind == "handoff") handoff += c.body + "\n";
   }
-  if (handoff.empty() && job.attempt <= 1 && HandedOffTo(store, job)) {
-    plan.handoff_continuation = true;  // kNewJob's system message, then the facts
-    return plan;
+  if (handoff.empty() && HandedOffTo(store, job)) {
+    plan->handoff_continuation = true;  // kNewJob's system message, then the facts
+    return Status::Ok();
   }
   if (!handoff.empty()) {
     auto prev = store.GetJob(job.continued_from_job_id);
     bool same = prev.ok() && prev->piece == job.piece;
-    plan.path = same ? PromptPath::kSamePieceContinue : PromptPath::kCrossPieceContinue;
-    plan.instruction = fmt::format("{}\n\n## Continue\n{}", task.instruction, handoff);
-  } else {
-    plan.path = PromptPath::kFollowUp;
-    plan.instruction = fmt::format(
-        "{}\n\n## Follow-up\nThe user answered after the previous job (answer any question you "
-        "asked with this):\n{}",
-        task.instruction, replies.empty() ? "(no text)\n" : replies);
+    plan->path = same ? PromptPath::kSamePieceContinue : PromptPath::kCrossPieceContinue;
+    plan->instruction = fmt::format("{}\n\n## Continue\n{}", task.instruction, handoff);
+    return Status::Ok();
   }
-  if (!replay && plan.path != PromptPath::kNewJob) {
-    // No transcript to replay (a fresh data dir): still a valid start.
-    plan.path = PromptPath::kNewJob;
+  plan->path = PromptPath::kFollowUp;
+  plan->instruction = fmt::format(
+      "{}\n\n## Follow-up\nThe user wrote after the previous job (answer any question you asked "
+      "with this).",
+      task.instruction);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
+                                    const std::string& transcript_path, bool ran_before) {
+  JobPromptPlan plan;
+  plan.instruction = task.instruction;
+  bool replay = HasTranscript(transcript_path);
+  if (ran_before) {
+    plan.path = PromptPath::kFollowUp;
+    plan.instruction = ResumeNote(task, job);
+  } else {
+    MAESTRO_RETURN_IF_ERROR(PlanFirstRun(store, task, job, &plan));
+    // A job with no continued_from on a task that has a conversation (a job
+    // enqueued beside the gates) still keeps the context.
+    if (plan.path == PromptPath::kNewJob && !plan.handoff_continuation && replay) {
+      plan.path = PromptPath::kFollowUp;
+    }
+  }
+  if (!replay) plan.path = PromptPath::kNewJob;  // nothing to replay: a valid start
+  MAESTRO_ASSIGN_OR_RETURN(plan.delivered, TakeUndelivered(store, job.id, transcript_path));
+  if (!plan.delivered.empty()) {
+    plan.instruction += "\n\n## Messages from the user\n";
+    for (const Comment& c : plan.delivered) plan.instruction += DeliveredCommentText(c) + "\n";
   }
   return plan;
 }

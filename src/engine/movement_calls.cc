@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/crash_point.h"
 #include "engine/delegate.h"
 #include "engine/handoff_step.h"
 #include "engine/subtasks.h"
@@ -101,18 +102,11 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
 
 // SpinOffTask without a space: a subtask of this job, created at once.
 std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
-  NewTask t;
-  t.title = call.arguments.value("title", "");
-  t.instruction = call.arguments.value("instruction", "");
-  std::string piece = call.arguments.value("piece", "");
-  t.piece = piece.empty() ? d.piece->name : piece;
-  t.parent_job_id = d.job_id;
-  // The same workspace as the parent (another space needs approval).
-  if (auto parent = d.store->GetTask(d.task_id); parent.ok()) t.space = parent->space;
-  auto created = d.store->CreateTask(t);
+  auto created =
+      SpinOffLocal(*d.store, d.task_id, d.job_id, d.piece->name, call.id, call.arguments);
   if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
-  return fmt::format("Subtask {} created (job {}). Call WaitSubTask to wait for it.",
-                     created->task.id, created->job.id);
+  CrashPoint("spawn.committed");
+  return *created;
 }
 
 // Parks only while a child is open: re-issued after the resume (every child

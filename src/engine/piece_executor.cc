@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "context/task_context.h"
+#include "core/crash_point.h"
+#include "engine/comment_delivery.h"
 #include "engine/delegate.h"
 #include "engine/handoff_step.h"
 #include "engine/job_prompt.h"
@@ -79,18 +81,14 @@ std::string NowText(Clock& clock) {
   return buf;
 }
 
-// Writes the seeded messages as a new thread of the task's conversation.
-Status StartConversation(context::TaskContext& ctx, const std::string& job_id,
-                         const std::vector<Json>& messages) {
-  if (messages.empty()) return Internal("empty seeded conversation");
-  auto sys = ctx.messages().StartThread(job_id, messages.front());
-  if (!sys.ok()) return sys.status();
-  for (size_t i = 1; i < messages.size(); ++i) {
-    std::string tool_name;
-    auto seq = ctx.messages().AddMessage(messages[i], job_id, tool_name);
-    if (!seq.ok()) return seq.status();
+// The movement a run starts in: where a crashed or parked run of this job
+// was (the conversation records it), else resume > initial.
+std::string StartMovement(const Piece& piece, const Job& job, const context::MessageStore& ms,
+                          bool ran_before) {
+  if (ran_before && !ms.movement().empty() && piece.FindMovement(ms.movement())) {
+    return ms.movement();
   }
-  return Status::Ok();
+  return SelectStartMovement(piece, job.resume_movement, "");
 }
 
 bool HasPendingChildren(Store& store, const std::string& job_id) {
@@ -167,8 +165,20 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   std::string tools_path = ctx->dir() + "/tools.json";
   MAESTRO_RETURN_IF_ERROR(WriteFileText(tools_path, piece_tools->bytes));
 
+  // A run of this job before (retry, park, crash) left its conversation in
+  // the newest thread; calls it made whose results never reached it are
+  // answered from the ledger / the spawned child, never run again.
+  const bool ran_before = ctx->messages().thread_job_id() == job.id;
+  if (ran_before && !ctx->messages().seed_incomplete()) {
+    auto answered = AnswerSettledCalls(*opt_.store, ctx->messages(), ctx->dir(), job, piece.name);
+    if (!answered.ok()) {
+      end_session(JobStatus::kRetry);
+      return answered.status();
+    }
+  }
   std::string transcript = ctx->messages().transcript_path();
-  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan, PlanJobPrompt(*opt_.store, task, job, transcript));
+  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan,
+                           PlanJobPrompt(*opt_.store, task, job, transcript, ran_before));
   // Seed 000's subtask resume notice: the ended children's results.
   if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
     plan.instruction += "\n\n## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
@@ -180,18 +190,26 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   in.preamble.working_directory = ws.root;
   in.dynamic.datetime = NowText(*opt_.clock);
   in.task_instruction = plan.instruction;
-  in.start_movement = SelectStartMovement(piece, job.resume_movement, "");
+  in.start_movement = StartMovement(piece, job, ctx->messages(), ran_before);
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
                            SeedConversation(in, JobStart{plan.path, transcript}));
   spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
                static_cast<int>(plan.path), seeded.replayed_turns, in.start_movement);
   Status started = NotFound("not a handoff continuation");
   if (plan.handoff_continuation) {
-    started = SeedHandoffContinuation(*ctx, job.id, seeded.messages.front(), task.instruction,
+    started = SeedHandoffContinuation(*ctx, job.id, seeded.messages.front(), plan.instruction,
                                       piece, in.start_movement);
     if (!started.ok()) spdlog::warn("job {}: handoff continuation: {}", job.id, started.ToString());
   }
-  if (!started.ok()) MAESTRO_RETURN_IF_ERROR(StartConversation(*ctx, job.id, seeded.messages));
+  if (!started.ok()) {
+    MAESTRO_RETURN_IF_ERROR(
+        ctx->messages().SeedThread(job.id, seeded.messages, in.start_movement).status());
+  }
+  CrashPoint("seed.written");
+  // The comments are in the conversation now (tagged): acknowledge them.
+  if (Status acked = AckDelivered(*opt_.store, plan.delivered); !acked.ok()) {
+    spdlog::warn("job {}: comment delivery: {}", job.id, acked.ToString());
+  }
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 

@@ -61,7 +61,7 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
                          fmt::format("the loop monitor fired after {} cycles", v.cycles));
         }
         movement = v.on_exceed;
-        if (Status s = AppendMessage(d, TransitionGuidanceMessage(*d.piece, movement)); !s.ok()) {
+        if (Status s = AppendMovementGuidance(d, movement); !s.ok()) {
           return Errored(movement, s);
         }
         monitor.Enter(movement);
@@ -78,10 +78,10 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
     MovementMapping m = mapMovementResult(result, ctx);
     if (m.kind == MovementMapping::Kind::kDone) return m.done;
     deflections = m.ask_deflections;
-    Json message = m.deflection_message.empty()
-                       ? TransitionGuidanceMessage(*d.piece, m.next_movement)
-                       : UserMessage(m.deflection_message);
-    if (Status s = AppendMessage(d, message); !s.ok()) return Errored(movement, s);
+    Status appended = m.deflection_message.empty()
+                          ? AppendMovementGuidance(d, m.next_movement)
+                          : AppendMessage(d, UserMessage(m.deflection_message));
+    if (!appended.ok()) return Errored(movement, appended);
     entering = m.deflection_message.empty();
     movement = m.next_movement;
   }

@@ -1,7 +1,12 @@
 #include "engine/reconcile.h"
 
+#include <set>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "context/durable_file.h"
+#include "engine/subtasks.h"
 
 namespace maestro::engine {
 namespace {
@@ -42,7 +47,75 @@ Status CloseAll(tools::ToolLedger& ledger, const std::vector<tools::LedgerRecord
   return Status::Ok();
 }
 
+// The calls of the last assistant message with tool calls in `path` that no
+// later tool message answers, in call order.
+Result<std::vector<Json>> UnansweredCalls(const std::string& path) {
+  std::vector<Json> calls;
+  std::set<std::string> answered;
+  MAESTRO_RETURN_IF_ERROR(context::ForEachLine(path, [&](std::string_view line, uint64_t) {
+    if (line.find("\"tool_calls\"") == std::string_view::npos &&
+        line.find("\"role\":\"tool\"") == std::string_view::npos) {
+      return true;
+    }
+    Json m = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!m.is_object()) return true;
+    if (m.value("role", "") == "assistant" && m.contains("tool_calls") &&
+        m["tool_calls"].is_array() && !m["tool_calls"].empty()) {
+      calls.assign(m["tool_calls"].begin(), m["tool_calls"].end());
+      answered.clear();
+    } else if (m.value("role", "") == "tool") {
+      answered.insert(m.value("tool_call_id", ""));
+    }
+    return true;
+  }));
+  std::vector<Json> open;
+  for (Json& c : calls) {
+    if (c.is_object() && !answered.count(c.value("id", ""))) open.push_back(std::move(c));
+  }
+  return open;
+}
+
 }  // namespace
+
+Result<int> AnswerSettledCalls(Store& store, context::MessageStore& messages,
+                               const std::string& context_dir, const Job& job,
+                               const std::string& piece) {
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<Json> open, UnansweredCalls(messages.current_path()));
+  if (open.empty()) return 0;
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<tools::LedgerRecord> ledger,
+                           tools::ToolLedger::Read(context_dir));
+  int answered = 0;
+  for (const Json& call : open) {
+    std::string id = call.value("id", "");
+    const Json& fn = call.contains("function") ? call["function"] : Json::object();
+    std::string name = fn.value("name", "");
+    std::optional<std::string> content;
+    for (const auto& r : ledger) {
+      if (r.key.job_id == job.id && r.key.call_id == id &&
+          (r.event == "finished" || r.event == "error")) {
+        content = r.result.size() >= tools::kLedgerResultBytes
+                      ? r.result + "\n[maestro: result as recorded in the tool ledger, cut]"
+                      : r.result;
+      }
+    }
+    if (!content && name == "SpinOffTask") {
+      Json args = Json::parse(fn.value("arguments", "{}"), nullptr, false);
+      if (args.is_object() && args.value("space", "").empty()) {
+        auto spawned = SpinOffLocal(store, job.task_id, job.id, piece, id, args);
+        if (spawned.ok()) content = *spawned;
+      }
+    }
+    if (!content) continue;
+    Json msg = {{"role", "tool"}, {"tool_call_id", id}, {"content", *content}};
+    MAESTRO_RETURN_IF_ERROR(messages.AddMessage(msg, job.id, name).status());
+    ++answered;
+  }
+  if (answered > 0) {
+    spdlog::info("job {}: {} call(s) a crash left without a result answered from the record",
+                 job.id, answered);
+  }
+  return answered;
+}
 
 Result<ReconcileReport> ReconcileAtJobStart(Store& store, tools::ToolLedger& ledger,
                                             const std::string& context_dir, const Job& job) {

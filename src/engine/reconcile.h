@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "context/message_store.h"
 #include "engine/movement_result.h"
 #include "store/store.h"
 #include "tools/ledger.h"
@@ -39,5 +40,17 @@ struct ReconcileReport {
 
 Result<ReconcileReport> ReconcileAtJobStart(Store& store, tools::ToolLedger& ledger,
                                             const std::string& context_dir, const Job& job);
+
+// A run of `job` before this one (its conversation is the newest thread of
+// `messages`) may have stopped after a call took effect but before its result
+// reached the conversation. Each call of the last assistant batch without a
+// result is answered now, never run again: from the ledger when it shows the
+// call `finished`/`error`, or, for a SpinOffTask without a space, with the
+// child keyed by the call (created now if the crash came before its commit —
+// the model asked for it once). Other unanswered calls stay as they are (the
+// replay drops them and the agent asks again). Returns how many were answered.
+Result<int> AnswerSettledCalls(Store& store, context::MessageStore& messages,
+                               const std::string& context_dir, const Job& job,
+                               const std::string& piece);
 
 }  // namespace maestro::engine

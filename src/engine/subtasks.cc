@@ -31,6 +31,23 @@ Result<SubtaskSummary> SummarizeSubtasks(Store& store, const std::string& job_id
   return out;
 }
 
+Result<std::string> SpinOffLocal(Store& store, const std::string& task_id,
+                                 const std::string& job_id, const std::string& default_piece,
+                                 const std::string& call_id, const Json& args) {
+  NewTask t;
+  t.title = args.value("title", "");
+  t.instruction = args.value("instruction", "");
+  std::string piece = args.value("piece", "");
+  t.piece = piece.empty() ? default_piece : piece;
+  t.parent_job_id = job_id;
+  t.spawn_key = job_id + "/" + call_id;
+  // The same workspace as the parent (another space needs approval).
+  if (auto parent = store.GetTask(task_id); parent.ok()) t.space = parent->space;
+  MAESTRO_ASSIGN_OR_RETURN(Store::CreatedTask created, store.CreateTask(t));
+  return fmt::format("Subtask {} created (job {}). Call WaitSubTask to wait for it.",
+                     created.task.id, created.job.id);
+}
+
 Result<std::string> EnsureSpawnedTask(Store& store, const std::string& job_id,
                                       const Request& request, const std::string& default_piece) {
   const std::string title = request.args.value("title", "");

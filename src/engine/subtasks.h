@@ -29,6 +29,14 @@ struct SubtaskSummary {
 
 Result<SubtaskSummary> SummarizeSubtasks(Store& store, const std::string& job_id);
 
+// SpinOffTask without a space: the child task of `job_id` in the parent's
+// workspace, keyed by (job, call id) so a second attempt — a recovered job
+// answering the call a crash left without its result — yields the same
+// child. Returns the tool result text.
+Result<std::string> SpinOffLocal(Store& store, const std::string& task_id,
+                                 const std::string& job_id, const std::string& default_piece,
+                                 const std::string& call_id, const Json& args);
+
 // The child task of `job_id` that the approved spawn `request` asked for:
 // created on the first call, found (same title and space) afterwards.
 // Returns "task <id> (job <id>)".

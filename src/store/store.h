@@ -63,11 +63,16 @@ class Store {
   virtual Result<CommentResult> PostComment(const std::string& task_id,
                                             const std::string& author,
                                             const std::string& body) = 0;
-  // Interjections for a running job not yet delivered, oldest first. The
-  // agent loop appends them to the conversation, then acknowledges them
-  // (at-least-once: a crash in between delivers them again).
-  virtual Result<std::vector<Comment>> ListPendingInterjections(const std::string& job_id) = 0;
-  virtual Status AckInterjections(const std::vector<std::string>& comment_ids) = 0;
+  // The user comments attached to a job (interjections, replies stored for a
+  // queued/retry job, the answer or reply that created a follow-up) that have
+  // not reached a prompt yet, oldest first. The engine writes them into the
+  // conversation — the job's first prompt or its next iteration boundary —
+  // tagged with their id, then acknowledges them (delivered_at); a crash in
+  // between is settled at the next start by finding the tag in the transcript
+  // (engine/comment_delivery.h), so each is delivered exactly once. A job that
+  // ends with some still undelivered hands them on (FinishJob, below).
+  virtual Result<std::vector<Comment>> ListUndeliveredComments(const std::string& job_id) = 0;
+  virtual Status AckDeliveredComments(const std::vector<std::string>& comment_ids) = 0;
   // The continue gate: the newest job must be terminal (else kConflict); a
   // new job with continued_from_job_id and a handoff comment. `piece` ""
   // keeps the previous piece (the caller checks that a given piece exists).
@@ -95,7 +100,12 @@ class Store {
   // running under `lease`. The reply carries the cancel flag.
   virtual Result<HeartbeatReply> Heartbeat(const Lease& lease, int64_t lease_ms) = 0;
 
-  // Applies how the running job ended. When a child reaches a terminal state
+  // Applies how the running job ended. Comments still undelivered when the
+  // job ends are never dropped: a succeeded/failed job (or an ASK park)
+  // hands them to its queued continuation if it has one, else to a new
+  // follow-up job (an ASK job then ends answered, as PostComment does); a
+  // job parked for a decision or subtasks keeps them for its resumed run.
+  // When a child reaches a terminal state
   // and it was the last open child of a parent in waiting_subtasks, the parent
   // is requeued in the same transaction (exactly once). A parent that parks
   // in waiting_subtasks with no open child is queued at once.

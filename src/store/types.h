@@ -71,6 +71,9 @@ struct NewTask {
   // A subtask: its first job is a child of this job (the parent may wait for
   // it in waiting_subtasks).
   std::string parent_job_id;
+  // Idempotency key of a subtask ("<parent job>/<call id>"): CreateTask with a
+  // key that exists returns that task and its first job, writing nothing.
+  std::string spawn_key;
 };
 
 // Increments applied to a task's statistics columns (seed 002).

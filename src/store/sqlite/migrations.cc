@@ -166,6 +166,12 @@ CREATE TABLE notification_reads (
 );
 CREATE INDEX events_by_type ON events(type, id);
 )sql"},
+      {3, "subtask spawn keys", R"sql(
+-- A subtask's (parent job, tool call) key: creating it twice (a crash after
+-- the commit, before the call's result was written) yields the first one.
+ALTER TABLE tasks ADD COLUMN spawn_key TEXT;
+CREATE UNIQUE INDEX tasks_by_spawn_key ON tasks(spawn_key) WHERE spawn_key IS NOT NULL;
+)sql"},
   };
   return m;
 }

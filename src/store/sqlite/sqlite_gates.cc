@@ -36,6 +36,20 @@ Result<Task> LoadTask(SqliteConn& conn, const std::string& task_id) {
   return sqlite::ReadTask(*s);
 }
 
+// The follow-up of `job`: it re-enters where `job` stopped (seed 000: ASK
+// answers inherit resume_movement and ask_count).
+NewJob FollowUpOf(const Job& job) {
+  NewJob next;
+  next.task_id = job.task_id;
+  next.piece = job.piece;
+  next.model = job.model;
+  next.profile = job.profile;
+  next.continued_from_job_id = job.id;
+  next.resume_movement = job.resume_movement;
+  next.ask_count = job.ask_count;
+  return next;
+}
+
 bool WaitsForApproval(const Job& j) {
   return j.status == JobStatus::kWaitingHuman &&
          (j.wait_reason == "tool_request" || j.wait_reason == "package_request" ||
@@ -94,14 +108,12 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
       // Waiting on ASK, ended, or never ran: a follow-up job that re-enters
       // where the last one stopped.
       NewJob next;
-      next.task_id = task_id;
-      next.piece = job ? job->piece : task->piece;
-      next.model = job ? job->model : task->model;
-      next.profile = job ? job->profile : "";
       if (job) {
-        next.continued_from_job_id = job->id;
-        next.resume_movement = job->resume_movement;
-        next.ask_count = job->ask_count;
+        next = FollowUpOf(*job);
+      } else {
+        next.task_id = task_id;
+        next.piece = task->piece;
+        next.model = task->model;
       }
       if (job && job->status == JobStatus::kWaitingHuman) {
         // The ASK is answered: its job ends, the follow-up carries on.
@@ -130,12 +142,51 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
   return out;
 }
 
-Result<std::vector<Comment>> SqliteStore::ListPendingInterjections(const std::string& job_id) {
+Result<int64_t> SqliteStore::CountUndelivered(Tx& tx, const std::string& job_id) {
+  auto s = tx.conn.Prepare(
+      "SELECT COUNT(*) FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
+      " AND kind IN ('interjection', 'reply', 'answer')");
+  if (!s.ok()) return s.status();
+  s->Bind(1, job_id);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  return s->Int(0);
+}
+
+Status SqliteStore::HandOnUndelivered(Tx& tx, const Job& job) {
+  MAESTRO_ASSIGN_OR_RETURN(int64_t n, CountUndelivered(tx, job.id));
+  if (n == 0) return Status::Ok();
+  // A handoff queued its continuation inside the run: the comments go there.
+  auto cont = tx.conn.Prepare(
+      "SELECT id FROM jobs WHERE continued_from_job_id = ?1 AND status IN ('queued', 'retry')"
+      " ORDER BY seq DESC LIMIT 1");
+  if (!cont.ok()) return cont.status();
+  cont->Bind(1, job.id);
+  auto row = cont->Step();
+  if (!row.ok()) return row.status();
+  std::string to = *row ? cont->Text(0) : "";
+  MAESTRO_RETURN_IF_ERROR(cont->Exec());
+  if (to.empty()) {
+    auto created = InsertJob(tx, FollowUpOf(job));
+    if (!created.ok()) return created.status();
+    to = created->id;
+  }
+  auto move = tx.conn.Prepare(
+      "UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL"
+      " AND kind IN ('interjection', 'reply', 'answer')");
+  if (!move.ok()) return move.status();
+  move->Bind(1, job.id).Bind(2, to);
+  MAESTRO_RETURN_IF_ERROR(move->Exec());
+  return sqlite::InsertEvent(tx, job.task_id, to, "comments.handed_on",
+                             {{"from_job_id", job.id}, {"count", n}});
+}
+
+Result<std::vector<Comment>> SqliteStore::ListUndeliveredComments(const std::string& job_id) {
   std::vector<Comment> out;
   Status st = Read([&](SqliteConn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sqlite::kCommentCols +
-                          " FROM comments WHERE job_id = ?1 AND kind = 'interjection'"
-                          " AND delivered_at IS NULL ORDER BY id");
+                          " FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
+                          " AND kind IN ('interjection', 'reply', 'answer') ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
     return sqlite::CollectRows(*s, sqlite::ReadComment, &out);
@@ -144,7 +195,7 @@ Result<std::vector<Comment>> SqliteStore::ListPendingInterjections(const std::st
   return out;
 }
 
-Status SqliteStore::AckInterjections(const std::vector<std::string>& comment_ids) {
+Status SqliteStore::AckDeliveredComments(const std::vector<std::string>& comment_ids) {
   if (comment_ids.empty()) return Status::Ok();
   return Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(

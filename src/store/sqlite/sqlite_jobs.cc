@@ -339,6 +339,16 @@ Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
       wait_reason = o.wait_reason;
       resume = o.resume_movement;
       if (o.ask_count >= 0) ask_count = o.ask_count;
+      if (to == JobStatus::kWaitingHuman && wait_reason == "ask") {
+        // A comment came while the agent was asking: it answers the ASK.
+        MAESTRO_ASSIGN_OR_RETURN(int64_t waiting, CountUndelivered(tx, job.id));
+        if (waiting > 0) {
+          to = JobStatus::kSucceeded;
+          wait_reason.clear();
+          result = "answered by a comment; continued in a follow-up job";
+          finished = tx.now;
+        }
+      }
       if (to == JobStatus::kWaitingSubtasks) {
         // All children already ended: nothing to wait for, resume at once.
         auto open = tx.conn.Prepare(
@@ -378,7 +388,12 @@ Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
       .Bind(12, job.fencing_token);
   MAESTRO_RETURN_IF_ERROR(s->Exec());
   if (tx.conn.Changes() != 1) return LeaseLost("job " + job.id + " changed concurrently");
-  return AfterTransition(tx, job.id, JobStatus::kRunning);
+  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, JobStatus::kRunning));
+  if (to != JobStatus::kSucceeded && to != JobStatus::kFailed) return Status::Ok();
+  Job ended = job;
+  ended.resume_movement = resume;
+  ended.ask_count = ask_count;
+  return HandOnUndelivered(tx, ended);
 }
 
 Status SqliteStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {

@@ -162,16 +162,40 @@ Result<int> SqliteStore::SchemaVersion() {
 
 // ---- tasks
 
+Result<std::optional<Job>> SqliteStore::FindSpawned(Tx& tx, const std::string& spawn_key) {
+  auto s = tx.conn.Prepare(
+      "SELECT j.id FROM tasks t JOIN jobs j ON j.task_id = t.id WHERE t.spawn_key = ?1"
+      " ORDER BY j.seq LIMIT 1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, spawn_key);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Job>();
+  std::string job_id = s->Text(0);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  MAESTRO_ASSIGN_OR_RETURN(Job job, sqlite::LoadJob(tx.conn, job_id));
+  return std::optional<Job>(std::move(job));
+}
+
 Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
   if (in.instruction.empty()) return InvalidArgument("instruction must not be empty", "instruction");
   if (in.piece.empty()) return InvalidArgument("piece must not be empty", "piece");
   CreatedTask out;
   std::string task_id = NewUuid();
   Status st = Write([&](Tx& tx) -> Status {
+    if (!in.spawn_key.empty()) {
+      auto found = FindSpawned(tx, in.spawn_key);
+      if (!found.ok()) return found.status();
+      if (*found) {
+        task_id = (*found)->task_id;
+        out.job = std::move(**found);
+        return Status::Ok();
+      }
+    }
     auto ins = tx.conn.Prepare(
         "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
-        "llm_provider, model, context_length, created_at, updated_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11)");
+        "llm_provider, model, context_length, created_at, updated_at, spawn_key) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, task_id)
         .Bind(2, in.title)
@@ -183,7 +207,8 @@ Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
         .Bind(8, in.llm_provider)
         .Bind(9, in.model)
         .Bind(10, in.context_length)
-        .Bind(11, tx.now);
+        .Bind(11, tx.now)
+        .BindNullable(12, in.spawn_key);
     MAESTRO_RETURN_IF_ERROR(ins->Exec());
     auto com = tx.conn.Prepare(
         "INSERT INTO comments(id, task_id, author, kind, body, created_at) "

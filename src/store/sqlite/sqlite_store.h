@@ -39,8 +39,8 @@ class SqliteStore final : public Store {
 
   Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
                                     const std::string& body) override;
-  Result<std::vector<Comment>> ListPendingInterjections(const std::string& job_id) override;
-  Status AckInterjections(const std::vector<std::string>& comment_ids) override;
+  Result<std::vector<Comment>> ListUndeliveredComments(const std::string& job_id) override;
+  Status AckDeliveredComments(const std::vector<std::string>& comment_ids) override;
   Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
                                       const std::string& author, const std::string& note) override;
   Result<std::map<std::string, int64_t>> CountJobsByStatus() override;
@@ -128,6 +128,13 @@ class SqliteStore final : public Store {
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
   Status ResumeIfWaitingHuman(Tx& tx, const std::string& job_id);
+  // The comment gate at a job's end (sqlite_gates.cc): how many user
+  // comments of `job_id` are undelivered, and handing them on to the job's
+  // queued continuation or a new follow-up job.
+  Result<int64_t> CountUndelivered(Tx& tx, const std::string& job_id);
+  // The first job of the task created with `spawn_key`, if any.
+  Result<std::optional<Job>> FindSpawned(Tx& tx, const std::string& spawn_key);
+  Status HandOnUndelivered(Tx& tx, const Job& job);
   Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
 
   const std::string path_;

@@ -20,6 +20,8 @@ std::string Slurp(const std::string& path) {
   return r.ok() ? *r : "";
 }
 
+Json UserMessageFor(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+
 std::vector<Json> Lines(const std::string& path) {
   std::vector<Json> out;
   EXPECT_TRUE(ForEachLine(path, [&](std::string_view l, uint64_t) {
@@ -76,15 +78,53 @@ TEST_F(MessageStoreTest, CurrentHoldsExactlyOpenAiMessagesAndArchiveHoldsMetadat
   EXPECT_EQ(ms.current_lines(), 4);
 }
 
-TEST_F(MessageStoreTest, NewThreadResetsCurrentAndKeepsTranscriptThreads) {
+TEST_F(MessageStoreTest, ANewSeedRewritesCurrentAndTheTranscriptToTheSeededConversation) {
   MessageStore ms = Open();
   Fill(ms);
-  std::string first_thread = Slurp(ms.transcript_path());
-  ASSERT_TRUE(ms.StartThread("job2", {{"role", "system"}, {"content", "You are maestro."}}).ok());
-  ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", "continue"}}, "job2").ok());
-  EXPECT_EQ(Lines(ms.current_path()).size(), 2u);
-  EXPECT_EQ(Slurp(ms.transcript_path()), first_thread + Slurp(ms.current_path()));
+  Json sys = {{"role", "system"}, {"content", "You are maestro."}};
+  Json replayed = {{"role", "user"}, {"content", "hello"}};
+  Json user = {{"role", "user"}, {"content", "continue"}};
+  ASSERT_TRUE(ms.SeedThread("job2", {sys, replayed, user}, "implement").ok());
+  EXPECT_EQ(Lines(ms.current_path()).size(), 3u);
+  // The replayed turns are held once: the old thread is not kept beside them.
+  EXPECT_EQ(Slurp(ms.transcript_path()), Slurp(ms.current_path()));
   EXPECT_EQ(ms.thread(), 2);
+  EXPECT_EQ(ms.thread_job_id(), "job2");
+  EXPECT_EQ(ms.movement(), "implement");
+  ASSERT_TRUE(ms.AddMessage(UserMessageFor("guidance"), "job2", {}, "review").ok());
+  EXPECT_EQ(ms.movement(), "review");
+  // Reopened (a recovered job), the thread's owner and movement come back.
+  MessageStore again = Open();
+  EXPECT_EQ(again.thread_job_id(), "job2");
+  EXPECT_EQ(again.movement(), "review");
+  EXPECT_FALSE(again.seed_incomplete());
+  EXPECT_EQ(Slurp(again.transcript_path()), Slurp(again.current_path()));
+}
+
+TEST_F(MessageStoreTest, ACrashMidSeedKeepsTheTranscriptOfBeforeTheSeed) {
+  std::string before;
+  {
+    MessageStore ms = Open();
+    Fill(ms);
+    before = Slurp(ms.transcript_path());
+  }
+  // The archive has the new thread start (3 lines announced) and one message:
+  // the process died before the rest, and before the live files were replaced.
+  {
+    std::ofstream a(dir_.File("messages.jsonl"), std::ios::app);
+    a << R"({"seq":5,"kind":"thread_start","role":"system","content":"s","job_id":"job2",)"
+      << R"("thread":2,"tokens":3,"seed_lines":3,"rewrites_transcript":true})" << "\n";
+    a << R"({"seq":6,"kind":"message","role":"user","content":"u","job_id":"job2",)"
+      << R"("thread":2,"tokens":3})" << "\n";
+  }
+  MessageStore ms = Open();
+  EXPECT_TRUE(ms.seed_incomplete());
+  EXPECT_EQ(ms.thread_job_id(), "job2");
+  EXPECT_EQ(Slurp(ms.transcript_path()), before);  // replay loses nothing
+  EXPECT_FALSE(ms.AddMessage(UserMessageFor("x"), "job2").ok());  // seed again first
+  ASSERT_TRUE(ms.SeedThread("job2", {{{"role", "system"}, {"content", "s"}}}, "").ok());
+  EXPECT_FALSE(ms.seed_incomplete());
+  EXPECT_TRUE(ms.AddMessage(UserMessageFor("x"), "job2").ok());
 }
 
 TEST_F(MessageStoreTest, ReopenKeepsSeqCountsAndTokensWithoutRepairs) {

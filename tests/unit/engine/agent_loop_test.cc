@@ -118,7 +118,7 @@ TEST_F(AgentLoopTest, InterjectionIsDeliveredAtTheNextIterationBoundaryAndAcked)
             std::string::npos);
   // The request prefix is the previous request unchanged (cache-stable).
   for (size_t i = 0; i < llm_.requests[0].size(); ++i) EXPECT_EQ(second[i], llm_.requests[0][i]);
-  auto pending = store_->ListPendingInterjections(job_.id);
+  auto pending = store_->ListUndeliveredComments(job_.id);
   ASSERT_TRUE(pending.ok());
   EXPECT_TRUE(pending->empty());
 }

@@ -25,10 +25,10 @@ class JobPromptTest : public maestro::testing::StoreTest {
   void Finish(const Job& j) {
     ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("done")).ok());
   }
-  JobPromptPlan Plan(const Job& j) {
+  JobPromptPlan Plan(const Job& j, bool ran_before = false) {
     auto task = store_->GetTask(created_.task.id);
     EXPECT_TRUE(task.ok());
-    auto plan = PlanJobPrompt(*store_, *task, j, transcript_);
+    auto plan = PlanJobPrompt(*store_, *task, j, transcript_, ran_before);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     return plan.ok() ? *plan : JobPromptPlan{};
   }
@@ -47,7 +47,7 @@ TEST_F(JobPromptTest, TheSameJobAgainReplaysAsAFollowUp) {
   Job j = Claim();
   WriteTranscript();
   j.resume_movement = "review";
-  JobPromptPlan p = Plan(j);
+  JobPromptPlan p = Plan(j, /*ran_before=*/true);
   EXPECT_EQ(p.path, PromptPath::kFollowUp);
   EXPECT_NE(p.instruction.find("movement 'review'"), std::string::npos) << p.instruction;
 }
@@ -78,6 +78,38 @@ TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
   JobPromptPlan p = Plan(Claim());
   EXPECT_EQ(p.path, PromptPath::kFollowUp);
   EXPECT_NE(p.instruction.find("Use tabs, not spaces."), std::string::npos) << p.instruction;
+}
+
+TEST_F(JobPromptTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
+  auto c = store_->PostComment(created_.task.id, "alice", "Also mention the date.");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->outcome, "reused");
+  Job j = Claim();
+  JobPromptPlan p = Plan(j);
+  EXPECT_EQ(p.path, PromptPath::kNewJob);
+  ASSERT_EQ(p.delivered.size(), 1u);
+  EXPECT_NE(p.instruction.find("[comment " + c->comment.id + "] alice: Also mention the date."),
+            std::string::npos)
+      << p.instruction;
+  // Once acknowledged it is never delivered again.
+  ASSERT_TRUE(store_->AckDeliveredComments({c->comment.id}).ok());
+  EXPECT_TRUE(Plan(j, true).delivered.empty());
+}
+
+TEST_F(JobPromptTest, ACommentAlreadyInTheTranscriptIsAcknowledgedNotResent) {
+  auto c = store_->PostComment(created_.task.id, "alice", "Use tabs.");
+  ASSERT_TRUE(c.ok());
+  Job j = Claim();
+  // A crash after the seed was written, before the acknowledgement.
+  std::ofstream(transcript_) << R"({"role":"system","content":"s"})" << "\n"
+                             << R"({"role":"user","content":"[comment )" << c->comment.id
+                             << R"(] alice: Use tabs."})" << "\n";
+  JobPromptPlan p = Plan(j, /*ran_before=*/true);
+  EXPECT_TRUE(p.delivered.empty());
+  EXPECT_EQ(p.instruction.find("Use tabs."), std::string::npos) << p.instruction;
+  auto left = store_->ListUndeliveredComments(j.id);
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
 }
 
 TEST_F(JobPromptTest, AReplayingPathWithoutATranscriptStartsFresh) {

@@ -350,7 +350,7 @@ TEST_F(PromptGuardLoopTest, TheContinuationJobStartsFromTheHandoffDocument) {
   ASSERT_TRUE(task.ok());
   Job claimed = Claim();
   ASSERT_EQ(claimed.id, next.id);
-  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path());
+  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path(), false);
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->handoff_continuation);
 
@@ -374,7 +374,7 @@ TEST_F(PromptGuardLoopTest, AContinueByTheUserIsNotAHandoffContinuation) {
   ASSERT_TRUE(cont.ok()) << cont.status().ToString();
   auto task = store_->GetTask(created_.task.id);
   Job claimed = Claim();
-  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path());
+  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path(), false);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(plan->handoff_continuation);
 }

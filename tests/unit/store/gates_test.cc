@@ -23,12 +23,12 @@ TEST_F(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   EXPECT_EQ(r.outcome, "interjection");
   EXPECT_EQ(r.job.id, j.id);
   EXPECT_EQ(r.comment.kind, "interjection");
-  auto pending = store_->ListPendingInterjections(j.id);
+  auto pending = store_->ListUndeliveredComments(j.id);
   ASSERT_TRUE(pending.ok());
   ASSERT_EQ(pending->size(), 1u);
   EXPECT_EQ((*pending)[0].body, "also check the tests");
-  ASSERT_TRUE(store_->AckInterjections({(*pending)[0].id}).ok());
-  EXPECT_TRUE(store_->ListPendingInterjections(j.id)->empty());
+  ASSERT_TRUE(store_->AckDeliveredComments({(*pending)[0].id}).ok());
+  EXPECT_TRUE(store_->ListUndeliveredComments(j.id)->empty());
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no new job";
 }
 
