@@ -23,15 +23,17 @@ bool HandedOffTo(Store& store, const Job& job) {
          prev->result.find("continued in job " + job.id) != std::string::npos;
 }
 
-std::string ResumeNote(const Task& task, const Job& job) {
-  if (!job.resume_movement.empty()) {
+// The replaying paths of the same task (a resume, a follow-up) do not
+// repeat the task instruction: the replayed turns already hold it once, and
+// a repeat per job would grow every later request by a copy.
+std::string ResumeNote(const Job& job, const std::string& movement) {
+  if (!movement.empty()) {
     return fmt::format(
-        "{}\n\n(The job resumes in movement '{}'. If you asked for a decision, repeat the same "
-        "call to get its outcome.)",
-        task.instruction, job.resume_movement);
+        "(The job resumes in movement '{}'. If you asked for a decision, repeat the same call to "
+        "get its outcome.)",
+        movement);
   }
-  return fmt::format("{}\n\n(The job resumes{}: continue where the conversation above stopped.)",
-                     task.instruction,
+  return fmt::format("(The job resumes{}: continue where the conversation above stopped.)",
                      job.wait_reason.empty() ? "" : " after " + job.wait_reason);
 }
 
@@ -55,23 +57,23 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, JobPromptPla
     return Status::Ok();
   }
   plan->path = PromptPath::kFollowUp;
-  plan->instruction = fmt::format(
-      "{}\n\n## Follow-up\nThe user wrote after the previous job (answer any question you asked "
-      "with this).",
-      task.instruction);
+  plan->instruction =
+      "## Follow-up\nThe user wrote after the previous job (answer any question you asked with "
+      "this).";
   return Status::Ok();
 }
 
 }  // namespace
 
 Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
-                                    const std::string& transcript_path, bool ran_before) {
+                                    const std::string& transcript_path, bool ran_before,
+                                    const std::string& movement) {
   JobPromptPlan plan;
   plan.instruction = task.instruction;
   bool replay = HasTranscript(transcript_path);
   if (ran_before) {
     plan.path = PromptPath::kFollowUp;
-    plan.instruction = ResumeNote(task, job);
+    plan.instruction = ResumeNote(job, movement.empty() ? job.resume_movement : movement);
   } else {
     MAESTRO_RETURN_IF_ERROR(PlanFirstRun(store, task, job, &plan));
     // A job with no continued_from on a task that has a conversation (a job
@@ -80,7 +82,12 @@ Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& j
       plan.path = PromptPath::kFollowUp;
     }
   }
-  if (!replay) plan.path = PromptPath::kNewJob;  // nothing to replay: a valid start
+  if (!replay) {  // nothing to replay (a fresh data dir): a valid start, with the task
+    if (plan.path != PromptPath::kNewJob && !plan.handoff_continuation) {
+      plan.instruction = task.instruction + "\n\n" + plan.instruction;
+    }
+    plan.path = PromptPath::kNewJob;
+  }
   MAESTRO_ASSIGN_OR_RETURN(plan.delivered, TakeUndelivered(store, job.id, transcript_path));
   if (!plan.delivered.empty()) {
     plan.instruction += "\n\n## Messages from the user\n";

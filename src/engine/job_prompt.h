@@ -42,8 +42,10 @@ struct JobPromptPlan {
 };
 
 // `ran_before`: the task's newest conversation thread belongs to `job`
-// (MessageStore::thread_job_id()).
+// (MessageStore::thread_job_id()); `movement`: the movement the run starts
+// in, named in a resume note ("" = none named).
 Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
-                                    const std::string& transcript_path, bool ran_before);
+                                    const std::string& transcript_path, bool ran_before,
+                                    const std::string& movement = "");
 
 }  // namespace maestro::engine

@@ -177,8 +177,10 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
     }
   }
   std::string transcript = ctx->messages().transcript_path();
-  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan,
-                           PlanJobPrompt(*opt_.store, task, job, transcript, ran_before));
+  const std::string start = StartMovement(piece, job, ctx->messages(), ran_before);
+  MAESTRO_ASSIGN_OR_RETURN(
+      JobPromptPlan plan,
+      PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
   // Seed 000's subtask resume notice: the ended children's results.
   if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
     plan.instruction += "\n\n## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
@@ -190,7 +192,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   in.preamble.working_directory = ws.root;
   in.dynamic.datetime = NowText(*opt_.clock);
   in.task_instruction = plan.instruction;
-  in.start_movement = StartMovement(piece, job, ctx->messages(), ran_before);
+  in.start_movement = start;
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
                            SeedConversation(in, JobStart{plan.path, transcript}));
   spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,

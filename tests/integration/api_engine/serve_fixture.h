@@ -35,7 +35,8 @@ inline Json ToolCallReply(const std::string& name, const Json& args) {
 class ServeEngineTest : public ::testing::Test {
  protected:
   // Writes `replies` as the fake's script, starts fakellm and serve.
-  void Start(const Json& replies, int workers = 2) {
+  // `extra_config` is appended to maestro.yaml (e.g. shorter leases).
+  void Start(const Json& replies, int workers = 2, const std::string& extra_config = "") {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
     fake_ = std::make_unique<FakeLlmProcess>(
@@ -51,13 +52,24 @@ class ServeEngineTest : public ::testing::Test {
         << "  context_length: 1000000\n"
         << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
-        << std::filesystem::path(installer).parent_path().string() << "]\n";
+        << std::filesystem::path(installer).parent_path().string() << "]\n"
+        << extra_config;
+    StartServe();
+  }
+
+  // Starts `maestro serve` on the config, data dir and port of Start();
+  // `env` adds variables (MAESTRO_CRASH_AT for a kill-point run).
+  void StartServe(const std::map<std::string, std::string>& env = {}, bool wait_healthy = true) {
+    std::map<std::string, std::string> all = {{"MAESTRO_DATA_DIR", DataDir()},
+                                              {"MAESTRO_LISTEN", Listen()},
+                                              {"MAESTRO_ADMIN_TOKEN", "tok"}};
+    for (const auto& [k, v] : env) all[k] = v;
+    ++serve_runs_;
     serve_ = std::make_unique<Process>(
         std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
-        std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", DataDir()},
-                                           {"MAESTRO_LISTEN", Listen()},
-                                           {"MAESTRO_ADMIN_TOKEN", "tok"}},
-        dir_.File("serve.out"), dir_.File("serve.err"));
+        all, dir_.File("serve" + std::to_string(serve_runs_) + ".out"),
+        dir_.File("serve" + std::to_string(serve_runs_) + ".err"));
+    if (!wait_healthy) return;
     httplib::Client c("127.0.0.1", port_);
     for (int i = 0; i < 1000; ++i) {
       if (auto r = c.Get("/api/health"); r && r->status == 200) return;
@@ -65,6 +77,14 @@ class ServeEngineTest : public ::testing::Test {
       std::this_thread::sleep_for(10ms);
     }
     FAIL() << "maestro serve did not come up:\n" << serve_->Stderr();
+  }
+
+  // Stops serve (SIGTERM, as an operator would) and starts it again on the
+  // same data: a restart between two steps of a task's life.
+  void RestartServe(const std::map<std::string, std::string>& env = {}) {
+    serve_->Signal(SIGTERM);
+    ASSERT_TRUE(serve_->Wait(std::chrono::seconds(20)).has_value()) << LogTail();
+    StartServe(env);
   }
 
   std::string DataDir() const { return dir_.File("data"); }
@@ -170,6 +190,7 @@ class ServeEngineTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<FakeLlmProcess> fake_;
   std::unique_ptr<Process> serve_;
+  int serve_runs_ = 0;
 };
 
 // The text of every message of a logged fake request, joined.

@@ -1,0 +1,239 @@
+// A task's whole life against the real `maestro serve` + `maestro-fakellm`:
+// long lives with follow-ups and restarts (the exact `messages` of every
+// request), comments in every job state, and SIGKILLs at exact code points
+// (MAESTRO_CRASH_AT, core/crash_point.h) with exactly one effect after each.
+#include <fstream>
+
+#include "serve_fixture.h"
+
+namespace maestro::testing {
+namespace {
+
+Json Complete(const std::string& result = "done") {
+  Json r = ToolCallReply("complete", {{"status", "success"}, {"result", result}});
+  r["repeat"] = 0;
+  return r;
+}
+
+Json Matching(Json reply, const std::string& last_message_contains) {
+  reply["match"] = {{"last_message_contains", last_message_contains}};
+  return reply;
+}
+
+const Json& Messages(const Json& logged) { return logged["body"]["messages"]; }
+
+// How many messages of the request contain `needle`.
+int CountIn(const Json& logged, const std::string& needle) {
+  int n = 0;
+  for (const auto& m : Messages(logged)) n += Contains(m.dump(), needle) ? 1 : 0;
+  return n;
+}
+
+// The requests whose messages mention `needle`.
+Json RequestsWith(const Json& all, const std::string& needle) {
+  Json out = Json::array();
+  for (const auto& r : all) {
+    if (Contains(MessagesText(r), needle)) out.push_back(r);
+  }
+  return out;
+}
+
+// Lease recovery fast enough for a test after a SIGKILL.
+constexpr const char* kFastLeases =
+    "  lease_ms: 1000\n  sweep_interval_ms: 200\n";
+
+class TaskLifeTest : public ServeEngineTest {
+ protected:
+  // Start with jobs.lease_ms short (the config's jobs: section is open last
+  // in Start's text, so these keys land inside it).
+  void StartLife(const Json& replies, int workers = 2) {
+    Start(replies, workers, "");
+    // Re-write the config with the lease keys and restart (same port/data).
+    std::ifstream in(dir_.File("maestro.yaml"));
+    std::string cfg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto at = cfg.find("jobs:\n");
+    cfg.insert(at + 6, kFastLeases);
+    std::ofstream(dir_.File("maestro.yaml")) << cfg;
+    RestartServe();
+  }
+
+  // Starts serve armed to SIGKILL itself at `point`.
+  void ArmCrash(const std::string& point) {
+    serve_->Signal(SIGTERM);
+    ASSERT_TRUE(serve_->Wait(std::chrono::seconds(20)).has_value());
+    StartServe({{"MAESTRO_CRASH_AT", point}});
+  }
+  // Waits for the armed serve to die at its point, then starts it clean.
+  void ExpectCrashThenRestart() {
+    auto code = serve_->Wait(std::chrono::seconds(30));
+    ASSERT_TRUE(code.has_value()) << "serve did not reach its crash point\n" << LogTail();
+    EXPECT_EQ(*code, 128 + SIGKILL);
+    StartServe();
+  }
+
+  Json LatestJobWhen(const std::string& task_id, const std::string& status,
+                     std::chrono::milliseconds limit = 30s) {
+    Json job;
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      job = Get("/api/local/tasks/" + task_id)["latest_job"];
+      if (job.is_object() && job["status"] == status) return job;
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "latest job of " << task_id << " not " << status << ": " << job.dump()
+                  << "\n" << LogTail();
+    return job;
+  }
+
+  Json Comments(const std::string& task_id) {
+    return Get("/api/local/tasks/" + task_id + "/comments")["comments"];
+  }
+};
+
+TEST_F(TaskLifeTest, AChatAnsweredTenTimesGrowsByOneMessagePerAnswerAcrossRestarts) {
+  Start(Json::array({Complete("answered")}), 1);
+  Json c = Create("LIFE-0 keep a running list");
+  std::string task = c["task"]["id"];
+  WaitStatus(c, "succeeded");
+  for (int i = 1; i <= 10; ++i) {
+    if (i == 4 || i == 8) RestartServe();
+    auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "LIFE-" + std::to_string(i)}});
+    ASSERT_EQ(code, 201) << body.dump();
+    ASSERT_EQ(body["outcome"], "followup");
+    WaitJob(task, body["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; });
+  }
+  Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 11u);
+  for (size_t k = 0; k < reqs.size(); ++k) {
+    const Json& msgs = Messages(reqs[k]);
+    // [system, the first instruction, one message per answer]: +1 per answer.
+    EXPECT_EQ(msgs.size(), 2 + k) << "request " << k << ":\n" << MessagesText(reqs[k]);
+    EXPECT_EQ(msgs[0]["role"], "system");
+    for (size_t j = 0; j <= k; ++j) {
+      std::string needle = j == 0 ? "LIFE-0 " : "admin: LIFE-" + std::to_string(j) + "\\n";
+      EXPECT_EQ(CountIn(reqs[k], needle), 1)
+          << "LIFE-" << j << " in request " << k << ":\n" << MessagesText(reqs[k]);
+    }
+    if (k == 0) continue;
+    // The previous request is a prefix of this one, byte for byte.
+    const Json& prev = Messages(reqs[k - 1]);
+    for (size_t m = 0; m < prev.size(); ++m) EXPECT_EQ(msgs[m], prev[m]) << k << "/" << m;
+    // Prefix retention on the fake's llama-server-like cache.
+    int64_t cached = reqs[k]["cache"]["cache_n"];
+    int64_t before = reqs[k - 1]["cache"]["prompt_tokens"];
+    EXPECT_GE(static_cast<double>(cached), 0.99 * static_cast<double>(before)) << k;
+  }
+  for (const auto& cm : Comments(task)) {
+    if (cm["kind"] == "reply") {
+      EXPECT_GT(cm.value("delivered_at", 0), 0) << cm.dump();
+    }
+  }
+}
+
+TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
+  Json slow = Matching(Complete("a"), "TASK-A");
+  slow["delay_ms"] = 1500;
+  slow["repeat"] = 1;
+  Start(Json::array({slow, Complete("b")}), 1);
+  Json a = Create("TASK-A first");
+  std::this_thread::sleep_for(300ms);
+  Json b = Create("TASK-B second");  // the only worker is busy with A
+  auto [code, body] = Post(TaskPath(b) + "/comments", {{"body", "EARLY-NOTE use bullet points"}});
+  ASSERT_EQ(code, 201) << body.dump();
+  EXPECT_EQ(body["outcome"], "reused");
+  WaitStatus(b, "succeeded");
+  Json reqs = RequestsWith(FakeRequests(), "TASK-B");
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(CountIn(reqs[0], "EARLY-NOTE"), 1) << MessagesText(reqs[0]);
+  EXPECT_EQ(Get(TaskPath(b))["jobs"].size(), 1u);  // no follow-up needed
+  bool delivered = false;
+  for (const auto& cm : Comments(b["task"]["id"])) {
+    if (Contains(cm["body"].dump(), "EARLY-NOTE")) delivered = cm.value("delivered_at", 0) > 0;
+  }
+  EXPECT_TRUE(delivered);
+}
+
+TEST_F(TaskLifeTest, AnInterjectionDuringTheFinalTurnIsCarriedIntoAFollowUp) {
+  Json slow = Matching(Complete("first"), "TASK-C");
+  slow["delay_ms"] = 1500;
+  slow["repeat"] = 1;
+  Start(Json::array({slow, Complete("second")}), 1);
+  Json c = Create("TASK-C answer briefly");
+  std::this_thread::sleep_for(300ms);
+  auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "LATE-NOTE and in French"}});
+  ASSERT_EQ(code, 201) << body.dump();
+  ASSERT_EQ(body["outcome"], "interjection");
+  Json job = LatestJobWhen(c["task"]["id"], "succeeded");
+  EXPECT_NE(job["id"], c["job"]["id"]) << "a follow-up carried the comment";
+  Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(CountIn(reqs[0], "LATE-NOTE"), 0);
+  EXPECT_EQ(CountIn(reqs[1], "LATE-NOTE"), 1) << MessagesText(reqs[1]);
+}
+
+// ---- kill points: SIGKILL at an exact boundary, then one effect ----------
+
+TEST_F(TaskLifeTest, KilledAfterAnInterjectionIsAppendedItIsDeliveredOnce) {
+  Json slow = Matching(ToolCallReply("ListDir", Json::object()), "TASK-K1");
+  slow["delay_ms"] = 1500;
+  StartLife(Json::array({slow, Complete()}));
+  ArmCrash("interjection.appended");
+  Json c = Create("TASK-K1 list the files");
+  std::this_thread::sleep_for(300ms);
+  auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "K1-NOTE count them too"}});
+  ASSERT_EQ(code, 201);
+  ASSERT_EQ(body["outcome"], "interjection");
+  ExpectCrashThenRestart();
+  LatestJobWhen(c["task"]["id"], "succeeded");
+  Json with = RequestsWith(FakeRequests(), "K1-NOTE");
+  ASSERT_FALSE(with.empty());
+  for (const auto& r : with) EXPECT_EQ(CountIn(r, "K1-NOTE"), 1) << MessagesText(r);
+}
+
+TEST_F(TaskLifeTest, KilledAfterASubtaskIsCommittedTheChildExistsOnce) {
+  Json spin = Matching(
+      ToolCallReply("SpinOffTask", {{"title", "child"}, {"instruction", "CHILD-K2 do it"}}),
+      "TASK-K2");
+  StartLife(Json::array({spin, Complete()}));
+  ArmCrash("spawn.committed");
+  Json c = Create("TASK-K2 split the work");
+  ExpectCrashThenRestart();
+  LatestJobWhen(c["task"]["id"], "succeeded");
+  Json tasks = Get("/api/local/tasks")["tasks"];
+  EXPECT_EQ(tasks.size(), 2u) << tasks.dump();  // the parent and ONE child
+  // The recovered run saw the call answered, not dropped.
+  Json after = RequestsWith(FakeRequests(), "TASK-K2");
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(CountIn(after.back(), "Subtask "), 1) << MessagesText(after.back());
+}
+
+TEST_F(TaskLifeTest, KilledAfterTheLedgerFinishedACommandItIsNotRunAgain) {
+  Json run = Matching(ToolCallReply("RunCommand", {{"command", "echo x >> log.txt"}}), "TASK-K3");
+  StartLife(Json::array({run, Complete()}));
+  ArmCrash("tool.finished");
+  Json c = Create("TASK-K3 append to the log");
+  ExpectCrashThenRestart();
+  std::string task = c["task"]["id"];
+  LatestJobWhen(task, "succeeded");
+  std::ifstream log(DataDir() + "/workspaces/tasks/" + task + "/log.txt");
+  std::string all((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "x\n");
+}
+
+TEST_F(TaskLifeTest, KilledRightAfterATransitionTheJobResumesInTheNewMovement) {
+  Json to_implement = Matching(ToolCallReply("transition", {{"next", "implement"}}), "TASK-K4");
+  Json done_in_implement = Matching(Complete("implemented"), "# Movement: implement");
+  StartLife(Json::array({to_implement, done_in_implement}));
+  ArmCrash("movement.entered");
+  Json c = Create("TASK-K4 add a greeting", "coding");
+  ExpectCrashThenRestart();
+  LatestJobWhen(c["task"]["id"], "succeeded");
+  Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 2u) << reqs.dump();
+  const Json& last = Messages(reqs[1]).back();
+  EXPECT_TRUE(Contains(last.dump(), "# Movement: implement")) << MessagesText(reqs[1]);
+  EXPECT_TRUE(Contains(last.dump(), "resumes")) << last.dump();
+}
+
+}  // namespace
+}  // namespace maestro::testing
