@@ -1,11 +1,11 @@
 #include "cli/run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <set>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cli/runtime.h"
 #include "core/log.h"
@@ -26,8 +26,8 @@ void PrintDelta(const std::string&, const Json& d) {
 void ReportNewJobs(const std::vector<Job>& jobs, std::set<std::string>* seen) {
   for (const Job& j : jobs) {
     if (!seen->insert(j.id).second || seen->size() == 1) continue;
-    std::string why = j.continued_from_job_id.empty() ? "" : " (continues job " +
-                                                                 j.continued_from_job_id + ")";
+    std::string why =
+        j.continued_from_job_id.empty() ? "" : " (continues job " + j.continued_from_job_id + ")";
     std::cerr << "\n[next job " << j.id << why << "]\n";
   }
 }
@@ -85,10 +85,9 @@ int ReportEnd(Store& store, const Job& job) {
   }
   auto comments = store.ListComments(job.task_id);
   std::string last = comments.ok() && !comments->empty() ? comments->back().body : "";
-  std::cerr << fmt::format("maestro: task {} job {} ended {}{}{}\n", job.task_id, job.id,
-                           JobStatusName(job.status),
-                           job.error_message.empty() ? "" : ": " + job.error_message,
-                           last.empty() ? "" : "\n" + last);
+  std::cerr << fmt::format(
+      "maestro: task {} job {} ended {}{}{}\n", job.task_id, job.id, JobStatusName(job.status),
+      job.error_message.empty() ? "" : ": " + job.error_message, last.empty() ? "" : "\n" + last);
   return 1;
 }
 

@@ -1,12 +1,11 @@
 #include "cli/runtime.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace maestro::cli {
 namespace {

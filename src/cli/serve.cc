@@ -1,13 +1,12 @@
 #include "cli/serve.h"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
 #include "cli/demo_mode.h"

@@ -36,8 +36,9 @@ class CliRunTest : public ::testing::Test {
   RunResult Run(const Json& replies, const std::string& instruction, int context_length) {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies},
-                {"default", {{"tool_calls", Json::array({Call("complete", {{"status", "success"},
-                                                                           {"result", "RUN-DEFAULT"}})})}}}}
+                {"default",
+                 {{"tool_calls", Json::array({Call("complete", {{"status", "success"},
+                                                                {"result", "RUN-DEFAULT"}})})}}}}
                .dump();
     fake_ = std::make_unique<FakeLlmProcess>(
         std::vector<std::string>{"--script", dir_.File("script.json")});
@@ -70,8 +71,8 @@ class CliRunTest : public ::testing::Test {
 };
 
 TEST_F(CliRunTest, ATaskThatEndsWaitingForAPersonExits4WithTheQuestion) {
-  auto r = Run(Json::array({Complete({{"status", "needs_user_input"},
-                                      {"question", "RUN-QUESTION which colour?"}})}),
+  auto r = Run(Json::array({Complete(
+                   {{"status", "needs_user_input"}, {"question", "RUN-QUESTION which colour?"}})}),
                "pick a colour", 1'000'000);
   EXPECT_EQ(r.code, 4) << r.out << r.err;
   EXPECT_NE(r.err.find("needs you"), std::string::npos) << r.err;
@@ -103,8 +104,8 @@ TEST_F(CliRunTest, RunFollowsAHandoffContinuationToItsEnd) {
                      {"tool_calls", Json::array({Call("WriteHandoff", handoff)})}});
   replies.push_back(
       {{"match", {{"any_message_contains", "## Handoff from the previous session"}}},
-       {"tool_calls",
-        Json::array({Call("complete", {{"status", "success"}, {"result", "RUN-CONTINUED done"}})})}});
+       {"tool_calls", Json::array({Call("complete", {{"status", "success"},
+                                                     {"result", "RUN-CONTINUED done"}})})}});
   for (int i = 0; i < 12; ++i) {
     std::string text;
     while (text.size() < 3'000) text += "step " + std::to_string(i) + " thinking out loud. ";

@@ -55,9 +55,9 @@ TEST_F(NotificationsTest, AHandoffSaysItWentToAFreshSessionAndTheEndSaysFinished
   cont.continued_from_job_id = j.id;
   auto queued = store_->EnqueueJob(cont);
   ASSERT_TRUE(queued.ok()) << queued.status().ToString();
-  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded(
-                                                "handoff 0001.yaml; continued in job " +
-                                                queued->id))
+  ASSERT_TRUE(store_
+                  ->FinishJob(LeaseOf(j), JobOutcome::Succeeded(
+                                              "handoff 0001.yaml; continued in job " + queued->id))
                   .ok());
   Job next = Claim();
   ASSERT_EQ(next.id, queued->id);
