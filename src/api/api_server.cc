@@ -1,12 +1,11 @@
 #include "api/api_server.h"
 
+#include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <httplib.h>
-#include <spdlog/spdlog.h>
 
 #include "api/http_util.h"
 #include "core/json.h"
