@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "api/notification_view.h"
 #include "cli/runtime.h"
 #include "core/log.h"
 
@@ -117,7 +118,7 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
   NewTask t;
   t.instruction = instruction;
   t.piece = piece;
-  t.title = instruction.substr(0, 60);
+  t.title = api::TaskDisplayName("", instruction);  // first line, cut at a character
   auto created = rt->store->CreateTask(t);
   if (!created.ok()) return Fail(created.status());
   rt->pool->Notify();

@@ -113,7 +113,7 @@ TEST_F(CliRunTest, RunFollowsAHandoffContinuationToItsEnd) {
         {{"text", text},
          {"tool_calls", Json::array({Call("Glob", {{"pattern", "*.n" + std::to_string(i)}})})}});
   }
-  auto r = Run(replies, "Find the notes and answer.", 6'000);
+  auto r = Run(replies, "Find the notes and answer.", 12'000);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("RUN-CONTINUED done"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(r.out.find("RUN-DEFAULT"), std::string::npos) << "never handed off: " << r.out;
