@@ -31,7 +31,8 @@ export type FeedItem =
 // Whether a person's comment has reached the agent: "delivered" once the
 // server set delivered_at (it reached an LLM prompt), "pending" while the task
 // is still active (the next step will read it). The instruction needs no such
-// line, and a comment on a task that has ended says nothing.
+// line (nor a Continue's handoff note), and a comment on a task that has
+// ended says nothing.
 export type Delivery = 'delivered' | 'pending';
 
 const PERSON_KINDS = new Set(['instruction', 'reply', 'answer', 'message', 'interjection', 'handoff']);
@@ -172,7 +173,9 @@ function statusLine(job: Job): FeedItem | null {
 }
 
 export function deliveryOf(c: Comment, taskActive: boolean): Delivery | undefined {
-  if (!isPersonComment(c) || c.author === 'system' || c.kind === 'instruction') return undefined;
+  // The instruction and a Continue's handoff note open their job's prompt
+  // by construction; only what the person wrote in between can wait.
+  if (!isPersonComment(c) || c.author === 'system' || c.kind === 'instruction' || c.kind === 'handoff') return undefined;
   if (c.delivered_at) return 'delivered';
   return taskActive ? 'pending' : undefined;
 }

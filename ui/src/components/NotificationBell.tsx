@@ -97,7 +97,7 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
                     onOpen(n.task_id);
                   }}
                 >
-                  <strong>{notificationTask(n)}</strong>{' '}
+                  <strong>{notificationTask(n)}</strong>{' — '}
                   <span className={`note-outcome outcome-${n.outcome ?? n.status}`} data-outcome={n.outcome ?? n.status}>
                     {notificationText(n)}
                   </span>
