@@ -2,6 +2,10 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "api/http_util.h"
 #include "core/json.h"
@@ -101,15 +105,38 @@ void ApiServer::Routes() {
   });
 }
 
-Result<int> ApiServer::Start() {
-  Routes();
+Result<int> ApiServer::Bind() {
+  if (bound_port_ > 0) return bound_port_;
+  // Exclusive: cpp-httplib's default sets SO_REUSEPORT, which lets a second
+  // server bind the same port and the kernel split the connections between
+  // the two. SO_REUSEADDR alone still allows a restart over TIME_WAIT
+  // sockets but refuses a port another socket listens on.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  errno = 0;
   int port = options_.port;
+  bool ok = true;
   if (port == 0) {
     port = server_->bind_to_any_port(options_.host);
-    if (port < 0) return Unavailable("cannot bind " + options_.host);
-  } else if (!server_->bind_to_port(options_.host, port)) {
-    return Unavailable("cannot bind " + options_.host + ":" + std::to_string(port));
+    ok = port > 0;
+  } else {
+    ok = server_->bind_to_port(options_.host, port);
   }
+  if (!ok) {
+    const int err = errno;
+    return Unavailable("cannot listen on " + where + ": " +
+                       (err != 0 ? std::strerror(err) : "bind failed"));
+  }
+  bound_port_ = port;
+  return port;
+}
+
+Result<int> ApiServer::Start() {
+  MAESTRO_ASSIGN_OR_RETURN(int port, Bind());
+  Routes();
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return port;
 }

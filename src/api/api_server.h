@@ -75,7 +75,14 @@ class ApiServer {
   ApiServer(Store& store, ApiOptions options);
   ~ApiServer();
 
-  // Binds and starts serving on a background thread. Returns the bound port.
+  // Claims the listening address exclusively (a port another process listens
+  // on is refused, no SO_REUSEPORT sharing) without serving yet, so a caller
+  // can check the address before starting anything else. Returns the bound
+  // port; kUnavailable "cannot listen on HOST:PORT: <reason>" otherwise.
+  // Idempotent.
+  Result<int> Bind();
+  // Binds (unless Bind() already did) and starts serving on a background
+  // thread. Returns the bound port.
   Result<int> Start();
   void Stop();
 
@@ -106,6 +113,7 @@ class ApiServer {
   JobStreamHub hub_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  int bound_port_ = 0;  // > 0 once Bind() succeeded
 };
 
 // HTTP status for a Status code (400, 404, 409, 413, 503, 500...).

@@ -12,6 +12,7 @@
 
 #include "api/api_server.h"
 #include "api/http_util.h"
+#include "api/notification_view.h"
 #include "api/views.h"
 #include "core/hash.h"
 
@@ -30,12 +31,6 @@ uint64_t ParseSeq(const std::string& s) {
 
 std::string DeltaFrame(const JobDelta& d) {
   return "id: " + std::to_string(d.seq) + "\nevent: delta\ndata: " + d.data.dump() + "\n\n";
-}
-
-Json NotificationJson(const Notification& n) {
-  return {{"id", n.id},         {"task_id", n.task_id},       {"job_id", n.job_id},
-          {"status", n.status}, {"task_title", n.task_title}, {"read", n.read},
-          {"created_at", n.created_at}};
 }
 
 }  // namespace
@@ -124,7 +119,7 @@ void ApiServer::InboxRoutes() {
     Json arr = Json::array();
     int64_t unread_count = 0;
     for (const auto& n : *list) {
-      arr.push_back(NotificationJson(n));
+      arr.push_back(api::NotificationJson(n));
       if (!n.read) ++unread_count;
     }
     Reply(res, 200, {{"notifications", arr}, {"unread", unread_count}});

@@ -154,8 +154,10 @@ std::string FindUiDir(const Config& cfg) {
   return "";
 }
 
+bool DemoWanted(const Config& cfg) { return cfg.llm.base_url.empty() && cfg.demo_enabled; }
+
 Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg) {
-  if (!cfg.llm.base_url.empty() || !cfg.demo_enabled) return std::unique_ptr<DemoLlm>();
+  if (!DemoWanted(cfg)) return std::unique_ptr<DemoLlm>();
   MAESTRO_ASSIGN_OR_RETURN(std::string fakellm, FindFakeLlm(cfg, SelfExe()));
   MAESTRO_ASSIGN_OR_RETURN(std::string script, FindDemoScript(cfg));
   MAESTRO_ASSIGN_OR_RETURN(auto demo, DemoLlm::Start(fakellm, script));

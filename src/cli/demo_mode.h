@@ -59,6 +59,10 @@ Result<std::string> FindDemoScript(const Config& cfg);
 // answers `/` with how to build it).
 std::string FindUiDir(const Config& cfg);
 
+// True when MaybeStartDemo would start the demo model: no llm.base_url and
+// demo.enabled not false.
+bool DemoWanted(const Config& cfg);
+
 // When cfg.llm.base_url is empty and demo.enabled (MAESTRO_DEMO) is not
 // false: starts the demo model and points
 // cfg.llm.base_url/model at it. Returns nullptr (and changes nothing) when a

@@ -1,35 +1,23 @@
 // maestro — command-line entry point. Parses arguments and wires the
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
-#include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <optional>
 #include <string>
-#include <thread>
-
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "api/api_server.h"
-#include "context/context_startup.h"
 #include "cli/client.h"
-#include "cli/demo_mode.h"
+#include "cli/run.h"
+#include "cli/runtime.h"
+#include "cli/serve.h"
 #include "core/config.h"
-#include "core/log.h"
 #include "engine/piece_catalog.h"
 #include "engine/piece_commands.h"
-#include "engine_setup.h"
-#include "notify/webhooks.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
-#include "worker/lease_sweeper.h"
-#include "worker/worker_pool.h"
 
 #ifndef MAESTRO_VERSION
 #define MAESTRO_VERSION "0.0.0"
@@ -38,211 +26,15 @@
 namespace maestro {
 namespace {
 
-int Fail(const Status& st) {
-  // Input errors already say where (file:line:col or the variable); others
-  // keep their code for bug reports.
-  std::cerr << "maestro: "
-            << (st.code() == StatusCode::kInvalidArgument ? st.message() : st.ToString()) << "\n";
-  return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-std::string Hostname() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
-
-// Loads the config: --config, else ./maestro.yaml when present.
-Result<Config> LoadEffectiveConfig(const std::string& flag) {
-  std::optional<std::string> path;
-  if (!flag.empty()) path = flag;
-  else if (std::filesystem::exists("maestro.yaml")) path = "maestro.yaml";
-  auto cfg = LoadConfig(path, MaestroEnvFromProcess());
-  if (!cfg.ok()) return cfg;
-  for (const auto& w : cfg->warnings) std::cerr << "maestro: warning: " << w << "\n";
-  return cfg;
-}
-
-// The pieces a long-running process needs: store, worker pool, sweeper.
-struct Runtime {
-  std::unique_ptr<SqliteStore> store;
-  EngineSetup engine;
-  std::unique_ptr<WorkerPool> pool;
-  std::unique_ptr<LeaseSweeper> sweeper;
-  std::unique_ptr<context::ContextJanitor> janitor;
-};
-
-Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                               std::function<void()> on_commit = nullptr) {
-  std::error_code ec;
-  std::filesystem::create_directories(cfg.data_dir, ec);
-  if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
-  StoreOptions so;
-  so.default_max_attempts = cfg.jobs.retry.max_attempts;
-  so.on_job_available = std::move(wake);
-  so.on_commit = std::move(on_commit);
-  return SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
-}
-
-// Objects created after the store that its hooks must reach.
-struct Hooks {
-  std::atomic<WorkerPool*> pool{nullptr};
-  std::atomic<api::EventSignal*> signal{nullptr};
-  std::atomic<WebhookDispatcher*> webhooks{nullptr};
-  std::atomic<JobStreamHub*> streams{nullptr};  // the API's live job streams
-};
-
-Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
-                             engine::DeltaFn on_delta = nullptr) {
-  Runtime rt;
-  auto store = OpenStore(
-      cfg,
-      [hooks] {
-        if (WorkerPool* p = hooks->pool) p->Notify();
-      },
-      [hooks] {
-        if (api::EventSignal* s = hooks->signal) s->Notify();
-        if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
-      });
-  if (!store.ok()) return store.status();
-  rt.store = std::move(store).value();
-  // Task context files (seed 002): settings checked, directories put where
-  // the database says, old completed ones removed daily.
-  auto ctx_cfg = context::ContextConfigFromConfig(cfg);
-  if (!ctx_cfg.ok()) return ctx_cfg.status();
-  MAESTRO_RETURN_IF_ERROR(context::ReconcileContextsAtStart(cfg.data_dir, *rt.store));
-  rt.janitor = std::make_unique<context::ContextJanitor>(cfg.data_dir, *rt.store,
-                                                         ctx_cfg->cleanup_days, 24 * 3600 * 1000);
-  rt.janitor->Start();
-  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta));
-  if (!engine.ok()) return engine.status();
-  rt.engine = std::move(engine).value();
-  WorkerPoolOptions wo;
-  wo.threads = cfg.workers;
-  wo.hostname = Hostname();
-  wo.process_id = getpid();
-  wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
-  if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
-  wo.jobs = cfg.jobs;
-  rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
-  hooks->pool = rt.pool.get();
-  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
-                                              cfg.jobs.sweep_interval_ms);
-  rt.pool->Start();
-  rt.sweeper->Start();
-  return rt;
-}
-
-// Blocks until SIGTERM or SIGINT. The signals were blocked in main() before
-// any thread started, so only this sigwait receives them.
-int WaitForSignal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
-
-int Serve(const std::string& config_path, bool with_api) {
-  auto cfg = LoadEffectiveConfig(config_path);
-  if (!cfg.ok()) return Fail(cfg.status());
-  if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
-  // Demo mode: no LLM server configured → the bundled scripted model.
-  std::unique_ptr<cli::DemoLlm> demo;
-  if (with_api) {
-    auto started = cli::MaybeStartDemo(*cfg);
-    if (!started.ok()) return Fail(started.status());
-    demo = std::move(started).value();
-  }
-  auto hooks = std::make_shared<Hooks>();
-  // Engine deltas (text, tool calls, retries...) go to the API's live job
-  // stream once the API exists; `maestro worker` has none and drops them.
-  // Each delta is stamped with its wall-clock time (`at`, ms) so the UI can
-  // show tool durations even for deltas replayed after a reload.
-  auto rt = StartRuntime(*cfg, hooks, [hooks](const std::string& job_id, const Json& delta) {
-    JobStreamHub* h = hooks->streams;
-    if (!h) return;
-    Json stamped = delta;
-    if (stamped.is_object()) {
-      stamped["at"] = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-    }
-    h->Publish(job_id, stamped);
-  });
-  if (!rt.ok()) return Fail(rt.status());
-  std::unique_ptr<ApiServer> api;
-  std::unique_ptr<WebhookDispatcher> webhooks;
-  if (with_api) {
-    if (cfg->admin_token.empty()) {
-      auto created = api::EnsureAdminToken(*rt->store, cfg->data_dir);
-      if (!created.ok()) return Fail(created.status());
-      // Printed once, on stdout only (never logged): later starts reuse it.
-      if (created->has_value()) {
-        std::cout << "maestro: admin token (also in " << cfg->data_dir
-                  << "/admin_token, mode 0600): " << **created << std::endl;
-      }
-    }
-    if (!cfg->webhooks.empty()) {
-      WebhookOptions wo;
-      wo.hooks = cfg->webhooks;
-      webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
-      hooks->webhooks = webhooks.get();
-      webhooks->Start();
-    }
-    ApiOptions ao;
-    ao.host = cfg->listen_host;
-    ao.port = cfg->listen_port;
-    ao.admin_token = cfg->admin_token;
-    ao.version = MAESTRO_VERSION;
-    ao.schema_version = rt->store->SchemaVersion().ok() ? *rt->store->SchemaVersion() : 0;
-    ao.workers = cfg->workers;
-    ao.demo = demo != nullptr;
-    ao.model = cfg->llm.model;
-    ao.ui_dir = cli::FindUiDir(*cfg);
-    WorkerPool* pool = rt->pool.get();
-    ao.cancel_running = [pool](const std::string& job_id) { pool->CancelRunning(job_id); };
-    std::string data_dir = cfg->data_dir;
-    ao.pieces_json = [data_dir] {
-      engine::PieceCatalogOptions po;
-      po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
-      return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
-    };
-    api = std::make_unique<ApiServer>(*rt->store, ao);
-    hooks->signal = &api->signal();
-    hooks->streams = &api->job_streams();
-    auto port = api->Start();
-    if (!port.ok()) return Fail(port.status());
-    spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={} ui={}{}",
-                 cfg->listen_host, *port, cfg->data_dir, cfg->workers,
-                 ao.ui_dir.empty() ? "(not built: run scripts/ui.sh)" : ao.ui_dir,
-                 demo ? " DEMO MODEL" : "");
-  } else {
-    spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
-  }
-  int sig = WaitForSignal();
-  spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
-  if (api) api->Stop();
-  hooks->signal = nullptr;
-  hooks->webhooks = nullptr;
-  hooks->streams = nullptr;
-  if (webhooks) webhooks->Stop();
-  rt->pool->Shutdown();
-  rt->sweeper->Stop();
-  rt->janitor->Stop();
-  demo.reset();  // the demo model outlives the workers that call it
-  spdlog::info("stopped");
-  return 0;
-}
+using cli::Fail;
+using cli::LoadEffectiveConfig;
 
 // Opens the store for a one-shot command (no workers in this process).
 Result<std::unique_ptr<SqliteStore>> OpenForCommand(const std::string& config_path) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return cfg.status();
   spdlog::set_level(spdlog::level::warn);
-  return OpenStore(*cfg, nullptr);
+  return cli::OpenStore(*cfg, nullptr);
 }
 
 void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
@@ -307,56 +99,6 @@ int TaskCancel(const std::string& cfg, const std::string& id) {
   }
   PrintJson({{"cancelled", total.cancelled}, {"stopping", total.flagged}});
   return 0;
-}
-
-// `maestro run`: one task, one in-process worker, live text on stdout.
-int RunInForeground(const std::string& config_path, const std::string& piece,
-                    const std::string& instruction) {
-  auto cfg = LoadEffectiveConfig(config_path);
-  if (!cfg.ok()) return Fail(cfg.status());
-  if (cfg->llm.base_url.empty()) {
-    return Fail(InvalidArgument("maestro run needs an LLM server: set MAESTRO_LLM_BASE_URL"));
-  }
-  if (Status st = InitLogging("warn", cfg->log_format); !st.ok()) return Fail(st);
-  cfg->workers = 1;
-  auto on_delta = [](const std::string&, const Json& d) {
-    const std::string type = d.value("type", "");
-    if (type == "text") std::cout << d.value("text", "") << std::flush;
-    if (type == "movement") std::cerr << "\n[movement " << d.value("movement", "") << "]\n";
-    if (type == "tool_result") std::cerr << "\n[" << d.value("name", "") << "]\n";
-  };
-  auto hooks = std::make_shared<Hooks>();
-  auto rt = StartRuntime(*cfg, hooks, on_delta);
-  if (!rt.ok()) return Fail(rt.status());
-  NewTask t;
-  t.instruction = instruction;
-  t.piece = piece;
-  t.title = instruction.substr(0, 60);
-  auto created = rt->store->CreateTask(t);
-  if (!created.ok()) return Fail(created.status());
-  rt->pool->Notify();
-  Job job = created->job;
-  while (job.status == JobStatus::kQueued || job.status == JobStatus::kRunning ||
-         job.status == JobStatus::kRetry) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto j = rt->store->GetJob(job.id);
-    if (!j.ok()) return Fail(j.status());
-    job = *j;
-  }
-  rt->pool->Shutdown();
-  rt->sweeper->Stop();
-  std::cout << "\n";
-  if (job.status == JobStatus::kSucceeded) {
-    std::cout << job.result << "\n";
-    return 0;
-  }
-  auto comments = rt->store->ListComments(job.task_id);
-  std::string last = comments.ok() && !comments->empty() ? comments->back().body : "";
-  std::cerr << fmt::format("maestro: task {} job {} ended {}{}{}\n", job.task_id, job.id,
-                           JobStatusName(job.status),
-                           job.error_message.empty() ? "" : ": " + job.error_message,
-                           last.empty() ? "" : "\n" + last);
-  return job.status == JobStatus::kWaitingHuman ? 4 : 1;
 }
 
 }  // namespace
@@ -451,10 +193,10 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
-  if (*serve) return Serve(config, /*with_api=*/true);
-  if (*worker) return Serve(config, /*with_api=*/false);
+  if (*serve) return cli::Serve(config, /*with_api=*/true);
+  if (*worker) return cli::Serve(config, /*with_api=*/false);
   unblock();
-  if (*run) return RunInForeground(config, run_piece, run_instruction);
+  if (*run) return cli::RunInForeground(config, run_piece, run_instruction);
   if (!server_flag.empty()) remote.server = server_flag;
   if (!token_flag.empty()) remote.token = token_flag;
   // create/list/show/cancel go through the server when one is named, else

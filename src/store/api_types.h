@@ -26,12 +26,17 @@ struct WebhookDelivery {
 };
 
 // A job status change the user should see (waiting_human, succeeded, failed).
+// The store gives the raw facts; api/notification_view.h says what happened.
 struct Notification {
   std::string id;  // the event id
   std::string task_id;
   std::string job_id;
-  std::string status;
+  std::string status;       // the job's new status
+  std::string from_status;  // the status it left (waiting_human → succeeded: an answered ASK)
+  std::string wait_reason;  // waiting_human: ask, tool_request, ...
+  bool handed_off = false;  // succeeded by handing off to a continuation job
   std::string task_title;
+  std::string task_instruction;  // its first 200 bytes, for untitled tasks
   bool read = false;
   TimeMs created_at = 0;
 };

@@ -212,6 +212,40 @@ TEST_F(ServeTest, FirstStartCreatesAnAdminTokenFilePrintedOnce) {
   EXPECT_EQ(again->Stdout().find(token), std::string::npos);
 }
 
+// A second serve on a busy port must not share it (cpp-httplib's default
+// SO_REUSEPORT would let both listen and split the requests): it exits 1
+// naming the address and MAESTRO_LISTEN, before its demo model or workers
+// start.
+TEST_F(ServeTest, ASecondServeOnABusyPortExitsNamingMaestroListen) {
+  auto first = StartServe();
+  auto env = env_;
+  env["MAESTRO_DATA_DIR"] = dir_.File("data2");
+  env.erase("MAESTRO_DEMO");  // demo mode on: it must not start
+  Process second({MAESTRO_BIN, "--config", config_, "serve"}, env, dir_.File("serve2.out"),
+                 dir_.File("serve2.err"));
+  auto code = second.Wait(20s);
+  ASSERT_TRUE(code.has_value()) << "the second serve kept running:\n" << second.Stderr();
+  EXPECT_EQ(*code, 1);
+  const std::string err = second.Stderr();
+  const std::string where = "127.0.0.1:" + std::to_string(port_);
+  EXPECT_NE(err.find("cannot listen on " + where), std::string::npos) << err;
+  EXPECT_NE(err.find("MAESTRO_LISTEN"), std::string::npos) << err;
+  EXPECT_EQ(err.find("DEMO MODE"), std::string::npos) << "demo model started first:\n" << err;
+  EXPECT_EQ(err.find("listening on"), std::string::npos) << err;
+  // The first one still serves every request.
+  for (int i = 0; i < 20; ++i) {
+    auto r = Client().Get("/api/health");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  // And it restarts on the same port once the first is gone (no
+  // TIME_WAIT lockout: SO_REUSEADDR stays).
+  first->Signal(SIGTERM);
+  ASSERT_EQ(first->Wait(20s), std::optional<int>(0));
+  auto again = StartServe();
+  EXPECT_TRUE(again->running());
+}
+
 // With no LLM server configured (and demo mode on, the default) serve starts
 // the bundled maestro-fakellm with demo/demo-script.yaml: jobs really run,
 // GET /api/info says `demo`, and the child stops with serve.

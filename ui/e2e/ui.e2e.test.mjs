@@ -48,6 +48,20 @@ test('sign in with the token, once', async () => {
   await screenshot(page, 'signed-in');
 });
 
+test('the New task dialog picks a space, the ephemeral workspace first', async () => {
+  await page.getByRole('button', { name: 'New task' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New task' });
+  const picker = dialog.getByLabel('Space', { exact: true });
+  await picker.waitFor();
+  assert.equal(await picker.evaluate((el) => el.tagName), 'SELECT', 'a picker, not a free text field');
+  const options = await picker.locator('option').allInnerTexts();
+  assert.equal(options[0], 'ephemeral workspace (new for this task)');
+  assert.equal(await picker.inputValue(), '', 'no space chosen by default');
+  await screenshot(page, 'space-picker');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await page.getByRole('dialog', { name: 'New task' }).waitFor({ state: 'detached' });
+});
+
 test('create a task and see the answer stream in', async () => {
   await createTask('e2e-stream: say something');
   const text = feed().getByTestId('assistant-text').first();
@@ -173,6 +187,14 @@ test('reload the page mid-stream and lose nothing', async () => {
 
 test('cancel a running task, then Continue it', async () => {
   await page.locator('.chat-header .badge[data-status="running"]').waitFor();
+  // A comment while the long answer streams waits for the agent's next step.
+  await page.getByLabel('Message').fill('e2e meanwhile: keep it short');
+  await page.getByLabel('Message').press('Enter');
+  const mine = feed().locator('.msg-user').filter({ hasText: 'e2e meanwhile: keep it short' });
+  await mine.getByTestId('delivery').getByText('will be delivered to the next step').waitFor();
+  assert.equal(await feed().locator('[data-kind="instruction"]').getByTestId('delivery').count(), 0,
+    'the instruction has no delivery line');
+  await screenshot(page, 'comment-pending-delivery');
   await page.getByRole('button', { name: 'Cancel', exact: true }).click();
   await page.locator('.chat-header .badge[data-status="cancelled"]').waitFor();
   await feed().getByText('Job cancelled.').waitFor();
@@ -211,7 +233,11 @@ test('task list: badges, filter and search', async () => {
   assert.ok(Number((await bell.getAttribute('aria-label')).match(/\d+/)[0]) > 0, 'unread notifications');
   await bell.click();
   const panel = page.getByRole('dialog', { name: 'Notifications' });
-  await panel.getByText('needs your answer or decision').first().waitFor();
+  // Each says what happened to the task, named by its title or instruction.
+  await panel.getByText('needs you', { exact: true }).first().waitFor();
+  await panel.getByText('question answered', { exact: true }).first().waitFor();
+  await panel.getByText('finished', { exact: true }).first().waitFor();
+  assert.match(await panel.innerText(), /e2e-ask: pick a colour/);
   await screenshot(page, 'task-list-notifications');
   await panel.getByRole('button', { name: 'Mark all read' }).click();
   await page.getByRole('button', { name: 'Notifications (0 unread)' }).waitFor();

@@ -1,6 +1,6 @@
 // The REST client: every call carries the bearer token kept in localStorage.
 // Errors come back as ApiError with the server's {"error":{code,message}}.
-import type { ApprovalRequest, Comment, Job, Notification, Piece, ServerInfo, Task, TaskDetail } from './types';
+import type { ApprovalRequest, Comment, Job, Notification, Piece, ServerInfo, Space, Task, TaskDetail } from './types';
 
 const TOKEN_KEY = 'maestro.token';
 
@@ -76,6 +76,15 @@ export const Api = {
       post(scope ? { decision, scope } : { decision }),
     ),
   pieces: () => api<{ pieces: Piece[] }>('/api/pieces'),
+  // The persistent spaces; a server without the route (404) has none.
+  spaces: () =>
+    api<{ spaces?: Space[] }>('/api/spaces').then(
+      (r) => r.spaces ?? [],
+      (e: unknown) => {
+        if (e instanceof ApiError && e.status === 404) return [] as Space[];
+        throw e;
+      },
+    ),
   notifications: () => api<{ notifications: Notification[]; unread: number }>('/api/local/notifications'),
   markRead: (ids: string[]) => api<{ marked: boolean }>('/api/local/notifications/read', post({ ids })),
 };

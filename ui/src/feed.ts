@@ -5,7 +5,7 @@
 // (result / question / note) and a status line for parks, failures and
 // cancels. Comments are the durable record; deltas add what happened in
 // between while the server still buffers them.
-import type { Comment, Delta, Job, TaskEvent } from './types';
+import { TERMINAL, type Comment, type Delta, type Job, type TaskEvent } from './types';
 
 export interface ToolCard {
   id: string;
@@ -22,11 +22,18 @@ export interface ToolCard {
 }
 
 export type FeedItem =
-  | { kind: 'comment'; key: string; comment: Comment }
+  | { kind: 'comment'; key: string; comment: Comment; delivery?: Delivery }
   | { kind: 'assistant'; key: string; text: string; reasoning: string; live: boolean }
   | { kind: 'tool'; key: string; card: ToolCard }
   | { kind: 'movement'; key: string; movement: string }
   | { kind: 'notice'; key: string; tone: 'info' | 'warn' | 'error'; text: string };
+
+// Whether a person's comment has reached the agent: "delivered" once the
+// server set delivered_at (it reached an LLM prompt), "pending" while the task
+// is still active (the next step will read it). The instruction needs no such
+// line (nor a Continue's handoff note), and a comment on a task that has
+// ended says nothing.
+export type Delivery = 'delivered' | 'pending';
 
 const PERSON_KINDS = new Set(['instruction', 'reply', 'answer', 'message', 'interjection', 'handoff']);
 
@@ -165,7 +172,21 @@ function statusLine(job: Job): FeedItem | null {
   }
 }
 
+export function deliveryOf(c: Comment, taskActive: boolean): Delivery | undefined {
+  // The instruction and a Continue's handoff note open their job's prompt
+  // by construction; only what the person wrote in between can wait.
+  if (!isPersonComment(c) || c.author === 'system' || c.kind === 'instruction' || c.kind === 'handoff') return undefined;
+  if (c.delivered_at) return 'delivered';
+  return taskActive ? 'pending' : undefined;
+}
+
 export function buildFeed(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>): FeedItem[] {
+  const items = buildItems(jobs, comments, deltas);
+  const active = jobs.some((j) => !TERMINAL.has(j.status));
+  return items.map((i) => (i.kind === 'comment' ? { ...i, delivery: deliveryOf(i.comment, active) } : i));
+}
+
+function buildItems(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>): FeedItem[] {
   const items: FeedItem[] = [];
   const byJob = new Map<string, Comment[]>();
   for (const c of comments) {

@@ -45,6 +45,8 @@ export interface Comment {
   author: string;
   kind: string;
   body: string;
+  // When the comment reached an LLM prompt (ms); 0 or null: not yet.
+  delivered_at?: number | null;
   created_at: number;
 }
 
@@ -87,9 +89,27 @@ export interface Notification {
   task_id: string;
   job_id: string;
   status: string;
+  // What happened to the task (the job's status alone says "succeeded" also
+  // for an answered question or a handoff). Absent from older servers.
+  outcome?: 'question_answered' | 'handed_off' | 'finished' | 'failed' | 'needs_you';
+  summary?: string;
+  wait_reason?: string;
   task_title: string;
+  task_name?: string; // the title, else the instruction's first line, shortened
   read: boolean;
   created_at: number;
+}
+
+// One persistent space of GET /api/spaces (a task may run in it instead of
+// its own ephemeral workspace).
+export interface Space {
+  name: string;
+  description: string;
+  path: string;
+  network_allowed: boolean;
+  edit_allowed: boolean;
+  shell_allowed: boolean;
+  tools: string[];
 }
 
 export interface ServerInfo {

@@ -164,8 +164,14 @@ Result<std::vector<Notification>> SqliteStore::ListNotifications(const std::stri
   Status st = Read([&](SqliteConn& conn) -> Status {
     auto s = conn.Prepare(
         "SELECT e.id, e.task_id, COALESCE(e.job_id, ''), json_extract(e.payload, '$.to'), "
-        " t.title, r.event_id IS NOT NULL, e.created_at "
+        " t.title, r.event_id IS NOT NULL, e.created_at, "
+        " COALESCE(json_extract(e.payload, '$.from'), ''), "
+        " COALESCE(json_extract(e.payload, '$.wait_reason'), ''), "
+        // HandoffJobOutcome's result: "handoff NNNN.yaml; continued in job <id>".
+        " COALESCE(j.result LIKE 'handoff %' AND instr(j.result, '; continued in job ') > 0, 0), "
+        " substr(t.instruction, 1, 200) "
         "FROM events e JOIN tasks t ON t.id = e.task_id "
+        "LEFT JOIN jobs j ON j.id = e.job_id "
         "LEFT JOIN notification_reads r ON r.user = ?1 AND r.event_id = e.id "
         "WHERE e.type = 'job.status' AND t.owner = ?1 "
         " AND json_extract(e.payload, '$.to') IN ('waiting_human', 'succeeded', 'failed') "
@@ -185,6 +191,10 @@ Result<std::vector<Notification>> SqliteStore::ListNotifications(const std::stri
       n.task_title = s->Text(4);
       n.read = s->Int(5) != 0;
       n.created_at = s->Int(6);
+      n.from_status = s->Text(7);
+      n.wait_reason = s->Text(8);
+      n.handed_off = n.status == "succeeded" && s->Int(9) != 0;
+      n.task_instruction = s->Text(10);
       out.push_back(std::move(n));
     }
   });

@@ -30,6 +30,11 @@ export function ChatMessage({ item }: { item: FeedItem }) {
             </small>
           </header>
           <div className="msg-body">{c.body}</div>
+          {item.delivery && (
+            <small className={`delivery delivery-${item.delivery}`} data-testid="delivery">
+              {item.delivery === 'delivered' ? 'delivered' : 'will be delivered to the next step'}
+            </small>
+          )}
         </article>
       );
     }

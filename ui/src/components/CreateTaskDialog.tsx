@@ -1,8 +1,11 @@
 // The create-task dialog: instruction, piece (from GET /api/pieces) and
-// space. In demo mode it offers instructions that trigger each demo feature.
+// space — a picker filled from GET /api/spaces whose first option is the
+// task's own ephemeral workspace (no space sent); a server without the route
+// (404) or without spaces offers only that. In demo mode it offers
+// instructions that trigger each demo feature.
 import { useEffect, useState } from 'react';
 import { Api } from '../api';
-import type { Piece } from '../types';
+import type { Piece, Space } from '../types';
 import { useToast } from './Toasts';
 
 export const DEMO_PROMPTS: { label: string; text: string }[] = [
@@ -19,6 +22,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
   const [piece, setPiece] = useState('chat');
   const [space, setSpace] = useState('');
   const [pieces, setPieces] = useState<Piece[]>([]);
+  const [spaces, setSpaces] = useState<Space[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const toast = useToast();
@@ -27,7 +31,11 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
     Api.pieces()
       .then((r) => setPieces(r.pieces))
       .catch(() => setPieces([{ name: 'chat', description: '' }]));
+    Api.spaces()
+      .then(setSpaces)
+      .catch(() => setSpaces([]));
   }, []);
+  const chosen = spaces.find((s) => s.name === space);
 
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
@@ -37,7 +45,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
     }
     setBusy(true);
     try {
-      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space.trim() ? { space: space.trim() } : {}) });
+      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space ? { space } : {}) });
       toast('Task created', 'ok');
       onCreated(r.task.id);
     } catch (err) {
@@ -79,9 +87,23 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
           </label>
           <label>
             Space
-            <input value={space} onChange={(e) => setSpace(e.target.value)} placeholder="(own scratch workspace)" aria-label="Space" />
+            <select value={space} onChange={(e) => setSpace(e.target.value)} aria-label="Space">
+              <option value="">ephemeral workspace (new for this task)</option>
+              {spaces.map((s) => (
+                <option key={s.name} value={s.name} title={s.description}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
           </label>
         </div>
+        {chosen && (
+          <p className="space-hint" data-testid="space-hint">
+            {chosen.description ? `${chosen.description} · ` : ''}
+            {chosen.path} · {chosen.edit_allowed ? 'edits allowed' : 'read-only'} · {chosen.shell_allowed ? 'shell' : 'no shell'} ·{' '}
+            {chosen.network_allowed ? 'network' : 'no network'}
+          </p>
+        )}
         {error && <p className="error" role="alert">{error}</p>}
         <div className="row end">
           <button type="button" className="ghost" onClick={onClose}>

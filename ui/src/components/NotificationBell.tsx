@@ -1,16 +1,32 @@
-// The notification bell/center: job status changes of the person's tasks
-// that need them or report an end (waiting_human, succeeded, failed), polled
-// every 5 s. A new unread one also raises a toast.
+// The notification bell/center: what happened to the person's tasks — a
+// task needs them, a question was answered, a session handed off to a fresh
+// one, a task finished or failed — polled every 5 s. The server says what
+// happened (`summary`) and names the task (`task_name`: its title, else the
+// instruction's first line). A new unread one also raises a toast.
 import { useEffect, useRef, useState } from 'react';
 import { Api } from '../api';
 import type { Notification } from '../types';
 import { useToast } from './Toasts';
 
-const TEXT: Record<string, string> = {
-  waiting_human: 'needs your answer or decision',
+// Older servers send only the job's status.
+const BY_STATUS: Record<string, string> = {
+  waiting_human: 'needs you',
   succeeded: 'finished',
   failed: 'failed',
 };
+
+export function notificationText(n: Notification): string {
+  return n.summary || BY_STATUS[n.status] || n.status;
+}
+
+const toneOf = (n: Notification): 'info' | 'ok' | 'error' => {
+  const what = n.outcome ?? (n.status === 'succeeded' ? 'finished' : n.status);
+  return what === 'failed' ? 'error' : what === 'finished' ? 'ok' : 'info';
+};
+
+export function notificationTask(n: Notification): string {
+  return n.task_name || n.task_title || `task ${n.task_id.slice(0, 8)}`;
+}
 
 export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void }) {
   const [items, setItems] = useState<Notification[]>([]);
@@ -29,7 +45,7 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
         setUnread(r.unread);
         if (seen.current) {
           for (const n of r.notifications) {
-            if (!n.read && !seen.current.has(n.id)) toast(`${n.task_title || 'A task'} ${TEXT[n.status] ?? n.status}`);
+            if (!n.read && !seen.current.has(n.id)) toast(`${notificationTask(n)}: ${notificationText(n)}`, toneOf(n));
           }
         }
         seen.current = new Set(r.notifications.map((n) => n.id));
@@ -81,7 +97,10 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
                     onOpen(n.task_id);
                   }}
                 >
-                  <strong>{n.task_title || n.task_id.slice(0, 8)}</strong> {TEXT[n.status] ?? n.status}
+                  <strong>{notificationTask(n)}</strong>{' — '}
+                  <span className={`note-outcome outcome-${n.outcome ?? n.status}`} data-outcome={n.outcome ?? n.status}>
+                    {notificationText(n)}
+                  </span>
                   <small className="muted"> {new Date(n.created_at).toLocaleTimeString()}</small>
                 </button>
               </li>

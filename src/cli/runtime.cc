@@ -1,0 +1,105 @@
+#include "cli/runtime.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace maestro::cli {
+namespace {
+
+std::string Hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+}  // namespace
+
+int Fail(const Status& st) {
+  // Input errors already say where (file:line:col or the variable); others
+  // keep their code for bug reports.
+  std::cerr << "maestro: "
+            << (st.code() == StatusCode::kInvalidArgument ? st.message() : st.ToString()) << "\n";
+  return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+Result<Config> LoadEffectiveConfig(const std::string& flag) {
+  std::optional<std::string> path;
+  if (!flag.empty()) {
+    path = flag;
+  } else if (std::filesystem::exists("maestro.yaml")) {
+    path = "maestro.yaml";
+  }
+  auto cfg = LoadConfig(path, MaestroEnvFromProcess());
+  if (!cfg.ok()) return cfg;
+  for (const auto& w : cfg->warnings) std::cerr << "maestro: warning: " << w << "\n";
+  return cfg;
+}
+
+Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
+                                               std::function<void()> on_commit) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
+  StoreOptions so;
+  so.default_max_attempts = cfg.jobs.retry.max_attempts;
+  so.on_job_available = std::move(wake);
+  so.on_commit = std::move(on_commit);
+  return SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
+}
+
+void Runtime::Stop() {
+  if (pool) pool->Shutdown();
+  if (sweeper) sweeper->Stop();
+  if (janitor) janitor->Stop();
+}
+
+Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
+  Runtime rt;
+  auto store = OpenStore(
+      cfg,
+      [hooks] {
+        if (WorkerPool* p = hooks->pool) p->Notify();
+      },
+      [hooks] {
+        if (api::EventSignal* s = hooks->signal) s->Notify();
+        if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
+      });
+  if (!store.ok()) return store.status();
+  rt.store = std::move(store).value();
+  // Task context files (seed 002): settings checked, directories put where
+  // the database says, old completed ones removed daily.
+  auto ctx_cfg = context::ContextConfigFromConfig(cfg);
+  if (!ctx_cfg.ok()) return ctx_cfg.status();
+  MAESTRO_RETURN_IF_ERROR(context::ReconcileContextsAtStart(cfg.data_dir, *rt.store));
+  rt.janitor = std::make_unique<context::ContextJanitor>(cfg.data_dir, *rt.store,
+                                                         ctx_cfg->cleanup_days, 24 * 3600 * 1000);
+  rt.janitor->Start();
+  return rt;
+}
+
+Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks,
+                    engine::DeltaFn on_delta) {
+  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta));
+  if (!engine.ok()) return engine.status();
+  rt.engine = std::move(engine).value();
+  WorkerPoolOptions wo;
+  wo.threads = cfg.workers;
+  wo.hostname = Hostname();
+  wo.process_id = getpid();
+  wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
+  if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
+  wo.jobs = cfg.jobs;
+  rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
+  hooks->pool = rt.pool.get();
+  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
+                                              cfg.jobs.sweep_interval_ms);
+  rt.pool->Start();
+  rt.sweeper->Start();
+  return Status::Ok();
+}
+
+}  // namespace maestro::cli

@@ -1,0 +1,158 @@
+#include "cli/serve.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "api/api_server.h"
+#include "cli/demo_mode.h"
+#include "cli/runtime.h"
+#include "core/log.h"
+#include "engine/piece_catalog.h"
+#include "store/sqlite/migrations.h"
+
+#ifndef MAESTRO_VERSION
+#define MAESTRO_VERSION "0.0.0"
+#endif
+
+namespace maestro::cli {
+namespace {
+
+// Blocks until SIGTERM or SIGINT. The signals were blocked in main() before
+// any thread started, so only this sigwait receives them.
+int WaitForSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+// Engine deltas (text, tool calls, retries...) go to the API's live job
+// stream once the API exists; `maestro worker` has none and drops them.
+// Each delta is stamped with its wall-clock time (`at`, ms) so the UI can
+// show tool durations even for deltas replayed after a reload.
+engine::DeltaFn PublishToStreams(std::shared_ptr<Hooks> hooks) {
+  return [hooks](const std::string& job_id, const Json& delta) {
+    JobStreamHub* h = hooks->streams;
+    if (!h) return;
+    Json stamped = delta;
+    if (stamped.is_object()) {
+      stamped["at"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    }
+    h->Publish(job_id, stamped);
+  };
+}
+
+ApiOptions MakeApiOptions(const Config& cfg, SqliteStore& store, std::shared_ptr<Hooks> hooks,
+                          const std::string& ui_dir) {
+  ApiOptions ao;
+  ao.host = cfg.listen_host;
+  ao.port = cfg.listen_port;
+  ao.admin_token = cfg.admin_token;
+  ao.version = MAESTRO_VERSION;
+  ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;
+  ao.workers = cfg.workers;
+  ao.demo = DemoWanted(cfg);
+  ao.model = cfg.llm.model;
+  ao.ui_dir = ui_dir;
+  // The pool starts after the API is bound; the hook finds it once it runs.
+  ao.cancel_running = [hooks](const std::string& job_id) {
+    if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);
+  };
+  std::string data_dir = cfg.data_dir;
+  ao.pieces_json = [data_dir] {
+    engine::PieceCatalogOptions po;
+    po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
+    return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
+  };
+  return ao;
+}
+
+// The address is taken: say which setting chooses another.
+int FailBind(const Config& cfg, const Status& st) {
+  std::cerr << fmt::format(
+      "maestro: {}\nmaestro: is another maestro serve running there? Stop it, or choose a "
+      "free address with MAESTRO_LISTEN=HOST:PORT (config key `listen`; now {}:{}).\n",
+      st.message(), cfg.listen_host, cfg.listen_port);
+  return 1;
+}
+
+// Prints the admin token once, on its first creation (never logged).
+Status EnsureAdmin(const Config& cfg, Store& store) {
+  if (!cfg.admin_token.empty()) return Status::Ok();
+  auto created = api::EnsureAdminToken(store, cfg.data_dir);
+  if (!created.ok()) return created.status();
+  if (created->has_value()) {
+    std::cout << "maestro: admin token (also in " << cfg.data_dir
+              << "/admin_token, mode 0600): " << **created << std::endl;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int Serve(const std::string& config_path, bool with_api) {
+  auto cfg = LoadEffectiveConfig(config_path);
+  if (!cfg.ok()) return Fail(cfg.status());
+  if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
+  auto hooks = std::make_shared<Hooks>();
+  auto rt = OpenRuntime(*cfg, hooks);
+  if (!rt.ok()) return Fail(rt.status());
+  std::unique_ptr<ApiServer> api;
+  std::unique_ptr<cli::DemoLlm> demo;
+  std::unique_ptr<WebhookDispatcher> webhooks;
+  const std::string ui_dir = with_api ? FindUiDir(*cfg) : "";
+  if (with_api) {
+    api = std::make_unique<ApiServer>(*rt->store, MakeApiOptions(*cfg, *rt->store, hooks, ui_dir));
+    if (auto bound = api->Bind(); !bound.ok()) return FailBind(*cfg, bound.status());
+    if (Status st = EnsureAdmin(*cfg, *rt->store); !st.ok()) return Fail(st);
+    // Demo mode: no LLM server configured → the bundled scripted model.
+    auto started = cli::MaybeStartDemo(*cfg);
+    if (!started.ok()) return Fail(started.status());
+    demo = std::move(started).value();
+  }
+  if (Status st = StartWorkers(*rt, *cfg, hooks, PublishToStreams(hooks)); !st.ok()) {
+    return Fail(st);
+  }
+  if (with_api) {
+    if (!cfg->webhooks.empty()) {
+      WebhookOptions wo;
+      wo.hooks = cfg->webhooks;
+      webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
+      hooks->webhooks = webhooks.get();
+      webhooks->Start();
+    }
+    hooks->signal = &api->signal();
+    hooks->streams = &api->job_streams();
+    auto port = api->Start();
+    if (!port.ok()) return Fail(port.status());
+    spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={} ui={}{}",
+                 cfg->listen_host, *port, cfg->data_dir, cfg->workers,
+                 ui_dir.empty() ? "(not built: run scripts/ui.sh)" : ui_dir,
+                 demo ? " DEMO MODEL" : "");
+  } else {
+    spdlog::info("maestro worker: data_dir={} workers={}", cfg->data_dir, cfg->workers);
+  }
+  int sig = WaitForSignal();
+  spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
+  if (api) api->Stop();
+  hooks->signal = nullptr;
+  hooks->webhooks = nullptr;
+  hooks->streams = nullptr;
+  if (webhooks) webhooks->Stop();
+  rt->Stop();
+  demo.reset();  // the demo model outlives the workers that call it
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace maestro::cli
