@@ -174,6 +174,7 @@ Result<HandoffResult> CompleteHandoff(TaskContext& ctx, const HandoffDocument& d
   nj.piece = in.job.piece;
   nj.model = in.job.model;
   nj.profile = in.job.profile;
+  nj.adopt_children_of = in.job.id;
   MAESTRO_ASSIGN_OR_RETURN(r.continuation, ctx.store().EnqueueJob(nj));
 
   Json ev = {{"path", fs::path(r.path).filename().string()},

@@ -46,7 +46,7 @@ HandoffStep::HandoffStep(HandoffStepOptions options)
 
 std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const std::string& movement,
                                                       int64_t estimate) {
-  if (done_) return std::nullopt;
+  if (done_ || impossible_) return std::nullopt;
   switch (monitor_.OnIteration(estimate)) {
     case context::HandoffMonitor::Action::kNone:
       return std::nullopt;
@@ -92,6 +92,7 @@ std::string HandoffStep::OnWriteHandoff(AgentLoopDeps& d, const std::string& mov
 Result<MovementResult> HandoffStep::OnOverflow(AgentLoopDeps& d, const std::string& movement,
                                                const std::string& why) {
   if (done_) return Internal("the session already handed off");
+  if (impossible_) return Status(StatusCode::kResourceExhausted, "no handoff is possible");
   spdlog::info("job {}: context exhausted ({}): the engine writes the handoff", d.job_id, why);
   return Fallback(d, movement);
 }
@@ -126,7 +127,12 @@ Status HandoffStep::CheckPossible(AgentLoopDeps& d, const context::HandoffDocume
 
 Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string& movement,
                                             const context::HandoffDocument& doc, bool fallback) {
-  MAESTRO_RETURN_IF_ERROR(CheckPossible(d, doc));
+  if (Status possible = CheckPossible(d, doc); !possible.ok()) {
+    impossible_ = true;
+    spdlog::info("job {}: no handoff possible ({}); compression takes over", d.job_id,
+                 possible.message());
+    return possible;
+  }
   context::HandoffInputs in;
   in.job = opt_.job;
   in.workspace = opt_.workspace;

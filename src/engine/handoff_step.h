@@ -32,7 +32,9 @@
 // and the original instruction; nothing of this session's reasoning).
 // Impossible (kResourceExhausted / a write error): the task already handed
 // off `max_handoffs` times, or the document and the instruction alone would
-// not fit a fresh session — the caller then aborts with context_overflow.
+// not fit a fresh session — the session stops asking for one, and the prompt
+// guard compresses instead (and aborts with context_overflow only when even
+// that does not make the prompt fit).
 //
 // Thread safety: one job's thread.
 #pragma once
@@ -73,8 +75,11 @@ class HandoffStep {
   // Before each LLM call. A value: the session ended here (fallback written).
   std::optional<MovementResult> BeforeCall(AgentLoopDeps& deps, const std::string& movement,
                                            int64_t prompt_estimate);
-  // The agent has been asked for a handoff and has not written one yet.
-  bool requested() const { return monitor_.requested() && !done_; }
+  // The agent has been asked for a handoff and has not written one yet —
+  // while true, compression is held back (seed 004). A handoff found
+  // impossible (see below) is no longer pending: compression takes over.
+  bool requested() const { return monitor_.requested() && !done_ && !impossible_; }
+  bool impossible() const { return impossible_; }
 
   // The WriteHandoff tool. Returns the tool result; sets `settled` when the
   // handoff was written (the movement, and the session, end).
@@ -94,6 +99,7 @@ class HandoffStep {
   HandoffStepOptions opt_;
   context::HandoffMonitor monitor_;
   bool done_ = false;
+  bool impossible_ = false;  // CheckPossible said no: this session cannot hand off
 };
 
 // The first messages of a handoff continuation (JobPromptPlan::

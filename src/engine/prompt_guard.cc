@@ -89,6 +89,10 @@ GuardOutcome Overflow(AgentLoopDeps& d, const std::string& movement, GuardOutcom
       return out;
     }
     details += "; handoff impossible: " + handed.status().message();
+    // No fresh session can take over: compression is the remaining way on.
+    if (Summarize(d, &out, /*force=*/true) && out.estimate <= d.ctx->config().context_length) {
+      return out;
+    }
   }
   out.end = OverflowAbort(movement, details);
   return out;

@@ -137,6 +137,10 @@ struct NewJob {
   std::string resume_movement;
   int ask_count = 0;
   int max_attempts = 0;  // 0: the store's default
+  // A handoff continuation takes over the children of the job it continues
+  // (same transaction): subtasks spawned before the handoff report to, and
+  // wake, the session that goes on with the work.
+  std::string adopt_children_of;
 };
 
 // Proof of a claim. Every write a worker makes for its job carries it.

@@ -88,6 +88,12 @@ Result<Job> SqliteStore::InsertJob(Tx& tx, const NewJob& in) {
                                 in.parent_job_id));
   }
   MAESTRO_RETURN_IF_ERROR(st);
+  if (!in.adopt_children_of.empty()) {
+    auto adopt = tx.conn.Prepare("UPDATE jobs SET parent_job_id = ?2 WHERE parent_job_id = ?1");
+    if (!adopt.ok()) return adopt.status();
+    adopt->Bind(1, in.adopt_children_of).Bind(2, id);
+    MAESTRO_RETURN_IF_ERROR(adopt->Exec());
+  }
   MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, id, JobStatus::kQueued));
   return sqlite::LoadJob(tx.conn, id);
 }

@@ -326,6 +326,36 @@ TEST_F(PromptGuardLoopTest, WhenTheHandoffIsImpossibleTooTheMovementAbortsWithCo
   EXPECT_FALSE(std::filesystem::exists(ctx_->handoffs_dir() + "/0001.yaml"));
 }
 
+TEST_F(PromptGuardLoopTest, WhenNoHandoffIsPossibleCompressionTakesOverInsteadOfAborting) {
+  // Three long user messages (~12k tokens, over the 10k limit) that
+  // compression may summarize; the task may not hand off again.
+  for (const char* name : {"a.txt", "b.txt", "c.txt"}) {
+    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage(BigText(name)), job_.id).ok());
+  }
+  // A recent exchange the compressor keeps as the tail.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(ctx_->messages().AddMessage({{"role", "assistant"}, {"content", "noted"}}, job_.id).ok());
+    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("go on " + std::to_string(i)), job_.id).ok());
+  }
+  cc_.keep_recent_messages = 2;
+  llm_.Text("Summary: the user pasted three long notes.");  // the compressor's call
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  context::ContextCompressor compressor(&llm_, cc_);
+  AgentLoopDeps d = Deps(true);
+  handoff_ = std::make_unique<HandoffStep>(
+      HandoffStepOptions{cc_, job_, dir_.path(), "task", "fix the bug", /*max_handoffs=*/0});
+  d.handoff = handoff_.get();
+  d.compressor = &compressor;
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "COMPLETE") << r.abort_reason << " " << r.result;
+  EXPECT_FALSE(r.handed_off);
+  EXPECT_TRUE(handoff_->impossible());
+  EXPECT_FALSE(handoff_->requested());  // compression is no longer held back
+  ASSERT_EQ(llm_.requests.size(), 2u);  // the summary call, then the agent's
+  EXPECT_LT(ctx_->messages().current_lines(), 8);
+  EXPECT_FALSE(std::filesystem::exists(ctx_->handoffs_dir() + "/0001.yaml"));
+}
+
 TEST_F(PromptGuardLoopTest, AServerContextErrorHandsOff) {
   llm_.Fail(llm::LlmErrorKind::kContextLengthExceeded);
   AgentLoopDeps d = Deps(true);

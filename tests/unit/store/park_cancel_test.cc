@@ -182,5 +182,31 @@ TEST_F(ParkCancelTest, SweeperCancelsAnExpiredJobThatWasAskedToStop) {
   EXPECT_EQ((*rec)[0].status, JobStatus::kCancelled);
 }
 
+TEST_F(ParkCancelTest, AHandoffContinuationAdoptsTheChildrenSoTheirEndWakesIt) {
+  auto [parent, children] = ParentWithChildren(2);
+  NewJob cont;
+  cont.task_id = parent.task_id;
+  cont.continued_from_job_id = parent.id;
+  cont.piece = parent.piece;
+  cont.adopt_children_of = parent.id;
+  auto next = store_->EnqueueJob(cont);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::Succeeded("handed off")).ok());
+  auto kids = store_->ListChildJobs(next->id);
+  ASSERT_TRUE(kids.ok());
+  EXPECT_EQ(kids->size(), 2u);
+  EXPECT_TRUE(store_->ListChildJobs(parent.id)->empty());
+  // The continuation parks on them; the last child's end wakes it.
+  Job c1 = Claim("w1"), c2 = Claim("w2"), running = Claim("w3");  // oldest first
+  ASSERT_EQ(running.id, next->id);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(running), JobOutcome::WaitingSubtasks("plan")).ok());
+  EXPECT_EQ(store_->GetJob(next->id)->status, JobStatus::kWaitingSubtasks);
+  for (const Job& child : {c1, c2}) {
+    ASSERT_TRUE(store_->FinishJob(LeaseOf(child), JobOutcome::Succeeded("ok")).ok());
+  }
+  EXPECT_EQ(store_->GetJob(next->id)->status, JobStatus::kQueued);
+}
+
 }  // namespace
 }  // namespace maestro
+
