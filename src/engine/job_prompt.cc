@@ -23,7 +23,7 @@ bool HandedOffTo(Store& store, const Job& job) {
          prev->result.find("continued in job " + job.id) != std::string::npos;
 }
 
-// The replaying paths of the same task (a resume, a follow-up) do not
+// The replaying paths of the same task (a resume, a follow-up, Continue) do not
 // repeat the task instruction: the replayed turns already hold it once, and
 // a repeat per job would grow every later request by a copy.
 std::string ResumeNote(const Job& job, const std::string& movement) {
@@ -53,7 +53,7 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, JobPromptPla
     auto prev = store.GetJob(job.continued_from_job_id);
     bool same = prev.ok() && prev->piece == job.piece;
     plan->path = same ? PromptPath::kSamePieceContinue : PromptPath::kCrossPieceContinue;
-    plan->instruction = fmt::format("{}\n\n## Continue\n{}", task.instruction, handoff);
+    plan->instruction = "## Continue\n" + handoff;
     return Status::Ok();
   }
   plan->path = PromptPath::kFollowUp;

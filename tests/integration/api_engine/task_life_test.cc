@@ -130,6 +130,73 @@ TEST_F(TaskLifeTest, AChatAnsweredTenTimesGrowsByOneMessagePerAnswerAcrossRestar
   }
 }
 
+// One task through follow-up, ASK + answer, an interjection while a tool
+// runs, a 500 and its retry, Continue of the same piece and of another, with
+// restarts between steps. After each step: the exact shape of the request,
+// every MIX tag once, and the previous request kept as the prefix.
+TEST_F(TaskLifeTest, AMixedLifeKeepsEveryTurnOnceAndThePrefixAcrossItsPaths) {
+  Json ask = Matching(ToolCallReply("complete", {{"status", "needs_user_input"},
+                                                 {"result", "need a colour"},
+                                                 {"question", "Which colour?"}}),
+                      "MIX-1");
+  Json slow = Matching(ToolCallReply("ListDir", Json::object()), "MIX-2");
+  slow["delay_ms"] = 1200;
+  Json fail = Matching({{"status", 500}, {"error_message", "scripted failure"}}, "MIX-3");
+  Start(Json::array({Matching(Complete("started"), "MIX-0"), ask, slow, fail,
+                     Matching(Complete("resumed"), "(The job resumes"),
+                     Matching(Complete("more"), "MIX-5"), Matching(Complete("reviewed"), "MIX-6")}),
+        1);
+  Json c = Create("MIX-0 paint the fence");
+  std::string task = c["task"]["id"];
+  auto last_done = [&] { return LatestJobWhen(task, "succeeded"); };
+  auto comment = [&](const std::string& text, const std::string& outcome) {
+    auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", text}});
+    EXPECT_EQ(code, 201) << body.dump();
+    EXPECT_EQ(body["outcome"], outcome) << text;
+  };
+  last_done();                                   // R0 [sys, U0]
+  comment("MIX-1 ask me something", "followup");  // R1 [sys, U0, U1] -> ASK
+  LatestJobWhen(task, "waiting_human");
+  RestartServe();
+  comment("MIX-2 blue", "followup");  // R2 [sys, U0, U1, U2] -> slow ListDir
+  WaitFakeRequests(3);
+  comment("MIX-3 and green", "interjection");  // R3 [.., A, T, U3] -> 500, retry
+  last_done();                                  // R4 [.., U3, resume note]
+  RestartServe();
+  auto [k1, b1] = Post(TaskPath(c) + "/continue", {{"note", "MIX-5 one more coat"}});
+  ASSERT_EQ(k1, 201) << b1.dump();
+  WaitJob(task, b1["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; });
+  auto [k2, b2] = Post(TaskPath(c) + "/continue", {{"note", "MIX-6 check it"}, {"piece", "review"}});
+  ASSERT_EQ(k2, 201) << b2.dump();
+  WaitJob(task, b2["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; });
+
+  Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 7u) << LogTail();
+  const std::vector<size_t> sizes = {2, 3, 4, 7, 8, 9, 10};
+  for (size_t k = 0; k < reqs.size(); ++k) {
+    const Json& msgs = Messages(reqs[k]);
+    EXPECT_EQ(msgs.size(), sizes[k]) << "request " << k << ":\n" << MessagesText(reqs[k]);
+    EXPECT_EQ(msgs[0]["role"], "system");
+    for (int j : {0, 1, 2, 3, 5, 6}) {
+      std::string tag = "MIX-" + std::to_string(j) + " ";
+      int want = j <= static_cast<int>(k) ? 1 : 0;  // MIX-j enters with request j
+      EXPECT_EQ(CountIn(reqs[k], tag), want) << tag << " in request " << k << ":\n"
+                                             << MessagesText(reqs[k]);
+    }
+    if (k == 0) continue;
+    // The previous request is this one's prefix — minus the calls replay
+    // drops (the ASK's `complete`), and the system message of another piece.
+    const Json& prev = Messages(reqs[k - 1]);
+    size_t from = k == 6 ? 1 : 0;
+    for (size_t m = from; m < prev.size() && m < msgs.size(); ++m) {
+      EXPECT_EQ(msgs[m], prev[m]) << "request " << k << " message " << m;
+    }
+  }
+  EXPECT_EQ(reqs[3]["status"], 500);
+  EXPECT_TRUE(Contains(Messages(reqs[4]).back().dump(), "(The job resumes"));
+  EXPECT_NE(Messages(reqs[6])[0], Messages(reqs[5])[0]) << "review has its own system message";
+}
+
 TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
   Json slow = Matching(Complete("a"), "TASK-A");
   slow["delay_ms"] = 1500;
