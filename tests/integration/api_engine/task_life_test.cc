@@ -240,6 +240,23 @@ TEST_F(TaskLifeTest, AnInterjectionDuringTheFinalTurnIsCarriedIntoAFollowUp) {
 
 // ---- kill points: SIGKILL at an exact boundary, then one effect ----------
 
+TEST_F(TaskLifeTest, KilledAfterAFollowUpIsSeededItsCommentIsDeliveredOnce) {
+  StartLife(Json::array({Complete()}));
+  Json c = Create("TASK-K0 start");
+  WaitStatus(c, "succeeded");
+  ArmCrash("seed.written");
+  auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "K0-NOTE once more"}});
+  ASSERT_EQ(code, 201);
+  ASSERT_EQ(body["outcome"], "followup");
+  ExpectCrashThenRestart();
+  WaitJob(c["task"]["id"], body["job"]["id"],
+          [](const Json& j) { return j["status"] == "succeeded"; }, 30s);
+  Json with = RequestsWith(FakeRequests(), "K0-NOTE");
+  ASSERT_EQ(with.size(), 1u) << "the crash came before any request with it";
+  EXPECT_EQ(CountIn(with[0], "K0-NOTE"), 1) << MessagesText(with[0]);
+  EXPECT_TRUE(Contains(Messages(with[0]).back().dump(), "(The job resumes"));
+}
+
 TEST_F(TaskLifeTest, KilledAfterAnInterjectionIsAppendedItIsDeliveredOnce) {
   Json slow = Matching(ToolCallReply("ListDir", Json::object()), "TASK-K1");
   slow["delay_ms"] = 1500;

@@ -396,6 +396,10 @@ TEST_F(PromptGuardLoopTest, TheContinuationJobStartsFromTheHandoffDocument) {
   EXPECT_NE(facts.find(task->instruction), std::string::npos);
   EXPECT_EQ(facts.find(BigText("a.txt").substr(0, 40)), std::string::npos);  // nothing replayed
   EXPECT_EQ(first[2], TransitionGuidanceMessage(piece_, "implement"));
+  // The overflowed session left the transcript: a later park or retry of the
+  // continuation replays from its handoff.
+  EXPECT_EQ(ReadJsonl(ctx_->messages().transcript_path()), first);
+  EXPECT_EQ(ctx_->messages().movement(), "implement");
 }
 
 TEST_F(PromptGuardLoopTest, AContinueByTheUserIsNotAHandoffContinuation) {
