@@ -122,7 +122,9 @@ Result<Runtime> StartRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
   wo.hostname = Hostname();
   wo.process_id = getpid();
   wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
-  if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
+  // No model/profile claim filter: a job is claimed by any worker, and one
+  // whose profile or model this process does not serve fails at once naming
+  // it (PieceExecutor), instead of sitting queued where no worker looks.
   wo.jobs = cfg.jobs;
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
   hooks->pool = rt.pool.get();
@@ -210,6 +212,7 @@ int Serve(const std::string& config_path, bool with_api) {
       po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
       return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
     };
+    ao.choices = MakeTaskChoices(*cfg, *rt->engine.spaces);
     api = std::make_unique<ApiServer>(*rt->store, ao);
     hooks->signal = &api->signal();
     hooks->streams = &api->job_streams();
@@ -254,7 +257,11 @@ Json JobSummary(const Job& j) {
 }
 
 int TaskCreate(const std::string& cfg, const NewTask& in) {
-  auto store = OpenForCommand(cfg);
+  auto config = LoadEffectiveConfig(cfg);
+  if (!config.ok()) return Fail(config.status());
+  if (Status st = CheckPieceName(*config, in.piece); !st.ok()) return Fail(st);
+  spdlog::set_level(spdlog::level::warn);
+  auto store = OpenStore(*config, nullptr);
   if (!store.ok()) return Fail(store.status());
   auto created = (*store)->CreateTask(in);
   if (!created.ok()) return Fail(created.status());
@@ -318,6 +325,8 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
     return Fail(InvalidArgument("maestro run needs an LLM server: set MAESTRO_LLM_BASE_URL"));
   }
   if (Status st = InitLogging("warn", cfg->log_format); !st.ok()) return Fail(st);
+  // Before anything starts: an unknown piece writes no task.
+  if (Status st = CheckPieceName(*cfg, piece); !st.ok()) return Fail(st);
   cfg->workers = 1;
   auto on_delta = [](const std::string&, const Json& d) {
     const std::string type = d.value("type", "");

@@ -51,7 +51,8 @@ class ServeEngineTest : public ::testing::Test {
         << "  context_length: 1000000\n"
         << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
-        << std::filesystem::path(installer).parent_path().string() << "]\n";
+        << std::filesystem::path(installer).parent_path().string() << "]\n"
+        << extra_config_;
     serve_ = std::make_unique<Process>(
         std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
         std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", DataDir()},
@@ -81,6 +82,13 @@ class ServeEngineTest : public ::testing::Test {
   // POST; returns {status, body}.
   std::pair<int, Json> Post(const std::string& path, const Json& body) const {
     auto r = Client().Post(path, body.dump(), "application/json");
+    if (!r) return {0, Json()};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, Json> GetWithStatus(const std::string& path, const std::string& token = "tok") const {
+    httplib::Client c("127.0.0.1", port_);
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    auto r = c.Get(path);
     if (!r) return {0, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
@@ -166,6 +174,8 @@ class ServeEngineTest : public ::testing::Test {
     return err.size() > 4000 ? err.substr(err.size() - 4000) : err;
   }
 
+  // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
+  std::string extra_config_;
   TempDir dir_;
   int port_ = 0;
   std::unique_ptr<FakeLlmProcess> fake_;
