@@ -52,7 +52,7 @@ class ServeEngineTest : public ::testing::Test {
         << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
         << std::filesystem::path(installer).parent_path().string() << "]\n"
-        << extra_config_;
+        << ExtraConfig();
     serve_ = std::make_unique<Process>(
         std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
         std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", DataDir()},
@@ -66,6 +66,17 @@ class ServeEngineTest : public ::testing::Test {
       std::this_thread::sleep_for(10ms);
     }
     FAIL() << "maestro serve did not come up:\n" << serve_->Stderr();
+  }
+
+  // extra_config_ with "{llm_base_url}" replaced by the fake's URL (known
+  // only once it runs), e.g. for an `llm_profiles:` entry on the same fake.
+  std::string ExtraConfig() const {
+    std::string text = extra_config_;
+    const std::string key = "{llm_base_url}";
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key)) {
+      text.replace(at, key.size(), fake_->base_url());
+    }
+    return text;
   }
 
   std::string DataDir() const { return dir_.File("data"); }
