@@ -1,8 +1,8 @@
 #include "api/task_choices.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace maestro::api {
 namespace {
@@ -38,8 +38,8 @@ Status CheckPiece(const TaskChoices& choices, const std::string& piece) {
   if (!choices.piece_names) return Status::Ok();
   const auto names = choices.piece_names();
   if (std::find(names.begin(), names.end(), piece) != names.end()) return Status::Ok();
-  return InvalidArgument(
-      fmt::format("unknown piece '{}'; known pieces: {}", piece, Listed(names)), "piece");
+  return InvalidArgument(fmt::format("unknown piece '{}'; known pieces: {}", piece, Listed(names)),
+                         "piece");
 }
 
 Status CheckSpace(const TaskChoices& choices, const std::string& space) {

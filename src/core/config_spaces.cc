@@ -6,8 +6,8 @@ namespace maestro::config_internal {
 namespace {
 
 const std::vector<std::string>& SpaceKeys() {
-  static const std::vector<std::string> keys = {
-      "path", "description", "tools", "edit_allowed", "shell_allowed", "network_allowed"};
+  static const std::vector<std::string> keys = {"path",         "description",   "tools",
+                                                "edit_allowed", "shell_allowed", "network_allowed"};
   return keys;
 }
 
@@ -34,7 +34,8 @@ Status Bool(const YAML::Node& v, const std::string& pos, const std::string& key,
 Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& v,
                      const std::string& pos, const std::string& key) {
   if (name == "path" || name == "description") {
-    if (!v.IsScalar()) return InvalidArgument(fmt::format("{}: '{}' must be a string", pos, key), key);
+    if (!v.IsScalar())
+      return InvalidArgument(fmt::format("{}: '{}' must be a string", pos, key), key);
     (name == "path" ? s.path : s.description) = v.Scalar();
     return Status::Ok();
   }
@@ -70,9 +71,8 @@ Result<SpaceConfig> ParseSpace(const std::string& name, const YAML::Node& node,
         prefix);
   }
   if (!node.IsMap()) {
-    return InvalidArgument(fmt::format("{}: '{}' must be a mapping with at least 'path'", pos,
-                                       prefix),
-                           prefix);
+    return InvalidArgument(
+        fmt::format("{}: '{}' must be a mapping with at least 'path'", pos, prefix), prefix);
   }
   SpaceConfig s;
   s.name = name;
@@ -84,9 +84,9 @@ Result<SpaceConfig> ParseSpace(const std::string& name, const YAML::Node& node,
   }
   // Relative paths would depend on the directory serve was started from.
   if (s.path.empty() || s.path.front() != '/') {
-    return InvalidArgument(fmt::format("{}: '{}.path' must be an absolute directory path", pos,
-                                       prefix),
-                           prefix + ".path");
+    return InvalidArgument(
+        fmt::format("{}: '{}.path' must be an absolute directory path", pos, prefix),
+        prefix + ".path");
   }
   if (s.network_allowed && !s.shell_allowed) {
     return InvalidArgument(

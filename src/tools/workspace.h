@@ -31,7 +31,9 @@ struct Space {
   std::string name;
   std::string root;  // made canonical by Register
   ToolPolicy policy;
-  std::string description;
+  // Shown by GET /api/spaces. Default-initialized so `Space{name, root,
+  // policy}` stays valid without -Wmissing-field-initializers.
+  std::string description = "";
 };
 
 class SpaceRegistry {

@@ -31,12 +31,11 @@ class EdgeTest : public ServeEngineTest {
   // same fake under another model name.
   void StartWithSpaces(const Json& replies) {
     space_dir_ = dir_.File("spaces/docs");
-    extra_config_ =
-        "spaces:\n  docs:\n    path: " + space_dir_ +
-        "\n    description: Team docs\n    edit_allowed: true\n"
-        "    tools: [ReadFile, WriteFile, ListDir]\n"
-        "llm_profiles:\n  fast:\n    base_url: {llm_base_url}\n    model: fast-model\n"
-        "    max_attempts: 1\n    context_length: 1000000\n";
+    extra_config_ = "spaces:\n  docs:\n    path: " + space_dir_ +
+                    "\n    description: Team docs\n    edit_allowed: true\n"
+                    "    tools: [ReadFile, WriteFile, ListDir]\n"
+                    "llm_profiles:\n  fast:\n    base_url: {llm_base_url}\n    model: fast-model\n"
+                    "    max_attempts: 1\n    context_length: 1000000\n";
     Start(replies);
   }
 
@@ -56,12 +55,11 @@ class EdgeTest : public ServeEngineTest {
 TEST_F(EdgeTest, CreateRefusesUnknownPieceSpaceProfileAndModelWritingNothing) {
   StartWithSpaces(Json::array());
   const std::string tasks = "/api/local/tasks";
-  EXPECT_TRUE(Contains(Refused(tasks, {{"instruction", "x"}, {"piece", "nosuch"}}, "piece"),
-                       "chat"));
-  EXPECT_TRUE(Contains(Refused(tasks, {{"instruction", "x"}, {"space", "nosuch"}}, "space"),
-                       "docs"));
-  std::string profile =
-      Refused(tasks, {{"instruction", "x"}, {"profile", "turbo"}}, "profile");
+  EXPECT_TRUE(
+      Contains(Refused(tasks, {{"instruction", "x"}, {"piece", "nosuch"}}, "piece"), "chat"));
+  EXPECT_TRUE(
+      Contains(Refused(tasks, {{"instruction", "x"}, {"space", "nosuch"}}, "space"), "docs"));
+  std::string profile = Refused(tasks, {{"instruction", "x"}, {"profile", "turbo"}}, "profile");
   EXPECT_TRUE(Contains(profile, "default, fast")) << profile;
   Refused(tasks, {{"instruction", "x"}, {"model", "gpt-9"}}, "model");
   Refused(tasks, {{"instruction", "x"}, {"profile", "fast"}, {"model", "fake"}}, "model");
@@ -99,8 +97,7 @@ TEST_F(EdgeTest, ATaskInAConfiguredSpaceWritesIntoItsDirectory) {
   StartWithSpaces(Json::array(
       {ToolCallReply("WriteFile", {{"path", "notes/hello.txt"}, {"content", "IN-THE-SPACE"}}),
        Complete("written")}));
-  auto [code, c] =
-      Post("/api/local/tasks", {{"instruction", "write a note"}, {"space", "docs"}});
+  auto [code, c] = Post("/api/local/tasks", {{"instruction", "write a note"}, {"space", "docs"}});
   ASSERT_EQ(code, 201) << c.dump();
   EXPECT_EQ(c["task"]["space"], "docs");
   WaitStatus(c, "succeeded");
@@ -163,17 +160,17 @@ TEST_F(EdgeTest, ApprovedSpinOffToASpaceStartsAChildThereOwnedLikeTheParent) {
   child_write["match"] = {{"system_contains", "SPACE-CHILD-GUIDANCE"}};
   Json child_done = Complete("child done");
   child_done["match"] = {{"system_contains", "SPACE-CHILD-GUIDANCE"}};
-  StartWithSpaces(Json::array({child_write, child_done, ToolCallReply("SpinOffTask", spin_args),
-                               ToolCallReply("SpinOffTask", spin_args),
-                               ToolCallReply("WaitSubTask", Json::object()),
-                               Complete("parent done")}));
+  StartWithSpaces(
+      Json::array({child_write, child_done, ToolCallReply("SpinOffTask", spin_args),
+                   ToolCallReply("SpinOffTask", spin_args),
+                   ToolCallReply("WaitSubTask", Json::object()), Complete("parent done")}));
   Json c = Create("start a child in docs");
   WaitStatus(c, "waiting_human");
   Json reqs = Get(TaskPath(c) + "/spawn-requests")["requests"];
   ASSERT_EQ(reqs.size(), 1u) << reqs.dump();
-  auto [code, body] = Post(
-      TaskPath(c) + "/spawn-requests/" + reqs[0]["id"].get<std::string>() + "/decide",
-      {{"decision", "approve"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/spawn-requests/" + reqs[0]["id"].get<std::string>() + "/decide",
+           {{"decision", "approve"}});
   ASSERT_EQ(code, 200) << body.dump();
   WaitStatus(c, "succeeded", 30s);
 
@@ -195,8 +192,8 @@ TEST_F(EdgeTest, ApprovedSpinOffToASpaceStartsAChildThereOwnedLikeTheParent) {
       << "bob sees neither the parent nor the child";
   httplib::Client as_bob("127.0.0.1", port_);
   as_bob.set_bearer_token_auth(bob);
-  auto cancel = as_bob.Post("/api/local/tasks/" + child["id"].get<std::string>() + "/cancel",
-                            "{}", "application/json");
+  auto cancel = as_bob.Post("/api/local/tasks/" + child["id"].get<std::string>() + "/cancel", "{}",
+                            "application/json");
   ASSERT_TRUE(cancel);
   EXPECT_EQ(cancel->status, 404);
 }
