@@ -68,7 +68,8 @@ std::vector<std::string> PieceNames(const std::string& data_dir) {
   engine::PieceCatalogOptions po;
   po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
   std::vector<std::string> names;
-  for (const auto& e : engine::PieceCatalog::Load(po).entries()) names.push_back(e.piece.name);
+  const engine::PieceCatalog catalog = engine::PieceCatalog::Load(po);
+  for (const auto& e : catalog.entries()) names.push_back(e.piece.name);
   return names;
 }
 
