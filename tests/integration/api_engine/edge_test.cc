@@ -175,7 +175,8 @@ TEST_F(EdgeTest, ApprovedSpinOffToASpaceStartsAChildThereOwnedLikeTheParent) {
   WaitStatus(c, "succeeded", 30s);
 
   Json child;
-  for (const auto& t : Get("/api/local/tasks")["tasks"]) {
+  const Json all = Get("/api/local/tasks")["tasks"];
+  for (const auto& t : all) {
     if (t["title"] == "space child") child = t;
   }
   ASSERT_FALSE(child.is_null()) << "the child task exists";
