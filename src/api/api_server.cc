@@ -65,7 +65,7 @@ void ApiServer::Routes() {
   srv.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   srv.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     bool guarded = req.path.rfind("/api/local/", 0) == 0 || req.path == "/metrics" ||
-                   req.path == "/api/pieces";
+                   req.path == "/api/pieces" || req.path == "/api/spaces";
     if (!guarded) return httplib::Server::HandlerResponse::Unhandled;
     if (!auth_.UserFor(req.get_header_value("Authorization"))) {
       res.status = 401;

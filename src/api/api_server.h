@@ -13,13 +13,14 @@
 //   GET  /api/local/notifications, POST .../read  the user's inbox
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
+//   GET  /api/spaces                              the configured persistent spaces
 //   GET  /metrics                                 Prometheus text
 //   GET  /api/info                                open: version, demo flag, model
 //   GET  /*  (not /api/, /metrics)                 the web UI (routes_ui.cc)
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
-// Auth (api/auth.h): /api/local/*, /api/pieces and /metrics require
+// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces and /metrics require
 // `Authorization: Bearer <token>` (401 otherwise); /api/health is open. Every
 // route that names a task checks its visibility: another user's private task
 // is a 404.
@@ -35,6 +36,7 @@
 
 #include "api/auth.h"
 #include "api/event_signal.h"
+#include "api/task_choices.h"
 #include "notify/job_stream.h"
 #include "core/status.h"
 #include "store/store.h"
@@ -60,6 +62,9 @@ struct ApiOptions {
   std::function<void(const std::string& job_id)> cancel_running;
   // The body of GET /api/pieces (engine::PieceCatalogJson); unset: 501.
   std::function<Json()> pieces_json;
+  // The pieces, spaces and profiles create/continue may name (checked
+  // before any row is written) and the body of GET /api/spaces.
+  api::TaskChoices choices;
   // Live job deltas kept per job for reconnecting clients.
   size_t job_stream_buffer = 1024;
   // The built web UI (index.html + assets) served at `/`; empty: `/` says

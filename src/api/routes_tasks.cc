@@ -1,4 +1,5 @@
-// Task routes: create, list, show, comments (the write gate), continue, cancel.
+// Task routes: create, list, show, comments (the write gate), continue,
+// cancel, and the spaces a task may name.
 #include <httplib.h>
 
 #include "api/api_server.h"
@@ -24,6 +25,7 @@ Result<NewTask> ParseNewTask(const std::string& text) {
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "space", &t.space));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "visibility", &t.visibility));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "model", &t.model));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "profile", &t.profile));
   if (t.piece.empty()) t.piece = "chat";
   if (t.visibility != "private" && t.visibility != "shared") {
     return InvalidArgument("visibility must be private or shared", "visibility");
@@ -39,10 +41,18 @@ void ApiServer::TaskRoutes() {
   srv.Post("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
     auto in = ParseNewTask(req.body);
     if (!in.ok()) return ReplyError(res, in.status());
+    // Refused here, before anything is written (no task, no job).
+    if (Status st = api::CheckNewTask(options_.choices, &*in); !st.ok()) {
+      return ReplyError(res, st);
+    }
     in->owner = UserOf(req);
     auto created = store_.CreateTask(*in);
     if (!created.ok()) return ReplyError(res, created.status());
     Reply(res, 201, {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
+  });
+
+  srv.Get("/api/spaces", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, api::SpacesJson(options_.choices));
   });
 
   srv.Get("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
@@ -126,6 +136,11 @@ void ApiServer::TaskRoutes() {
              }
              if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
                return ReplyError(res, st);
+             }
+             if (!piece.empty()) {  // "" keeps the task's piece
+               if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
+                 return ReplyError(res, st);
+               }
              }
              auto r = store_.ContinueTask(req.matches[1], piece, user, note);
              if (!r.ok()) return ReplyError(res, r.status());

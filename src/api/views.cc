@@ -28,6 +28,8 @@ Json JobJson(const Job& j) {
           {"task_id", j.task_id},
           {"status", JobStatusName(j.status)},
           {"piece", j.piece},
+          {"profile", j.profile},
+          {"model", j.model},
           {"attempt", j.attempt},
           {"max_attempts", j.max_attempts},
           {"wait_reason", j.wait_reason},

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/piece_executor.h"
+#include "llm/llm_client.h"
 #include "tools/builtin.h"
 #include "tools/sandbox.h"
 
@@ -10,6 +11,11 @@ namespace maestro {
 
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta) {
   EngineSetup s;
+  // Spaces first: the API lists and validates them even without an LLM.
+  s.spaces = std::make_unique<tools::SpaceRegistry>();
+  std::vector<std::string> created;
+  MAESTRO_RETURN_IF_ERROR(tools::RegisterConfiguredSpaces(cfg.spaces, s.spaces.get(), &created));
+  for (const auto& dir : created) spdlog::info("space directory {} did not exist: created", dir);
   s.llm_configured = !cfg.llm.base_url.empty();
   if (!s.llm_configured) {
     spdlog::warn(
@@ -27,7 +33,6 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   bool shell = sandbox->available();
   if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
   MAESTRO_ASSIGN_OR_RETURN(s.registry, tools::NewBuiltinRegistry(sandbox));
-  s.spaces = std::make_unique<tools::SpaceRegistry>();
   MAESTRO_ASSIGN_OR_RETURN(auto pkg_cfg,
                            tools::PackageInstallerConfigFrom(cfg.packages, cfg.packages_where));
   s.packages = std::make_unique<tools::PackageInstaller>(std::move(pkg_cfg), cfg.data_dir, sandbox);
@@ -55,6 +60,52 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.packages = s.packages.get();
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
+}
+
+namespace {
+
+std::vector<std::string> PieceNames(const std::string& data_dir) {
+  engine::PieceCatalogOptions po;
+  po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
+  std::vector<std::string> names;
+  const engine::PieceCatalog catalog = engine::PieceCatalog::Load(po);
+  for (const auto& e : catalog.entries()) names.push_back(e.piece.name);
+  return names;
+}
+
+}  // namespace
+
+api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& spaces) {
+  api::TaskChoices c;
+  std::string data_dir = cfg.data_dir;
+  c.piece_names = [data_dir] { return PieceNames(data_dir); };
+  for (const tools::Space* s : spaces.List()) {
+    api::SpaceView v;
+    v.name = s->name;
+    v.description = s->description;
+    v.path = s->root;
+    v.network_allowed = s->policy.network_allowed;
+    v.edit_allowed = s->policy.edit_allowed;
+    v.shell_allowed = s->policy.shell_allowed;
+    v.tools.assign(s->policy.allowed_tools.begin(), s->policy.allowed_tools.end());
+    c.spaces.push_back(std::move(v));
+  }
+  // "default" first: a bare `model` maps onto it when it serves that model.
+  auto profiles = llm::ProfilesFromConfig(cfg);
+  if (auto d = profiles.find("default"); d != profiles.end()) {
+    c.profiles.push_back({d->first, d->second.model});
+  }
+  for (const auto& [name, p] : profiles) {
+    if (name != "default") c.profiles.push_back({name, p.model});
+  }
+  return c;
+}
+
+Status CheckPieceName(const Config& cfg, const std::string& piece) {
+  api::TaskChoices c;
+  std::string data_dir = cfg.data_dir;
+  c.piece_names = [data_dir] { return PieceNames(data_dir); };
+  return api::CheckPiece(c, piece);
 }
 
 }  // namespace maestro

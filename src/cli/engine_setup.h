@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "api/task_choices.h"
 #include "core/config.h"
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
@@ -31,5 +32,14 @@ struct EngineSetup {
 };
 
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta);
+
+// The pieces (re-read from the piece directories on each call, like GET
+// /api/pieces), registered spaces and configured LLM profiles a task may
+// name through the API.
+api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& spaces);
+
+// For `maestro run` and local `task create`: the same piece check as the
+// API, before the task is written.
+Status CheckPieceName(const Config& cfg, const std::string& piece);
 
 }  // namespace maestro

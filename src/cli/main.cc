@@ -46,6 +46,10 @@ Json JobSummary(const Job& j) {
 }
 
 int TaskCreate(const std::string& cfg, const NewTask& in) {
+  auto config = LoadEffectiveConfig(cfg);
+  if (!config.ok()) return Fail(config.status());
+  // The API's piece check, before the task is written.
+  if (Status st = CheckPieceName(*config, in.piece); !st.ok()) return Fail(st);
   auto store = OpenForCommand(cfg);
   if (!store.ok()) return Fail(store.status());
   auto created = (*store)->CreateTask(in);

@@ -110,6 +110,8 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
     return Fail(InvalidArgument("maestro run needs an LLM server: set MAESTRO_LLM_BASE_URL"));
   }
   if (Status st = InitLogging("warn", cfg->log_format); !st.ok()) return Fail(st);
+  // Before anything starts: an unknown piece writes no task.
+  if (Status st = CheckPieceName(*cfg, piece); !st.ok()) return Fail(st);
   cfg->workers = 1;
   auto hooks = std::make_shared<Hooks>();
   auto rt = OpenRuntime(*cfg, hooks);

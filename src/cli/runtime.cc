@@ -91,7 +91,9 @@ Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks
   wo.hostname = Hostname();
   wo.process_id = getpid();
   wo.worker_id_prefix = fmt::format("{}:{}", wo.hostname, wo.process_id);
-  if (!cfg.llm.model.empty()) wo.models = {cfg.llm.model};
+  // No model/profile claim filter: a job is claimed by any worker, and one
+  // whose profile or model this process does not serve fails at once naming
+  // it (PieceExecutor), instead of sitting queued where no worker looks.
   wo.jobs = cfg.jobs;
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
   hooks->pool = rt.pool.get();

@@ -10,6 +10,7 @@
 
 #include "api/api_server.h"
 #include "cli/demo_mode.h"
+#include "cli/engine_setup.h"
 #include "cli/runtime.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
@@ -74,6 +75,13 @@ ApiOptions MakeApiOptions(const Config& cfg, SqliteStore& store, std::shared_ptr
     po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
     return engine::PieceCatalogJson(engine::PieceCatalog::Load(po));
   };
+  // What a task may name (pieces, spaces, profiles). The spaces are read
+  // here from the config as the engine will register them; a bad entry is
+  // reported by the engine setup (StartWorkers), which stops the start.
+  tools::SpaceRegistry spaces;
+  std::vector<std::string> created;
+  (void)tools::RegisterConfiguredSpaces(cfg.spaces, &spaces, &created);
+  ao.choices = MakeTaskChoices(cfg, spaces);
   return ao;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/config_sections.h"
 #include "core/json.h"
 
 extern char** environ;
@@ -99,6 +100,7 @@ const std::map<std::string, Setter>& Keys() {
       {"context_storage", nullptr},
       {"packages", nullptr},
       {"webhooks", nullptr},
+      {"spaces", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
       {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
       {"jobs.sweep_interval_ms",
@@ -269,6 +271,10 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     }
     if (key == "webhooks") {
       MAESTRO_RETURN_IF_ERROR(ApplyWebhooks(cfg, kv.second, path));
+      continue;
+    }
+    if (key == "spaces") {
+      MAESTRO_RETURN_IF_ERROR(config_internal::ApplySpaces(cfg, kv.second, path));
       continue;
     }
     auto it = Keys().find(key);

@@ -58,6 +58,22 @@ struct WebhookConfig {
   std::vector<std::string> events;
 };
 
+// A persistent space (seed 000 "Space"): a directory tasks can name with
+// `space`, and the Tool Policy its tools run under. `spaces: {name: {...}}`
+// in the file; src/tools turns it into a tools::Space (SpaceFromConfig).
+// `tools` empty: the default set (read tools, plus the edit tools when
+// edit_allowed, RunCommand when shell_allowed, and the agent tools).
+struct SpaceConfig {
+  std::string name;
+  std::string path;  // absolute; created at start when missing
+  std::string description;
+  std::vector<std::string> tools;
+  bool edit_allowed = false;
+  bool shell_allowed = false;
+  bool network_allowed = false;
+  std::string where;  // file:line:col of the entry, for later errors
+};
+
 struct Config {
   std::string data_dir = "./data";
   std::string listen_host = "127.0.0.1";
@@ -79,6 +95,7 @@ struct Config {
   std::string packages_where;
   JobsConfig jobs;
   std::vector<WebhookConfig> webhooks;
+  std::map<std::string, SpaceConfig> spaces;  // by name
   // Web UI and demo mode (`maestro serve`, see docs/ui.md): where the built
   // UI lives (empty: searched) and, when no llm.base_url is set, which
   // fake-model script and maestro-fakellm binary demo mode uses (empty: searched).

@@ -135,6 +135,13 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
                                           const tools::Workspace& ws, CancelToken& cancel,
                                           JobStatus* final_status) {
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmClient> llm, opt_.llm_factory(job.profile));
+  // Workers claim any job (no model filter), so a job for a model this
+  // process does not serve ends here with a reason instead of staying queued.
+  if (!job.model.empty() && job.model != llm->profile().model) {
+    return InvalidArgument(fmt::format(
+        "job {} asks for model '{}' but its profile '{}' serves '{}' on this worker", job.id,
+        job.model, job.profile.empty() ? "default" : job.profile, llm->profile().model));
+  }
   context::ContextConfig cc = opt_.context;
   cc.context_length = llm->profile().context_length;
   context::TaskContextDeps deps{opt_.store, opt_.clock};

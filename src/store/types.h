@@ -67,9 +67,11 @@ struct NewTask {
   std::string owner;
   std::string llm_provider;
   std::string model;
+  std::string profile;  // the first job's LLM profile ("" = default)
   int64_t context_length = 0;
   // A subtask: its first job is a child of this job (the parent may wait for
-  // it in waiting_subtasks).
+  // it in waiting_subtasks). CreateTask gives it the parent task's owner and
+  // visibility, and the parent job's profile and model when unset.
   std::string parent_job_id;
   // Idempotency key of a subtask ("<parent job>/<call id>"): CreateTask with a
   // key that exists returns that task and its first job, writing nothing.

@@ -1,5 +1,6 @@
 #include "tools/workspace.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tools/process_runner.h"
@@ -55,6 +56,70 @@ Status SpaceRegistry::Register(Space space) {
 const Space* SpaceRegistry::Find(const std::string& name) const {
   auto it = spaces_.find(name);
   return it == spaces_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Space*> SpaceRegistry::List() const {
+  std::vector<const Space*> out;
+  for (const auto& [_, s] : spaces_) out.push_back(&s);
+  return out;
+}
+
+const std::vector<std::string>& SpacePolicyToolNames() {
+  static const std::vector<std::string> names = {
+      "ReadFile",   "WriteFile", "EditFile", "ListDir",     "Glob",
+      "Grep",       "RunCommand", "delegate", "SpinOffTask", "WaitSubTask"};
+  return names;
+}
+
+Result<Space> SpaceFromConfig(const SpaceConfig& config) {
+  Space s;
+  s.name = config.name;
+  s.root = config.path;
+  s.description = config.description;
+  s.policy.edit_allowed = config.edit_allowed;
+  s.policy.shell_allowed = config.shell_allowed;
+  s.policy.network_allowed = config.network_allowed;
+  const auto& known = SpacePolicyToolNames();
+  for (const auto& t : config.tools) {
+    if (std::find(known.begin(), known.end(), t) == known.end()) {
+      std::string hint = NearestWord(t, known);
+      return InvalidArgument(
+          config.where + ": spaces." + config.name + ".tools: unknown tool '" + t + "'" +
+              (hint.empty() ? "" : "; did you mean '" + hint + "'?"),
+          "spaces." + config.name + ".tools");
+    }
+    s.policy.allowed_tools.insert(t);
+  }
+  if (config.tools.empty()) {
+    s.policy.allowed_tools = {"ReadFile", "ListDir",     "Glob",       "Grep",
+                              "delegate", "SpinOffTask", "WaitSubTask"};
+    if (config.edit_allowed) s.policy.allowed_tools.insert({"WriteFile", "EditFile"});
+    if (config.shell_allowed) s.policy.allowed_tools.insert("RunCommand");
+  }
+  return s;
+}
+
+Status RegisterConfiguredSpaces(const std::map<std::string, SpaceConfig>& spaces,
+                                SpaceRegistry* registry, std::vector<std::string>* created) {
+  for (const auto& [name, config] : spaces) {
+    MAESTRO_ASSIGN_OR_RETURN(Space space, SpaceFromConfig(config));
+    std::error_code ec;
+    if (!fs::exists(config.path, ec)) {
+      fs::create_directories(config.path, ec);
+      if (ec) {
+        return InvalidArgument(config.where + ": spaces." + name + ".path: cannot create " +
+                                   config.path + ": " + ec.message(),
+                               "spaces." + name + ".path");
+      }
+      if (created) created->push_back(config.path);
+    }
+    Status st = registry->Register(std::move(space));
+    if (!st.ok()) {
+      return InvalidArgument(config.where + ": spaces." + name + ".path: " + st.message(),
+                             "spaces." + name + ".path");
+    }
+  }
+  return Status::Ok();
 }
 
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,

@@ -19,7 +19,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/config.h"
 #include "core/status.h"
 #include "tools/policy.h"
 
@@ -29,6 +31,9 @@ struct Space {
   std::string name;
   std::string root;  // made canonical by Register
   ToolPolicy policy;
+  // Shown by GET /api/spaces. Default-initialized so `Space{name, root,
+  // policy}` stays valid without -Wmissing-field-initializers.
+  std::string description = "";
 };
 
 class SpaceRegistry {
@@ -36,10 +41,26 @@ class SpaceRegistry {
   // kInvalidArgument when the name is empty/taken or the directory missing.
   Status Register(Space space);
   const Space* Find(const std::string& name) const;
+  // Every registered space, sorted by name.
+  std::vector<const Space*> List() const;
 
  private:
   std::map<std::string, Space> spaces_;
 };
+
+// The tool names a space's `tools` may list (regular and agent tools; the
+// control and park tools need no permission).
+const std::vector<std::string>& SpacePolicyToolNames();
+
+// The Space a `spaces:` entry describes: its policy from the flags and the
+// tool list (the default set when empty, see SpaceConfig). Unknown tool
+// names are kInvalidArgument naming `spaces.<name>.tools`.
+Result<Space> SpaceFromConfig(const SpaceConfig& config);
+
+// Registers every configured space, creating a missing directory first
+// (mkdir -p; `created` lists those it made, for the caller to log).
+Status RegisterConfiguredSpaces(const std::map<std::string, SpaceConfig>& spaces,
+                                SpaceRegistry* registry, std::vector<std::string>* created);
 
 struct Workspace {
   std::string root;  // canonical absolute path

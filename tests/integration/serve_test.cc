@@ -170,6 +170,33 @@ TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
   EXPECT_NE(out.find("did you mean 'listen'?"), std::string::npos) << out;
 }
 
+TEST_F(ServeTest, RunAndTaskCreateRefuseAnUnknownPieceAndWriteNoTask) {
+  env_["MAESTRO_LLM_BASE_URL"] = "http://127.0.0.1:1/v1";  // `run` needs one; never called
+  auto [run_code, run_out] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "run", "--piece", "nosuch", "hello"}, env_,
+      dir_.File("run"));
+  EXPECT_EQ(run_code, 2) << run_out;
+  EXPECT_NE(run_out.find("unknown piece 'nosuch'; known pieces: chat"), std::string::npos)
+      << run_out;
+  auto [create_code, create_out] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "task", "create", "x", "--piece", "nosuch"}, env_,
+      dir_.File("create"));
+  EXPECT_EQ(create_code, 2) << create_out;
+  auto [list_code, list_out] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "task", "list"}, env_, dir_.File("list"));
+  EXPECT_EQ(list_code, 0) << list_out;
+  EXPECT_EQ(list_out, "") << "no task was written";
+}
+
+TEST_F(ServeTest, ASpaceWithARelativePathStopsTheStartNamingTheKey) {
+  std::ofstream(config_) << "spaces:\n  docs:\n    path: docs\n";
+  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_,
+                                         dir_.File("bad"));
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("'spaces.docs.path' must be an absolute directory path"), std::string::npos)
+      << out;
+}
+
 TEST_F(ServeTest, PieceLintReportsFileLineColumnAndListShowsBuiltins) {
   std::string piece = dir_.File("bad.yaml");
   std::ofstream(piece) << "name: x\ninitial_movement: a\nmovements:\n"

@@ -162,6 +162,31 @@ Result<int> SqliteStore::SchemaVersion() {
 
 // ---- tasks
 
+namespace {
+
+// A subtask belongs to whoever owns its parent: without this a SpinOffTask
+// child had owner "" and any user could read, comment on and cancel it. It
+// also runs on the parent job's profile unless it names its own.
+Status InheritFromParentJob(SqliteConn& conn, NewTask* t) {
+  auto s = conn.Prepare(
+      "SELECT t.owner, t.visibility, COALESCE(j.profile, ''), COALESCE(j.model, '') "
+      "FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, t->parent_job_id);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound("parent job " + t->parent_job_id + " not found");
+  t->owner = s->Text(0);
+  t->visibility = s->Text(1);
+  if (t->profile.empty() && t->model.empty()) {
+    t->profile = s->Text(2);
+    t->model = s->Text(3);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::optional<Job>> SqliteStore::FindSpawned(Tx& tx, const std::string& spawn_key) {
   auto s = tx.conn.Prepare(
       "SELECT j.id FROM tasks t JOIN jobs j ON j.task_id = t.id WHERE t.spawn_key = ?1"
@@ -177,12 +202,16 @@ Result<std::optional<Job>> SqliteStore::FindSpawned(Tx& tx, const std::string& s
   return std::optional<Job>(std::move(job));
 }
 
-Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
-  if (in.instruction.empty()) return InvalidArgument("instruction must not be empty", "instruction");
-  if (in.piece.empty()) return InvalidArgument("piece must not be empty", "piece");
+Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& request) {
+  if (request.instruction.empty()) {
+    return InvalidArgument("instruction must not be empty", "instruction");
+  }
+  if (request.piece.empty()) return InvalidArgument("piece must not be empty", "piece");
   CreatedTask out;
   std::string task_id = NewUuid();
   Status st = Write([&](Tx& tx) -> Status {
+    NewTask in = request;  // a retried transaction starts again from the request
+    if (!in.parent_job_id.empty()) MAESTRO_RETURN_IF_ERROR(InheritFromParentJob(tx.conn, &in));
     if (!in.spawn_key.empty()) {
       auto found = FindSpawned(tx, in.spawn_key);
       if (!found.ok()) return found.status();
@@ -226,6 +255,7 @@ Result<Store::CreatedTask> SqliteStore::CreateTask(const NewTask& in) {
     job.task_id = task_id;
     job.piece = in.piece;
     job.model = in.model;
+    job.profile = in.profile;
     job.parent_job_id = in.parent_job_id;
     auto created_job = InsertJob(tx, job);
     if (!created_job.ok()) return created_job.status();

@@ -35,8 +35,8 @@ inline Json ToolCallReply(const std::string& name, const Json& args) {
 class ServeEngineTest : public ::testing::Test {
  protected:
   // Writes `replies` as the fake's script, starts fakellm and serve.
-  // `extra_config` is appended to maestro.yaml (e.g. shorter leases).
-  void Start(const Json& replies, int workers = 2, const std::string& extra_config = "") {
+  // extra_config_ (ExtraConfig) is appended to maestro.yaml.
+  void Start(const Json& replies, int workers = 2) {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
     fake_ = std::make_unique<FakeLlmProcess>(
@@ -53,7 +53,7 @@ class ServeEngineTest : public ::testing::Test {
         << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
         << std::filesystem::path(installer).parent_path().string() << "]\n"
-        << extra_config;
+        << ExtraConfig();
     StartServe();
   }
 
@@ -87,6 +87,17 @@ class ServeEngineTest : public ::testing::Test {
     StartServe(env);
   }
 
+  // extra_config_ with "{llm_base_url}" replaced by the fake's URL (known
+  // only once it runs), e.g. for an `llm_profiles:` entry on the same fake.
+  std::string ExtraConfig() const {
+    std::string text = extra_config_;
+    const std::string key = "{llm_base_url}";
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key)) {
+      text.replace(at, key.size(), fake_->base_url());
+    }
+    return text;
+  }
+
   std::string DataDir() const { return dir_.File("data"); }
   std::string Listen() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string ServerUrl() const { return "http://" + Listen(); }
@@ -101,6 +112,13 @@ class ServeEngineTest : public ::testing::Test {
   // POST; returns {status, body}.
   std::pair<int, Json> Post(const std::string& path, const Json& body) const {
     auto r = Client().Post(path, body.dump(), "application/json");
+    if (!r) return {0, Json()};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, Json> GetWithStatus(const std::string& path, const std::string& token = "tok") const {
+    httplib::Client c("127.0.0.1", port_);
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    auto r = c.Get(path);
     if (!r) return {0, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
@@ -186,6 +204,8 @@ class ServeEngineTest : public ::testing::Test {
     return err.size() > 4000 ? err.substr(err.size() - 4000) : err;
   }
 
+  // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
+  std::string extra_config_;
   TempDir dir_;
   int port_ = 0;
   std::unique_ptr<FakeLlmProcess> fake_;

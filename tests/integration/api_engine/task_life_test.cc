@@ -47,7 +47,7 @@ class TaskLifeTest : public ServeEngineTest {
   // Start with jobs.lease_ms short (the config's jobs: section is open last
   // in Start's text, so these keys land inside it).
   void StartLife(const Json& replies, int workers = 2) {
-    Start(replies, workers, "");
+    Start(replies, workers);
     // Re-write the config with the lease keys and restart (same port/data).
     std::ifstream in(dir_.File("maestro.yaml"));
     std::string cfg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

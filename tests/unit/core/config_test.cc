@@ -159,5 +159,60 @@ TEST(ConfigTest, PackagesSectionIsKeptWithItsPosition) {
   EXPECT_NE(typo.status().message().find("packages"), std::string::npos) << typo.status().message();
 }
 
+TEST(ConfigTest, SpacesAreReadWithTheirPolicy) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir,
+                              "spaces:\n"
+                              "  docs:\n"
+                              "    path: /srv/docs\n"
+                              "    description: Team docs\n"
+                              "    tools: [ReadFile, WriteFile]\n"
+                              "    edit_allowed: true\n"
+                              "    shell_allowed: true\n"
+                              "    network_allowed: true\n"
+                              "  notes:\n"
+                              "    path: /srv/notes\n"),
+                        {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_EQ(cfg->spaces.size(), 2u);
+  const SpaceConfig& d = cfg->spaces.at("docs");
+  EXPECT_EQ(d.path, "/srv/docs");
+  EXPECT_EQ(d.description, "Team docs");
+  EXPECT_EQ(d.tools, (std::vector<std::string>{"ReadFile", "WriteFile"}));
+  EXPECT_TRUE(d.edit_allowed && d.shell_allowed && d.network_allowed);
+  const SpaceConfig& n = cfg->spaces.at("notes");
+  EXPECT_FALSE(n.edit_allowed || n.shell_allowed || n.network_allowed);
+  EXPECT_TRUE(n.tools.empty());
+}
+
+TEST(ConfigTest, SpaceErrorsNameTheKey) {
+  testing::TempDir dir;
+  struct Case {
+    std::string yaml;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"spaces:\n  docs:\n    path: relative/dir\n", "spaces.docs.path"},
+           {"spaces:\n  docs:\n    description: no path\n", "spaces.docs.path"},
+           {"spaces:\n  docs:\n    path: /x\n    edit_alowed: true\n", "spaces.docs.edit_alowed"},
+           {"spaces:\n  docs:\n    path: /x\n    shell_allowed: maybe\n",
+            "spaces.docs.shell_allowed"},
+           {"spaces:\n  docs:\n    path: /x\n    network_allowed: true\n",
+            "spaces.docs.network_allowed"},
+           {"spaces:\n  docs:\n    path: /x\n    tools: ReadFile\n", "spaces.docs.tools"},
+           {"spaces:\n  'my space':\n    path: /x\n", "spaces.my space"},
+           {"spaces: [docs]\n", "spaces"},
+       }) {
+    auto cfg = LoadConfig(Write(dir, c.yaml), {});
+    ASSERT_FALSE(cfg.ok()) << c.yaml;
+    EXPECT_EQ(cfg.status().field(), c.field) << c.yaml << cfg.status().message();
+    EXPECT_NE(cfg.status().message().find("maestro.yaml:"), std::string::npos)
+        << "names file:line:col: " << cfg.status().message();
+  }
+  auto typo = LoadConfig(Write(dir, "spaces:\n  docs:\n    path: /x\n    edit_alowed: true\n"), {});
+  EXPECT_NE(typo.status().message().find("did you mean 'edit_allowed'"), std::string::npos)
+      << typo.status().message();
+}
+
 }  // namespace
 }  // namespace maestro

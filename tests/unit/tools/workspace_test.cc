@@ -84,5 +84,40 @@ TEST(WorkspaceTest, PersistentSpacesAreRegisteredDirectories) {
   EXPECT_FALSE(c->has_value());
 }
 
+TEST(WorkspaceTest, ConfiguredSpacesGetTheirPolicyAndAMissingDirectoryIsCreated) {
+  testing::TempDir dir;
+  SpaceConfig docs;
+  docs.name = "docs";
+  docs.path = dir.File("spaces/docs");  // does not exist yet
+  docs.description = "team docs";
+  docs.edit_allowed = true;
+  SpaceConfig tools_listed;
+  tools_listed.name = "ro";
+  tools_listed.path = dir.path();
+  tools_listed.tools = {"ReadFile", "Grep"};
+  SpaceRegistry spaces;
+  std::vector<std::string> created;
+  ASSERT_TRUE(RegisterConfiguredSpaces({{"docs", docs}, {"ro", tools_listed}}, &spaces, &created)
+                  .ok());
+  EXPECT_EQ(created, std::vector<std::string>{dir.File("spaces/docs")});
+  EXPECT_TRUE(fs::is_directory(dir.File("spaces/docs")));
+  const Space* d = spaces.Find("docs");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->description, "team docs");
+  // The default set: read tools and the agent tools, plus edits when allowed.
+  EXPECT_EQ(d->policy.allowed_tools.count("WriteFile"), 1u);
+  EXPECT_EQ(d->policy.allowed_tools.count("RunCommand"), 0u);
+  EXPECT_EQ(spaces.Find("ro")->policy.allowed_tools, (std::set<std::string>{"Grep", "ReadFile"}));
+  ASSERT_EQ(spaces.List().size(), 2u);
+  EXPECT_EQ(spaces.List()[0]->name, "docs");
+
+  SpaceConfig typo = tools_listed;
+  typo.name = "bad";
+  typo.tools = {"ReadFle"};
+  Status st = RegisterConfiguredSpaces({{"bad", typo}}, &spaces, nullptr);
+  EXPECT_EQ(st.field(), "spaces.bad.tools");
+  EXPECT_NE(st.message().find("did you mean 'ReadFile'"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace maestro::tools
