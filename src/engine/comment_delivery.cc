@@ -34,6 +34,16 @@ Result<std::vector<Comment>> TakeUndelivered(Store& store, const std::string& jo
   return fresh;
 }
 
+bool ConversationHolds(const std::string& transcript_path, const std::string& text) {
+  std::string escaped = Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+  escaped = escaped.substr(1, escaped.size() - 2);  // without the quotes
+  std::ifstream in(transcript_path, std::ios::binary);
+  for (std::string line; in && std::getline(in, line);) {
+    if (line.find(escaped) != std::string::npos) return true;
+  }
+  return false;
+}
+
 Status AckDelivered(Store& store, const std::vector<Comment>& comments) {
   std::vector<std::string> ids;
   for (const Comment& c : comments) ids.push_back(c.id);

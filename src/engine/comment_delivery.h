@@ -43,4 +43,10 @@ Result<std::vector<Comment>> TakeUndelivered(Store& store, const std::string& jo
 // Acknowledges `comments` (sets delivered_at).
 Status AckDelivered(Store& store, const std::vector<Comment>& comments);
 
+// Whether a message of the conversation at `transcript_path` already holds
+// `text` (as the JSONL line escapes it): for notices the engine adds to a
+// resumed run's prompt (the ended subtasks) so a second resume does not add
+// them again. One pass over the file.
+bool ConversationHolds(const std::string& transcript_path, const std::string& text);
+
 }  // namespace maestro::engine

@@ -188,9 +188,13 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   MAESTRO_ASSIGN_OR_RETURN(
       JobPromptPlan plan,
       PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
-  // Seed 000's subtask resume notice: the ended children's results.
+  // Seed 000's subtask resume notice: the ended children's results — once:
+  // a later resume replays the run that carried it.
   if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
-    plan.instruction += "\n\n## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
+    std::string notice = "## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
+    if (!ran_before || !ConversationHolds(transcript, notice)) {
+      plan.instruction += "\n\n" + notice;
+    }
   }
   PromptInputs in;
   in.piece = &piece;

@@ -101,10 +101,12 @@ class Store {
   virtual Result<HeartbeatReply> Heartbeat(const Lease& lease, int64_t lease_ms) = 0;
 
   // Applies how the running job ended. Comments still undelivered when the
-  // job ends are never dropped: a succeeded/failed job (or an ASK park)
-  // hands them to its queued continuation if it has one, else to a new
-  // follow-up job (an ASK job then ends answered, as PostComment does); a
-  // job parked for a decision or subtasks keeps them for its resumed run.
+  // job ends are never dropped: a succeeded job (or an ASK park) hands them
+  // to its queued continuation if it has one, else to a new follow-up job
+  // (an ASK job then ends answered, as PostComment does); a job parked for a
+  // decision or subtasks keeps them for its resumed run; a failed or
+  // cancelled one keeps them until the next follow-up or Continue, which
+  // takes them.
   // When a child reaches a terminal state
   // and it was the last open child of a parent in waiting_subtasks, the parent
   // is requeued in the same transaction (exactly once). A parent that parks

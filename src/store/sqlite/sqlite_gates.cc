@@ -129,6 +129,9 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
       c.kind = job && job->status == JobStatus::kWaitingHuman ? "answer" : "reply";
       auto created = InsertJob(tx, next);
       if (!created.ok()) return created.status();
+      // What the ended job never delivered (it failed, or was cancelled,
+      // with a comment pending) goes with this one.
+      if (job) MAESTRO_RETURN_IF_ERROR(MoveUndelivered(tx, *job, created->id));
       c.job_id = created->id;
       out.outcome = "followup";
       out.job = std::move(created).value();
@@ -171,14 +174,20 @@ Status SqliteStore::HandOnUndelivered(Tx& tx, const Job& job) {
     if (!created.ok()) return created.status();
     to = created->id;
   }
+  return MoveUndelivered(tx, job, to);
+}
+
+Status SqliteStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id) {
   auto move = tx.conn.Prepare(
       "UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL"
       " AND kind IN ('interjection', 'reply', 'answer')");
   if (!move.ok()) return move.status();
-  move->Bind(1, job.id).Bind(2, to);
+  move->Bind(1, from.id).Bind(2, to_job_id);
   MAESTRO_RETURN_IF_ERROR(move->Exec());
-  return sqlite::InsertEvent(tx, job.task_id, to, "comments.handed_on",
-                             {{"from_job_id", job.id}, {"count", n}});
+  int64_t n = tx.conn.Changes();
+  if (n == 0) return Status::Ok();
+  return sqlite::InsertEvent(tx, from.task_id, to_job_id, "comments.handed_on",
+                             {{"from_job_id", from.id}, {"count", n}});
 }
 
 Result<std::vector<Comment>> SqliteStore::ListUndeliveredComments(const std::string& job_id) {
@@ -233,6 +242,7 @@ Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_
     next.continued_from_job_id = prev.id;
     auto created = InsertJob(tx, next);
     if (!created.ok()) return created.status();
+    MAESTRO_RETURN_IF_ERROR(MoveUndelivered(tx, prev, created->id));
     Comment c;
     c.task_id = task_id;
     c.job_id = created->id;

@@ -395,7 +395,10 @@ Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
   MAESTRO_RETURN_IF_ERROR(s->Exec());
   if (tx.conn.Changes() != 1) return LeaseLost("job " + job.id + " changed concurrently");
   MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, JobStatus::kRunning));
-  if (to != JobStatus::kSucceeded && to != JobStatus::kFailed) return Status::Ok();
+  // Only a job that ended well hands its comments to a new job at once: a
+  // failed one keeps them for the next job the person starts (a comment or
+  // Continue moves them there), so a job that cannot start never loops.
+  if (to != JobStatus::kSucceeded) return Status::Ok();
   Job ended = job;
   ended.resume_movement = resume;
   ended.ask_count = ask_count;

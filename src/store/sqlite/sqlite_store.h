@@ -135,6 +135,7 @@ class SqliteStore final : public Store {
   // The first job of the task created with `spawn_key`, if any.
   Result<std::optional<Job>> FindSpawned(Tx& tx, const std::string& spawn_key);
   Status HandOnUndelivered(Tx& tx, const Job& job);
+  Status MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id);
   Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
 
   const std::string path_;

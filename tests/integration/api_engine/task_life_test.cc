@@ -197,6 +197,62 @@ TEST_F(TaskLifeTest, AMixedLifeKeepsEveryTurnOnceAndThePrefixAcrossItsPaths) {
   EXPECT_NE(Messages(reqs[6])[0], Messages(reqs[5])[0]) << "review has its own system message";
 }
 
+// A life through a tool approval (a comment meanwhile is refused with 409,
+// a restart before the decision), the re-issued call, the granted command, a
+// subtask, and a comment while the job waits for it (delivered when the last
+// child wakes it). Every request of the parent keeps the previous one as its
+// prefix and holds every turn once.
+TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
+  Json run_args = {{"command", "echo APP-NET-OK"}, {"network", true}};
+  Json request = ToolCallReply("RequestTool",
+                               {{"tool", "RunCommand"}, {"arguments", run_args}, {"reason", "net"}});
+  Json child = Matching(Complete("child done"), "APP-CHILD");
+  child["delay_ms"] = 1500;
+  child["repeat"] = 1;
+  Start(Json::array(
+      {Matching(request, "APP-0"), Matching(request, "(The job resumes"),
+       Matching(ToolCallReply("RunCommand", run_args), "Approved (request"),
+       Matching(ToolCallReply("SpinOffTask", {{"title", "child"}, {"instruction", "APP-CHILD go"}}),
+                "APP-NET-OK"),
+       child, Matching(ToolCallReply("WaitSubTask", Json::object()), "Subtask "),
+       Matching(Complete("all done"), "APP-5")}));
+  Json c = Create("APP-0 fetch the page");
+  std::string task = c["task"]["id"];
+  LatestJobWhen(task, "waiting_human");
+  auto [refused, why] = Post(TaskPath(c) + "/comments", {{"body", "APP-X not now"}});
+  EXPECT_EQ(refused, 409) << why.dump();  // decide the request first; nothing written
+  RestartServe();
+  Json pending = Get(TaskPath(c) + "/tool-requests")["requests"];
+  ASSERT_EQ(pending.size(), 1u);
+  auto [code, body] = Post(TaskPath(c) + "/tool-requests/" + pending[0]["id"].get<std::string>() +
+                               "/decide",
+                           {{"decision", "approve"}, {"scope", "once"}});
+  ASSERT_EQ(code, 200) << body.dump();
+  LatestJobWhen(task, "waiting_subtasks");
+  auto [k5, b5] = Post(TaskPath(c) + "/comments", {{"body", "APP-5 then summarise"}});
+  ASSERT_EQ(k5, 201) << b5.dump();
+  EXPECT_EQ(b5["outcome"], "interjection");
+  Json done = LatestJobWhen(task, "succeeded");
+  EXPECT_EQ(done["id"], c["job"]["id"]) << "one job from the first call to the end";
+
+  Json parent = RequestsWith(FakeRequests(), "APP-0 fetch");
+  ASSERT_EQ(parent.size(), 6u) << LogTail();
+  for (size_t k = 0; k < parent.size(); ++k) {
+    EXPECT_EQ(CountIn(parent[k], "APP-0 fetch"), 1) << MessagesText(parent[k]);
+    EXPECT_EQ(CountIn(parent[k], "APP-X"), 0);
+    EXPECT_EQ(CountIn(parent[k], "APP-5 then"), k == 5 ? 1 : 0) << MessagesText(parent[k]);
+    if (k == 0) continue;
+    const Json& prev = Messages(parent[k - 1]);
+    const Json& msgs = Messages(parent[k]);
+    ASSERT_GT(msgs.size(), prev.size()) << k;
+    for (size_t m = 0; m < prev.size(); ++m) {
+      EXPECT_EQ(msgs[m], prev[m]) << "request " << k << " message " << m;
+    }
+  }
+  EXPECT_EQ(Get(TaskPath(c) + "/tool-requests")["requests"].size(), 1u) << "no second card";
+  EXPECT_TRUE(Contains(Messages(parent[5]).back().dump(), "## Subtasks"));
+}
+
 TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
   Json slow = Matching(Complete("a"), "TASK-A");
   slow["delay_ms"] = 1500;

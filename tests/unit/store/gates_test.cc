@@ -32,6 +32,48 @@ TEST_F(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no new job";
 }
 
+TEST_F(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  auto r = Post(c.task.id, "one more thing");
+  ASSERT_EQ(r.outcome, "interjection");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("done")).ok());
+  auto jobs = store_->ListJobs(c.task.id);
+  ASSERT_EQ(jobs->size(), 2u);
+  const Job& next = jobs->back();
+  EXPECT_EQ(next.status, JobStatus::kQueued);
+  EXPECT_EQ(next.continued_from_job_id, j.id);
+  auto moved = store_->ListUndeliveredComments(next.id);
+  ASSERT_EQ(moved->size(), 1u);
+  EXPECT_EQ((*moved)[0].id, r.comment.id);
+  EXPECT_TRUE(store_->ListUndeliveredComments(j.id)->empty());
+}
+
+TEST_F(GateTest, AnInterjectionWhileTheAgentAsksAnswersTheAsk) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  ASSERT_EQ(Post(c.task.id, "blue").outcome, "interjection");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("ask", "m")).ok());
+  EXPECT_EQ(store_->GetJob(j.id)->status, JobStatus::kSucceeded) << "answered, not waiting";
+  auto jobs = store_->ListJobs(c.task.id);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ(jobs->back().resume_movement, "m");
+  EXPECT_EQ(store_->ListUndeliveredComments(jobs->back().id)->size(), 1u);
+}
+
+TEST_F(GateTest, AFailedJobKeepsItsCommentForTheNextFollowUpWithoutLooping) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  auto first = Post(c.task.id, "first note");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("broken")).ok());
+  EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no job created by the failure";
+  auto second = Post(c.task.id, "try again");
+  ASSERT_EQ(second.outcome, "followup");
+  auto pending = store_->ListUndeliveredComments(second.job.id);
+  ASSERT_EQ(pending->size(), 2u) << "the follow-up takes the failed job's comment too";
+  EXPECT_EQ((*pending)[0].id, first.comment.id);
+}
+
 TEST_F(GateTest, WaitingSubtasksAlsoTakesInterjections) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
