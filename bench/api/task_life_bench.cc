@@ -52,23 +52,22 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--answers") answers = std::stoi(argv[i + 1]);
   }
   maestro::testing::TempDir dir;
-  Json complete = {{"tool_calls", Json::array({{{"name", "complete"},
-                                                {"arguments", {{"status", "success"},
-                                                               {"result", "noted"}}}}})},
-                   {"repeat", 0}};
+  Json complete = {
+      {"tool_calls", Json::array({{{"name", "complete"},
+                                   {"arguments", {{"status", "success"}, {"result", "noted"}}}}})},
+      {"repeat", 0}};
   std::ofstream(dir.File("script.json")) << Json{{"replies", Json::array({complete})}}.dump();
   maestro::testing::FakeLlmProcess fake({"--script", dir.File("script.json")});
   int port = maestro::testing::FreePort();
   std::ofstream(dir.File("maestro.yaml"))
       << "workers: 1\njobs:\n  poll_interval_ms: 50\nllm:\n  base_url: " << fake.base_url()
       << "\n  model: fake\n  context_length: 1000000\n";
-  maestro::testing::Process serve(
-      {MAESTRO_BIN, "--config", dir.File("maestro.yaml"), "serve"},
-      {{"MAESTRO_DATA_DIR", dir.File("data")},
-       {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port)},
-       {"MAESTRO_ADMIN_TOKEN", "tok"},
-       {"MAESTRO_LOG_LEVEL", "warn"}},
-      dir.File("serve.out"), dir.File("serve.err"));
+  maestro::testing::Process serve({MAESTRO_BIN, "--config", dir.File("maestro.yaml"), "serve"},
+                                  {{"MAESTRO_DATA_DIR", dir.File("data")},
+                                   {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port)},
+                                   {"MAESTRO_ADMIN_TOKEN", "tok"},
+                                   {"MAESTRO_LOG_LEVEL", "warn"}},
+                                  dir.File("serve.out"), dir.File("serve.err"));
   httplib::Client c("127.0.0.1", port);
   c.set_bearer_token_auth("tok");
   for (int i = 0; i < 1000 && !c.Get("/api/health"); ++i) std::this_thread::sleep_for(10ms);
@@ -102,7 +101,8 @@ int main(int argc, char** argv) {
     double ret = 0;
     if (k > 0) {
       int64_t before = reqs[k - 1]["cache"]["prompt_tokens"];
-      ret = 100.0 * std::min<double>(1.0, static_cast<double>(cached) / static_cast<double>(before));
+      ret =
+          100.0 * std::min<double>(1.0, static_cast<double>(cached) / static_cast<double>(before));
       retention.push_back(ret);
     }
     std::printf("%7zu  %8zu  %13lld  %6lld  %s\n", k, n, static_cast<long long>(prompt),
@@ -111,10 +111,11 @@ int main(int argc, char** argv) {
   std::sort(retention.begin(), retention.end());
   double median = retention.empty() ? 0 : retention[retention.size() / 2];
   double min = retention.empty() ? 0 : retention.front();
-  std::printf("task_life: answers=%d requests=%zu messages %zu..%zu (+%.2f per answer) "
-              "retention median=%.2f%% min=%.2f%% prompt_tokens_total=%lld\n",
-              answers, reqs.size(), first_count, last_count,
-              answers ? static_cast<double>(last_count - first_count) / answers : 0.0, median, min,
-              static_cast<long long>(total_prompt));
+  std::printf(
+      "task_life: answers=%d requests=%zu messages %zu..%zu (+%.2f per answer) "
+      "retention median=%.2f%% min=%.2f%% prompt_tokens_total=%lld\n",
+      answers, reqs.size(), first_count, last_count,
+      answers ? static_cast<double>(last_count - first_count) / answers : 0.0, median, min,
+      static_cast<long long>(total_prompt));
   return 0;
 }

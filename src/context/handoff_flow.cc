@@ -130,8 +130,8 @@ Status StartContinuation(MessageStore& messages, const std::string& job_id,
                          const Json& system_message, const std::string& instruction,
                          const HandoffDocument& doc, const std::vector<Json>& after,
                          const std::string& movement) {
-  std::vector<Json> seed = {system_message,
-                            {{"role", "user"}, {"content", ContinuationUserMessage(instruction, doc)}}};
+  std::vector<Json> seed = {
+      system_message, {{"role", "user"}, {"content", ContinuationUserMessage(instruction, doc)}}};
   seed.insert(seed.end(), after.begin(), after.end());
   // A rewrite: the overflowed session's conversation leaves the transcript,
   // so a continuation that later parks or retries replays from its handoff.

@@ -93,8 +93,7 @@ class MessageStore {
   // the conversation enters that movement with this message (a transition's
   // guidance). Returns its seq.
   Result<int64_t> AddMessage(const Json& message, const std::string& job_id,
-                             const std::string& tool_name = {},
-                             const std::string& movement = {});
+                             const std::string& tool_name = {}, const std::string& movement = {});
 
   // Archives a summary record (kind=summary) standing for current lines
   // [1, 1 + summarized_lines) and returns its seq. The caller then writes

@@ -3,9 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <algorithm>
 #include <string>
 
 namespace maestro {

@@ -48,7 +48,7 @@ Status DeliverInterjections(AgentLoopDeps& d) {
   if (!pending.ok()) return pending.status();
   if (pending->empty()) return Status::Ok();
   for (const Comment& c : *pending) {
-    std::string text = "Message while you work:\n" + DeliveredCommentText(c);
+    std::string text = "Message from the user while you work:\n" + DeliveredCommentText(c);
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
     Emit(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
   }

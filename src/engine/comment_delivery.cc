@@ -1,8 +1,8 @@
 #include "engine/comment_delivery.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include <fstream>
 
 namespace maestro::engine {
 

@@ -163,10 +163,9 @@ Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job
   if (!start_movement.empty() && start_movement != piece.initial_movement) {
     after.push_back(TransitionGuidanceMessage(piece, start_movement));
   }
-  return context::StartContinuation(ctx.messages(), job_id, system_message, instruction, *doc,
-                                    after,
-                                    start_movement.empty() ? piece.initial_movement
-                                                           : start_movement);
+  return context::StartContinuation(
+      ctx.messages(), job_id, system_message, instruction, *doc, after,
+      start_movement.empty() ? piece.initial_movement : start_movement);
 }
 
 }  // namespace maestro::engine

@@ -1,8 +1,8 @@
 #include "engine/job_prompt.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "engine/comment_delivery.h"
 
@@ -58,7 +58,7 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, JobPromptPla
   }
   plan->path = PromptPath::kFollowUp;
   plan->instruction =
-      "## Follow-up\nThe user wrote after the previous job (answer any question you asked with "
+      "## Follow-up\nThe user answered after the previous job (answer any question you asked with "
       "this).";
   return Status::Ok();
 }

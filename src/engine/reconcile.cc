@@ -1,9 +1,9 @@
 #include "engine/reconcile.h"
 
-#include <set>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <set>
 
 #include "context/durable_file.h"
 #include "engine/subtasks.h"

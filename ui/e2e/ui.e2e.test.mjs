@@ -148,6 +148,8 @@ test('answer an ASK question', async () => {
   await box.press('Enter');
   await feed().locator('[data-kind="answer"]').getByText('with a white border', { exact: false }).waitFor();
   await feed().getByText('RESULT-ANSWERED thanks for the answer').waitFor();
+  // The answer reached the follow-up's prompt: the server set delivered_at.
+  await feed().locator('[data-kind="answer"]').getByTestId('delivery').getByText('delivered', { exact: true }).waitFor();
   assert.equal(await page.getByTestId('ask-question').count(), 0);
   await screenshot(page, 'ask-answered');
 });

@@ -39,8 +39,7 @@ Json RequestsWith(const Json& all, const std::string& needle) {
 }
 
 // Lease recovery fast enough for a test after a SIGKILL.
-constexpr const char* kFastLeases =
-    "  lease_ms: 1000\n  sweep_interval_ms: 200\n";
+constexpr const char* kFastLeases = "  lease_ms: 1000\n  sweep_interval_ms: 200\n";
 
 class TaskLifeTest : public ServeEngineTest {
  protected:
@@ -80,8 +79,8 @@ class TaskLifeTest : public ServeEngineTest {
       if (job.is_object() && job["status"] == status) return job;
       std::this_thread::sleep_for(20ms);
     }
-    ADD_FAILURE() << "latest job of " << task_id << " not " << status << ": " << job.dump()
-                  << "\n" << LogTail();
+    ADD_FAILURE() << "latest job of " << task_id << " not " << status << ": " << job.dump() << "\n"
+                  << LogTail();
     return job;
   }
 
@@ -111,8 +110,8 @@ TEST_F(TaskLifeTest, AChatAnsweredTenTimesGrowsByOneMessagePerAnswerAcrossRestar
     EXPECT_EQ(msgs[0]["role"], "system");
     for (size_t j = 0; j <= k; ++j) {
       std::string needle = j == 0 ? "LIFE-0 " : "admin: LIFE-" + std::to_string(j) + "\\n";
-      EXPECT_EQ(CountIn(reqs[k], needle), 1)
-          << "LIFE-" << j << " in request " << k << ":\n" << MessagesText(reqs[k]);
+      EXPECT_EQ(CountIn(reqs[k], needle), 1) << "LIFE-" << j << " in request " << k << ":\n"
+                                             << MessagesText(reqs[k]);
     }
     if (k == 0) continue;
     // The previous request is a prefix of this one, byte for byte.
@@ -154,19 +153,20 @@ TEST_F(TaskLifeTest, AMixedLifeKeepsEveryTurnOnceAndThePrefixAcrossItsPaths) {
     EXPECT_EQ(code, 201) << body.dump();
     EXPECT_EQ(body["outcome"], outcome) << text;
   };
-  last_done();                                   // R0 [sys, U0]
+  last_done();                                    // R0 [sys, U0]
   comment("MIX-1 ask me something", "followup");  // R1 [sys, U0, U1] -> ASK
   LatestJobWhen(task, "waiting_human");
   RestartServe();
   comment("MIX-2 blue", "followup");  // R2 [sys, U0, U1, U2] -> slow ListDir
   WaitFakeRequests(3);
   comment("MIX-3 and green", "interjection");  // R3 [.., A, T, U3] -> 500, retry
-  last_done();                                  // R4 [.., U3, resume note]
+  last_done();                                 // R4 [.., U3, resume note]
   RestartServe();
   auto [k1, b1] = Post(TaskPath(c) + "/continue", {{"note", "MIX-5 one more coat"}});
   ASSERT_EQ(k1, 201) << b1.dump();
   WaitJob(task, b1["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; });
-  auto [k2, b2] = Post(TaskPath(c) + "/continue", {{"note", "MIX-6 check it"}, {"piece", "review"}});
+  auto [k2, b2] =
+      Post(TaskPath(c) + "/continue", {{"note", "MIX-6 check it"}, {"piece", "review"}});
   ASSERT_EQ(k2, 201) << b2.dump();
   WaitJob(task, b2["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; });
 
@@ -204,8 +204,8 @@ TEST_F(TaskLifeTest, AMixedLifeKeepsEveryTurnOnceAndThePrefixAcrossItsPaths) {
 // prefix and holds every turn once.
 TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
   Json run_args = {{"command", "echo APP-NET-OK"}, {"network", true}};
-  Json request = ToolCallReply("RequestTool",
-                               {{"tool", "RunCommand"}, {"arguments", run_args}, {"reason", "net"}});
+  Json request = ToolCallReply(
+      "RequestTool", {{"tool", "RunCommand"}, {"arguments", run_args}, {"reason", "net"}});
   Json child = Matching(Complete("child done"), "APP-CHILD");
   child["delay_ms"] = 1500;
   child["repeat"] = 1;
@@ -224,9 +224,9 @@ TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
   RestartServe();
   Json pending = Get(TaskPath(c) + "/tool-requests")["requests"];
   ASSERT_EQ(pending.size(), 1u);
-  auto [code, body] = Post(TaskPath(c) + "/tool-requests/" + pending[0]["id"].get<std::string>() +
-                               "/decide",
-                           {{"decision", "approve"}, {"scope", "once"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/tool-requests/" + pending[0]["id"].get<std::string>() + "/decide",
+           {{"decision", "approve"}, {"scope", "once"}});
   ASSERT_EQ(code, 200) << body.dump();
   LatestJobWhen(task, "waiting_subtasks");
   auto [k5, b5] = Post(TaskPath(c) + "/comments", {{"body", "APP-5 then summarise"}});
@@ -305,8 +305,9 @@ TEST_F(TaskLifeTest, KilledAfterAFollowUpIsSeededItsCommentIsDeliveredOnce) {
   ASSERT_EQ(code, 201);
   ASSERT_EQ(body["outcome"], "followup");
   ExpectCrashThenRestart();
-  WaitJob(c["task"]["id"], body["job"]["id"],
-          [](const Json& j) { return j["status"] == "succeeded"; }, 30s);
+  WaitJob(
+      c["task"]["id"], body["job"]["id"], [](const Json& j) { return j["status"] == "succeeded"; },
+      30s);
   Json with = RequestsWith(FakeRequests(), "K0-NOTE");
   ASSERT_EQ(with.size(), 1u) << "the crash came before any request with it";
   EXPECT_EQ(CountIn(with[0], "K0-NOTE"), 1) << MessagesText(with[0]);

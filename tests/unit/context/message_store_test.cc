@@ -113,14 +113,16 @@ TEST_F(MessageStoreTest, ACrashMidSeedKeepsTheTranscriptOfBeforeTheSeed) {
   {
     std::ofstream a(dir_.File("messages.jsonl"), std::ios::app);
     a << R"({"seq":5,"kind":"thread_start","role":"system","content":"s","job_id":"job2",)"
-      << R"("thread":2,"tokens":3,"seed_lines":3,"rewrites_transcript":true})" << "\n";
+      << R"("thread":2,"tokens":3,"seed_lines":3,"rewrites_transcript":true})"
+      << "\n";
     a << R"({"seq":6,"kind":"message","role":"user","content":"u","job_id":"job2",)"
-      << R"("thread":2,"tokens":3})" << "\n";
+      << R"("thread":2,"tokens":3})"
+      << "\n";
   }
   MessageStore ms = Open();
   EXPECT_TRUE(ms.seed_incomplete());
   EXPECT_EQ(ms.thread_job_id(), "job2");
-  EXPECT_EQ(Slurp(ms.transcript_path()), before);  // replay loses nothing
+  EXPECT_EQ(Slurp(ms.transcript_path()), before);                 // replay loses nothing
   EXPECT_FALSE(ms.AddMessage(UserMessageFor("x"), "job2").ok());  // seed again first
   ASSERT_TRUE(ms.SeedThread("job2", {{{"role", "system"}, {"content", "s"}}}, "").ok());
   EXPECT_FALSE(ms.seed_incomplete());

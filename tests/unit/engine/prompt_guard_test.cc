@@ -20,8 +20,8 @@
 #include "engine/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
-#include "test_tools.h"
 #include "support/store_fixture.h"
+#include "test_tools.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
@@ -100,8 +100,8 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     d.dispatcher = &dispatcher_;
     tools::ToolPolicy policy;
     policy.allowed_tools = {"ReadFile"};
-    d.dispatch =
-        tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr, nullptr, {}, {}};
+    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
+                                        nullptr,          nullptr, {},          {}};
     d.piece = &piece_;
     d.piece_tools = &tools_;
     d.tools_path = tools_path_;
@@ -334,8 +334,10 @@ TEST_F(PromptGuardLoopTest, WhenNoHandoffIsPossibleCompressionTakesOverInsteadOf
   }
   // A recent exchange the compressor keeps as the tail.
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(ctx_->messages().AddMessage({{"role", "assistant"}, {"content", "noted"}}, job_.id).ok());
-    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("go on " + std::to_string(i)), job_.id).ok());
+    ASSERT_TRUE(
+        ctx_->messages().AddMessage({{"role", "assistant"}, {"content", "noted"}}, job_.id).ok());
+    ASSERT_TRUE(
+        ctx_->messages().AddMessage(UserMessage("go on " + std::to_string(i)), job_.id).ok());
   }
   cc_.keep_recent_messages = 2;
   llm_.Text("Summary: the user pasted three long notes.");  // the compressor's call
