@@ -34,7 +34,7 @@ std::string ErrorBody(const Status& st) {
   // Internal errors may carry SQL or paths; the client gets a generic text.
   err["message"] = st.code() == StatusCode::kInternal ? "internal error" : st.message();
   if (!st.field().empty()) err["field"] = st.field();
-  return Json{{"error", err}}.dump();
+  return DumpJson(Json{{"error", err}});
 }
 
 ApiServer::ApiServer(Store& store, ApiOptions options)
@@ -69,9 +69,8 @@ void ApiServer::Routes() {
     if (!guarded) return httplib::Server::HandlerResponse::Unhandled;
     if (!auth_.UserFor(req.get_header_value("Authorization"))) {
       res.status = 401;
-      res.set_content(Json{{"error", {{"code", "UNAUTHENTICATED"},
-                                      {"message", "missing or wrong bearer token"}}}}
-                          .dump(),
+      res.set_content(DumpJson(Json{{"error", {{"code", "UNAUTHENTICATED"},
+                                               {"message", "missing or wrong bearer token"}}}}),
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }

@@ -8,7 +8,7 @@ namespace maestro::api {
 
 void Reply(httplib::Response& res, int code, const Json& body) {
   res.status = code;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 void ReplyError(httplib::Response& res, const Status& st) {

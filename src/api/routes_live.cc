@@ -30,7 +30,7 @@ uint64_t ParseSeq(const std::string& s) {
 }
 
 std::string DeltaFrame(const JobDelta& d) {
-  return "id: " + std::to_string(d.seq) + "\nevent: delta\ndata: " + d.data.dump() + "\n\n";
+  return "id: " + std::to_string(d.seq) + "\nevent: delta\ndata: " + DumpJson(d.data) + "\n\n";
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ void ApiServer::LiveRoutes() {
                   if (terminal || hub_.stopped()) {
                     Json end = {{"status", job.ok() ? std::string(JobStatusName(job->status))
                                                     : std::string("gone")}};
-                    std::string f = "event: end\ndata: " + end.dump() + "\n\n";
+                    std::string f = "event: end\ndata: " + DumpJson(end) + "\n\n";
                     sink.write(f.data(), f.size());
                     sink.done();
                     return true;

@@ -22,7 +22,7 @@ namespace {
 
 std::string SseFrame(const Event& e) {
   std::string out = "id: " + e.id + "\nevent: " + e.type + "\ndata: ";
-  out += api::EventJson(e).dump();
+  out += DumpJson(api::EventJson(e));
   out += "\n\n";
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "context/durable_file.h"
 #include "context/task_context.h"
+#include "core/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -87,7 +88,7 @@ Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref, const ToolS
         files[fs::path(r.args["path"].get<std::string>()).lexically_normal().string()] = r.tool;
       }
     } else if (r.job_id == job_id) {
-      d.blockers.push_back(fmt::format("{} failed: {}", r.tool, r.error.substr(0, 300)));
+      d.blockers.push_back(fmt::format("{} failed: {}", r.tool, Utf8Prefix(r.error, 300)));
     }
     return true;
   }));

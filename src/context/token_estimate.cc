@@ -25,13 +25,13 @@ int64_t TextOf(const Json& v) {
       if (part.is_object() && part.contains("text") && part["text"].is_string()) {
         t += EstimateTextTokens(part["text"].get_ref<const std::string&>());
       } else {
-        t += EstimateTextTokens(part.dump());
+        t += EstimateTextTokens(DumpJson(part));
       }
     }
     return t;
   }
   if (v.is_null()) return 0;
-  return EstimateTextTokens(v.dump());
+  return EstimateTextTokens(DumpJson(v));
 }
 
 }  // namespace
@@ -65,7 +65,7 @@ int64_t EstimateTextTokens(std::string_view s) {
 }
 
 int64_t EstimateMessageTokens(const Json& m) {
-  if (!m.is_object()) return kMessageFramingTokens + EstimateTextTokens(m.dump());
+  if (!m.is_object()) return kMessageFramingTokens + EstimateTextTokens(DumpJson(m));
   int64_t t = kMessageFramingTokens;
   if (auto it = m.find("role"); it != m.end()) t += TextOf(*it);
   if (auto it = m.find("content"); it != m.end()) t += TextOf(*it);

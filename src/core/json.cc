@@ -8,6 +8,10 @@
 
 namespace maestro {
 
+std::string DumpJson(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 Result<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text.begin(), text.end());

@@ -18,6 +18,10 @@ namespace maestro {
 
 using Json = nlohmann::json;
 
+// Serializes `value` compactly; invalid UTF-8 in a string (untrusted text
+// that slipped past ValidUtf8) becomes U+FFFD instead of throwing.
+std::string DumpJson(const Json& value);
+
 // Parses `text`; the error names the byte offset.
 Result<Json> ParseJson(std::string_view text);
 

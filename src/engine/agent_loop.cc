@@ -7,6 +7,7 @@
 
 #include "context/token_estimate.h"
 #include "core/crash_point.h"
+#include "core/utf8.h"
 #include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
 #include "engine/prompt_builder.h"
@@ -148,7 +149,7 @@ void RecordToolCall(AgentLoopDeps& d, const llm::ToolCall& call, const std::stri
   Json args = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
   if (args.is_object()) rec.args = std::move(args);
   rec.status = is_error ? "error" : "success";
-  (is_error ? rec.error : rec.result) = content.substr(0, 2000);
+  (is_error ? rec.error : rec.result) = std::string(Utf8Prefix(content, 2000));
   if (auto r = d.ctx->RecordToolCall(std::move(rec)); !r.ok()) {
     spdlog::warn("job {}: tool ledger: {}", d.job_id, r.status().ToString());
   }
@@ -165,7 +166,7 @@ Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
              {"id", calls[i].id},
              {"name", calls[i].name},
              {"is_error", static_cast<bool>(results.is_error[i])},
-             {"content", results.contents[i].substr(0, 2000)}});
+             {"content", std::string(Utf8Prefix(results.contents[i], 2000))}});
   }
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/crash_point.h"
+#include "core/utf8.h"
 #include "engine/delegate.h"
 #include "engine/handoff_step.h"
 #include "engine/subtasks.h"
@@ -28,7 +29,7 @@ Parsed ParseCall(const llm::ToolCall& c) {
   Json args = Json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
   if (args.is_discarded() || !args.is_object()) {
     p.error = fmt::format("Error: the arguments of {} are not a JSON object: {}", c.name,
-                          c.arguments.substr(0, 200));
+                          ValidUtf8(Utf8Prefix(c.arguments, 200)));
   } else {
     p.call.arguments = std::move(args);
   }

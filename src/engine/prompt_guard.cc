@@ -135,7 +135,7 @@ Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
               static_cast<int64_t>(bytes) -
               static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
           ++stats.results_replaced;
-          out << msg.dump() << '\n';
+          out << DumpJson(msg) << '\n';
           continue;
         }
       }

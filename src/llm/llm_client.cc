@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/utf8.h"
 #include "llm/request_body.h"
 #include "llm/sse_parser.h"
 #include "llm/stream_assembler.h"
@@ -266,7 +267,7 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
   if (!body_->error().ok()) return Fail(LlmErrorKind::kTerminal, body_->error(), http);
   if (http != 0 && (http < 200 || http >= 300)) {
     std::string msg = fmt::format("HTTP {} from {}: {}", http, profile_.base_url,
-                                  err_body_.substr(0, 500));
+                                  ValidUtf8(Utf8Prefix(err_body_, 500)));
     if (IsContextLengthError(http, err_body_)) {
       return Fail(LlmErrorKind::kContextLengthExceeded,
                   Status(StatusCode::kResourceExhausted, msg), http);

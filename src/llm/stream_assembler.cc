@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace maestro::llm {
 namespace {
 
@@ -53,7 +55,7 @@ Status StreamAssembler::OnData(std::string_view data) {
   }
   Json chunk = Json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
   if (chunk.is_discarded() || !chunk.is_object()) {
-    return Unavailable(fmt::format("malformed stream chunk: {}", data.substr(0, 200)));
+    return Unavailable(fmt::format("malformed stream chunk: {}", ValidUtf8(Utf8Prefix(data, 200))));
   }
   if (auto it = chunk.find("error"); it != chunk.end() && !it->is_null()) {
     std::string msg = it->is_object() && it->contains("message") && (*it)["message"].is_string()

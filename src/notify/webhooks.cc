@@ -111,7 +111,7 @@ void WebhookDispatcher::Run(const WebhookConfig& hook) {
 }
 
 bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
-  const std::string body = EventBody(e).dump();
+  const std::string body = DumpJson(EventBody(e));
   const std::string signature = "sha256=" + HmacSha256Hex(hook.secret, body);
   auto [base, path] = SplitUrl(hook.url);
   int64_t backoff = options_.initial_backoff_ms;

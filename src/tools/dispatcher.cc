@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/utf8.h"
 #include "tools/output_cap.h"
 #include "tools/schema.h"
 
@@ -83,7 +84,9 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   } catch (const std::exception& e) {
     r = ToolResult::Error(std::string("internal error: ") + e.what());
   }
-  r.content = CapOutput(r.content, spec.output_cap_bytes);
+  // Tool output is data: cut to the cap, then made valid UTF-8 before it
+  // reaches the ledger, the conversation or the job stream.
+  r.content = ValidUtf8(CapOutput(r.content, spec.output_cap_bytes));
   r.call_id = call.id;
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start)

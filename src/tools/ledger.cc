@@ -95,7 +95,7 @@ Status ToolLedger::Append(LedgerRecord rec) {
   std::lock_guard<std::mutex> lock(mu_);
   rec.seq = next_seq_++;
   rec.ts = clock_->NowMs();
-  const std::string line = ToJson(rec).dump() + "\n";
+  const std::string line = DumpJson(ToJson(rec)) + "\n";
   size_t off = 0;
   while (off < line.size()) {
     ssize_t n = write(fd_, line.data() + off, line.size() - off);

@@ -195,7 +195,7 @@ Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::s
   st->Bind(2, task_id)
       .BindNullable(3, job_id)
       .Bind(4, type)
-      .Bind(5, payload.dump())
+      .Bind(5, DumpJson(payload))
       .Bind(6, tx.now);
   return st->Exec();
 }
