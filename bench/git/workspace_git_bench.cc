@@ -43,7 +43,7 @@ bool Git(const std::string& root, std::vector<std::string> args) {
 }
 
 // The pre-issue-13 sequence: init on first use, then the job-end commit.
-bool OldTask(const std::string& root, const std::string& id) {
+bool ProcessTask(const std::string& root, const std::string& id) {
   fs::create_directories(root);
   if (!Git(root, {"init", "-q"})) return false;
   std::ofstream(root + "/result.txt") << "done " << id << "\n";
@@ -54,7 +54,7 @@ bool OldTask(const std::string& root, const std::string& id) {
   return Git(root, {"rev-parse", "HEAD"});
 }
 
-bool NewTask(const std::string& data, const std::string& id) {
+bool LibgitTask(const std::string& data, const std::string& id) {
   tools::WorkspaceOptions opts;
   opts.data_dir = data;
   tools::SpaceRegistry spaces;
@@ -95,10 +95,10 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / ("maestro_git_bench_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto old_ms = TimeEach(tasks, [&](int i) {
-    return OldTask((dir / "old" / std::to_string(i)).string(), "t" + std::to_string(i));
+    return ProcessTask((dir / "old" / std::to_string(i)).string(), "t" + std::to_string(i));
   });
   auto new_ms = TimeEach(
-      tasks, [&](int i) { return NewTask((dir / "new").string(), "t" + std::to_string(i)); });
+      tasks, [&](int i) { return LibgitTask((dir / "new").string(), "t" + std::to_string(i)); });
   fs::remove_all(dir);
   std::printf("tasks=%d git-processes p50=%.2fms libgit2 p50=%.2fms speedup=%.1fx\n", tasks,
               Median(old_ms), Median(new_ms), Median(old_ms) / std::max(Median(new_ms), 1e-6));
