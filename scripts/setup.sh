@@ -14,6 +14,7 @@ PACKAGES=(
   libcli11-dev
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  libgit2-dev
   bubblewrap
   curl
   ccache

@@ -1,10 +1,10 @@
 #include "context/handoff_document.h"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
+
+#include "tools/git_repo.h"
 
 namespace maestro::context {
 namespace {
@@ -78,11 +78,6 @@ std::vector<std::string> YamlList(const YAML::Node& n) {
   return out;
 }
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 }  // namespace
 
@@ -203,33 +198,8 @@ FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::str
 }
 
 Result<std::set<std::string>> GitChangedPaths(const std::string& workspace) {
-  std::string cmd = "git -C " + ShellQuote(workspace) +
-                    " status --porcelain=v1 -z --untracked-files=all 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return NotFound("cannot run git");
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  int rc = ::pclose(p);
-  if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
-    return NotFound("not a git work tree: " + workspace);
-  }
-  std::set<std::string> paths;
-  size_t i = 0;
-  while (i < out.size()) {
-    size_t end = out.find('\0', i);
-    if (end == std::string::npos) end = out.size();
-    std::string rec = out.substr(i, end - i);
-    i = end + 1;
-    if (rec.size() < 4) continue;
-    char x = rec[0];
-    paths.insert(std::filesystem::path(rec.substr(3)).lexically_normal().string());
-    if (x == 'R' || x == 'C') {  // -z: the source path follows as its own field
-      size_t e2 = out.find('\0', i);
-      i = e2 == std::string::npos ? out.size() : e2 + 1;
-    }
-  }
-  return paths;
+  MAESTRO_ASSIGN_OR_RETURN(tools::GitRepo repo, tools::GitRepo::Open(workspace));
+  return repo.ChangedFiles();
 }
 
 std::string HandoffToYaml(const HandoffDocument& d, const FilesCheck* check,

@@ -10,7 +10,7 @@
 // really changed in the workspace (CheckFilesChanged) and saves the document
 // (handoff_flow.h).
 //
-// Thread safety: plain values and pure functions (GitChangedPaths runs git).
+// Thread safety: plain values and pure functions (GitChangedPaths reads git through libgit2).
 #pragma once
 
 #include <set>
@@ -66,9 +66,10 @@ std::string PathOfEntry(const std::string& entry);
 FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
                              std::string source);
 
-// Paths `git status --porcelain` reports in `workspace` (modified, added,
-// deleted, renamed targets, untracked files). kNotFound when it is not a git
-// work tree or git is missing.
+// Paths that differ from HEAD in `workspace`'s git work tree (modified,
+// added, deleted, untracked; .gitignore respected), read in-process through
+// tools::GitRepo (no `git` process). kNotFound when it is not a git work
+// tree; another error when the repository is refused or unreadable.
 Result<std::set<std::string>> GitChangedPaths(const std::string& workspace);
 
 // YAML text of the document; `check` (if given) is appended under

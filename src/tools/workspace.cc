@@ -3,41 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tools/process_runner.h"
+#include "tools/git_repo.h"
 
 namespace maestro::tools {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// git with a fixed identity: the commit must not depend on the host's
-// global git configuration.
-Result<ProcessResult> Git(const std::string& root, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"git",
-               "-C",
-               root,
-               "-c",
-               "user.name=maestro",
-               "-c",
-               "user.email=maestro@localhost",
-               "-c",
-               "commit.gpgsign=false"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.timeout = std::chrono::seconds(60);
-  spec.output_cap = 16 * 1024;
-  return RunProcess(spec);
-}
-
-Status GitOk(const std::string& root, std::vector<std::string> args) {
-  const std::string what = "git " + args.front();
-  MAESTRO_ASSIGN_OR_RETURN(ProcessResult r, Git(root, std::move(args)));
-  if (r.exit_code != 0) return Internal(what + " failed: " + r.output);
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status SpaceRegistry::Register(Space space) {
   if (space.name.empty()) return InvalidArgument("space name must not be empty", "name");
@@ -144,26 +114,18 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
   ws.root = fs::canonical(dir).string();
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;
-  if (!fs::exists(dir / ".git")) MAESTRO_RETURN_IF_ERROR(GitOk(ws.root, {"init", "-q"}));
+  if (!fs::exists(dir / ".git")) MAESTRO_RETURN_IF_ERROR(GitRepo::Init(ws.root).status());
   return ws;
 }
 
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
                                                    const std::string& title) {
-  MAESTRO_ASSIGN_OR_RETURN(ProcessResult inside,
-                           Git(ws.root, {"rev-parse", "--is-inside-work-tree"}));
-  if (inside.exit_code != 0) return std::optional<std::string>();
-  MAESTRO_RETURN_IF_ERROR(GitOk(ws.root, {"add", "-A"}));
-  MAESTRO_ASSIGN_OR_RETURN(ProcessResult diff, Git(ws.root, {"diff", "--cached", "--quiet"}));
-  if (diff.exit_code == 0) return std::optional<std::string>();  // nothing staged
+  auto repo = GitRepo::Open(ws.root);
+  if (repo.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
+  if (!repo.ok()) return repo.status();
   const std::string message = "maestro: " + (title.empty() ? std::string("task result") : title) +
                               " (task " + task_id + ")";
-  MAESTRO_RETURN_IF_ERROR(GitOk(ws.root, {"commit", "-q", "-m", message}));
-  MAESTRO_ASSIGN_OR_RETURN(ProcessResult head, Git(ws.root, {"rev-parse", "HEAD"}));
-  if (head.exit_code != 0) return Internal("git rev-parse HEAD failed: " + head.output);
-  std::string id = head.output;
-  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
-  return std::optional<std::string>(id);
+  return repo->CommitAll(message);
 }
 
 }  // namespace maestro::tools

@@ -12,8 +12,10 @@
 // in git with a message naming the task (seed 000 "workspace commit").
 //
 // Thread safety: SpaceRegistry is filled at startup and then read-only.
-// CommitWorkspace runs git processes; two commits to the same space at once
-// are serialized by git's own index lock (the loser gets an error).
+// CommitWorkspace uses libgit2 in-process (tools/git_repo.h: no `git`
+// process runs on the host against the agent-written `.git/`); two commits
+// to the same space at once are serialized by the index lock (the loser gets
+// an error).
 #pragma once
 
 #include <map>
@@ -75,14 +77,16 @@ struct WorkspaceOptions {
 };
 
 // The task's workspace: its space when `space` is set (kNotFound if not
-// registered), else its ephemeral workspace, created and `git init`ed on
-// first use.
+// registered), else its ephemeral workspace, created and made a git
+// repository (GitRepo::Init) on first use.
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
                                    const std::string& task_id, const std::string& space);
 
-// Commits every change in the workspace (`git add -A`) with the message
-// "maestro: <title> (task <id>)". Returns the new commit id, or nullopt when
-// nothing changed or the directory is not a git repository.
+// Commits every change in the workspace (GitRepo::CommitAll, like
+// `git add -A`) with the message "maestro: <title> (task <id>)". Returns the
+// new commit id, or nullopt when nothing changed or the directory is not in
+// a git work tree; an error when the repository is refused (bare, or its git
+// directory is not the work tree's own `.git`).
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
                                                    const std::string& title);
 

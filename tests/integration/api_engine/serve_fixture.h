@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,7 +36,8 @@ inline Json ToolCallReply(const std::string& name, const Json& args) {
 class ServeEngineTest : public ::testing::Test {
  protected:
   // Writes `replies` as the fake's script, starts fakellm and serve.
-  // extra_config_ (ExtraConfig) is appended to maestro.yaml.
+  // extra_config_ (ExtraConfig) is appended to maestro.yaml; serve_env_ is
+  // added to serve's environment.
   void Start(const Json& replies, int workers = 2) {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
@@ -54,7 +56,7 @@ class ServeEngineTest : public ::testing::Test {
         << " {target} {name} {version}\"\n  readonly_paths: ["
         << std::filesystem::path(installer).parent_path().string() << "]\n"
         << ExtraConfig();
-    StartServe();
+    StartServe(serve_env_);
   }
 
   // Starts `maestro serve` on the config, data dir and port of Start();
@@ -206,6 +208,8 @@ class ServeEngineTest : public ::testing::Test {
 
   // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
   std::string extra_config_;
+  // Added to serve's environment by Start (e.g. a PATH with a fake binary).
+  std::map<std::string, std::string> serve_env_;
   TempDir dir_;
   int port_ = 0;
   std::unique_ptr<FakeLlmProcess> fake_;

@@ -10,6 +10,7 @@
 #include "context/handoff_flow.h"
 #include "context/task_context.h"
 #include "support/store_fixture.h"
+#include "tools/git_repo.h"
 
 namespace maestro::context {
 namespace {
@@ -83,15 +84,10 @@ TEST(HandoffDocumentTest, FilesCheckFindsBothKindsOfDifference) {
 
 TEST(HandoffDocumentTest, GitStatusListsChangedAndUntrackedFiles) {
   maestro::testing::TempDir ws;
-  std::string q = "'" + ws.path() + "'";
-  if (std::system(("git -C " + q + " init -q >/dev/null 2>&1").c_str()) != 0) {
-    GTEST_SKIP() << "git not available";
-  }
+  auto repo = tools::GitRepo::Init(ws.path());
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
   std::ofstream(ws.File("tracked.txt")) << "v1\n";
-  ASSERT_EQ(std::system(("git -C " + q + " add tracked.txt && git -C " + q +
-                         " -c user.email=t@t -c user.name=t commit -qm init >/dev/null 2>&1")
-                            .c_str()),
-            0);
+  ASSERT_TRUE(repo->CommitAll("init").ok());
   std::ofstream(ws.File("tracked.txt")) << "v2\n";
   std::filesystem::create_directories(ws.File("src"));
   std::ofstream(ws.File("src/new.cc")) << "int x;\n";

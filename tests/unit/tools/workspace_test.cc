@@ -8,20 +8,12 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
-#include "tools/process_runner.h"
+#include "tools/git_repo.h"
 
 namespace maestro::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string GitOut(const std::string& root, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"git", "-C", root};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto r = RunProcess(spec);
-  return r.ok() ? r->output : "";
-}
 
 TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   testing::TempDir data;
@@ -46,15 +38,43 @@ TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   ASSERT_TRUE(commit->has_value());
   EXPECT_EQ((*commit)->size(), 40u);
-  EXPECT_EQ(GitOut(ws->root, {"log", "-1", "--format=%s"}),
-            "maestro: Fix the parser (task 3f2b8c1e-task)\n");
-  EXPECT_EQ(GitOut(ws->root, {"show", "--name-only", "--format=", "HEAD"}), "result.txt\n");
+  auto repo = GitRepo::Open(ws->root);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  EXPECT_EQ(repo->Head()->first, **commit);
+  EXPECT_EQ(repo->Head()->second, "maestro: Fix the parser (task 3f2b8c1e-task)");
+  EXPECT_TRUE(repo->ChangedFiles()->empty()) << "result.txt is in the commit";
 
   // Preparing again reuses the same directory.
   auto again = PrepareWorkspace(opts, spaces, "3f2b8c1e-task", "");
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(fs::exists(again->root + "/result.txt"));
   EXPECT_FALSE(PrepareWorkspace(opts, spaces, "../evil", "").ok());
+}
+
+TEST(WorkspaceTest, TheJobEndCommitRunsNoHookFsmonitorOrFilterTheAgentWrote) {
+  testing::TempDir data;
+  SpaceRegistry spaces;
+  auto ws = PrepareWorkspace({data.path(), {}}, spaces, "t-hostile", "");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  const std::string marker = data.File("MARKER");
+  const std::string script = data.File("evil.sh");
+  std::ofstream(script) << "#!/bin/sh\necho ran >> " << marker << "\ncat\n";
+  fs::permissions(script, fs::perms::owner_all);
+  std::ofstream(ws->root + "/.git/config", std::ios::app)
+      << "[core]\n\tfsmonitor = " << script << "\n[filter \"x\"]\n\tclean = " << script << "\n";
+  for (const char* hook : {"pre-commit", "post-commit"}) {
+    std::string path = ws->root + "/.git/hooks/" + hook;
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << "#!/bin/sh\necho " << hook << " >> " << marker << "\n";
+    fs::permissions(path, fs::perms::owner_all);
+  }
+  std::ofstream(ws->root + "/.gitattributes") << "* filter=x\n";
+  std::ofstream(ws->root + "/result.txt") << "done\n";
+  auto commit = CommitWorkspace(*ws, "t-hostile", "hostile");
+  ASSERT_TRUE(commit.ok()) << commit.status().ToString();
+  EXPECT_TRUE(commit->has_value());
+  EXPECT_TRUE(GitRepo::Open(ws->root)->ChangedFiles()->empty());
+  EXPECT_FALSE(fs::exists(marker)) << std::ifstream(marker).rdbuf();
 }
 
 TEST(WorkspaceTest, PersistentSpacesAreRegisteredDirectories) {
