@@ -154,11 +154,16 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   }
   ProcessSpec spec;
   // Only the target dir is writable; the network is shared (downloads).
-  spec.argv = sandbox_->Wrap(out.dir, /*network=*/true, *cmd);
-  auto dashdash = spec.argv.end() - 4;  // "--", "/bin/sh", "-c", command
-  for (const auto& p : config_.readonly_paths) {
-    if (std::filesystem::exists(p, ec)) dashdash = spec.argv.insert(dashdash, {"--ro-bind", p, p}) + 3;
-  }
+  SandboxCommand sc;
+  sc.workspace = out.dir;
+  sc.network = true;
+  sc.command = *cmd;
+  sc.readonly_paths = config_.readonly_paths;
+  sc.limits = sandbox_->LimitsFor(out.dir);
+  sc.timeout = config_.timeout;
+  auto cgroup = PidsCgroup::Create(sandbox_->cgroup_base(), sc.limits.processes);
+  if (cgroup) sc.cgroup_dir = cgroup->dir();
+  spec.argv = sandbox_->Wrap(sc);
   spec.cwd = out.dir;
   spec.env = std::map<std::string, std::string>{
       {"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
