@@ -49,21 +49,23 @@ bool Has(const std::string& s, const char* what) { return s.find(what) != std::s
 // signals (SIGXCPU, SIGXFSZ) and the pids cgroup say so without output.
 std::string LimitDiagnosis(const ProcessResult& r, const SandboxLimits& l, int64_t cpu_seconds,
                            int64_t refused_forks) {
-  // Text is a hint only when the command failed: a log that mentions "out of
-  // memory" is not an error.
+  // The shell's own reports of a limit count whatever the exit code; other
+  // text is a hint only when the command failed (a log that mentions "out of
+  // memory" is not an error).
+  const std::string& all = r.output;
   const std::string o = r.timed_out || r.exit_code != 0 ? r.output : std::string();
-  if (refused_forks > 0 || Has(o, "Cannot fork") || Has(o, "fork: Resource temporarily") ||
-      Has(o, "fork: retry") || Has(o, "can't fork") || Has(o, "BlockingIOError")) {
+  if (refused_forks > 0 || Has(all, "Cannot fork") || Has(all, "fork: Resource temporarily") ||
+      Has(all, "fork: retry") || Has(o, "can't fork") || Has(o, "BlockingIOError")) {
     return fmt::format(
         "Error: the command reached the process limit ({} processes per command); run fewer "
         "processes at once\n",
         l.processes);
   }
-  if (r.exit_code == 128 + SIGXCPU) {
+  if (r.exit_code == 128 + SIGXCPU || Has(all, "CPU time limit exceeded")) {
     return fmt::format("Error: the command reached the CPU time limit ({} s)\n", cpu_seconds);
   }
-  if (r.exit_code == 128 + SIGXFSZ || Has(o, "File too large") ||
-      Has(o, "File size limit exceeded")) {
+  if (r.exit_code == 128 + SIGXFSZ || Has(all, "File size limit exceeded") ||
+      Has(o, "File too large")) {
     return fmt::format("Error: the command reached the file size limit ({} per file)\n",
                        Bytes(l.file_size_bytes));
   }

@@ -106,7 +106,9 @@ void AddLimits(std::vector<std::string>& a, const SandboxLimits& l,
                std::chrono::milliseconds timeout) {
   int64_t cpu = l.cpu_seconds;
   if (cpu == 0) cpu = std::max<int64_t>(1, (timeout.count() + 999) / 1000);
-  a.insert(a.end(), {"/usr/bin/prlimit", fmt::format("--cpu={}", cpu)});
+  // soft:hard one second apart: the soft limit sends SIGXCPU (which names
+  // the cause), the hard one SIGKILL for a command that ignores it.
+  a.insert(a.end(), {"/usr/bin/prlimit", fmt::format("--cpu={}:{}", cpu, cpu + 1)});
   auto add = [&a](const char* opt, int64_t v) {
     a.push_back(v > 0 ? fmt::format("--{}={}", opt, v) : fmt::format("--{}=unlimited", opt));
   };
