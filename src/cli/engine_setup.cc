@@ -9,6 +9,38 @@
 
 namespace maestro {
 
+namespace {
+
+// `sandbox.limits` over the defaults, then each space's `limits` over those,
+// keyed by the space's canonical root (where its tasks run).
+Status ConfigureSandboxLimits(const Config& cfg, const tools::SpaceRegistry& spaces,
+                              tools::Sandbox& sandbox) {
+  for (const auto& [k, v] : cfg.sandbox.items()) {
+    if (k != "limits") {
+      return InvalidArgument(
+          cfg.sandbox_where + ": unknown key 'sandbox." + k + "' (known: sandbox.limits)",
+          "sandbox." + k);
+    }
+  }
+  MAESTRO_ASSIGN_OR_RETURN(
+      tools::SandboxLimits defaults,
+      tools::SandboxLimits::FromJson(cfg.sandbox.value("limits", Json()), tools::SandboxLimits{},
+                                     cfg.sandbox_where + ": sandbox.limits"));
+  std::map<std::string, tools::SandboxLimits> by_root;
+  for (const auto& [name, sc] : cfg.spaces) {
+    if (sc.limits.is_null()) continue;
+    const tools::Space* space = spaces.Find(name);
+    if (space == nullptr) continue;
+    MAESTRO_ASSIGN_OR_RETURN(by_root[space->root],
+                             tools::SandboxLimits::FromJson(
+                                 sc.limits, defaults, sc.where + ": spaces." + name + ".limits"));
+  }
+  sandbox.SetLimits(defaults, std::move(by_root));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta) {
   EngineSetup s;
   // Spaces first: the API lists and validates them even without an LLM.
@@ -32,6 +64,8 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   auto sandbox = std::make_shared<tools::Sandbox>(tools::Sandbox::Probe());
   bool shell = sandbox->available();
   if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
+  MAESTRO_RETURN_IF_ERROR(ConfigureSandboxLimits(cfg, *s.spaces, *sandbox));
+  if (shell) spdlog::info("{}", sandbox->limits_report());
   MAESTRO_ASSIGN_OR_RETURN(s.registry, tools::NewBuiltinRegistry(sandbox));
   MAESTRO_ASSIGN_OR_RETURN(auto pkg_cfg,
                            tools::PackageInstallerConfigFrom(cfg.packages, cfg.packages_where));

@@ -99,6 +99,7 @@ const std::map<std::string, Setter>& Keys() {
       {"llm_profiles", nullptr},
       {"context_storage", nullptr},
       {"packages", nullptr},
+      {"sandbox", nullptr},
       {"webhooks", nullptr},
       {"spaces", nullptr},
       {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
@@ -263,6 +264,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       }
       cfg.packages = YamlToJson(kv.second);
       cfg.packages_where = pos;
+      continue;
+    }
+    if (key == "sandbox") {
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: sandbox must be a mapping", pos), key);
+      }
+      cfg.sandbox = YamlToJson(kv.second);
+      cfg.sandbox_where = pos;
       continue;
     }
     if (key == "llm_profiles") {

@@ -71,6 +71,9 @@ struct SpaceConfig {
   bool edit_allowed = false;
   bool shell_allowed = false;
   bool network_allowed = false;
+  // `limits:` overrides of the global sandbox limits for RunCommand in this
+  // space (validated by src/tools, SandboxLimits::FromJson); null = none.
+  Json limits;
   std::string where;  // file:line:col of the entry, for later errors
 };
 
@@ -93,6 +96,10 @@ struct Config {
   // src/tools (PackageInstallerConfigFrom); `packages_where` is its position.
   Json packages = Json::object();
   std::string packages_where;
+  // The `sandbox` section: `limits:` for every RunCommand (validated by
+  // src/tools, SandboxLimits::FromJson; docs/security.md).
+  Json sandbox = Json::object();
+  std::string sandbox_where;
   JobsConfig jobs;
   std::vector<WebhookConfig> webhooks;
   std::map<std::string, SpaceConfig> spaces;  // by name

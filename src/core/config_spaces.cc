@@ -6,8 +6,8 @@ namespace maestro::config_internal {
 namespace {
 
 const std::vector<std::string>& SpaceKeys() {
-  static const std::vector<std::string> keys = {"path",         "description",   "tools",
-                                                "edit_allowed", "shell_allowed", "network_allowed"};
+  static const std::vector<std::string> keys = {
+      "path", "description", "tools", "edit_allowed", "shell_allowed", "network_allowed", "limits"};
   return keys;
 }
 
@@ -49,6 +49,15 @@ Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& 
       }
       s.tools.push_back(t.Scalar());
     }
+    return Status::Ok();
+  }
+  if (name == "limits") {
+    if (!v.IsMap()) {
+      return InvalidArgument(
+          fmt::format("{}: '{}' must be a mapping of sandbox limits (docs/security.md)", pos, key),
+          key);
+    }
+    s.limits = YamlToJson(v);
     return Status::Ok();
   }
   if (name == "edit_allowed") return Bool(v, pos, key, &s.edit_allowed);

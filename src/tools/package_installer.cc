@@ -33,7 +33,8 @@ std::string VersionSpec(const std::string& ecosystem, const std::string& version
 std::string Substitute(std::string tmpl, const std::map<std::string, std::string>& values) {
   for (const auto& [key, value] : values) {
     const std::string ph = "{" + key + "}";
-    for (size_t at = tmpl.find(ph); at != std::string::npos; at = tmpl.find(ph, at + value.size())) {
+    for (size_t at = tmpl.find(ph); at != std::string::npos;
+         at = tmpl.find(ph, at + value.size())) {
       tmpl.replace(at, ph.size(), value);
     }
   }
@@ -44,7 +45,8 @@ Status CheckInstallers(const Json& installers, const std::string& where,
                        PackageInstallerConfig* out) {
   static const std::regex kEcosystem("[a-z0-9][a-z0-9_-]{0,31}");
   if (!installers.is_object()) {
-    return InvalidArgument(where + ": packages.installers must be a mapping", "packages.installers");
+    return InvalidArgument(where + ": packages.installers must be a mapping",
+                           "packages.installers");
   }
   for (const auto& [eco, cmd] : installers.items()) {
     if (!std::regex_match(eco, kEcosystem)) {
@@ -154,17 +156,22 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   }
   ProcessSpec spec;
   // Only the target dir is writable; the network is shared (downloads).
-  spec.argv = sandbox_->Wrap(out.dir, /*network=*/true, *cmd);
-  auto dashdash = spec.argv.end() - 4;  // "--", "/bin/sh", "-c", command
-  for (const auto& p : config_.readonly_paths) {
-    if (std::filesystem::exists(p, ec)) dashdash = spec.argv.insert(dashdash, {"--ro-bind", p, p}) + 3;
-  }
+  SandboxCommand sc;
+  sc.workspace = out.dir;
+  sc.network = true;
+  sc.command = *cmd;
+  sc.readonly_paths = config_.readonly_paths;
+  sc.limits = sandbox_->LimitsFor(out.dir);
+  sc.timeout = config_.timeout;
+  auto cgroup = PidsCgroup::Create(sandbox_->cgroup_base(), sc.limits.processes);
+  if (cgroup) sc.cgroup_dir = cgroup->dir();
+  spec.argv = sandbox_->Wrap(sc);
   spec.cwd = out.dir;
-  spec.env = std::map<std::string, std::string>{
-      {"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
-      {"HOME", out.dir},
-      {"LANG", "C.UTF-8"},
-      {"MAESTRO_PACKAGE_DIR", out.dir}};
+  spec.env =
+      std::map<std::string, std::string>{{"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
+                                         {"HOME", out.dir},
+                                         {"LANG", "C.UTF-8"},
+                                         {"MAESTRO_PACKAGE_DIR", out.dir}};
   spec.timeout = config_.timeout;
   spec.output_cap = config_.output_cap;
   spec.cancel = cancel;
@@ -177,7 +184,8 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   out.output = run->output;
   if (run->cancelled) out.output = "[cancelled]\n" + out.output;
   if (run->timed_out) {
-    out.output = fmt::format("[timed out after {} s]\n", config_.timeout.count() / 1000) + out.output;
+    out.output =
+        fmt::format("[timed out after {} s]\n", config_.timeout.count() / 1000) + out.output;
   }
   out.installed = !run->cancelled && !run->timed_out && run->exit_code == 0;
   return out;

@@ -1,12 +1,24 @@
-// Sandbox: how RunCommand confines a command — bubblewrap (`bwrap`).
+// Sandbox: how RunCommand (and the package installer) confines a command —
+// bubblewrap (`bwrap`) plus resource limits.
 //
 // Where it sits: RunCommand asks the Sandbox to wrap the user's command line
-// and hands the result to RunProcess. Inside: the workspace is bound
-// read-write at its own path (the working directory), the system (/usr,
-// /bin, /lib*, /sbin, /etc) read-only, a private /tmp, /proc and /dev, new
-// pid/ipc/uts/cgroup namespaces and — unless the policy allows the network —
-// a new, empty network namespace (only its own loopback). The data dir,
-// other workspaces and the rest of the host filesystem are simply absent.
+// and hands the result to RunProcess. Inside (docs/security.md lists it all):
+// - a minimal filesystem: /usr and the merged-/usr symlinks (/bin, /sbin,
+//   /lib*) read-only; a SYNTHESIZED /etc (passwd/group with only root and
+//   nobody, hosts, nsswitch.conf) plus a few host files bound one by one
+//   (ld.so.*, ssl certs, alternatives, localtime; resolv.conf only with
+//   network) — no shadow, gshadow, sudoers, ssh keys, machine-id; a private
+//   /tmp; a fresh /proc of the sandbox's own pid namespace; bwrap's minimal
+//   /dev; no /sys, /home, /root, /opt, /var, /run. The workspace is bound
+//   read-write at its own path (the working directory), extra paths (the
+//   task's installed packages) read-only;
+// - new user/pid/ipc/uts/cgroup namespaces, all capabilities dropped, the
+//   command runs as uid/gid 65534 (nobody) inside its own user namespace,
+//   and — unless the policy allows the network — a new, empty network
+//   namespace (only its own loopback);
+// - SandboxLimits applied with prlimit(1) INSIDE the namespaces, right
+//   before the shell starts, and a pids cgroup where one can be created
+//   (see PidsCgroup in sandbox.cc).
 // `--die-with-parent` plus the pid namespace guarantee that killing the
 // process group of bwrap leaves no process behind.
 //
@@ -15,13 +27,50 @@
 // Sandbox is unavailable and RunCommand answers with an error saying so —
 // it never falls back to running the command unconfined.
 //
-// Thread safety: immutable after Probe(); any thread may call Wrap().
+// Thread safety: immutable after Probe()/SetLimits() (call those before
+// sharing); any thread may call Wrap() and LimitsFor().
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/json.h"
+#include "core/status.h"
+
 namespace maestro::tools {
+
+// Per-command resource limits (setrlimit via prlimit inside the sandbox).
+// 0 means "no limit" except for cpu_seconds, where 0 means "the command's
+// wall timeout, rounded up".
+struct SandboxLimits {
+  int64_t cpu_seconds = 0;
+  int64_t address_space_bytes = int64_t{2} << 30;  // RLIMIT_AS, 2 GiB
+  int64_t file_size_bytes = int64_t{1} << 30;      // RLIMIT_FSIZE, 1 GiB
+  int64_t open_files = 1024;                       // RLIMIT_NOFILE
+  int64_t processes = 512;                         // RLIMIT_NPROC (+ pids.max)
+
+  // {"cpu_seconds", "address_space_bytes", "file_size_bytes", "open_files",
+  //  "processes"}: every key optional, applied over `base`; non-negative
+  // integers; unknown keys are errors naming the key.
+  static Result<SandboxLimits> FromJson(const Json& j, const SandboxLimits& base,
+                                        const std::string& where);
+  Json ToJson() const;
+};
+
+// One command to confine.
+struct SandboxCommand {
+  std::string workspace;  // bound read-write, the working directory
+  bool network = false;
+  std::string command;                      // run as `/bin/sh -c <command>`
+  std::vector<std::string> readonly_paths;  // host paths bound read-only (when present)
+  SandboxLimits limits;
+  std::chrono::milliseconds timeout{60'000};  // sets cpu_seconds when that is 0
+  std::string cgroup_dir;  // a PidsCgroup's dir to join before bwrap starts, "" = none
+};
 
 class Sandbox {
  public:
@@ -34,15 +83,58 @@ class Sandbox {
   bool available() const { return available_; }
   // Why it is unavailable (bwrap's own message), "" when available.
   const std::string& unavailable_reason() const { return reason_; }
+  // How the limits are enforced here, e.g. that no pids cgroup could be made
+  // (logged at startup).
+  const std::string& limits_report() const { return limits_report_; }
+  bool cgroups_available() const { return !cgroup_base_.empty(); }
 
-  // argv that runs `/bin/sh -c <command>` confined to `workspace`.
+  // The global defaults and per-space overrides, keyed by the space's
+  // canonical root: a workspace at or under a root gets that space's limits.
+  void SetLimits(SandboxLimits defaults, std::map<std::string, SandboxLimits> by_root);
+  SandboxLimits LimitsFor(const std::string& workspace) const;
+
+  // argv that runs `/bin/sh -c <command>` confined as described above.
+  std::vector<std::string> Wrap(const SandboxCommand& c) const;
+  // Shorthand with the default limits.
   std::vector<std::string> Wrap(const std::string& workspace, bool network,
                                 const std::string& command) const;
+
+  // The parent dir for per-command pids cgroups, "" when none can be made.
+  const std::string& cgroup_base() const { return cgroup_base_; }
+
+  struct EtcDir;  // the synthesized /etc files, removed with the last copy
 
  private:
   bool available_ = false;
   std::string bwrap_ = "bwrap";
   std::string reason_;
+  std::string limits_report_;
+  std::string cgroup_base_;
+  std::shared_ptr<const EtcDir> etc_;
+  SandboxLimits defaults_;
+  std::map<std::string, SandboxLimits> by_root_;
+};
+
+// A pids cgroup for one command (cgroup v2, or the v1 pids hierarchy):
+// pids.max = the process limit, counted for the whole sandbox whatever the
+// uid. Needed because RLIMIT_NPROC is not enforced for host root (kuid 0)
+// even inside a user namespace. Destruction kills what is left in it and
+// removes it.
+class PidsCgroup {
+ public:
+  // nullptr when `base` is empty or the cgroup cannot be made.
+  static std::unique_ptr<PidsCgroup> Create(const std::string& base, int64_t max_pids);
+  ~PidsCgroup();
+  PidsCgroup(const PidsCgroup&) = delete;
+  PidsCgroup& operator=(const PidsCgroup&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  // Forks refused because pids.max was reached (pids.events "max").
+  int64_t RefusedForks() const;
+
+ private:
+  explicit PidsCgroup(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
 };
 
 }  // namespace maestro::tools

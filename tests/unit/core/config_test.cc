@@ -185,6 +185,25 @@ TEST(ConfigTest, SpacesAreReadWithTheirPolicy) {
   EXPECT_TRUE(n.tools.empty());
 }
 
+TEST(ConfigTest, SandboxLimitsAreReadGloballyAndPerSpace) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir,
+                              "sandbox:\n"
+                              "  limits: {processes: 100, open_files: 64}\n"
+                              "spaces:\n"
+                              "  build:\n"
+                              "    path: /srv/build\n"
+                              "    shell_allowed: true\n"
+                              "    limits: {processes: 2048}\n"),
+                        {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->sandbox["limits"]["processes"].get<int64_t>(), 100);
+  EXPECT_EQ(cfg->spaces.at("build").limits["processes"].get<int64_t>(), 2048);
+  auto bad = LoadConfig(Write(dir, "spaces:\n  b:\n    path: /x\n    limits: 5\n"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "spaces.b.limits");
+}
+
 TEST(ConfigTest, SpaceErrorsNameTheKey) {
   testing::TempDir dir;
   struct Case {
