@@ -33,8 +33,22 @@ ToolResult ListDirTool(const Json& args, const ToolContext& ctx);
 ToolResult GlobTool(const Json& args, const ToolContext& ctx);
 ToolResult GrepTool(const Json& args, const ToolContext& ctx);
 
-// Regex of a glob: `*` and `?` stay within one path component, `**`
-// crosses components ("src/**/*.cc" matches "src/a.cc" and "src/x/y/a.cc").
-std::string GlobToRegex(const std::string& glob);
+// A glob over workspace-relative paths: `*` and `?` stay within one path
+// component, `**/` is zero or more directories, `**` elsewhere crosses
+// components ("src/**/*.cc" matches "src/a.cc" and "src/x/y/a.cc").
+// Matching never backtracks: O(pattern length x path length).
+class GlobPattern {
+ public:
+  explicit GlobPattern(const std::string& glob);
+  bool Matches(std::string_view path) const;
+
+ private:
+  enum class Kind { kLiteral, kOne, kStar, kAny, kDirs };
+  struct Token {
+    Kind kind;
+    char ch;
+  };
+  std::vector<Token> tokens_;
+};
 
 }  // namespace maestro::tools

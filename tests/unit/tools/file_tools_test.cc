@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -146,6 +147,43 @@ TEST_F(FileToolsTest, GrepStopsAtTheMatchCap) {
   ToolResult r = GrepTool({{"pattern", "hit"}}, ctx_);
   EXPECT_NE(r.content.find("stopped after 500 matches"), std::string::npos);
   EXPECT_EQ(std::count(r.content.begin(), r.content.end(), '\n'), 501);
+}
+
+TEST(GlobPatternTest, StarsStayInAComponentAndDoubleStarsCrossThem) {
+  EXPECT_TRUE(GlobPattern("*.cc").Matches("a.cc"));
+  EXPECT_FALSE(GlobPattern("*.cc").Matches("src/a.cc"));
+  EXPECT_TRUE(GlobPattern("src/**/*.cc").Matches("src/a.cc"));
+  EXPECT_TRUE(GlobPattern("src/**/*.cc").Matches("src/x/y/a.cc"));
+  EXPECT_FALSE(GlobPattern("src/**/*.cc").Matches("srcx/a.cc"));
+  EXPECT_TRUE(GlobPattern("**").Matches("a/b/c"));
+  EXPECT_TRUE(GlobPattern("a?c").Matches("abc"));
+  EXPECT_FALSE(GlobPattern("a?c").Matches("a/c"));
+  EXPECT_TRUE(GlobPattern("**/README.md").Matches("README.md"));
+  EXPECT_TRUE(GlobPattern("docs/*").Matches("docs/x.md"));
+  EXPECT_FALSE(GlobPattern("docs/*").Matches("docs/a/x.md"));
+}
+
+TEST_F(FileToolsTest, ABacktrackingGlobOnLongNamesEndsAtOnce) {
+  // std::regex took > 75 s on such patterns; the NFA is linear per name.
+  for (int i = 0; i < 200; ++i) Write("d/" + std::string(200, 'a') + std::to_string(i), "x");
+  const auto start = std::chrono::steady_clock::now();
+  ToolResult r = GlobTool({{"pattern", "**/*a*a*a*a*a*a*a*a*a*a*a*a*a*b"}}, ctx_);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(r.is_error) << r.content;
+  EXPECT_NE(r.content.find("no files match"), std::string::npos) << r.content;
+  EXPECT_LT(took, std::chrono::seconds(10)) << "the match must not backtrack";
+}
+
+TEST_F(FileToolsTest, GrepRefusesBackReferencesAndStopsOnCancelInsideAFile) {
+  EXPECT_TRUE(GrepTool({{"pattern", "(a*)*\\1"}}, ctx_).is_error);
+  std::string big;
+  for (int i = 0; i < 100000; ++i) big += "line without the word\n";
+  Write("big.txt", big);
+  CancelToken cancel;
+  cancel.Cancel(CancelToken::Reason::kUserCancel);
+  ctx_.cancel = &cancel;
+  ToolResult r = GrepTool({{"pattern", "never"}}, ctx_);
+  EXPECT_NE(r.content.find("search stopped"), std::string::npos) << r.content;
 }
 
 }  // namespace
