@@ -28,6 +28,19 @@ struct Probe {
 
 class EscapeTest : public ServeEngineTest {};
 
+Json Matching(Json reply, const std::string& last_message_contains) {
+  reply["match"] = {{"last_message_contains", last_message_contains}};
+  return reply;
+}
+
+Json RequestsWith(const Json& all, const std::string& needle) {
+  Json out = Json::array();
+  for (const auto& r : all) {
+    if (Contains(MessagesText(r), needle)) out.push_back(r);
+  }
+  return out;
+}
+
 TEST_F(EscapeTest, EveryProbeIsBlockedAndNoMarkerReachesTheHost) {
   const std::string host = dir_.File("host-markers");
   fs::create_directories(host);
@@ -109,6 +122,40 @@ TEST_F(EscapeTest, EveryProbeIsBlockedAndNoMarkerReachesTheHost) {
   EXPECT_TRUE(markers.empty()) << "escaped: " << ::testing::PrintToString(markers);
   EXPECT_TRUE(Get("/api/health").is_object());
   ::close(listener);
+}
+
+TEST_F(EscapeTest, AForkBombAndAHugeAllocationEndAsToolErrorsWhileAnotherTaskStreams) {
+  Json bomb = Matching(ToolCallReply("RunCommand", {{"command", "f(){ f | f & }; f; sleep 5"}}),
+                       "TASK-BOMB");
+  Json alloc = Matching(
+      ToolCallReply("RunCommand", {{"command", "python3 -c 'b = bytearray(3 * 1024**3)'"}}),
+      "process limit");
+  Json stream = Matching(ToolCallReply("complete", {{"status", "success"}, {"result", "streamed"}}),
+                         "TASK-STREAM");
+  stream["text"] = std::string(400, 's');
+  stream["token_delay_ms"] = 10;  // ~50 deltas over half a second, beside the bomb
+  stream["chunk_chars"] = 8;
+  Json done = ToolCallReply("complete", {{"status", "success"}, {"result", "contained"}});
+  done["repeat"] = 0;
+  Start(Json::array({bomb, stream, alloc, done}), 2);
+  Json a = Create("TASK-BOMB fork forever");
+  Json b = Create("TASK-STREAM tell a story");
+  Json sb = WaitStatus(b, "succeeded", 60s);
+  EXPECT_EQ(sb["status"], "succeeded") << "the other task kept going";
+  Json sa = WaitStatus(a, "succeeded", 90s);
+  EXPECT_EQ(sa["status"], "succeeded") << LogTail();
+  EXPECT_TRUE(Get("/api/health").is_object());
+  Json reqs = RequestsWith(FakeRequests(), "TASK-BOMB");
+  ASSERT_EQ(reqs.size(), 3u);
+  std::string bomb_result, alloc_result;
+  for (const auto& m : reqs.back()["body"]["messages"]) {
+    if (m.value("role", "") != "tool") continue;
+    (bomb_result.empty() ? bomb_result : alloc_result) = m["content"].get<std::string>();
+  }
+  EXPECT_TRUE(Contains(bomb_result, "Error: the command reached the process limit") ||
+              Contains(bomb_result, "timed out"))
+      << bomb_result;
+  EXPECT_TRUE(Contains(alloc_result, "Error: the command ran out of memory")) << alloc_result;
 }
 
 }  // namespace
