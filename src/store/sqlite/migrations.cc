@@ -166,11 +166,15 @@ CREATE TABLE notification_reads (
 );
 CREATE INDEX events_by_type ON events(type, id);
 )sql"},
-      {3, "subtask spawn keys", R"sql(
+      {3, "subtask spawn keys, undelivered comments", R"sql(
 -- A subtask's (parent job, tool call) key: creating it twice (a crash after
 -- the commit, before the call's result was written) yields the first one.
 ALTER TABLE tasks ADD COLUMN spawn_key TEXT;
 CREATE UNIQUE INDEX tasks_by_spawn_key ON tasks(spawn_key) WHERE spawn_key IS NOT NULL;
+-- The agent loop asks for a job's undelivered comments every iteration and
+-- FinishJob at every end: an index walk over the few pending ones, not a
+-- scan of every comment ever written.
+CREATE INDEX comments_undelivered ON comments(job_id) WHERE delivered_at IS NULL;
 )sql"},
   };
   return m;

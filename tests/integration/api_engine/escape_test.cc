@@ -28,19 +28,6 @@ struct Probe {
 
 class EscapeTest : public ServeEngineTest {};
 
-Json Matching(Json reply, const std::string& last_message_contains) {
-  reply["match"] = {{"last_message_contains", last_message_contains}};
-  return reply;
-}
-
-Json RequestsWith(const Json& all, const std::string& needle) {
-  Json out = Json::array();
-  for (const auto& r : all) {
-    if (Contains(MessagesText(r), needle)) out.push_back(r);
-  }
-  return out;
-}
-
 TEST_F(EscapeTest, EveryProbeIsBlockedAndNoMarkerReachesTheHost) {
   const std::string host = dir_.File("host-markers");
   fs::create_directories(host);

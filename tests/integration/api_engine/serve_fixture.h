@@ -6,8 +6,8 @@
 // Thread safety: one test thread, except helpers documented otherwise.
 #pragma once
 
-#include <httplib.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -21,8 +21,8 @@
 
 #include "core/json.h"
 #include "fakellm_process.h"
-#include "support/process.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace maestro::testing {
@@ -50,7 +50,8 @@ class ServeEngineTest : public ::testing::Test {
         << "log:\n  level: info\n"
         << "jobs:\n  poll_interval_ms: 50\n  heartbeat_ms: 200\n  shutdown_grace_ms: 1000\n"
         << "  retry:\n    base_delay_ms: 100\n    max_delay_ms: 200\n    max_attempts: 3\n"
-        << "llm:\n  base_url: " << fake_->base_url() << "\n  model: fake\n  max_attempts: 1\n"
+        << extra_jobs_config_ << "llm:\n  base_url: " << fake_->base_url()
+        << "\n  model: fake\n  max_attempts: 1\n"
         << "  context_length: 1000000\n"
         << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
@@ -68,8 +69,8 @@ class ServeEngineTest : public ::testing::Test {
     for (const auto& [k, v] : env) all[k] = v;
     ++serve_runs_;
     serve_ = std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
-        all, dir_.File("serve" + std::to_string(serve_runs_) + ".out"),
+        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"}, all,
+        dir_.File("serve" + std::to_string(serve_runs_) + ".out"),
         dir_.File("serve" + std::to_string(serve_runs_) + ".err"));
     if (!wait_healthy) return;
     httplib::Client c("127.0.0.1", port_);
@@ -117,7 +118,8 @@ class ServeEngineTest : public ::testing::Test {
     if (!r) return {0, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
-  std::pair<int, Json> GetWithStatus(const std::string& path, const std::string& token = "tok") const {
+  std::pair<int, Json> GetWithStatus(const std::string& path,
+                                     const std::string& token = "tok") const {
     httplib::Client c("127.0.0.1", port_);
     if (!token.empty()) c.set_bearer_token_auth(token);
     auto r = c.Get(path);
@@ -131,7 +133,8 @@ class ServeEngineTest : public ::testing::Test {
 
   // Creates a task; returns the reply ({task, job}).
   Json Create(const std::string& instruction, const std::string& piece = "chat") {
-    auto [status, body] = Post("/api/local/tasks", {{"instruction", instruction}, {"piece", piece}});
+    auto [status, body] =
+        Post("/api/local/tasks", {{"instruction", instruction}, {"piece", piece}});
     EXPECT_EQ(status, 201) << body.dump();
     return body;
   }
@@ -154,13 +157,15 @@ class ServeEngineTest : public ::testing::Test {
       std::this_thread::sleep_for(10ms);
     }
     ADD_FAILURE() << "job " << job_id << " did not reach the state; last: " << job.dump()
-                  << "\nserve log tail:\n" << LogTail();
+                  << "\nserve log tail:\n"
+                  << LogTail();
     return job;
   }
   Json WaitStatus(const Json& created, const std::string& status,
                   std::chrono::milliseconds limit = 20s) const {
-    return WaitJob(created["task"]["id"], created["job"]["id"],
-                   [&](const Json& j) { return j["status"] == status; }, limit);
+    return WaitJob(
+        created["task"]["id"], created["job"]["id"],
+        [&](const Json& j) { return j["status"] == status; }, limit);
   }
 
   // The fake's request log (each with the request `body`).
@@ -208,6 +213,7 @@ class ServeEngineTest : public ::testing::Test {
 
   // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
   std::string extra_config_;
+  std::string extra_jobs_config_;  // more keys of the `jobs:` section (two-space indent)
   // Added to serve's environment by Start (e.g. a PATH with a fake binary).
   std::map<std::string, std::string> serve_env_;
   TempDir dir_;
@@ -226,6 +232,22 @@ inline std::string MessagesText(const Json& logged) {
 
 inline bool Contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
+}
+
+// A scripted reply that answers only a request whose last message contains
+// `last_message_contains`.
+inline Json Matching(Json reply, const std::string& last_message_contains) {
+  reply["match"] = {{"last_message_contains", last_message_contains}};
+  return reply;
+}
+
+// The logged fake requests whose messages mention `needle`.
+inline Json RequestsWith(const Json& all, const std::string& needle) {
+  Json out = Json::array();
+  for (const auto& r : all) {
+    if (Contains(MessagesText(r), needle)) out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace maestro::testing

@@ -15,11 +15,6 @@ Json Complete(const std::string& result = "done") {
   return r;
 }
 
-Json Matching(Json reply, const std::string& last_message_contains) {
-  reply["match"] = {{"last_message_contains", last_message_contains}};
-  return reply;
-}
-
 const Json& Messages(const Json& logged) { return logged["body"]["messages"]; }
 
 // How many messages of the request contain `needle`.
@@ -29,31 +24,16 @@ int CountIn(const Json& logged, const std::string& needle) {
   return n;
 }
 
-// The requests whose messages mention `needle`.
-Json RequestsWith(const Json& all, const std::string& needle) {
-  Json out = Json::array();
-  for (const auto& r : all) {
-    if (Contains(MessagesText(r), needle)) out.push_back(r);
-  }
-  return out;
-}
-
 // Lease recovery fast enough for a test after a SIGKILL.
 constexpr const char* kFastLeases = "  lease_ms: 1000\n  sweep_interval_ms: 200\n";
 
 class TaskLifeTest : public ServeEngineTest {
  protected:
-  // Start with jobs.lease_ms short (the config's jobs: section is open last
-  // in Start's text, so these keys land inside it).
+  // Start with leases short enough that a job of a killed serve is
+  // recovered within a test.
   void StartLife(const Json& replies, int workers = 2) {
+    extra_jobs_config_ = kFastLeases;
     Start(replies, workers);
-    // Re-write the config with the lease keys and restart (same port/data).
-    std::ifstream in(dir_.File("maestro.yaml"));
-    std::string cfg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto at = cfg.find("jobs:\n");
-    cfg.insert(at + 6, kFastLeases);
-    std::ofstream(dir_.File("maestro.yaml")) << cfg;
-    RestartServe();
   }
 
   // Starts serve armed to SIGKILL itself at `point`.
