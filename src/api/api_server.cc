@@ -14,17 +14,27 @@ namespace maestro {
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
     case StatusCode::kConflict:
-    case StatusCode::kLeaseLost: return 409;
-    case StatusCode::kResourceExhausted: return 413;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kDeadlineExceeded: return 504;
-    case StatusCode::kCancelled: return 409;
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kLeaseLost:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 413;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    case StatusCode::kCancelled:
+      return 409;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -69,8 +79,9 @@ void ApiServer::Routes() {
     if (!guarded) return httplib::Server::HandlerResponse::Unhandled;
     if (!auth_.UserFor(req.get_header_value("Authorization"))) {
       res.status = 401;
-      res.set_content(DumpJson(Json{{"error", {{"code", "UNAUTHENTICATED"},
-                                               {"message", "missing or wrong bearer token"}}}}),
+      res.set_content(DumpJson(Json{{"error",
+                                     {{"code", "UNAUTHENTICATED"},
+                                      {"message", "missing or wrong bearer token"}}}}),
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }

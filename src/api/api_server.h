@@ -37,14 +37,14 @@
 #include "api/auth.h"
 #include "api/event_signal.h"
 #include "api/task_choices.h"
-#include "notify/job_stream.h"
 #include "core/status.h"
+#include "notify/job_stream.h"
 #include "store/store.h"
 
 namespace httplib {
 class Server;
 struct Request;
-}
+}  // namespace httplib
 
 namespace maestro {
 

@@ -57,9 +57,9 @@ void ApiServer::LiveRoutes() {
                   // before the job ended is then always sent before `end`.
                   auto job = store_.GetJob(job_id);
                   bool terminal = !job.ok() || IsTerminal(job->status);
-                  auto read = hub_.ReadAfter(job_id, *cursor,
-                                             terminal ? std::chrono::milliseconds(0)
-                                                      : std::chrono::milliseconds(500));
+                  auto read = hub_.ReadAfter(
+                      job_id, *cursor,
+                      terminal ? std::chrono::milliseconds(0) : std::chrono::milliseconds(500));
                   if (read.truncated && !read.deltas.empty()) {
                     std::string f = "event: truncated\ndata: {\"first_seq\":" +
                                     std::to_string(read.deltas.front().seq) + "}\n\n";
@@ -125,33 +125,32 @@ void ApiServer::InboxRoutes() {
     Reply(res, 200, {{"notifications", arr}, {"unread", unread_count}});
   });
 
-  srv.Post("/api/local/notifications/read",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             Json body = Json::object();
-             if (!req.body.empty()) {
-               auto parsed = api::ParseObject(req.body);
-               if (!parsed.ok()) return ReplyError(res, parsed.status());
-               body = *parsed;
-             }
-             std::vector<std::string> ids;
-             if (body.contains("ids")) {
-               if (!body["ids"].is_array()) {
-                 return ReplyError(res, InvalidArgument("ids must be an array of strings", "ids"));
-               }
-               for (const auto& id : body["ids"]) {
-                 if (!id.is_string()) {
-                   return ReplyError(res,
-                                     InvalidArgument("ids must be an array of strings", "ids"));
-                 }
-                 ids.push_back(id.get<std::string>());
-               }
-               if (ids.empty()) return Reply(res, 200, {{"marked", true}});
-             }
-             if (Status st = store_.MarkNotificationsRead(UserOf(req), ids); !st.ok()) {
-               return ReplyError(res, st);
-             }
-             Reply(res, 200, {{"marked", true}});
-           });
+  srv.Post(
+      "/api/local/notifications/read", [this](const httplib::Request& req, httplib::Response& res) {
+        Json body = Json::object();
+        if (!req.body.empty()) {
+          auto parsed = api::ParseObject(req.body);
+          if (!parsed.ok()) return ReplyError(res, parsed.status());
+          body = *parsed;
+        }
+        std::vector<std::string> ids;
+        if (body.contains("ids")) {
+          if (!body["ids"].is_array()) {
+            return ReplyError(res, InvalidArgument("ids must be an array of strings", "ids"));
+          }
+          for (const auto& id : body["ids"]) {
+            if (!id.is_string()) {
+              return ReplyError(res, InvalidArgument("ids must be an array of strings", "ids"));
+            }
+            ids.push_back(id.get<std::string>());
+          }
+          if (ids.empty()) return Reply(res, 200, {{"marked", true}});
+        }
+        if (Status st = store_.MarkNotificationsRead(UserOf(req), ids); !st.ok()) {
+          return ReplyError(res, st);
+        }
+        Reply(res, 200, {{"marked", true}});
+      });
 }
 
 }  // namespace maestro

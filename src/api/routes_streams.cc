@@ -58,52 +58,50 @@ void WriteToolDurations(std::ostream& out, const std::map<std::string, ToolDurat
 void ApiServer::StreamRoutes() {
   auto& srv = *server_;
 
-  srv.Get(R"(/api/local/tasks/([0-9a-fA-F-]{36})/events)",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            std::string task_id = req.matches[1];
-            if (auto t = VisibleTask(task_id, UserOf(req)); !t.ok()) {
-              return ReplyError(res, t.status());
-            }
-            std::string after = req.get_header_value("Last-Event-ID");
-            if (after.empty()) after = req.get_param_value("after");
-            bool sse = req.get_header_value("Accept").find("text/event-stream") !=
-                       std::string::npos;
-            if (!sse) {
-              auto events = store_.ListEvents(task_id, after, 500);
-              if (!events.ok()) return ReplyError(res, events.status());
-              Json arr = Json::array();
-              for (const auto& e : *events) arr.push_back(api::EventJson(e));
-              return Reply(res, 200, {{"events", arr}});
-            }
-            if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
-              return ReplyError(res, probe.status());
-            }
-            res.set_header("Cache-Control", "no-cache");
-            res.set_header("X-Accel-Buffering", "no");
-            auto cursor = std::make_shared<std::string>(after);
-            res.set_chunked_content_provider(
-                "text/event-stream",
-                [this, task_id, cursor](size_t, httplib::DataSink& sink) {
-                  uint64_t seen = signal_.generation();
-                  auto events = store_.ListEvents(task_id, *cursor, 200);
-                  if (!events.ok()) return false;
-                  for (const auto& e : *events) {
-                    std::string frame = SseFrame(e);
-                    if (!sink.write(frame.data(), frame.size())) return false;
-                    *cursor = e.id;
-                  }
-                  if (!events->empty()) return true;  // more may be waiting
-                  if (signal_.stopped()) {
-                    sink.done();
-                    return true;
-                  }
-                  if (signal_.WaitNewer(seen, std::chrono::seconds(15)) == seen) {
-                    static const char kPing[] = ": keep-alive\n\n";
-                    return sink.write(kPing, sizeof(kPing) - 1);
-                  }
-                  return true;
-                });
-          });
+  srv.Get(R"(/api/local/tasks/([0-9a-fA-F-]{36})/events)", [this](const httplib::Request& req,
+                                                                  httplib::Response& res) {
+    std::string task_id = req.matches[1];
+    if (auto t = VisibleTask(task_id, UserOf(req)); !t.ok()) {
+      return ReplyError(res, t.status());
+    }
+    std::string after = req.get_header_value("Last-Event-ID");
+    if (after.empty()) after = req.get_param_value("after");
+    bool sse = req.get_header_value("Accept").find("text/event-stream") != std::string::npos;
+    if (!sse) {
+      auto events = store_.ListEvents(task_id, after, 500);
+      if (!events.ok()) return ReplyError(res, events.status());
+      Json arr = Json::array();
+      for (const auto& e : *events) arr.push_back(api::EventJson(e));
+      return Reply(res, 200, {{"events", arr}});
+    }
+    if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
+      return ReplyError(res, probe.status());
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    auto cursor = std::make_shared<std::string>(after);
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, task_id, cursor](size_t, httplib::DataSink& sink) {
+          uint64_t seen = signal_.generation();
+          auto events = store_.ListEvents(task_id, *cursor, 200);
+          if (!events.ok()) return false;
+          for (const auto& e : *events) {
+            std::string frame = SseFrame(e);
+            if (!sink.write(frame.data(), frame.size())) return false;
+            *cursor = e.id;
+          }
+          if (!events->empty()) return true;  // more may be waiting
+          if (signal_.stopped()) {
+            sink.done();
+            return true;
+          }
+          if (signal_.WaitNewer(seen, std::chrono::seconds(15)) == seen) {
+            static const char kPing[] = ": keep-alive\n\n";
+            return sink.write(kPing, sizeof(kPing) - 1);
+          }
+          return true;
+        });
+  });
 
   srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     auto counts = store_.CountJobsByStatus();
@@ -137,8 +135,8 @@ void ApiServer::StreamRoutes() {
         << "\n# HELP maestro_webhook_deliveries_total Webhook delivery attempts by result.\n"
         << "# TYPE maestro_webhook_deliveries_total counter\n"
         << "maestro_webhook_deliveries_total{result=\"ok\"} " << m->webhook_deliveries_ok
-        << "\nmaestro_webhook_deliveries_total{result=\"failed\"} "
-        << m->webhook_deliveries_failed << "\n";
+        << "\nmaestro_webhook_deliveries_total{result=\"failed\"} " << m->webhook_deliveries_failed
+        << "\n";
     WriteToolDurations(out, m->tool_durations);
     res.set_content(out.str(), "text/plain; version=0.0.4");
   });

@@ -118,35 +118,34 @@ void ApiServer::TaskRoutes() {
                     {"job", api::JobJson(r->job)}});
            });
 
-  srv.Post(std::string(kTaskPath) + "/continue",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             std::string user = UserOf(req);
-             if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
-               return ReplyError(res, t.status());
-             }
-             Json body = Json::object();
-             if (!req.body.empty()) {
-               auto parsed = api::ParseObject(req.body);
-               if (!parsed.ok()) return ReplyError(res, parsed.status());
-               body = *parsed;
-             }
-             std::string piece, note;
-             if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
-               return ReplyError(res, st);
-             }
-             if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
-               return ReplyError(res, st);
-             }
-             if (!piece.empty()) {  // "" keeps the task's piece
-               if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
-                 return ReplyError(res, st);
-               }
-             }
-             auto r = store_.ContinueTask(req.matches[1], piece, user, note);
-             if (!r.ok()) return ReplyError(res, r.status());
-             Reply(res, 201, {{"job", api::JobJson(r->job)},
-                              {"comment", api::CommentJson(r->handoff)}});
-           });
+  srv.Post(std::string(kTaskPath) + "/continue", [this](const httplib::Request& req,
+                                                        httplib::Response& res) {
+    std::string user = UserOf(req);
+    if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
+      return ReplyError(res, t.status());
+    }
+    Json body = Json::object();
+    if (!req.body.empty()) {
+      auto parsed = api::ParseObject(req.body);
+      if (!parsed.ok()) return ReplyError(res, parsed.status());
+      body = *parsed;
+    }
+    std::string piece, note;
+    if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
+      return ReplyError(res, st);
+    }
+    if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
+      return ReplyError(res, st);
+    }
+    if (!piece.empty()) {  // "" keeps the task's piece
+      if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
+        return ReplyError(res, st);
+      }
+    }
+    auto r = store_.ContinueTask(req.matches[1], piece, user, note);
+    if (!r.ok()) return ReplyError(res, r.status());
+    Reply(res, 201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
+  });
 
   srv.Post(std::string(kTaskPath) + "/cancel",
            [this](const httplib::Request& req, httplib::Response& res) {

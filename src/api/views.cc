@@ -47,22 +47,34 @@ Json JobJson(const Job& j) {
 }
 
 Json CommentJson(const Comment& c) {
-  return {{"id", c.id},         {"task_id", c.task_id}, {"job_id", c.job_id},
-          {"author", c.author}, {"kind", c.kind},       {"body", c.body},
-          {"delivered_at", c.delivered_at}, {"created_at", c.created_at}};
+  return {{"id", c.id},
+          {"task_id", c.task_id},
+          {"job_id", c.job_id},
+          {"author", c.author},
+          {"kind", c.kind},
+          {"body", c.body},
+          {"delivered_at", c.delivered_at},
+          {"created_at", c.created_at}};
 }
 
 Json RequestJson(const Request& r) {
-  return {{"id", r.id},         {"task_id", r.task_id},     {"job_id", r.job_id},
-          {"kind", r.kind},     {"name", r.name},           {"args", r.args},
-          {"reason", r.reason}, {"status", r.status},       {"scope", r.scope},
-          {"decided_by", r.decided_by}, {"decided_at", r.decided_at},
+  return {{"id", r.id},
+          {"task_id", r.task_id},
+          {"job_id", r.job_id},
+          {"kind", r.kind},
+          {"name", r.name},
+          {"args", r.args},
+          {"reason", r.reason},
+          {"status", r.status},
+          {"scope", r.scope},
+          {"decided_by", r.decided_by},
+          {"decided_at", r.decided_at},
           {"created_at", r.created_at}};
 }
 
 Json EventJson(const Event& e) {
-  return {{"id", e.id},     {"task_id", e.task_id},     {"job_id", e.job_id},
-          {"type", e.type}, {"payload", e.payload},     {"created_at", e.created_at}};
+  return {{"id", e.id},     {"task_id", e.task_id}, {"job_id", e.job_id},
+          {"type", e.type}, {"payload", e.payload}, {"created_at", e.created_at}};
 }
 
 }  // namespace maestro::api

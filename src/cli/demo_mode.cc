@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <filesystem>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #ifndef MAESTRO_SOURCE_DIR
 #define MAESTRO_SOURCE_DIR "."
@@ -75,8 +74,8 @@ Result<std::unique_ptr<DemoLlm>> DemoLlm::Start(const std::string& fakellm,
                                                 const std::string& script) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return Internal("pipe failed");
-  std::vector<std::string> args = {fakellm, "--host", "127.0.0.1", "--port", "0",
-                                   "--script", script, "--model", "maestro-demo"};
+  std::vector<std::string> args = {fakellm,    "--host", "127.0.0.1", "--port",      "0",
+                                   "--script", script,   "--model",   "maestro-demo"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -169,10 +168,13 @@ Result<std::unique_ptr<DemoLlm>> MaybeStartDemo(Config& cfg) {
   if (!installers.is_object()) installers = Json::object();
   if (!installers.contains("pip")) {
     installers["pip"] =
-        "echo 'demo mode: {name}{version_spec} was not really installed' > {target}/DEMO-INSTALL.txt";
+        "echo 'demo mode: {name}{version_spec} was not really installed' > "
+        "{target}/DEMO-INSTALL.txt";
   }
-  spdlog::warn("DEMO MODE: no LLM server configured (MAESTRO_LLM_BASE_URL); answering with the "
-               "scripted demo model at {} (script {})", demo->base_url(), script);
+  spdlog::warn(
+      "DEMO MODE: no LLM server configured (MAESTRO_LLM_BASE_URL); answering with the "
+      "scripted demo model at {} (script {})",
+      demo->base_url(), script);
   return demo;
 }
 

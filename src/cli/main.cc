@@ -1,13 +1,13 @@
 // maestro — command-line entry point. Parses arguments and wires the
 // libraries together; all behaviour lives in src/{core,store,worker,api}.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "cli/client.h"
 #include "cli/run.h"
@@ -40,9 +40,12 @@ Result<std::unique_ptr<SqliteStore>> OpenForCommand(const std::string& config_pa
 void PrintJson(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
 Json JobSummary(const Job& j) {
-  return {{"id", j.id},         {"status", JobStatusName(j.status)},
-          {"attempt", j.attempt}, {"wait_reason", j.wait_reason},
-          {"error", j.error_message}, {"parent_job_id", j.parent_job_id}};
+  return {{"id", j.id},
+          {"status", JobStatusName(j.status)},
+          {"attempt", j.attempt},
+          {"wait_reason", j.wait_reason},
+          {"error", j.error_message},
+          {"parent_job_id", j.parent_job_id}};
 }
 
 int TaskCreate(const std::string& cfg, const NewTask& in) {
@@ -155,8 +158,9 @@ int main(int argc, char** argv) {
   if (const char* t = std::getenv("MAESTRO_TOKEN")) remote.token = t;
   std::string server_flag, token_flag, text, piece_name, note, kind = "tool", request_id, scope;
   auto remote_flags = [&](CLI::App* c) {
-    c->add_option("--server", server_flag, "Server URL (default $MAESTRO_SERVER or "
-                                           "http://127.0.0.1:8080)");
+    c->add_option("--server", server_flag,
+                  "Server URL (default $MAESTRO_SERVER or "
+                  "http://127.0.0.1:8080)");
     c->add_option("--token", token_flag, "Bearer token (default $MAESTRO_TOKEN)");
   };
   for (auto* c : {task_cancel, task_create, task_list, task_show}) remote_flags(c);
@@ -207,14 +211,15 @@ int main(int argc, char** argv) {
   // straight to the local store.
   bool via_server = !server_flag.empty() || std::getenv("MAESTRO_SERVER") != nullptr;
   if (*task_create) {
-    return via_server ? cli::TaskCreateRemote(remote, new_task.instruction, new_task.piece,
-                                              new_task.title)
-                      : TaskCreate(config, new_task);
+    return via_server
+               ? cli::TaskCreateRemote(remote, new_task.instruction, new_task.piece, new_task.title)
+               : TaskCreate(config, new_task);
   }
   if (*task_list) {
     return via_server ? cli::TaskListRemote(remote, list_status) : TaskList(config, list_status);
   }
-  if (*task_show) return via_server ? cli::TaskShowRemote(remote, task_id) : TaskShow(config, task_id);
+  if (*task_show)
+    return via_server ? cli::TaskShowRemote(remote, task_id) : TaskShow(config, task_id);
   if (*task_cancel) {
     return via_server ? cli::TaskCancelRemote(remote, task_id) : TaskCancel(config, task_id);
   }
@@ -233,8 +238,8 @@ int main(int argc, char** argv) {
     return engine::RunPieceList(po, std::cout, std::cerr);
   }
   if (app.got_subcommand("version")) {
-    std::cout << "maestro " << MAESTRO_VERSION << " (schema "
-              << sqlite::LatestSchemaVersion() << ")\n";
+    std::cout << "maestro " << MAESTRO_VERSION << " (schema " << sqlite::LatestSchemaVersion()
+              << ")\n";
     return 0;
   }
   return 0;
