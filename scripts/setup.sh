@@ -8,6 +8,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   libcurl4-openssl-dev libssl-dev
   libcpp-httplib-dev
+  libboost1.81-dev
   libyaml-cpp-dev
   nlohmann-json3-dev
   libspdlog-dev libfmt-dev
