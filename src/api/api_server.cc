@@ -1,13 +1,10 @@
 #include "api/api_server.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
-#include <cerrno>
-#include <cstring>
 
 #include "api/http_util.h"
+#include "core/hash.h"
 #include "core/json.h"
 
 namespace maestro {
@@ -51,11 +48,16 @@ ApiServer::ApiServer(Store& store, ApiOptions options)
     : store_(store),
       options_(std::move(options)),
       auth_(store, options_.admin_token),
-      hub_(options_.job_stream_buffer),
-      server_(std::make_unique<httplib::Server>()) {}
-
-std::string ApiServer::UserOf(const httplib::Request& req) {
-  return auth_.UserFor(req.get_header_value("Authorization")).value_or("");
+      hub_(options_.job_stream_buffer) {
+  Routes();
+  api::HttpApp app;
+  app.handle = [this](api::HttpRequest& req) { return Handle(req); };
+  // Health touches no store: answered on the I/O thread even when every
+  // pool thread is busy, so it measures the edge, not the queue behind it.
+  app.runs_inline = [](const api::HttpRequest& req) {
+    return req.method == "GET" && req.path == "/api/health";
+  };
+  server_ = std::make_unique<api::HttpServer>(options_.http, std::move(app));
 }
 
 Result<Task> ApiServer::VisibleTask(const std::string& task_id, const std::string& user) {
@@ -68,94 +70,56 @@ Result<Task> ApiServer::VisibleTask(const std::string& task_id, const std::strin
 
 ApiServer::~ApiServer() { Stop(); }
 
-void ApiServer::Routes() {
-  auto& srv = *server_;
-  srv.set_payload_max_length(options_.max_body_bytes);
-  int threads = options_.server_threads;
-  srv.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  srv.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    bool guarded = req.path.rfind("/api/local/", 0) == 0 || req.path == "/metrics" ||
-                   req.path == "/api/pieces" || req.path == "/api/spaces";
-    if (!guarded) return httplib::Server::HandlerResponse::Unhandled;
-    if (!auth_.UserFor(req.get_header_value("Authorization"))) {
-      res.status = 401;
-      res.set_content(DumpJson(Json{{"error",
-                                     {{"code", "UNAUTHENTICATED"},
-                                      {"message", "missing or wrong bearer token"}}}}),
-                      "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+std::string ApiServer::StreamKey(const api::HttpRequest& req) {
+  return Sha256Hex(req.Header("Authorization"));
+}
 
-  srv.Get("/api/health", [this](const httplib::Request&, httplib::Response& res) {
-    api::Reply(res, 200,
-               {{"status", "ok"},
-                {"version", options_.version},
-                {"schema_version", options_.schema_version},
-                {"workers", options_.workers},
-                {"demo", options_.demo}});
+api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
+  const std::string& path = req.path;
+  bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" ||
+                 path == "/api/pieces" || path == "/api/spaces";
+  if (guarded) {
+    auto user = auth_.UserFor(req.Header("Authorization"));
+    if (!user) {
+      api::HttpResponse res;
+      res.status = 401;
+      res.body = DumpJson(Json{
+          {"error", {{"code", "UNAUTHENTICATED"}, {"message", "missing or wrong bearer token"}}}});
+      return res;
+    }
+    req.user = *user;
+  }
+  if (const auto* handler = router_.Match(req.method, path, &req.params)) return (*handler)(req);
+  bool api_path = path.rfind("/api/", 0) == 0 || path == "/api" || path == "/metrics";
+  if (req.method == "GET" && !api_path) return ServeUi(req);
+  return api::ReplyError(NotFound("no such route"));
+}
+
+void ApiServer::Routes() {
+  router_.Add("GET", "/api/health", [this](const api::HttpRequest&) {
+    return api::Reply(200, {{"status", "ok"},
+                            {"version", options_.version},
+                            {"schema_version", options_.schema_version},
+                            {"workers", options_.workers},
+                            {"demo", options_.demo}});
   });
   TaskRoutes();
   RequestRoutes();
   StreamRoutes();
   LiveRoutes();
   InboxRoutes();
-  UiRoutes();  // last: its catch-all must not shadow an API route
-
-  srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    StatusCode code = res.status == 413   ? StatusCode::kResourceExhausted
-                      : res.status == 404 ? StatusCode::kNotFound
-                                          : StatusCode::kInvalidArgument;
-    std::string msg = res.status == 413   ? "request body too large"
-                      : res.status == 404 ? "no such route"
-                                          : "bad request";
-    res.set_content(ErrorBody(Status(code, msg)), "application/json");
-  });
+  UiRoutes();
 }
 
-Result<int> ApiServer::Bind() {
-  if (bound_port_ > 0) return bound_port_;
-  // Exclusive: cpp-httplib's default sets SO_REUSEPORT, which lets a second
-  // server bind the same port and the kernel split the connections between
-  // the two. SO_REUSEADDR alone still allows a restart over TIME_WAIT
-  // sockets but refuses a port another socket listens on.
-  server_->set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  const std::string where = options_.host + ":" + std::to_string(options_.port);
-  errno = 0;
-  int port = options_.port;
-  bool ok = true;
-  if (port == 0) {
-    port = server_->bind_to_any_port(options_.host);
-    ok = port > 0;
-  } else {
-    ok = server_->bind_to_port(options_.host, port);
-  }
-  if (!ok) {
-    const int err = errno;
-    return Unavailable("cannot listen on " + where + ": " +
-                       (err != 0 ? std::strerror(err) : "bind failed"));
-  }
-  bound_port_ = port;
-  return port;
-}
+Result<int> ApiServer::Bind() { return server_->Bind(); }
 
-Result<int> ApiServer::Start() {
-  MAESTRO_ASSIGN_OR_RETURN(int port, Bind());
-  Routes();
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  return port;
-}
+Result<int> ApiServer::Start() { return server_->Start(); }
 
 void ApiServer::Stop() {
-  signal_.Stop();  // ends open SSE streams
+  // Streams end with their final frame first; then nothing publishes into
+  // a server that is gone.
+  if (server_) server_->Stop();
   hub_.Stop();
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace maestro

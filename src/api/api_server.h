@@ -1,4 +1,5 @@
-// ApiServer: maestro's HTTP edge (cpp-httplib is used only in this folder).
+// ApiServer: maestro's HTTP edge — the routes, on the event-driven
+// HttpServer (http_server.h; the HTTP library is included by that one file).
 //
 // Routes (DESIGN.md §6; docs/api.md has examples):
 //   GET  /api/health                              open
@@ -25,38 +26,39 @@
 // route that names a task checks its visibility: another user's private task
 // is a 404.
 //
-// Thread safety: httplib serves requests on its own thread pool; handlers
-// only touch the thread-safe Store and EventSignal.
+// Routes take an HttpRequest and return an HttpResponse (api/http.h). The
+// two live streams are pull-based StreamSources woken by the EventSignal
+// (store commits) and the JobStreamHub (deltas): an open stream holds no
+// thread.
+//
+// Thread safety: handlers run concurrently on the HttpServer's pool and
+// only touch the thread-safe Store, EventSignal and JobStreamHub.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
+
 
 #include "api/auth.h"
 #include "api/event_signal.h"
+#include "api/http_server.h"
+#include "api/job_status_cache.h"
+#include "api/router.h"
 #include "api/task_choices.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
 #include "store/store.h"
 
-namespace httplib {
-class Server;
-struct Request;
-}  // namespace httplib
-
 namespace maestro {
 
 struct ApiOptions {
-  std::string host = "127.0.0.1";
-  int port = 8080;  // 0: pick a free port
+  // Address, threads, limits and timeouts of the HTTP edge.
+  api::HttpServerOptions http;
   std::string admin_token;
   std::string version;
   int schema_version = 0;
   int workers = 0;
-  size_t max_body_bytes = 1 << 20;
-  int server_threads = 64;  // each open SSE stream holds one
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
   std::function<void(const std::string& job_id)> cancel_running;
@@ -91,7 +93,7 @@ class ApiServer {
   Result<int> Start();
   void Stop();
 
-  // Wire StoreOptions::on_commit to signal().Notify() so SSE streams wake.
+  // Wire StoreOptions::on_commit to signal().Notify() so streams wake.
   api::EventSignal& signal() { return signal_; }
   // The hub behind /api/local/jobs/:id/stream; give Publisher() to the engine.
   JobStreamHub& job_streams() { return hub_; }
@@ -105,9 +107,12 @@ class ApiServer {
   void LiveRoutes();
   void InboxRoutes();
   void UiRoutes();
-  // The authenticated user of `req` (the pre-routing handler already
-  // rejected requests without one).
-  std::string UserOf(const httplib::Request& req);
+  // Auth, then the route, then the UI fallback, then 404.
+  api::HttpResponse Handle(api::HttpRequest& req);
+  // The web UI for a GET outside /api/ and /metrics (routes_ui.cc).
+  api::HttpResponse ServeUi(const api::HttpRequest& req) const;
+  // Concurrent streams are capped per bearer token (HttpServerOptions).
+  static std::string StreamKey(const api::HttpRequest& req);
   // The task if it exists and `user` may see it; kNotFound otherwise.
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
 
@@ -116,9 +121,9 @@ class ApiServer {
   api::EventSignal signal_;
   api::Authenticator auth_;
   JobStreamHub hub_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int bound_port_ = 0;  // > 0 once Bind() succeeded
+  api::JobStatusCache statuses_;  // for the job streams
+  api::Router router_;
+  std::unique_ptr<api::HttpServer> server_;
 };
 
 // HTTP status for a Status code (400, 404, 409, 413, 503, 500...).

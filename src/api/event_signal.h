@@ -1,57 +1,50 @@
-// EventSignal: wakes SSE handlers when the store committed something.
+// EventSignal: tells the live streams that the store committed something
+// for them, so they read instead of polling.
 //
-// The store calls Notify() after each commit (StoreOptions::on_commit); an
-// SSE handler remembers the generation it last saw and waits for a newer one
-// (or a timeout, to send a keep-alive), then reads new events from the store.
-// Polling the database on every tick is avoided without any event being
-// carried in memory: the database stays the only source of truth.
+// The store calls Notify() after each commit with the events it wrote
+// (StoreOptions::on_commit). A task's event stream watches its task id and
+// is woken by any event of that task; a job's delta stream watches its job
+// id and is woken by that job's `job.status` events (it must end once the
+// job is terminal). Nothing is carried in memory: a woken stream reads the
+// database, which stays the only source of truth. Commits made by another
+// process are not seen here; streams re-read on their keep-alive tick.
 //
 // Thread safety: all methods may be called from any thread.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "notify/wakers.h"
+#include "store/store.h"
 
 namespace maestro::api {
 
 class EventSignal {
  public:
-  void Notify() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++generation_;
+  uint64_t WatchTask(const std::string& task_id, Wakers::Fn wake) {
+    return wakers_.Add("task:" + task_id, std::move(wake));
+  }
+  uint64_t WatchJobStatus(const std::string& job_id, Wakers::Fn wake) {
+    return wakers_.Add("job:" + job_id, std::move(wake));
+  }
+  void Unwatch(uint64_t id) { wakers_.Remove(id); }
+
+  void Notify(const std::vector<CommittedEvent>& events) {
+    const std::string* last_task = nullptr;
+    for (const auto& e : events) {
+      // A commit usually writes several events of one task: wake it once.
+      if (!last_task || *last_task != e.task_id) wakers_.Wake("task:" + e.task_id);
+      last_task = &e.task_id;
+      if (e.type == "job.status" && !e.job_id.empty()) wakers_.Wake("job:" + e.job_id);
     }
-    cv_.notify_all();
   }
-  uint64_t generation() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return generation_;
-  }
-  // Returns the current generation once it differs from `seen` or `d` passed.
-  uint64_t WaitNewer(uint64_t seen, std::chrono::milliseconds d) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, d, [&] { return generation_ != seen || stopped_; });
-    return generation_;
-  }
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopped_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool stopped() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stopped_;
-  }
+  size_t watchers() const { return wakers_.size(); }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;  // GUARDED_BY(mu_)
-  bool stopped_ = false;     // GUARDED_BY(mu_)
+  Wakers wakers_;
 };
 
 }  // namespace maestro::api

@@ -2,22 +2,100 @@
 
 #include <spdlog/spdlog.h>
 
+#include <strings.h>
+
 #include "api/api_server.h"
+#include "core/utf8.h"
 
 namespace maestro::api {
 
-void Reply(httplib::Response& res, int code, const Json& body) {
-  res.status = code;
-  res.set_content(DumpJson(body), "application/json");
+std::string HttpRequest::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return v;
+  }
+  return "";
 }
 
-void ReplyError(httplib::Response& res, const Status& st) {
-  if (st.code() == StatusCode::kInternal) spdlog::error("api: {}", st.ToString());
-  res.status = HttpStatusFor(st.code());
-  res.set_content(ErrorBody(st), "application/json");
+std::string HttpRequest::Query(std::string_view name) const {
+  for (const auto& [k, v] : query) {
+    if (k == name) return v;
+  }
+  return "";
 }
+
+std::string SseFrame(std::string_view id, std::string_view event, std::string_view data) {
+  std::string out;
+  out.reserve(data.size() + event.size() + id.size() + 24);
+  if (!id.empty()) out.append("id: ").append(id).append("\n");
+  if (!event.empty()) out.append("event: ").append(event).append("\n");
+  // Each line of the payload is its own data: line (the client joins them
+  // with "\n"); compact JSON has none, so this is one line in practice.
+  size_t start = 0;
+  while (true) {
+    size_t nl = data.find('\n', start);
+    out.append("data: ").append(data.substr(start, nl - start)).append("\n");
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  out.append("\n");
+  return out;
+}
+
+HttpResponse Reply(int code, const Json& body) {
+  HttpResponse res;
+  res.status = code;
+  res.body = DumpJson(body);
+  return res;
+}
+
+HttpResponse ReplyError(const Status& st) { return ReplyError(HttpStatusFor(st.code()), st); }
+
+HttpResponse ReplyError(int http_status, const Status& st) {
+  if (st.code() == StatusCode::kInternal) spdlog::error("api: {}", st.ToString());
+  HttpResponse res;
+  res.status = http_status;
+  res.body = ErrorBody(st);
+  return res;
+}
+
+namespace {
+
+// The deepest [ / { nesting of `text`, counting only outside strings; stops
+// counting past `limit` (a hostile body may nest a million levels).
+int NestingDepth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
 
 Result<Json> ParseObject(const std::string& body) {
+  if (!IsValidUtf8(body)) return InvalidArgument("body is not valid UTF-8", "body");
+  if (NestingDepth(body, kMaxBodyDepth) > kMaxBodyDepth) {
+    return InvalidArgument("body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels",
+                           "body");
+  }
   auto j = ParseJson(body);
   if (!j.ok()) return InvalidArgument(j.status().message(), "body");
   if (!j->is_object()) return InvalidArgument("body must be a JSON object", "body");

@@ -1,23 +1,27 @@
-// Helpers shared by the route files: JSON replies, the one place where a
-// Status becomes an HTTP status and an error body, and typed reads of
-// request fields that fail with a 400 naming the field.
+// Helpers shared by the route files and the server: JSON replies, the one
+// place where a Status becomes an HTTP status and an error body, and typed
+// reads of request fields that fail with a 400 naming the field.
 #pragma once
 
 #include <string>
 
-#include <httplib.h>
-
+#include "api/http.h"
 #include "core/json.h"
 #include "core/status.h"
 
 namespace maestro::api {
 
-void Reply(httplib::Response& res, int code, const Json& body);
+HttpResponse Reply(int code, const Json& body);
 // Maps `st` to its HTTP status and {"error":{code,message,field?}}. Internal
 // errors are logged and answered with a generic message (no detail leaks).
-void ReplyError(httplib::Response& res, const Status& st);
+HttpResponse ReplyError(const Status& st);
+// The same body under an explicit HTTP status (431, 503...).
+HttpResponse ReplyError(int http_status, const Status& st);
 
-// The body as a JSON object, or a 400 naming "body".
+// The body as a JSON object, or a 400 naming "body": not JSON, invalid
+// UTF-8, a number out of range, nested deeper than kMaxBodyDepth, or not an
+// object. The message never carries the parser's own text.
+inline constexpr int kMaxBodyDepth = 32;
 Result<Json> ParseObject(const std::string& body);
 // Optional string field: absent/null keeps *out; another type is a 400.
 Status OptionalString(const Json& body, const char* field, std::string* out);

@@ -3,11 +3,9 @@
 //
 // The job stream: `id:` is the delta's sequence number, so a client that
 // reconnects with Last-Event-ID gets the deltas it missed while they are
-// still buffered (a `truncated` event says some were dropped). The handler
-// only reads the hub; a client going away ends its handler and nothing else.
+// still buffered (a `truncated` event says some were dropped). The source
+// only reads the hub; a client going away ends its source and nothing else.
 // The stream ends once the job is terminal and its buffered deltas are sent.
-#include <httplib.h>
-
 #include <charconv>
 
 #include "api/api_server.h"
@@ -29,127 +27,161 @@ uint64_t ParseSeq(const std::string& s) {
   return v;
 }
 
-std::string DeltaFrame(const JobDelta& d) {
-  return "id: " + std::to_string(d.seq) + "\nevent: delta\ndata: " + DumpJson(d.data) + "\n\n";
-}
+// A job's live deltas from the JobStreamHub, pulled when the hub has a new
+// one. The job's status is read fresh when a `job.status` event of this job
+// was committed here, and otherwise once a second through the shared
+// JobStatusCache (a job another process finished) — a thousand viewers of
+// one job cost no database reads per delta.
+class JobDeltasSource : public api::StreamSource {
+ public:
+  JobDeltasSource(Store& store, JobStreamHub& hub, api::EventSignal& signal,
+                  api::JobStatusCache& statuses, std::string job_id, uint64_t after)
+      : store_(store),
+        hub_(hub),
+        signal_(signal),
+        statuses_(statuses),
+        job_id_(std::move(job_id)),
+        cursor_(after) {}
+  ~JobDeltasSource() override {
+    if (hub_watch_ != 0) hub_.Unwatch(hub_watch_);
+    if (status_watch_ != 0) signal_.Unwatch(status_watch_);
+  }
+  void Watch(std::function<void()> wake) override {
+    hub_watch_ = hub_.Watch(job_id_, wake);
+    // The flag outlives this source: a wake may still run after Unwatch.
+    status_watch_ = signal_.WatchJobStatus(job_id_, [dirty = status_dirty_, wake] {
+      dirty->store(true);
+      wake();
+    });
+  }
+  Step Pull(bool periodic, std::string* out) override {
+    // Status before deltas: a delta published just before the job ended is
+    // then always read (and sent) before `end`.
+    const bool fresh = status_dirty_->exchange(false);
+    if (fresh || periodic) {
+      auto job = statuses_.Get(store_, job_id_, kPollInterval, fresh);
+      terminal_ = !job.found || IsTerminal(job.status);
+      status_ = job.found ? std::string(JobStatusName(job.status)) : "gone";
+    }
+    auto read = hub_.ReadAfter(job_id_, cursor_, std::chrono::milliseconds(0));
+    if (read.truncated && !read.deltas.empty()) {
+      out->append(api::SseFrame(
+          "", "truncated", DumpJson(Json{{"first_seq", read.deltas.front().seq}})));
+    }
+    for (const auto& d : read.deltas) {
+      out->append(api::SseFrame(std::to_string(d.seq), "delta", d.json));
+      cursor_ = d.seq;
+    }
+    const bool over = terminal_ || hub_.stopped();
+    if (!read.deltas.empty()) return over ? Step::kMore : Step::kIdle;
+    if (!over) return Step::kIdle;
+    out->append(api::SseFrame("", "end", DumpJson(Json{{"status", status_}})));
+    return Step::kEnd;
+  }
+  std::chrono::milliseconds poll_interval() const override { return kPollInterval; }
+
+ private:
+  static constexpr std::chrono::milliseconds kPollInterval{1000};
+  Store& store_;
+  JobStreamHub& hub_;
+  api::EventSignal& signal_;
+  api::JobStatusCache& statuses_;
+  const std::string job_id_;
+  uint64_t cursor_;
+  std::shared_ptr<std::atomic<bool>> status_dirty_ = std::make_shared<std::atomic<bool>>(true);
+  bool terminal_ = false;
+  std::string status_ = "running";
+  uint64_t hub_watch_ = 0;
+  uint64_t status_watch_ = 0;
+};
 
 }  // namespace
 
 void ApiServer::LiveRoutes() {
-  auto& srv = *server_;
 
-  srv.Get(R"(/api/local/jobs/([0-9A-Za-z-]{26,36})/stream)",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            std::string job_id = req.matches[1];
+  router_.Add("GET", "/api/local/jobs/{id}/stream",
+          [this](const api::HttpRequest& req) {
+            std::string job_id = req.params[0];
             auto job = store_.GetJob(job_id);
-            if (!job.ok()) return ReplyError(res, job.status());
-            if (auto t = VisibleTask(job->task_id, UserOf(req)); !t.ok()) {
-              return ReplyError(res, NotFound("job " + job_id + " not found"));
+            if (!job.ok()) return ReplyError(job.status());
+            if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
+              return ReplyError(NotFound("job " + job_id + " not found"));
             }
-            std::string last = req.get_header_value("Last-Event-ID");
-            if (last.empty()) last = req.get_param_value("after");
-            auto cursor = std::make_shared<uint64_t>(ParseSeq(last));
-            res.set_header("Cache-Control", "no-cache");
-            res.set_header("X-Accel-Buffering", "no");
-            res.set_chunked_content_provider(
-                "text/event-stream", [this, job_id, cursor](size_t, httplib::DataSink& sink) {
-                  // Read the status before the deltas: a delta published just
-                  // before the job ended is then always sent before `end`.
-                  auto job = store_.GetJob(job_id);
-                  bool terminal = !job.ok() || IsTerminal(job->status);
-                  auto read = hub_.ReadAfter(
-                      job_id, *cursor,
-                      terminal ? std::chrono::milliseconds(0) : std::chrono::milliseconds(500));
-                  if (read.truncated && !read.deltas.empty()) {
-                    std::string f = "event: truncated\ndata: {\"first_seq\":" +
-                                    std::to_string(read.deltas.front().seq) + "}\n\n";
-                    if (!sink.write(f.data(), f.size())) return false;
-                  }
-                  for (const auto& d : read.deltas) {
-                    std::string f = DeltaFrame(d);
-                    if (!sink.write(f.data(), f.size())) return false;
-                    *cursor = d.seq;
-                  }
-                  if (!read.deltas.empty()) return true;
-                  if (terminal || hub_.stopped()) {
-                    Json end = {{"status", job.ok() ? std::string(JobStatusName(job->status))
-                                                    : std::string("gone")}};
-                    std::string f = "event: end\ndata: " + DumpJson(end) + "\n\n";
-                    sink.write(f.data(), f.size());
-                    sink.done();
-                    return true;
-                  }
-                  return true;
-                });
+            std::string last = req.Header("Last-Event-ID");
+            if (last.empty()) last = req.Query("after");
+            api::HttpResponse res;
+            res.stream = std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_, job_id,
+                                                           ParseSeq(last));
+            res.stream_key = StreamKey(req);
+            return res;
           });
 
-  srv.Get("/api/pieces", [this](const httplib::Request&, httplib::Response& res) {
-    if (!options_.pieces_json) return ReplyError(res, Unimplemented("no piece catalog"));
-    Reply(res, 200, options_.pieces_json());
+  router_.Add("GET", "/api/pieces", [this](const api::HttpRequest&) {
+    if (!options_.pieces_json) return ReplyError(Unimplemented("no piece catalog"));
+    return Reply(200, options_.pieces_json());
   });
 
-  srv.Post("/api/local/tokens", [this](const httplib::Request& req, httplib::Response& res) {
-    if (UserOf(req) != api::kAdminUser) {
+  router_.Add("POST", "/api/local/tokens", [this](const api::HttpRequest& req) {
+    if (req.user != api::kAdminUser) {
       // Not 401: the caller is authenticated, just not allowed.
-      return ReplyError(res, NotFound("no such route"));
+      return ReplyError(NotFound("no such route"));
     }
     auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(res, body.status());
+    if (!body.ok()) return ReplyError(body.status());
     std::string user;
     if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) {
-      return ReplyError(res, st);
+      return ReplyError(st);
     }
     auto token = api::NewSecretToken();
-    if (!token.ok()) return ReplyError(res, token.status());
+    if (!token.ok()) return ReplyError(token.status());
     if (Status st = store_.AddApiToken(Sha256Hex(*token), user); !st.ok()) {
-      return ReplyError(res, st);
+      return ReplyError(st);
     }
     // The only time the token is shown; the store keeps its hash.
-    Reply(res, 201, {{"user", user}, {"token", *token}});
+    return Reply(201, {{"user", user}, {"token", *token}});
   });
 }
 
 void ApiServer::InboxRoutes() {
-  auto& srv = *server_;
 
-  srv.Get("/api/local/notifications", [this](const httplib::Request& req, httplib::Response& res) {
-    bool unread = req.get_param_value("unread") == "true" || req.get_param_value("unread") == "1";
-    auto list = store_.ListNotifications(UserOf(req), unread, 200);
-    if (!list.ok()) return ReplyError(res, list.status());
+  router_.Add("GET", "/api/local/notifications", [this](const api::HttpRequest& req) {
+    bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
+    auto list = store_.ListNotifications(req.user, unread, 200);
+    if (!list.ok()) return ReplyError(list.status());
     Json arr = Json::array();
     int64_t unread_count = 0;
     for (const auto& n : *list) {
       arr.push_back(api::NotificationJson(n));
       if (!n.read) ++unread_count;
     }
-    Reply(res, 200, {{"notifications", arr}, {"unread", unread_count}});
+    return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
   });
 
-  srv.Post(
-      "/api/local/notifications/read", [this](const httplib::Request& req, httplib::Response& res) {
+  router_.Add("POST", 
+      "/api/local/notifications/read", [this](const api::HttpRequest& req) {
         Json body = Json::object();
         if (!req.body.empty()) {
           auto parsed = api::ParseObject(req.body);
-          if (!parsed.ok()) return ReplyError(res, parsed.status());
+          if (!parsed.ok()) return ReplyError(parsed.status());
           body = *parsed;
         }
         std::vector<std::string> ids;
         if (body.contains("ids")) {
           if (!body["ids"].is_array()) {
-            return ReplyError(res, InvalidArgument("ids must be an array of strings", "ids"));
+            return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
           }
           for (const auto& id : body["ids"]) {
             if (!id.is_string()) {
-              return ReplyError(res, InvalidArgument("ids must be an array of strings", "ids"));
+              return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
             }
             ids.push_back(id.get<std::string>());
           }
-          if (ids.empty()) return Reply(res, 200, {{"marked", true}});
+          if (ids.empty()) return Reply(200, {{"marked", true}});
         }
-        if (Status st = store_.MarkNotificationsRead(UserOf(req), ids); !st.ok()) {
-          return ReplyError(res, st);
+        if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
+          return ReplyError(st);
         }
-        Reply(res, 200, {{"marked", true}});
+        return Reply(200, {{"marked", true}});
       });
 }
 

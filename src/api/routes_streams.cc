@@ -1,12 +1,10 @@
 // Event routes: the task's persisted events as SSE with Last-Event-ID resume
 // (or as JSON for polling clients), and /metrics.
 //
-// The SSE handler holds no events in memory: it reads "events after id N"
-// from the store, writes them, and sleeps on the EventSignal until the next
-// commit (or 15 s, then a keep-alive comment). A client that disconnects
-// only ends its own handler; the jobs never notice.
-#include <httplib.h>
-
+// The SSE stream holds no events in memory: its source reads "events after
+// id N" from the store when the EventSignal says the task got a commit (or
+// on the 15 s keep-alive tick). A client that disconnects only ends its own
+// source; the jobs never notice.
 #include <sstream>
 
 #include "api/api_server.h"
@@ -20,12 +18,37 @@ using api::ReplyError;
 
 namespace {
 
-std::string SseFrame(const Event& e) {
-  std::string out = "id: " + e.id + "\nevent: " + e.type + "\ndata: ";
-  out += DumpJson(api::EventJson(e));
-  out += "\n\n";
-  return out;
-}
+// The task's events after a cursor, read from the store whenever the task
+// got a commit (or on the keep-alive tick), at most kBatch per pull.
+class TaskEventsSource : public api::StreamSource {
+ public:
+  TaskEventsSource(Store& store, api::EventSignal& signal, std::string task_id, std::string after)
+      : store_(store), signal_(signal), task_id_(std::move(task_id)), cursor_(std::move(after)) {}
+  ~TaskEventsSource() override {
+    if (watch_ != 0) signal_.Unwatch(watch_);
+  }
+  void Watch(std::function<void()> wake) override {
+    watch_ = signal_.WatchTask(task_id_, std::move(wake));
+  }
+  Step Pull(bool, std::string* out) override {
+    auto events = store_.ListEvents(task_id_, cursor_, kBatch);
+    // The client reconnects with Last-Event-ID and loses nothing.
+    if (!events.ok()) return Step::kEnd;
+    for (const auto& e : *events) {
+      out->append(api::SseFrame(e.id, e.type, DumpJson(api::EventJson(e))));
+      cursor_ = e.id;
+    }
+    return events->size() == kBatch ? Step::kMore : Step::kIdle;
+  }
+
+ private:
+  static constexpr size_t kBatch = 200;
+  Store& store_;
+  api::EventSignal& signal_;
+  const std::string task_id_;
+  std::string cursor_;
+  uint64_t watch_ = 0;
+};
 
 }  // namespace
 
@@ -56,56 +79,33 @@ void WriteToolDurations(std::ostream& out, const std::map<std::string, ToolDurat
 }  // namespace
 
 void ApiServer::StreamRoutes() {
-  auto& srv = *server_;
-
-  srv.Get(R"(/api/local/tasks/([0-9a-fA-F-]{36})/events)", [this](const httplib::Request& req,
-                                                                  httplib::Response& res) {
-    std::string task_id = req.matches[1];
-    if (auto t = VisibleTask(task_id, UserOf(req)); !t.ok()) {
-      return ReplyError(res, t.status());
+  router_.Add("GET", "/api/local/tasks/{uuid}/events", [this](const api::HttpRequest& req) {
+    std::string task_id = req.params[0];
+    if (auto t = VisibleTask(task_id, req.user); !t.ok()) {
+      return ReplyError(t.status());
     }
-    std::string after = req.get_header_value("Last-Event-ID");
-    if (after.empty()) after = req.get_param_value("after");
-    bool sse = req.get_header_value("Accept").find("text/event-stream") != std::string::npos;
+    std::string after = req.Header("Last-Event-ID");
+    if (after.empty()) after = req.Query("after");
+    bool sse = req.Header("Accept").find("text/event-stream") != std::string::npos;
     if (!sse) {
       auto events = store_.ListEvents(task_id, after, 500);
-      if (!events.ok()) return ReplyError(res, events.status());
+      if (!events.ok()) return ReplyError(events.status());
       Json arr = Json::array();
       for (const auto& e : *events) arr.push_back(api::EventJson(e));
-      return Reply(res, 200, {{"events", arr}});
+      return Reply(200, {{"events", arr}});
     }
     if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
-      return ReplyError(res, probe.status());
+      return ReplyError(probe.status());
     }
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    auto cursor = std::make_shared<std::string>(after);
-    res.set_chunked_content_provider(
-        "text/event-stream", [this, task_id, cursor](size_t, httplib::DataSink& sink) {
-          uint64_t seen = signal_.generation();
-          auto events = store_.ListEvents(task_id, *cursor, 200);
-          if (!events.ok()) return false;
-          for (const auto& e : *events) {
-            std::string frame = SseFrame(e);
-            if (!sink.write(frame.data(), frame.size())) return false;
-            *cursor = e.id;
-          }
-          if (!events->empty()) return true;  // more may be waiting
-          if (signal_.stopped()) {
-            sink.done();
-            return true;
-          }
-          if (signal_.WaitNewer(seen, std::chrono::seconds(15)) == seen) {
-            static const char kPing[] = ": keep-alive\n\n";
-            return sink.write(kPing, sizeof(kPing) - 1);
-          }
-          return true;
-        });
+    api::HttpResponse res;
+    res.stream = std::make_shared<TaskEventsSource>(store_, signal_, task_id, after);
+    res.stream_key = StreamKey(req);
+    return res;
   });
 
-  srv.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  router_.Add("GET", "/metrics", [this](const api::HttpRequest&) {
     auto counts = store_.CountJobsByStatus();
-    if (!counts.ok()) return ReplyError(res, counts.status());
+    if (!counts.ok()) return ReplyError(counts.status());
     std::ostringstream out;
     out << "# HELP maestro_jobs Jobs by status.\n# TYPE maestro_jobs gauge\n";
     for (const char* s : {"queued", "running", "waiting_human", "waiting_subtasks", "retry",
@@ -115,7 +115,7 @@ void ApiServer::StreamRoutes() {
           << "\n";
     }
     auto m = store_.ComputeApiMetrics();
-    if (!m.ok()) return ReplyError(res, m.status());
+    if (!m.ok()) return ReplyError(m.status());
     out << "# HELP maestro_queue_wait_seconds Time from job creation to start.\n"
         << "# TYPE maestro_queue_wait_seconds summary\n"
         << "maestro_queue_wait_seconds_sum " << static_cast<double>(m->queue_wait_sum_ms) / 1000.0
@@ -138,7 +138,15 @@ void ApiServer::StreamRoutes() {
         << "\nmaestro_webhook_deliveries_total{result=\"failed\"} " << m->webhook_deliveries_failed
         << "\n";
     WriteToolDurations(out, m->tool_durations);
-    res.set_content(out.str(), "text/plain; version=0.0.4");
+    const api::HttpServerStats edge = server_->stats();
+    out << "# HELP maestro_http_connections Open HTTP connections.\n"
+        << "# TYPE maestro_http_connections gauge\nmaestro_http_connections " << edge.connections
+        << "\n# HELP maestro_http_streams Open SSE streams.\n"
+        << "# TYPE maestro_http_streams gauge\nmaestro_http_streams " << edge.streams << "\n";
+    api::HttpResponse res;
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = out.str();
+    return res;
   });
 }
 

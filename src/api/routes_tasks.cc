@@ -1,7 +1,5 @@
 // Task routes: create, list, show, comments (the write gate), continue,
 // cancel, and the spaces a task may name.
-#include <httplib.h>
-
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
@@ -13,7 +11,7 @@ using api::ReplyError;
 
 namespace {
 
-constexpr const char* kTaskPath = R"(/api/local/tasks/([0-9a-fA-F-]{36}))";
+constexpr const char* kTaskPath = "/api/local/tasks/{uuid}";
 
 Result<NewTask> ParseNewTask(const std::string& text) {
   auto body = api::ParseObject(text);
@@ -36,128 +34,126 @@ Result<NewTask> ParseNewTask(const std::string& text) {
 }  // namespace
 
 void ApiServer::TaskRoutes() {
-  auto& srv = *server_;
 
-  srv.Post("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
+  router_.Add("POST", "/api/local/tasks", [this](const api::HttpRequest& req) {
     auto in = ParseNewTask(req.body);
-    if (!in.ok()) return ReplyError(res, in.status());
+    if (!in.ok()) return ReplyError(in.status());
     // Refused here, before anything is written (no task, no job).
     if (Status st = api::CheckNewTask(options_.choices, &*in); !st.ok()) {
-      return ReplyError(res, st);
+      return ReplyError(st);
     }
-    in->owner = UserOf(req);
+    in->owner = req.user;
     auto created = store_.CreateTask(*in);
-    if (!created.ok()) return ReplyError(res, created.status());
-    Reply(res, 201, {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
+    if (!created.ok()) return ReplyError(created.status());
+    return Reply(201, {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
   });
 
-  srv.Get("/api/spaces", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, api::SpacesJson(options_.choices));
+  router_.Add("GET", "/api/spaces", [this](const api::HttpRequest&) {
+    return Reply(200, api::SpacesJson(options_.choices));
   });
 
-  srv.Get("/api/local/tasks", [this](const httplib::Request& req, httplib::Response& res) {
-    auto tasks = store_.ListTasks(req.get_param_value("status"), 200);
-    if (!tasks.ok()) return ReplyError(res, tasks.status());
-    std::string user = UserOf(req);
+  router_.Add("GET", "/api/local/tasks", [this](const api::HttpRequest& req) {
+    auto tasks = store_.ListTasks(req.Query("status"), 200);
+    if (!tasks.ok()) return ReplyError(tasks.status());
+    std::string user = req.user;
     Json arr = Json::array();
     for (const auto& t : *tasks) {
       if (api::Authenticator::Visible(t, user)) arr.push_back(api::TaskJson(t));
     }
-    Reply(res, 200, {{"tasks", arr}});
+    return Reply(200, {{"tasks", arr}});
   });
 
-  srv.Get(kTaskPath, [this](const httplib::Request& req, httplib::Response& res) {
-    std::string id = req.matches[1];
-    auto task = VisibleTask(id, UserOf(req));
-    if (!task.ok()) return ReplyError(res, task.status());
+  router_.Add("GET", kTaskPath, [this](const api::HttpRequest& req) {
+    std::string id = req.params[0];
+    auto task = VisibleTask(id, req.user);
+    if (!task.ok()) return ReplyError(task.status());
     auto jobs = store_.ListJobs(id);
-    if (!jobs.ok()) return ReplyError(res, jobs.status());
+    if (!jobs.ok()) return ReplyError(jobs.status());
     auto requests = store_.ListRequests(id, "");
-    if (!requests.ok()) return ReplyError(res, requests.status());
+    if (!requests.ok()) return ReplyError(requests.status());
     Json pending = Json::array();
     for (const auto& r : *requests) {
       if (r.status == "pending") pending.push_back(api::RequestJson(r));
     }
     Json all_jobs = Json::array();
     for (const auto& j : *jobs) all_jobs.push_back(api::JobJson(j));
-    Reply(res, 200,
+    return Reply(200,
           {{"task", api::TaskJson(*task)},
            {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
            {"jobs", all_jobs},
            {"pending_requests", pending}});
   });
 
-  srv.Get(std::string(kTaskPath) + "/comments",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            std::string id = req.matches[1];
-            if (auto t = VisibleTask(id, UserOf(req)); !t.ok()) return ReplyError(res, t.status());
+  router_.Add("GET", std::string(kTaskPath) + "/comments",
+          [this](const api::HttpRequest& req) {
+            std::string id = req.params[0];
+            if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
             auto comments = store_.ListComments(id);
-            if (!comments.ok()) return ReplyError(res, comments.status());
+            if (!comments.ok()) return ReplyError(comments.status());
             Json arr = Json::array();
             for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
-            Reply(res, 200, {{"comments", arr}});
+            return Reply(200, {{"comments", arr}});
           });
 
-  srv.Post(std::string(kTaskPath) + "/comments",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             std::string user = UserOf(req);
-             if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
-               return ReplyError(res, t.status());
+  router_.Add("POST", std::string(kTaskPath) + "/comments",
+           [this](const api::HttpRequest& req) {
+             std::string user = req.user;
+             if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
+               return ReplyError(t.status());
              }
              auto body = api::ParseObject(req.body);
-             if (!body.ok()) return ReplyError(res, body.status());
+             if (!body.ok()) return ReplyError(body.status());
              std::string text;
              if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
-               return ReplyError(res, st);
+               return ReplyError(st);
              }
-             auto r = store_.PostComment(req.matches[1], user, text);
-             if (!r.ok()) return ReplyError(res, r.status());
-             Reply(res, 201,
+             auto r = store_.PostComment(req.params[0], user, text);
+             if (!r.ok()) return ReplyError(r.status());
+             return Reply(201,
                    {{"comment", api::CommentJson(r->comment)},
                     {"outcome", r->outcome},
                     {"job", api::JobJson(r->job)}});
            });
 
-  srv.Post(std::string(kTaskPath) + "/continue", [this](const httplib::Request& req,
-                                                        httplib::Response& res) {
-    std::string user = UserOf(req);
-    if (auto t = VisibleTask(req.matches[1], user); !t.ok()) {
-      return ReplyError(res, t.status());
+  router_.Add("POST", std::string(kTaskPath) + "/continue", [this](const api::HttpRequest& req) {
+    std::string user = req.user;
+    if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
+      return ReplyError(t.status());
     }
     Json body = Json::object();
     if (!req.body.empty()) {
       auto parsed = api::ParseObject(req.body);
-      if (!parsed.ok()) return ReplyError(res, parsed.status());
+      if (!parsed.ok()) return ReplyError(parsed.status());
       body = *parsed;
     }
     std::string piece, note;
     if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
-      return ReplyError(res, st);
+      return ReplyError(st);
     }
     if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
-      return ReplyError(res, st);
+      return ReplyError(st);
     }
     if (!piece.empty()) {  // "" keeps the task's piece
       if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
-        return ReplyError(res, st);
+        return ReplyError(st);
       }
     }
-    auto r = store_.ContinueTask(req.matches[1], piece, user, note);
-    if (!r.ok()) return ReplyError(res, r.status());
-    Reply(res, 201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
+    auto r = store_.ContinueTask(req.params[0], piece, user, note);
+    if (!r.ok()) return ReplyError(r.status());
+    return Reply(201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
   });
 
-  srv.Post(std::string(kTaskPath) + "/cancel",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             std::string id = req.matches[1];
-             if (auto t = VisibleTask(id, UserOf(req)); !t.ok()) return ReplyError(res, t.status());
+  router_.Add("POST", std::string(kTaskPath) + "/cancel",
+           [this](const api::HttpRequest& req) {
+             std::string id = req.params[0];
+             if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
              auto jobs = store_.ListJobs(id);
-             if (!jobs.ok()) return ReplyError(res, jobs.status());
+             if (!jobs.ok()) return ReplyError(jobs.status());
              CancelReport total;
              for (const auto& j : *jobs) {
                if (IsTerminal(j.status)) continue;
                auto r = store_.RequestCancel(j.id);
-               if (!r.ok()) return ReplyError(res, r.status());
+               if (!r.ok()) return ReplyError(r.status());
                total.cancelled += r->cancelled;
                total.flagged += r->flagged;
                // Stop it now if it runs here (its children run as their own jobs).
@@ -171,7 +167,7 @@ void ApiServer::TaskRoutes() {
                  }
                }
              }
-             Reply(res, 200, {{"cancelled", total.cancelled}, {"stopping", total.flagged}});
+             return Reply(200, {{"cancelled", total.cancelled}, {"stopping", total.flagged}});
            });
 }
 

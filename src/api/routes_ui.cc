@@ -1,11 +1,12 @@
 // The web UI routes: the built React app (ui/dist) at `/`, the open
 // GET /api/info the UI reads first (demo flag), and the index.html fallback
 // for client-side routes such as /tasks/<id>, so a reload of any UI address
-// works. API routes are registered before these and never shadowed: the
-// fallback excludes /api/ and /metrics, and unknown /api/ paths stay 404 JSON.
-#include <httplib.h>
-
+// works. API routes are matched first and never shadowed: the fallback
+// (ApiServer::Handle) excludes /api/ and /metrics, and unknown /api/ paths
+// stay 404 JSON.
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "api/api_server.h"
@@ -21,48 +22,103 @@ constexpr char kNoUiPage[] = R"(<!doctype html><meta charset="utf-8"><title>maes
 <code>./scripts/serve.sh</code>, which builds it), or point <code>MAESTRO_UI_DIR</code> /
 <code>ui.dir</code> at a built <code>ui/dist</code>.</p></body>)";
 
-std::string ReadFile(const std::string& path) {
+// The file's bytes, or nullopt when it is missing or not a regular file.
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
+std::string ContentType(const std::string& path) {
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {".html", "text/html; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".json", "application/json"},
+      {".map", "application/json"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".jpg", "image/jpeg"},
+      {".ico", "image/x-icon"},
+      {".webp", "image/webp"},
+      {".woff2", "font/woff2"},
+      {".woff", "font/woff"},
+      {".txt", "text/plain; charset=utf-8"},
+      {".webmanifest", "application/manifest+json"},
+  };
+  for (const auto& [ext, type] : kTypes) {
+    const size_t n = std::char_traits<char>::length(ext);
+    if (path.size() >= n && path.compare(path.size() - n, n, ext) == 0) return type;
+  }
+  return "application/octet-stream";
+}
+
+// A request path is served from the UI directory only when every segment
+// is a plain name: no "..", no empty or hidden segments, no backslashes.
+bool SafeAssetPath(const std::string& path) {
+  if (path.size() < 2 || path[0] != '/') return false;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    std::string_view seg(path.data() + start, slash - start);
+    if (seg.empty() || seg.front() == '.' || seg.find('\\') != std::string_view::npos ||
+        seg.find('\0') != std::string_view::npos) {
+      return false;
+    }
+    start = slash + 1;
+  }
+  return true;
+}
+
+api::HttpResponse Html(int status, std::string body) {
+  api::HttpResponse res;
+  res.status = status;
+  res.content_type = "text/html; charset=utf-8";
+  res.body = std::move(body);
+  return res;
+}
+
 }  // namespace
 
 void ApiServer::UiRoutes() {
-  auto& srv = *server_;
-  srv.Get("/api/info", [this](const httplib::Request&, httplib::Response& res) {
-    api::Reply(res, 200,
-               {{"version", options_.version},
-                {"demo", options_.demo},
-                {"model", options_.model},
-                {"ui", !options_.ui_dir.empty()}});
+  router_.Add("GET", "/api/info", [this](const api::HttpRequest&) {
+    return api::Reply(200, {{"version", options_.version},
+                            {"demo", options_.demo},
+                            {"model", options_.model},
+                            {"ui", !options_.ui_dir.empty()}});
   });
-  const std::string dir = options_.ui_dir;
+}
+
+api::HttpResponse ApiServer::ServeUi(const api::HttpRequest& req) const {
+  const std::string& dir = options_.ui_dir;
   if (dir.empty()) {
-    srv.Get("/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(kNoUiPage, "text/html; charset=utf-8");
-    });
-    return;
+    return req.path == "/" ? Html(200, kNoUiPage) : api::ReplyError(NotFound("no such route"));
   }
-  srv.set_mount_point("/", dir);
-  // Vite puts content-hashed names under /assets/: cache them for good;
-  // everything else (index.html) is revalidated so a rebuild shows at once.
-  srv.set_file_request_handler([](const httplib::Request& req, httplib::Response& res) {
-    bool hashed = req.path.rfind("/assets/", 0) == 0;
-    res.set_header("Cache-Control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
-  });
-  srv.Get(R"(/(?!api/|api$|metrics$).*)", [dir](const httplib::Request&, httplib::Response& res) {
-    std::string html = ReadFile(dir + "/index.html");
-    if (html.empty()) {
-      res.status = 404;
-      res.set_content(kNoUiPage, "text/html; charset=utf-8");
-      return;
+  // A built asset (Vite puts content-hashed names under /assets/: cached for
+  // good); anything else is a client-side route and gets index.html, which
+  // is revalidated so a rebuild shows at once.
+  if (req.path != "/" && SafeAssetPath(req.path)) {
+    if (auto bytes = ReadFile(dir + req.path)) {
+      api::HttpResponse res;
+      res.content_type = ContentType(req.path);
+      res.body = std::move(*bytes);
+      bool hashed = req.path.rfind("/assets/", 0) == 0;
+      res.headers.emplace_back("Cache-Control",
+                               hashed ? "public, max-age=31536000, immutable" : "no-cache");
+      return res;
     }
-    res.set_header("Cache-Control", "no-cache");
-    res.set_content(html, "text/html; charset=utf-8");
-  });
+  }
+  auto html = ReadFile(dir + "/index.html");
+  if (!html || html->empty()) return Html(404, kNoUiPage);
+  api::HttpResponse res = Html(200, std::move(*html));
+  res.headers.emplace_back("Cache-Control", "no-cache");
+  return res;
 }
 
 }  // namespace maestro

@@ -40,7 +40,7 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
 }
 
 Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                               std::function<void()> on_commit) {
+                                               CommitFn on_commit) {
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
   if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
@@ -64,8 +64,8 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
       [hooks] {
         if (WorkerPool* p = hooks->pool) p->Notify();
       },
-      [hooks] {
-        if (api::EventSignal* s = hooks->signal) s->Notify();
+      [hooks](const std::vector<CommittedEvent>& events) {
+        if (api::EventSignal* s = hooks->signal) s->Notify(events);
         if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
       });
   if (!store.ok()) return store.status();

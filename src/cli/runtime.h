@@ -37,9 +37,10 @@ int Fail(const Status& st);
 Result<Config> LoadEffectiveConfig(const std::string& flag);
 
 // Opens (and migrates) data_dir/maestro.db. `wake` runs after a commit that
-// made a job claimable, `on_commit` after every commit.
+// made a job claimable, `on_commit` after every commit with its events.
+using CommitFn = std::function<void(const std::vector<CommittedEvent>&)>;
 Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                               std::function<void()> on_commit = nullptr);
+                                               CommitFn on_commit = nullptr);
 
 // Objects created after the store that its hooks must reach.
 struct Hooks {

@@ -56,8 +56,17 @@ engine::DeltaFn PublishToStreams(std::shared_ptr<Hooks> hooks) {
 ApiOptions MakeApiOptions(const Config& cfg, SqliteStore& store, std::shared_ptr<Hooks> hooks,
                           const std::string& ui_dir) {
   ApiOptions ao;
-  ao.host = cfg.listen_host;
-  ao.port = cfg.listen_port;
+  ao.http.host = cfg.listen_host;
+  ao.http.port = cfg.listen_port;
+  ao.http.io_threads = cfg.http.io_threads;
+  ao.http.handler_threads = cfg.http.handler_threads;
+  ao.http.max_connections = static_cast<size_t>(cfg.http.max_connections);
+  ao.http.max_streams_per_key = static_cast<size_t>(cfg.http.max_streams_per_token);
+  ao.http.max_body_bytes = static_cast<size_t>(cfg.http.max_body_bytes);
+  ao.http.header_timeout = std::chrono::milliseconds(cfg.http.header_timeout_ms);
+  ao.http.body_timeout = std::chrono::milliseconds(cfg.http.body_timeout_ms);
+  ao.http.idle_timeout = std::chrono::milliseconds(cfg.http.idle_timeout_ms);
+  ao.http.write_timeout = std::chrono::milliseconds(cfg.http.write_timeout_ms);
   ao.admin_token = cfg.admin_token;
   ao.version = MAESTRO_VERSION;
   ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;

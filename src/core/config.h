@@ -77,12 +77,27 @@ struct SpaceConfig {
   std::string where;  // file:line:col of the entry, for later errors
 };
 
+// `http:` — the HTTP edge's threads, limits and timeouts (their meaning:
+// src/api/http_server.h; docs/operations.md).
+struct HttpConfig {
+  int io_threads = 2;
+  int handler_threads = 8;
+  int64_t max_connections = 10'000;
+  int64_t max_streams_per_token = 1'000;
+  int64_t max_body_bytes = 1 << 20;
+  int64_t header_timeout_ms = 10'000;
+  int64_t body_timeout_ms = 30'000;
+  int64_t idle_timeout_ms = 60'000;
+  int64_t write_timeout_ms = 30'000;
+};
+
 struct Config {
   std::string data_dir = "./data";
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   int workers = 2;
   std::string admin_token;
+  HttpConfig http;
   std::string log_level = "info";   // trace|debug|info|warn|error
   std::string log_format = "text";  // text|json
   LlmConfig llm;

@@ -12,11 +12,29 @@ std::string DumpJson(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+// nlohmann's what() starts with "[json.exception.parse_error.101] "; the
+// rest says what went wrong and where. Callers show it to users, who need
+// the second part only.
+std::string_view WithoutLibraryTag(std::string_view what) {
+  if (!what.empty() && what.front() == '[') {
+    size_t end = what.find("] ");
+    if (end != std::string_view::npos) what.remove_prefix(end + 2);
+  }
+  return what;
+}
+
+}  // namespace
+
 Result<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    return InvalidArgument(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
+    return InvalidArgument(
+        fmt::format("invalid JSON at byte {}: {}", e.byte, WithoutLibraryTag(e.what())));
+  } catch (const Json::exception& e) {  // out_of_range.406: a number that overflows a double
+    return InvalidArgument(fmt::format("invalid JSON: {}", WithoutLibraryTag(e.what())));
   }
 }
 

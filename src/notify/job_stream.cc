@@ -12,11 +12,12 @@ uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta) {
     if (rings_.find(job_id) == rings_.end()) EvictIfFull();
     Ring& ring = rings_[job_id];
     seq = ring.next_seq++;
-    ring.deltas.push_back(JobDelta{seq, delta});
+    ring.deltas.push_back(JobDelta{seq, delta, DumpJson(delta)});
     if (ring.deltas.size() > capacity_) ring.deltas.pop_front();
     ring.touched = ++publishes_;
   }
   cv_.notify_all();
+  wakers_.Wake(job_id);
   return seq;
 }
 
@@ -65,6 +66,7 @@ void JobStreamHub::Stop() {
     stopped_ = true;
   }
   cv_.notify_all();
+  wakers_.WakeAll();
 }
 
 bool JobStreamHub::stopped() const {

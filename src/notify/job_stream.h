@@ -11,6 +11,8 @@
 // Last-Event-ID gets what it missed while it is still in the buffer (the
 // reply says `truncated` when older deltas were already dropped). Publish
 // never blocks on readers: a slow or vanished client cannot slow a job.
+// A reader either waits in ReadAfter or, without a thread, registers a
+// waker with Watch() and reads with a zero timeout when woken.
 // At most `max_jobs` buffers are kept; the least recently published is
 // dropped first.
 //
@@ -28,12 +30,14 @@
 #include <vector>
 
 #include "core/json.h"
+#include "notify/wakers.h"
 
 namespace maestro {
 
 struct JobDelta {
   uint64_t seq = 0;
   Json data;
+  std::string json;  // `data` serialized once at publish, for every reader
 };
 
 class JobStreamHub {
@@ -56,6 +60,12 @@ class JobStreamHub {
   // `timeout` for one (or Stop()).
   ReadResult ReadAfter(const std::string& job_id, uint64_t after,
                        std::chrono::milliseconds timeout);
+  // Calls `wake` after each Publish for `job_id` (and at Stop) until
+  // Unwatch(id). `wake` must not block (Wakers).
+  uint64_t Watch(const std::string& job_id, Wakers::Fn wake) {
+    return wakers_.Add(job_id, std::move(wake));
+  }
+  void Unwatch(uint64_t id) { wakers_.Remove(id); }
   // Wakes all readers for good (server shutdown).
   void Stop();
   bool stopped() const;
@@ -76,6 +86,7 @@ class JobStreamHub {
   std::map<std::string, Ring> rings_;  // GUARDED_BY(mu_)
   uint64_t publishes_ = 0;             // GUARDED_BY(mu_)
   bool stopped_ = false;               // GUARDED_BY(mu_)
+  Wakers wakers_;
 };
 
 }  // namespace maestro

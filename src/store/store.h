@@ -217,15 +217,23 @@ class Store {
   static Status NoApiSupport() { return Unimplemented("not supported by this store"); }
 };
 
+// An event row as far as a live stream needs it to decide whether to look.
+struct CommittedEvent {
+  std::string task_id;
+  std::string job_id;  // "" for task-level events
+  std::string type;    // "job.status", "task.created", ...
+};
+
 struct StoreOptions {
   Clock* clock = SystemClock::Default();
   int default_max_attempts = 5;
   // Called after a commit that made a job claimable (enqueue, resume,
   // parent wake-up, release). The worker pool uses it to wake an idle worker.
   std::function<void()> on_job_available;
-  // Called after every successful write commit (new events may exist). The
-  // API's SSE streams use it to wake instead of polling.
-  std::function<void()> on_commit;
+  // Called after every successful write commit with the events it wrote
+  // (possibly none). The API's live streams use it to wake exactly the
+  // streams of those tasks and jobs instead of polling.
+  std::function<void(const std::vector<CommittedEvent>& events)> on_commit;
 };
 
 }  // namespace maestro

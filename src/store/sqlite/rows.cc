@@ -197,7 +197,9 @@ Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::s
       .Bind(4, type)
       .Bind(5, DumpJson(payload))
       .Bind(6, tx.now);
-  return st->Exec();
+  MAESTRO_RETURN_IF_ERROR(st->Exec());
+  tx.events.push_back(CommittedEvent{task_id, job_id, type});
+  return Status::Ok();
 }
 
 }  // namespace maestro::sqlite

@@ -99,7 +99,7 @@ Status SqliteStore::Write(const std::function<Status(Tx&)>& body) {
   if (op.result.ok() && op.job_available && options_.on_job_available) {
     options_.on_job_available();
   }
-  if (op.result.ok() && options_.on_commit) options_.on_commit();
+  if (op.result.ok() && options_.on_commit) options_.on_commit(op.events);
   return op.result;
 }
 
@@ -113,7 +113,7 @@ void SqliteStore::RunBatch(const std::vector<PendingWrite*>& batch) {
   }
   const bool single = batch.size() == 1;
   for (PendingWrite* w : batch) {
-    Tx tx{conn, options_.clock->NowMs()};
+    Tx tx{conn, options_.clock->NowMs(), false, {}};
     if (single) {
       w->result = (*w->body)(tx);
     } else {
@@ -126,6 +126,7 @@ void SqliteStore::RunBatch(const std::vector<PendingWrite*>& batch) {
       }
     }
     w->job_available = tx.job_available;
+    if (w->result.ok()) w->events = std::move(tx.events);  // a rolled-back body wrote none
   }
   if (single && !batch[0]->result.ok()) {
     conn.ExecScript("ROLLBACK").IgnoreError();

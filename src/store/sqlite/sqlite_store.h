@@ -100,6 +100,7 @@ class SqliteStore final : public Store {
     sqlite::SqliteConn& conn;
     TimeMs now;
     bool job_available = false;  // fire on_job_available after commit
+    std::vector<CommittedEvent> events;  // written by this body (on_commit)
   };
 
  private:
@@ -116,6 +117,7 @@ class SqliteStore final : public Store {
     const std::function<Status(Tx&)>* body = nullptr;
     Status result;
     bool job_available = false;
+    std::vector<CommittedEvent> events;
     bool done = false;  // GUARDED_BY(queue_mu_)
   };
   void RunBatch(const std::vector<PendingWrite*>& batch);

@@ -20,9 +20,8 @@ class ApiLiveTest : public testing::StoreTest {
   void SetUp() override {
     StoreTest::SetUp();
     ApiOptions o;
-    o.port = 0;
+    o.http.port = 0;
     o.admin_token = "adm";
-    o.server_threads = 8;
     o.pieces_json = [] { return Json{{"pieces", Json::array({{{"name", "chat"}}})}}; };
     api_ = std::make_unique<ApiServer>(*store_, o);
     auto port = api_->Start();

@@ -1,0 +1,141 @@
+#include "api/router.h"
+
+#include <cctype>
+
+namespace maestro::api {
+namespace {
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 1;  // paths start with '/'
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+bool AllOf(std::string_view s, bool (*ok)(char)) {
+  for (char c : s) {
+    if (!ok(c)) return false;
+  }
+  return true;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string Decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
+               HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void Router::Add(std::string method, std::string_view pattern, Handler handler) {
+  Route route{std::move(method), {}, std::move(handler)};
+  for (std::string_view part : SplitPath(pattern)) {
+    Segment seg;
+    struct {
+      std::string_view name;
+      Kind kind;
+    } const kPlaceholders[] = {{"{uuid}", Kind::kUuid}, {"{id}", Kind::kId}, {"{ulid}", Kind::kUlid}};
+    for (const auto& p : kPlaceholders) {
+      if (part.substr(0, p.name.size()) == p.name) {
+        seg.kind = p.kind;
+        part.remove_prefix(p.name.size());
+        break;
+      }
+    }
+    seg.text = std::string(part);
+    route.segments.push_back(std::move(seg));
+  }
+  routes_.push_back(std::move(route));
+}
+
+bool Router::MatchSegment(const Segment& seg, std::string_view part, std::string* capture) {
+  if (seg.kind == Kind::kLiteral) return part == seg.text;
+  if (part.size() < seg.text.size() || part.substr(part.size() - seg.text.size()) != seg.text) {
+    return false;
+  }
+  std::string_view value = part.substr(0, part.size() - seg.text.size());
+  bool ok = false;
+  switch (seg.kind) {
+    case Kind::kUuid:
+      ok = value.size() == 36 && AllOf(value, [](char c) { return isxdigit(static_cast<unsigned char>(c)) != 0 || c == '-'; });
+      break;
+    case Kind::kId:
+      ok = value.size() >= 26 && value.size() <= 36 &&
+           AllOf(value, [](char c) { return isalnum(static_cast<unsigned char>(c)) != 0 || c == '-'; });
+      break;
+    case Kind::kUlid:
+      ok = value.size() == 26 && AllOf(value, [](char c) {
+             return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+           });
+      break;
+    case Kind::kLiteral:
+      break;
+  }
+  if (ok) *capture = std::string(value);
+  return ok;
+}
+
+const Router::Handler* Router::Match(std::string_view method, std::string_view path,
+                                     std::vector<std::string>* params) const {
+  if (path.empty() || path.front() != '/') return nullptr;
+  const std::vector<std::string_view> parts = SplitPath(path);
+  for (const Route& route : routes_) {
+    if (route.method != method || route.segments.size() != parts.size()) continue;
+    std::vector<std::string> captures;
+    bool matched = true;
+    for (size_t i = 0; i < parts.size() && matched; ++i) {
+      std::string capture;
+      matched = MatchSegment(route.segments[i], parts[i], &capture);
+      if (matched && route.segments[i].kind != Kind::kLiteral) captures.push_back(capture);
+    }
+    if (matched) {
+      *params = std::move(captures);
+      return &route.handler;
+    }
+  }
+  return nullptr;
+}
+
+void SplitTarget(std::string_view target, std::string* path,
+                 std::vector<std::pair<std::string, std::string>>* query) {
+  size_t q = target.find('?');
+  *path = std::string(target.substr(0, q));
+  if (q == std::string_view::npos) return;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    size_t eq = pair.find('=');
+    if (!pair.empty()) {
+      query->emplace_back(Decode(pair.substr(0, eq)),
+                          eq == std::string_view::npos ? "" : Decode(pair.substr(eq + 1)));
+    }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+}
+
+}  // namespace maestro::api

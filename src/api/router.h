@@ -1,0 +1,54 @@
+// Router: (method, path) → handler, with typed path captures.
+//
+// A pattern is a path whose segments are literals or placeholders:
+//   {uuid}  36 characters of [0-9a-fA-F-]           (task ids)
+//   {id}    26..36 characters of [0-9A-Za-z-]        (job ids: ULID or UUID)
+//   {ulid}  26 characters of [0-9A-Z]                (request ids)
+// A placeholder may carry a literal suffix in its segment ("{uuid}.json").
+// Captures land in HttpRequest::params in pattern order. A path that matches
+// no pattern is the caller's 404; the order of Add() does not matter because
+// a path matches at most one pattern per method in maestro's table.
+//
+// Thread safety: Add() before serving; Match() from any thread after.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/http.h"
+
+namespace maestro::api {
+
+class Router {
+ public:
+  using Handler = std::function<HttpResponse(const HttpRequest&)>;
+
+  void Add(std::string method, std::string_view pattern, Handler handler);
+  // The handler for (method, path) with its captures, or nullptr.
+  const Handler* Match(std::string_view method, std::string_view path,
+                       std::vector<std::string>* params) const;
+
+ private:
+  enum class Kind { kLiteral, kUuid, kId, kUlid };
+  struct Segment {
+    Kind kind = Kind::kLiteral;
+    std::string text;  // the literal, or the placeholder's suffix
+  };
+  struct Route {
+    std::string method;
+    std::vector<Segment> segments;
+    Handler handler;
+  };
+  static bool MatchSegment(const Segment& seg, std::string_view part, std::string* capture);
+
+  std::vector<Route> routes_;
+};
+
+// Splits "/a/b?x=1&y=%20" into the path and the decoded query pairs
+// ('+' is a space in the query, as HTML forms send it).
+void SplitTarget(std::string_view target, std::string* path,
+                 std::vector<std::pair<std::string, std::string>>* query);
+
+}  // namespace maestro::api
