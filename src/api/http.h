@@ -50,10 +50,17 @@ class StreamSource {
   // thread, any number of times, until the source is destroyed.
   virtual void Watch(std::function<void()> wake) = 0;
   // Appends ready SSE frames (SseFrame) to *out. Runs on the handler pool
-  // (it may read the store), never concurrently for one source. `periodic`:
-  // the pull was caused by the keep-alive tick, not a wake (a source that
-  // only hears about this process's commits re-reads then).
+  // (it may read the store) unless PullsInMemory(), never concurrently for
+  // one source. `periodic`: the pull was caused by the keep-alive tick, not
+  // a wake (a source that only hears about this process's commits re-reads
+  // then).
   virtual Step Pull(bool periodic, std::string* out) = 0;
+  // True when the next Pull(periodic) reads memory only: the server then
+  // pulls on the I/O thread and saves two thread hand-offs per frame.
+  virtual bool PullsInMemory(bool periodic) const {
+    (void)periodic;
+    return false;
+  }
   // Pull this often without a wake too (0: only on the keep-alive tick), for
   // what no wake announces — e.g. a job finished by another process.
   virtual std::chrono::milliseconds poll_interval() const { return std::chrono::milliseconds(0); }

@@ -298,8 +298,10 @@ class Session : public std::enable_shared_from_this<Session> {
     head->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*head);
     stream_.expires_after(opt().write_timeout);
+    writing_ = true;  // Shutdown() must not write a frame before the header
     http::async_write_header(
         stream_, *sr, [self = shared_from_this(), head, sr](error_code ec, size_t) {
+          self->writing_ = false;
           self->stream_.expires_never();
           if (ec || self->closed_ || !self->source_) return self->Close();
           self->buffer_.shrink_to_fit();  // an idle stream keeps no read buffer
@@ -316,6 +318,8 @@ class Session : public std::enable_shared_from_this<Session> {
             });
           });
           self->keepalive_.emplace(self->stream_.get_executor());
+          self->ArmKeepAlive();  // from now on always armed: it also bounds stuck writes
+          if (self->ended_) return self->AfterWrite();  // stopped meanwhile: final frame
           self->woken_ = true;
           self->MaybePull();
         });
@@ -335,18 +339,29 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool periodic = periodic_;
     woken_ = more_ = periodic_ = false;
     pulling_ = true;
+    last_pull_ = std::chrono::steady_clock::now();
+    if (source_->PullsInMemory(periodic)) {
+      std::string out;
+      const StreamSource::Step step = PullFrom(*source_, periodic, &out);
+      return OnPulled(step, std::move(out));
+    }
     asio::post(srv_.pool(), [self = shared_from_this(), source = source_, periodic] {
       std::string out;
-      StreamSource::Step step = StreamSource::Step::kEnd;
-      try {
-        step = source->Pull(periodic, &out);
-      } catch (const std::exception& e) {
-        spdlog::error("api: stream source failed: {}", e.what());
-      }
+      const StreamSource::Step step = PullFrom(*source, periodic, &out);
       asio::post(self->stream_.get_executor(), [self, step, out = std::move(out)]() mutable {
         self->OnPulled(step, std::move(out));
       });
     });
+  }
+
+  // A source that throws ends its stream; the server goes on.
+  static StreamSource::Step PullFrom(StreamSource& source, bool periodic, std::string* out) {
+    try {
+      return source.Pull(periodic, out);
+    } catch (const std::exception& e) {
+      spdlog::error("api: stream source failed: {}", e.what());
+    }
+    return StreamSource::Step::kEnd;
   }
 
   void OnPulled(StreamSource::Step step, std::string out) {
@@ -358,15 +373,17 @@ class Session : public std::enable_shared_from_this<Session> {
     WriteChunk(std::move(out));
   }
 
+  // Stream writes carry no per-write deadline (arming one costs a timer
+  // update per frame); the stream's own timer closes a write that has been
+  // stuck for write_timeout — a client that stopped reading.
   void WriteChunk(std::string data) {
     writing_ = true;
+    write_started_ = std::chrono::steady_clock::now();
     chunk_ = std::move(data);
-    stream_.expires_after(opt().write_timeout);
     asio::async_write(stream_, http::make_chunk(asio::buffer(chunk_)),
                       [self = shared_from_this()](error_code ec, size_t) {
                         self->writing_ = false;
                         self->last_write_ = std::chrono::steady_clock::now();
-                        self->stream_.expires_never();
                         if (ec) return self->Close();
                         self->AfterWrite();
                       });
@@ -383,24 +400,41 @@ class Session : public std::enable_shared_from_this<Session> {
     MaybePull();
   }
 
-  // One timer per stream: the source's poll interval or the keep-alive
-  // interval, whichever comes first. Re-armed after every write, so a busy
-  // stream sends no comment frames.
+  // One timer per stream, armed once and not reset by every write (a busy
+  // stream would otherwise pay a cancel + re-arm per frame). When it fires it
+  // sends a keep-alive comment if nothing was written for the keep-alive
+  // interval, pulls `periodic` if the source's poll interval passed without
+  // a pull, and re-arms for whichever comes next.
   void ArmKeepAlive() {
-    auto interval = opt().keepalive_interval;
-    const auto poll = source_ ? source_->poll_interval() : std::chrono::milliseconds(0);
-    if (poll.count() > 0 && poll < interval) interval = poll;
-    keepalive_->expires_after(interval);
+    if (timer_armed_ || closed_ || !keepalive_ || (ended_ && !writing_)) return;
+    using std::chrono::milliseconds;
+    const auto now = std::chrono::steady_clock::now();
+    auto next = opt().keepalive_interval - (now - last_write_);
+    const auto poll = source_ ? source_->poll_interval() : milliseconds(0);
+    if (poll.count() > 0) next = std::min(next, poll - (now - last_pull_));
+    if (writing_) next = opt().write_timeout - (now - write_started_);
+    timer_armed_ = true;
+    keepalive_->expires_after(std::max<std::chrono::steady_clock::duration>(next, milliseconds(5)));
     keepalive_->async_wait([self = shared_from_this()](error_code ec) {
-      if (ec || self->closed_ || self->ended_) return;
-      if (self->writing_ || self->pulling_) return self->ArmKeepAlive();
-      // The tick also re-reads the source: commits of other processes are
-      // only seen this way.
-      self->periodic_ = self->woken_ = true;
-      const bool ping =
-          std::chrono::steady_clock::now() - self->last_write_ >= self->opt().keepalive_interval;
-      if (ping) return self->WriteChunk(std::string(kSseKeepAlive));
-      self->MaybePull();
+      self->timer_armed_ = false;
+      if (ec || self->closed_) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (self->writing_ && now - self->write_started_ >= self->opt().write_timeout) {
+        return self->Close();  // the client stopped reading
+      }
+      if (self->ended_) return;
+      if (self->writing_ || self->pulling_) return self->ArmKeepAlive();  // busy: later
+      const auto poll = self->source_->poll_interval();
+      const bool ping = now - self->last_write_ >= self->opt().keepalive_interval;
+      const bool due = poll.count() > 0 && now - self->last_pull_ >= poll;
+      if (ping || due) {
+        // The tick also re-reads the source: commits of other processes are
+        // only seen this way.
+        self->periodic_ = self->woken_ = true;
+        if (ping) return self->WriteChunk(std::string(kSseKeepAlive));
+        return self->MaybePull();
+      }
+      self->ArmKeepAlive();
     });
   }
 
@@ -459,6 +493,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<asio::steady_timer> keepalive_;
   std::string chunk_;  // the chunk being written
   std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_pull_ = last_write_;
+  std::chrono::steady_clock::time_point write_started_ = last_write_;
+  bool timer_armed_ = false;
   bool pulling_ = false, writing_ = false, woken_ = false, more_ = false;
   bool periodic_ = false, ended_ = false, final_frame_ = false;
   std::atomic<bool> wake_posted_{false};

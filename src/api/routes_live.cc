@@ -63,7 +63,7 @@ class JobDeltasSource : public api::StreamSource {
       terminal_ = !job.found || IsTerminal(job.status);
       status_ = job.found ? std::string(JobStatusName(job.status)) : "gone";
     }
-    auto read = hub_.ReadAfter(job_id_, cursor_, std::chrono::milliseconds(0));
+    auto read = hub_.ReadJsonAfter(job_id_, cursor_);
     if (read.truncated && !read.deltas.empty()) {
       out->append(api::SseFrame(
           "", "truncated", DumpJson(Json{{"first_seq", read.deltas.front().seq}})));
@@ -79,6 +79,8 @@ class JobDeltasSource : public api::StreamSource {
     return Step::kEnd;
   }
   std::chrono::milliseconds poll_interval() const override { return kPollInterval; }
+  // Deltas come from memory; only a status read needs the store.
+  bool PullsInMemory(bool periodic) const override { return !periodic && !status_dirty_->load(); }
 
  private:
   static constexpr std::chrono::milliseconds kPollInterval{1000};

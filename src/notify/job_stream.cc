@@ -35,16 +35,33 @@ void JobStreamHub::EvictIfFull() {
   }
 }
 
-JobStreamHub::ReadResult JobStreamHub::Collect(const std::string& job_id, uint64_t after) const {
+JobStreamHub::ReadResult JobStreamHub::Collect(const std::string& job_id, uint64_t after,
+                                               bool with_data) const {
   ReadResult out;
   auto it = rings_.find(job_id);
   if (it == rings_.end()) return out;
   const auto& deltas = it->second.deltas;
   if (!deltas.empty() && deltas.front().seq > after + 1) out.truncated = true;
-  for (const auto& d : deltas) {
-    if (d.seq > after) out.deltas.push_back(d);
+  // Sequence numbers in a ring are consecutive: start right after `after`.
+  size_t first = 0;
+  if (!deltas.empty() && after >= deltas.front().seq) {
+    first = static_cast<size_t>(after - deltas.front().seq + 1);
+  }
+  for (size_t i = first; i < deltas.size(); ++i) {
+    const JobDelta& d = deltas[i];
+    if (with_data) {
+      out.deltas.push_back(d);
+    } else {
+      out.deltas.push_back(JobDelta{d.seq, Json(), d.json});
+    }
   }
   return out;
+}
+
+JobStreamHub::ReadResult JobStreamHub::ReadJsonAfter(const std::string& job_id,
+                                                     uint64_t after) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Collect(job_id, after, /*with_data=*/false);
 }
 
 JobStreamHub::ReadResult JobStreamHub::ReadAfter(const std::string& job_id, uint64_t after,

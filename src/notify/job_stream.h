@@ -60,6 +60,9 @@ class JobStreamHub {
   // `timeout` for one (or Stop()).
   ReadResult ReadAfter(const std::string& job_id, uint64_t after,
                        std::chrono::milliseconds timeout);
+  // Like ReadAfter with no wait, but each delta carries only seq and json
+  // (no copy of `data`): what a stream writes.
+  ReadResult ReadJsonAfter(const std::string& job_id, uint64_t after) const;
   // Calls `wake` after each Publish for `job_id` (and at Stop) until
   // Unwatch(id). `wake` must not block (Wakers).
   uint64_t Watch(const std::string& job_id, Wakers::Fn wake) {
@@ -76,7 +79,8 @@ class JobStreamHub {
     uint64_t next_seq = 1;
     uint64_t touched = 0;  // publish counter at the last publish (LRU)
   };
-  ReadResult Collect(const std::string& job_id, uint64_t after) const;  // mu_ held
+  ReadResult Collect(const std::string& job_id, uint64_t after,
+                     bool with_data = true) const;  // mu_ held
   void EvictIfFull();                                                   // mu_ held
 
   const size_t capacity_;
