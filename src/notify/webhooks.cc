@@ -1,28 +1,20 @@
 #include "notify/webhooks.h"
 
-#include <httplib.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
+#include "core/http_client.h"
 
 namespace maestro {
 
 namespace {
 
-// Splits "http://host:port/path?q" into ("http://host:port", "/path?q").
-std::pair<std::string, std::string> SplitUrl(const std::string& url) {
-  auto scheme_end = url.find("://");
-  auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-  if (path_start == std::string::npos) return {url, "/"};
-  return {url.substr(0, path_start), url.substr(path_start)};
-}
-
 Json EventBody(const Event& e) {
-  return {{"id", e.id},           {"type", e.type},       {"task_id", e.task_id},
-          {"job_id", e.job_id},   {"payload", e.payload}, {"created_at", e.created_at}};
+  return {{"id", e.id},         {"type", e.type},       {"task_id", e.task_id},
+          {"job_id", e.job_id}, {"payload", e.payload}, {"created_at", e.created_at}};
 }
 
 bool Wanted(const WebhookConfig& hook, const Event& e) {
@@ -113,26 +105,29 @@ void WebhookDispatcher::Run(const WebhookConfig& hook) {
 bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
   const std::string body = DumpJson(EventBody(e));
   const std::string signature = "sha256=" + HmacSha256Hex(hook.secret, body);
-  auto [base, path] = SplitUrl(hook.url);
+  // timeout_ms bounds the connect and each wait for the receiver's next byte.
+  HttpClientOptions http;
+  http.connect_timeout_ms = options_.timeout_ms;
+  http.idle_timeout_ms = options_.timeout_ms;
+  const HttpClient client(http);
+  const HttpHeaders headers = {{"Content-Type", "application/json"},
+                               {"X-Maestro-Signature", signature},
+                               {"X-Maestro-Event", e.type},
+                               {"X-Maestro-Delivery", e.id}};
   int64_t backoff = options_.initial_backoff_ms;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
-    httplib::Client client(base);
-    client.set_connection_timeout(std::chrono::milliseconds(options_.timeout_ms));
-    client.set_read_timeout(std::chrono::milliseconds(options_.timeout_ms));
-    httplib::Headers headers = {{"X-Maestro-Signature", signature},
-                                {"X-Maestro-Event", e.type},
-                                {"X-Maestro-Delivery", e.id}};
-    auto res = client.Post(path, headers, body, "application/json");
+    // Only the status matters: the answer's body is read and dropped.
+    auto res = client.Stream("POST", hook.url, headers, body, {}, {});
     WebhookDelivery d;
     d.event_id = e.id;
     d.url = hook.url;
     d.attempt = attempt;
-    if (res) {
+    if (res.ok()) {
       d.http_status = res->status;
       d.ok = res->status >= 200 && res->status < 300;
       if (!d.ok) d.error = "HTTP " + std::to_string(res->status);
     } else {
-      d.error = httplib::to_string(res.error());
+      d.error = res.status().message();
     }
     if (Status st = store_.RecordDelivery(d); !st.ok()) {
       spdlog::warn("webhook: cannot record delivery: {}", st.message());
