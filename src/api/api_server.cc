@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 #include "api/http_util.h"
 #include "core/hash.h"
 #include "core/json.h"
@@ -76,8 +75,8 @@ std::string ApiServer::StreamKey(const api::HttpRequest& req) {
 
 api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
   const std::string& path = req.path;
-  bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" ||
-                 path == "/api/pieces" || path == "/api/spaces";
+  bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
+                 path == "/api/spaces";
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
     if (!user) {

@@ -39,7 +39,6 @@
 #include <memory>
 #include <string>
 
-
 #include "api/auth.h"
 #include "api/event_signal.h"
 #include "api/http_server.h"

@@ -24,8 +24,8 @@
 namespace maestro::api {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // without the query
+  std::string method;                                        // "GET", "POST", ...
+  std::string path;                                          // without the query
   std::vector<std::pair<std::string, std::string>> query;    // decoded
   std::vector<std::pair<std::string, std::string>> headers;  // as sent
   std::string body;

@@ -64,7 +64,7 @@ class HttpServer::Impl {
   // Declared before ioc_: pending handlers own Sessions, whose destructors
   // use these when ioc_ is destroyed.
   mutable std::mutex mu_;
-  std::map<std::string, size_t> streams_by_key_;                  // GUARDED_BY(mu_)
+  std::map<std::string, size_t> streams_by_key_;                   // GUARDED_BY(mu_)
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(mu_)
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> connections_{0};
@@ -106,9 +106,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void PostShutdown() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Shutdown(); });
   }
+  // After the I/O threads stopped (nothing runs on the strand any more): a
+  // connection the drain could not finish drops its subscriptions, so no
+  // publisher wakes into a stopped server.
+  void Abandon() { ReleaseSource(); }
 
  private:
-
   // Server stop: an idle connection closes, a request in flight is answered
   // with Connection: close, a stream gets its final frame.
   void Shutdown() {
@@ -147,15 +150,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadHeader() {
     stream_.expires_after(opt().header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   // Maps a read error to its answer; false when the connection just closes.
   bool AnswerReadError(error_code ec) {
-    const bool parse_error = &ec.category() == &http::make_error_code(http::error::bad_target).category();
+    const bool parse_error =
+        &ec.category() == &http::make_error_code(http::error::bad_target).category();
     if (ec == http::error::header_limit) {
       Fail(ServerError(431, StatusCode::kResourceExhausted, "request headers too large"));
     } else if (ec == http::error::body_limit) {
@@ -210,8 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& msg = parser_->get();
     HttpRequest req;
     req.method = std::string(msg.method_string());
-    SplitTarget(std::string_view(msg.target().data(), msg.target().size()), &req.path,
-                &req.query);
+    SplitTarget(std::string_view(msg.target().data(), msg.target().size()), &req.path, &req.query);
     for (const auto& f : msg) {
       req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
@@ -222,9 +224,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (srv_.RunsInline(req)) return Respond(srv_.Handle(req));
     asio::post(srv_.pool(), [self = shared_from_this(), req = std::move(req)]() mutable {
       HttpResponse res = self->srv_.Handle(req);
-      asio::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-        self->Respond(std::move(res));
-      });
+      asio::post(self->stream_.get_executor(),
+                 [self, res = std::move(res)]() mutable { self->Respond(std::move(res)); });
     });
   }
 
@@ -526,8 +527,7 @@ Result<int> HttpServer::Impl::Bind() {
   // port another socket listens on (no SO_REUSEPORT sharing).
   if (!acceptor_.open(ep.protocol(), ec) &&
       !acceptor_.set_option(asio::socket_base::reuse_address(true), ec) &&
-      !acceptor_.bind(ep, ec) &&
-      !acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
+      !acceptor_.bind(ep, ec) && !acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
     port_ = acceptor_.local_endpoint().port();
     bound_ = true;
     return port_;
@@ -667,6 +667,14 @@ void HttpServer::Impl::Stop() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   pool_->join();
+  std::vector<std::shared_ptr<Session>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [ptr, weak] : sessions_) {
+      if (auto s = weak.lock()) left.push_back(std::move(s));
+    }
+  }
+  for (auto& s : left) s->Abandon();
 }
 
 HttpServer::HttpServer(HttpServerOptions options, HttpApp app)

@@ -1,7 +1,6 @@
 #include "api/http_util.h"
 
 #include <spdlog/spdlog.h>
-
 #include <strings.h>
 
 #include "api/api_server.h"

@@ -57,7 +57,8 @@ void Router::Add(std::string method, std::string_view pattern, Handler handler) 
     struct {
       std::string_view name;
       Kind kind;
-    } const kPlaceholders[] = {{"{uuid}", Kind::kUuid}, {"{id}", Kind::kId}, {"{ulid}", Kind::kUlid}};
+    } const kPlaceholders[] = {
+        {"{uuid}", Kind::kUuid}, {"{id}", Kind::kId}, {"{ulid}", Kind::kUlid}};
     for (const auto& p : kPlaceholders) {
       if (part.substr(0, p.name.size()) == p.name) {
         seg.kind = p.kind;
@@ -80,16 +81,18 @@ bool Router::MatchSegment(const Segment& seg, std::string_view part, std::string
   bool ok = false;
   switch (seg.kind) {
     case Kind::kUuid:
-      ok = value.size() == 36 && AllOf(value, [](char c) { return isxdigit(static_cast<unsigned char>(c)) != 0 || c == '-'; });
+      ok = value.size() == 36 && AllOf(value, [](char c) {
+             return isxdigit(static_cast<unsigned char>(c)) != 0 || c == '-';
+           });
       break;
     case Kind::kId:
-      ok = value.size() >= 26 && value.size() <= 36 &&
-           AllOf(value, [](char c) { return isalnum(static_cast<unsigned char>(c)) != 0 || c == '-'; });
+      ok = value.size() >= 26 && value.size() <= 36 && AllOf(value, [](char c) {
+             return isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
+           });
       break;
     case Kind::kUlid:
-      ok = value.size() == 26 && AllOf(value, [](char c) {
-             return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
-           });
+      ok = value.size() == 26 &&
+           AllOf(value, [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); });
       break;
     case Kind::kLiteral:
       break;

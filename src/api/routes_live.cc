@@ -65,8 +65,8 @@ class JobDeltasSource : public api::StreamSource {
     }
     auto read = hub_.ReadJsonAfter(job_id_, cursor_);
     if (read.truncated && !read.deltas.empty()) {
-      out->append(api::SseFrame(
-          "", "truncated", DumpJson(Json{{"first_seq", read.deltas.front().seq}})));
+      out->append(
+          api::SseFrame("", "truncated", DumpJson(Json{{"first_seq", read.deltas.front().seq}})));
     }
     for (const auto& d : read.deltas) {
       out->append(api::SseFrame(std::to_string(d.seq), "delta", d.json));
@@ -100,23 +100,21 @@ class JobDeltasSource : public api::StreamSource {
 }  // namespace
 
 void ApiServer::LiveRoutes() {
-
-  router_.Add("GET", "/api/local/jobs/{id}/stream",
-          [this](const api::HttpRequest& req) {
-            std::string job_id = req.params[0];
-            auto job = store_.GetJob(job_id);
-            if (!job.ok()) return ReplyError(job.status());
-            if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
-              return ReplyError(NotFound("job " + job_id + " not found"));
-            }
-            std::string last = req.Header("Last-Event-ID");
-            if (last.empty()) last = req.Query("after");
-            api::HttpResponse res;
-            res.stream = std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_, job_id,
-                                                           ParseSeq(last));
-            res.stream_key = StreamKey(req);
-            return res;
-          });
+  router_.Add("GET", "/api/local/jobs/{id}/stream", [this](const api::HttpRequest& req) {
+    std::string job_id = req.params[0];
+    auto job = store_.GetJob(job_id);
+    if (!job.ok()) return ReplyError(job.status());
+    if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
+      return ReplyError(NotFound("job " + job_id + " not found"));
+    }
+    std::string last = req.Header("Last-Event-ID");
+    if (last.empty()) last = req.Query("after");
+    api::HttpResponse res;
+    res.stream =
+        std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_, job_id, ParseSeq(last));
+    res.stream_key = StreamKey(req);
+    return res;
+  });
 
   router_.Add("GET", "/api/pieces", [this](const api::HttpRequest&) {
     if (!options_.pieces_json) return ReplyError(Unimplemented("no piece catalog"));
@@ -145,7 +143,6 @@ void ApiServer::LiveRoutes() {
 }
 
 void ApiServer::InboxRoutes() {
-
   router_.Add("GET", "/api/local/notifications", [this](const api::HttpRequest& req) {
     bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
     auto list = store_.ListNotifications(req.user, unread, 200);
@@ -159,32 +156,31 @@ void ApiServer::InboxRoutes() {
     return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
   });
 
-  router_.Add("POST", 
-      "/api/local/notifications/read", [this](const api::HttpRequest& req) {
-        Json body = Json::object();
-        if (!req.body.empty()) {
-          auto parsed = api::ParseObject(req.body);
-          if (!parsed.ok()) return ReplyError(parsed.status());
-          body = *parsed;
+  router_.Add("POST", "/api/local/notifications/read", [this](const api::HttpRequest& req) {
+    Json body = Json::object();
+    if (!req.body.empty()) {
+      auto parsed = api::ParseObject(req.body);
+      if (!parsed.ok()) return ReplyError(parsed.status());
+      body = *parsed;
+    }
+    std::vector<std::string> ids;
+    if (body.contains("ids")) {
+      if (!body["ids"].is_array()) {
+        return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
+      }
+      for (const auto& id : body["ids"]) {
+        if (!id.is_string()) {
+          return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
         }
-        std::vector<std::string> ids;
-        if (body.contains("ids")) {
-          if (!body["ids"].is_array()) {
-            return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-          }
-          for (const auto& id : body["ids"]) {
-            if (!id.is_string()) {
-              return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-            }
-            ids.push_back(id.get<std::string>());
-          }
-          if (ids.empty()) return Reply(200, {{"marked", true}});
-        }
-        if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
-          return ReplyError(st);
-        }
-        return Reply(200, {{"marked", true}});
-      });
+        ids.push_back(id.get<std::string>());
+      }
+      if (ids.empty()) return Reply(200, {{"marked", true}});
+    }
+    if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
+      return ReplyError(st);
+    }
+    return Reply(200, {{"marked", true}});
+  });
 }
 
 }  // namespace maestro

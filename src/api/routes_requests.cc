@@ -12,47 +12,46 @@ using api::ReplyError;
 
 void ApiServer::RequestRoutes() {
   for (const std::string kind : {"tool", "package", "spawn"}) {
-  const std::string base = "/api/local/tasks/{uuid}/" + kind + "-requests";
+    const std::string base = "/api/local/tasks/{uuid}/" + kind + "-requests";
 
-  router_.Add("GET", base, [this, kind](const api::HttpRequest& req) {
-    std::string task_id = req.params[0];
-    if (auto t = VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
-    auto list = store_.ListRequests(task_id, kind);
-    if (!list.ok()) return ReplyError(list.status());
-    Json arr = Json::array();
-    for (const auto& r : *list) arr.push_back(api::RequestJson(r));
-    return Reply(200, {{"requests", arr}});
-  });
+    router_.Add("GET", base, [this, kind](const api::HttpRequest& req) {
+      std::string task_id = req.params[0];
+      if (auto t = VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
+      auto list = store_.ListRequests(task_id, kind);
+      if (!list.ok()) return ReplyError(list.status());
+      Json arr = Json::array();
+      for (const auto& r : *list) arr.push_back(api::RequestJson(r));
+      return Reply(200, {{"requests", arr}});
+    });
 
-  router_.Add("POST", base + "/{ulid}/decide",
-           [this, kind](const api::HttpRequest& req) {
-             std::string task_id = req.params[0], rid = req.params[1];
-             std::string user = req.user;
-             if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(t.status());
-             auto body = api::ParseObject(req.body);
-             if (!body.ok()) return ReplyError(body.status());
-             std::string decision, scope;
-             if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
-               return ReplyError(st);
-             }
-             if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
-               return ReplyError(st);
-             }
-             auto existing = store_.GetRequest(rid);
-             if (!existing.ok()) return ReplyError(existing.status());
-             if (existing->task_id != task_id || existing->kind != kind) {
-               return ReplyError(NotFound("request " + rid + " not found"));
-             }
-             auto decided = store_.DecideRequest(rid, decision, scope, user);
-             if (!decided.ok()) return ReplyError(decided.status());
-             Json out = {{"request", api::RequestJson(*decided)}};
-             if (!decided->job_id.empty()) {
-               if (auto job = store_.GetJob(decided->job_id); job.ok()) {
-                 out["job"] = api::JobJson(*job);
-               }
-             }
-             return Reply(200, out);
-           });
+    router_.Add("POST", base + "/{ulid}/decide", [this, kind](const api::HttpRequest& req) {
+      std::string task_id = req.params[0], rid = req.params[1];
+      std::string user = req.user;
+      if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(t.status());
+      auto body = api::ParseObject(req.body);
+      if (!body.ok()) return ReplyError(body.status());
+      std::string decision, scope;
+      if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
+        return ReplyError(st);
+      }
+      if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
+        return ReplyError(st);
+      }
+      auto existing = store_.GetRequest(rid);
+      if (!existing.ok()) return ReplyError(existing.status());
+      if (existing->task_id != task_id || existing->kind != kind) {
+        return ReplyError(NotFound("request " + rid + " not found"));
+      }
+      auto decided = store_.DecideRequest(rid, decision, scope, user);
+      if (!decided.ok()) return ReplyError(decided.status());
+      Json out = {{"request", api::RequestJson(*decided)}};
+      if (!decided->job_id.empty()) {
+        if (auto job = store_.GetJob(decided->job_id); job.ok()) {
+          out["job"] = api::JobJson(*job);
+        }
+      }
+      return Reply(200, out);
+    });
   }
 }
 

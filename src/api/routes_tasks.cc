@@ -34,7 +34,6 @@ Result<NewTask> ParseNewTask(const std::string& text) {
 }  // namespace
 
 void ApiServer::TaskRoutes() {
-
   router_.Add("POST", "/api/local/tasks", [this](const api::HttpRequest& req) {
     auto in = ParseNewTask(req.body);
     if (!in.ok()) return ReplyError(in.status());
@@ -45,7 +44,8 @@ void ApiServer::TaskRoutes() {
     in->owner = req.user;
     auto created = store_.CreateTask(*in);
     if (!created.ok()) return ReplyError(created.status());
-    return Reply(201, {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
+    return Reply(201,
+                 {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
   });
 
   router_.Add("GET", "/api/spaces", [this](const api::HttpRequest&) {
@@ -77,43 +77,39 @@ void ApiServer::TaskRoutes() {
     }
     Json all_jobs = Json::array();
     for (const auto& j : *jobs) all_jobs.push_back(api::JobJson(j));
-    return Reply(200,
-          {{"task", api::TaskJson(*task)},
-           {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
-           {"jobs", all_jobs},
-           {"pending_requests", pending}});
+    return Reply(200, {{"task", api::TaskJson(*task)},
+                       {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
+                       {"jobs", all_jobs},
+                       {"pending_requests", pending}});
   });
 
-  router_.Add("GET", std::string(kTaskPath) + "/comments",
-          [this](const api::HttpRequest& req) {
-            std::string id = req.params[0];
-            if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
-            auto comments = store_.ListComments(id);
-            if (!comments.ok()) return ReplyError(comments.status());
-            Json arr = Json::array();
-            for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
-            return Reply(200, {{"comments", arr}});
-          });
+  router_.Add("GET", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
+    std::string id = req.params[0];
+    if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
+    auto comments = store_.ListComments(id);
+    if (!comments.ok()) return ReplyError(comments.status());
+    Json arr = Json::array();
+    for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
+    return Reply(200, {{"comments", arr}});
+  });
 
-  router_.Add("POST", std::string(kTaskPath) + "/comments",
-           [this](const api::HttpRequest& req) {
-             std::string user = req.user;
-             if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
-               return ReplyError(t.status());
-             }
-             auto body = api::ParseObject(req.body);
-             if (!body.ok()) return ReplyError(body.status());
-             std::string text;
-             if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
-               return ReplyError(st);
-             }
-             auto r = store_.PostComment(req.params[0], user, text);
-             if (!r.ok()) return ReplyError(r.status());
-             return Reply(201,
-                   {{"comment", api::CommentJson(r->comment)},
-                    {"outcome", r->outcome},
-                    {"job", api::JobJson(r->job)}});
-           });
+  router_.Add("POST", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
+    std::string user = req.user;
+    if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
+      return ReplyError(t.status());
+    }
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    std::string text;
+    if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
+      return ReplyError(st);
+    }
+    auto r = store_.PostComment(req.params[0], user, text);
+    if (!r.ok()) return ReplyError(r.status());
+    return Reply(201, {{"comment", api::CommentJson(r->comment)},
+                       {"outcome", r->outcome},
+                       {"job", api::JobJson(r->job)}});
+  });
 
   router_.Add("POST", std::string(kTaskPath) + "/continue", [this](const api::HttpRequest& req) {
     std::string user = req.user;
@@ -143,32 +139,31 @@ void ApiServer::TaskRoutes() {
     return Reply(201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
   });
 
-  router_.Add("POST", std::string(kTaskPath) + "/cancel",
-           [this](const api::HttpRequest& req) {
-             std::string id = req.params[0];
-             if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
-             auto jobs = store_.ListJobs(id);
-             if (!jobs.ok()) return ReplyError(jobs.status());
-             CancelReport total;
-             for (const auto& j : *jobs) {
-               if (IsTerminal(j.status)) continue;
-               auto r = store_.RequestCancel(j.id);
-               if (!r.ok()) return ReplyError(r.status());
-               total.cancelled += r->cancelled;
-               total.flagged += r->flagged;
-               // Stop it now if it runs here (its children run as their own jobs).
-               if (j.status == JobStatus::kRunning && options_.cancel_running) {
-                 options_.cancel_running(j.id);
-               }
-               auto children = store_.ListChildJobs(j.id);
-               if (children.ok() && options_.cancel_running) {
-                 for (const auto& c : *children) {
-                   if (c.status == JobStatus::kRunning) options_.cancel_running(c.id);
-                 }
-               }
-             }
-             return Reply(200, {{"cancelled", total.cancelled}, {"stopping", total.flagged}});
-           });
+  router_.Add("POST", std::string(kTaskPath) + "/cancel", [this](const api::HttpRequest& req) {
+    std::string id = req.params[0];
+    if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
+    auto jobs = store_.ListJobs(id);
+    if (!jobs.ok()) return ReplyError(jobs.status());
+    CancelReport total;
+    for (const auto& j : *jobs) {
+      if (IsTerminal(j.status)) continue;
+      auto r = store_.RequestCancel(j.id);
+      if (!r.ok()) return ReplyError(r.status());
+      total.cancelled += r->cancelled;
+      total.flagged += r->flagged;
+      // Stop it now if it runs here (its children run as their own jobs).
+      if (j.status == JobStatus::kRunning && options_.cancel_running) {
+        options_.cancel_running(j.id);
+      }
+      auto children = store_.ListChildJobs(j.id);
+      if (children.ok() && options_.cancel_running) {
+        for (const auto& c : *children) {
+          if (c.status == JobStatus::kRunning) options_.cancel_running(c.id);
+        }
+      }
+    }
+    return Reply(200, {{"cancelled", total.cancelled}, {"stopping", total.flagged}});
+  });
 }
 
 }  // namespace maestro

@@ -1,9 +1,9 @@
 #include "core/config.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "core/config_sections.h"
 #include "core/json.h"
@@ -45,7 +45,8 @@ Setter StringField(std::function<void(Config&, const std::string&)> set) {
   };
 }
 
-Setter OneOf(std::vector<std::string> allowed, std::function<void(Config&, const std::string&)> set) {
+Setter OneOf(std::vector<std::string> allowed,
+             std::function<void(Config&, const std::string&)> set) {
   return [allowed, set](Config& c, const std::string& v, const std::string& where) {
     for (const auto& a : allowed) {
       if (a == v) {
@@ -59,96 +60,125 @@ Setter OneOf(std::vector<std::string> allowed, std::function<void(Config&, const
 }
 
 const std::map<std::string, Setter>& Keys() {
-  static const std::map<std::string, Setter> keys = {
-      {"data_dir", StringField([](Config& c, const std::string& v) { c.data_dir = v; })},
-      {"listen",
-       [](Config& c, const std::string& v, const std::string& where) {
-         Status st = ParseListen(v, &c.listen_host, &c.listen_port);
-         if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", where, st.message()), where);
-         return Status::Ok();
-       }},
-      {"workers", IntField(0, [](Config& c, int64_t v) { c.workers = static_cast<int>(v); })},
-      {"admin_token", StringField([](Config& c, const std::string& v) { c.admin_token = v; })},
-      {"http.io_threads",
-       IntField(1, [](Config& c, int64_t v) { c.http.io_threads = static_cast<int>(v); })},
-      {"http.handler_threads",
-       IntField(1, [](Config& c, int64_t v) { c.http.handler_threads = static_cast<int>(v); })},
-      {"http.max_connections",
-       IntField(1, [](Config& c, int64_t v) { c.http.max_connections = v; })},
-      {"http.max_streams_per_token",
-       IntField(1, [](Config& c, int64_t v) { c.http.max_streams_per_token = v; })},
-      {"http.max_body_bytes", IntField(1, [](Config& c, int64_t v) { c.http.max_body_bytes = v; })},
-      {"http.header_timeout_ms",
-       IntField(10, [](Config& c, int64_t v) { c.http.header_timeout_ms = v; })},
-      {"http.body_timeout_ms",
-       IntField(10, [](Config& c, int64_t v) { c.http.body_timeout_ms = v; })},
-      {"http.idle_timeout_ms",
-       IntField(10, [](Config& c, int64_t v) { c.http.idle_timeout_ms = v; })},
-      {"http.write_timeout_ms",
-       IntField(10, [](Config& c, int64_t v) { c.http.write_timeout_ms = v; })},
-      {"ui.dir", StringField([](Config& c, const std::string& v) { c.ui_dir = v; })},
-      {"demo.enabled", OneOf({"true", "false"},
-                             [](Config& c, const std::string& v) { c.demo_enabled = v == "true"; })},
-      {"demo.script", StringField([](Config& c, const std::string& v) { c.demo_script = v; })},
-      {"demo.fakellm", StringField([](Config& c, const std::string& v) { c.demo_fakellm = v; })},
-      {"log.level", OneOf({"trace", "debug", "info", "warn", "error"},
-                          [](Config& c, const std::string& v) { c.log_level = v; })},
-      {"log.format",
-       OneOf({"text", "json"}, [](Config& c, const std::string& v) { c.log_format = v; })},
-      {"llm.base_url", StringField([](Config& c, const std::string& v) { c.llm.base_url = v; })},
-      {"llm.api_key", StringField([](Config& c, const std::string& v) { c.llm.api_key = v; })},
-      {"llm.model", StringField([](Config& c, const std::string& v) { c.llm.model = v; })},
-      {"llm.context_length",
-       IntField(512, [](Config& c, int64_t v) { c.llm.context_length = v; })},
-      {"llm.api_key_env",
-       StringField([](Config& c, const std::string& v) { c.llm.api_key_env = v; })},
-      {"llm.stream",
-       OneOf({"true", "false"}, [](Config& c, const std::string& v) { c.llm.stream = v == "true"; })},
-      {"llm.connect_timeout_ms",
-       IntField(1, [](Config& c, int64_t v) { c.llm.connect_timeout_ms = v; })},
-      {"llm.idle_timeout_ms", IntField(1, [](Config& c, int64_t v) { c.llm.idle_timeout_ms = v; })},
-      {"llm.total_timeout_ms",
-       IntField(0, [](Config& c, int64_t v) { c.llm.total_timeout_ms = v; })},
-      {"llm.max_attempts",
-       IntField(1, [](Config& c, int64_t v) { c.llm.max_attempts = static_cast<int>(v); })},
-      // Maps, handled in ApplyYamlMap; listed so typos get a suggestion.
-      {"llm.headers", nullptr},
-      {"llm_profiles", nullptr},
-      {"context_storage", nullptr},
-      {"packages", nullptr},
-      {"sandbox", nullptr},
-      {"webhooks", nullptr},
-      {"spaces", nullptr},
-      {"jobs.lease_ms", IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
-      {"jobs.heartbeat_ms", IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
-      {"jobs.sweep_interval_ms",
-       IntField(10, [](Config& c, int64_t v) { c.jobs.sweep_interval_ms = v; })},
-      {"jobs.poll_interval_ms",
-       IntField(10, [](Config& c, int64_t v) { c.jobs.poll_interval_ms = v; })},
-      {"jobs.shutdown_grace_ms",
-       IntField(0, [](Config& c, int64_t v) { c.jobs.shutdown_grace_ms = v; })},
-      {"jobs.delegate_max_depth",
-       IntField(0, [](Config& c, int64_t v) { c.jobs.delegate_max_depth = static_cast<int>(v); })},
-      {"jobs.retry.base_delay_ms",
-       IntField(0, [](Config& c, int64_t v) { c.jobs.retry.base_delay_ms = v; })},
-      {"jobs.retry.max_delay_ms",
-       IntField(0, [](Config& c, int64_t v) { c.jobs.retry.max_delay_ms = v; })},
-      {"jobs.retry.max_attempts",
-       IntField(1, [](Config& c, int64_t v) { c.jobs.retry.max_attempts = static_cast<int>(v); })},
-      {"jobs.retry.jitter",
-       [](Config& c, const std::string& v, const std::string& where) {
-         try {
-           size_t used = 0;
-           double d = std::stod(v, &used);
-           if (used != v.size() || d < 0 || d > 1) throw std::invalid_argument(v);
-           c.jobs.retry.jitter = d;
-           return Status::Ok();
-         } catch (const std::exception&) {
-           return InvalidArgument(
-               fmt::format("{}: expected a number between 0 and 1, got '{}'", where, v), where);
-         }
-       }},
-  };
+  static const std::
+      map<std::string, Setter>
+          keys =
+              {
+                  {"data_dir",
+                   StringField([](Config& c, const std::string& v) { c.data_dir = v; })},
+                  {"listen",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     Status st = ParseListen(v, &c.listen_host, &c.listen_port);
+                     if (!st.ok())
+                       return InvalidArgument(fmt::format("{}: {}", where, st.message()), where);
+                     return Status::Ok();
+                   }},
+                  {"workers",
+                   IntField(0, [](Config& c, int64_t v) { c.workers = static_cast<int>(v); })},
+                  {"admin_token",
+                   StringField([](Config& c, const std::string& v) { c.admin_token = v; })},
+                  {"http.io_threads",
+                   IntField(1,
+                            [](Config& c, int64_t v) { c.http.io_threads = static_cast<int>(v); })},
+                  {"http.handler_threads",
+                   IntField(1, [](Config& c,
+                                  int64_t v) { c.http.handler_threads = static_cast<int>(v); })},
+                  {"http.max_connections",
+                   IntField(1, [](Config& c, int64_t v) { c.http.max_connections = v; })},
+                  {"http.max_streams_per_token",
+                   IntField(1, [](Config& c, int64_t v) { c.http.max_streams_per_token = v; })},
+                  {"http.max_body_bytes",
+                   IntField(1, [](Config& c, int64_t v) { c.http.max_body_bytes = v; })},
+                  {"http.header_timeout_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.http.header_timeout_ms = v; })},
+                  {"http.body_timeout_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.http.body_timeout_ms = v; })},
+                  {"http.idle_timeout_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.http.idle_timeout_ms = v; })},
+                  {"http.write_timeout_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.http.write_timeout_ms = v; })},
+                  {"ui.dir", StringField([](Config& c, const std::string& v) { c.ui_dir = v; })},
+                  {"demo.enabled",
+                   OneOf({"true", "false"},
+                         [](Config& c, const std::string& v) { c.demo_enabled = v == "true"; })},
+                  {"demo.script",
+                   StringField([](Config& c, const std::string& v) { c.demo_script = v; })},
+                  {"demo.fakellm",
+                   StringField([](Config& c, const std::string& v) { c.demo_fakellm = v; })},
+                  {"log.level", OneOf({"trace", "debug", "info", "warn", "error"},
+                                      [](Config& c, const std::string& v) { c.log_level = v; })},
+                  {"log.format", OneOf({"text", "json"},
+                                       [](Config& c, const std::string& v) { c.log_format = v; })},
+                  {"llm.base_url",
+                   StringField([](Config& c, const std::string& v) { c.llm.base_url = v; })},
+                  {"llm.api_key",
+                   StringField([](Config& c, const std::string& v) { c.llm.api_key = v; })},
+                  {"llm.model",
+                   StringField([](Config& c, const std::string& v) { c.llm.model = v; })},
+                  {"llm.context_length",
+                   IntField(512, [](Config& c, int64_t v) { c.llm.context_length = v; })},
+                  {"llm.api_key_env",
+                   StringField([](Config& c, const std::string& v) { c.llm.api_key_env = v; })},
+                  {"llm.stream", OneOf({"true", "false"},
+                                       [](Config& c, const std::string& v) {
+                                         c.llm.stream = v == "true";
+                                       })},
+                  {"llm.connect_timeout_ms",
+                   IntField(1, [](Config& c, int64_t v) { c.llm.connect_timeout_ms = v; })},
+                  {"llm.idle_timeout_ms",
+                   IntField(1, [](Config& c, int64_t v) { c.llm.idle_timeout_ms = v; })},
+                  {"llm.total_timeout_ms",
+                   IntField(0, [](Config& c, int64_t v) { c.llm.total_timeout_ms = v; })},
+                  {"llm.max_attempts",
+                   IntField(
+                       1, [](Config& c, int64_t v) { c.llm.max_attempts = static_cast<int>(v); })},
+                  // Maps, handled in ApplyYamlMap; listed so typos get a suggestion.
+                  {"llm.headers", nullptr},
+                  {"llm_profiles", nullptr},
+                  {"context_storage", nullptr},
+                  {"packages", nullptr},
+                  {"sandbox", nullptr},
+                  {"webhooks", nullptr},
+                  {"spaces", nullptr},
+                  {"jobs.lease_ms",
+                   IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
+                  {"jobs.heartbeat_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.jobs.heartbeat_ms = v; })},
+                  {"jobs.sweep_interval_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.jobs.sweep_interval_ms = v; })},
+                  {"jobs.poll_interval_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.jobs.poll_interval_ms = v; })},
+                  {"jobs.shutdown_grace_ms",
+                   IntField(0, [](Config& c, int64_t v) { c.jobs.shutdown_grace_ms = v; })},
+                  {"jobs.delegate_max_depth", IntField(0,
+                                                       [](Config& c, int64_t v) {
+                                                         c.jobs.delegate_max_depth =
+                                                             static_cast<int>(v);
+                                                       })},
+                  {"jobs.retry.base_delay_ms",
+                   IntField(0, [](Config& c, int64_t v) { c.jobs.retry.base_delay_ms = v; })},
+                  {"jobs.retry.max_delay_ms",
+                   IntField(0, [](Config& c, int64_t v) { c.jobs.retry.max_delay_ms = v; })},
+                  {"jobs.retry.max_attempts", IntField(1,
+                                                       [](Config& c, int64_t v) {
+                                                         c.jobs.retry.max_attempts =
+                                                             static_cast<int>(v);
+                                                       })},
+                  {"jobs.retry.jitter",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     try {
+                       size_t used = 0;
+                       double d = std::stod(v, &used);
+                       if (used != v.size() || d < 0 || d > 1) throw std::invalid_argument(v);
+                       c.jobs.retry.jitter = d;
+                       return Status::Ok();
+                     } catch (const std::exception&) {
+                       return InvalidArgument(
+                           fmt::format("{}: expected a number between 0 and 1, got '{}'", where, v),
+                           where);
+                     }
+                   }},
+              };
   return keys;
 }
 
@@ -192,13 +222,15 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
 
 Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
-    return InvalidArgument(fmt::format("{}: headers must be a mapping of name: value",
-                                       YamlPosition(path, node)), "llm.headers");
+    return InvalidArgument(
+        fmt::format("{}: headers must be a mapping of name: value", YamlPosition(path, node)),
+        "llm.headers");
   }
   for (const auto& h : node) {
     if (!h.second.IsScalar()) {
-      return InvalidArgument(fmt::format("{}: header values must be strings",
-                                         YamlPosition(path, h.second)), "llm.headers");
+      return InvalidArgument(
+          fmt::format("{}: header values must be strings", YamlPosition(path, h.second)),
+          "llm.headers");
     }
     llm.headers[h.first.as<std::string>()] = h.second.Scalar();
   }
@@ -209,8 +241,9 @@ Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& p
 // key table as `llm:` into a scratch config.
 Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
-    return InvalidArgument(fmt::format("{}: llm_profiles must map names to profiles",
-                                       YamlPosition(path, node)), "llm_profiles");
+    return InvalidArgument(
+        fmt::format("{}: llm_profiles must map names to profiles", YamlPosition(path, node)),
+        "llm_profiles");
   }
   for (const auto& p : node) {
     Config scratch;
@@ -246,9 +279,8 @@ Status ApplyWebhooks(Config& cfg, const YAML::Node& list, const std::string& pat
       }
     }
     if (w.url.rfind("http://", 0) != 0 && w.url.rfind("https://", 0) != 0) {
-      return InvalidArgument(fmt::format("{}: webhook url must start with http:// or https://",
-                                         pos),
-                             "webhooks");
+      return InvalidArgument(
+          fmt::format("{}: webhook url must start with http:// or https://", pos), "webhooks");
     }
     cfg.webhooks.push_back(std::move(w));
   }
@@ -320,9 +352,10 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       continue;
     }
     std::string hint = NearestWord(name, children);
-    return InvalidArgument(fmt::format("{}: unknown key '{}'{}", pos, key,
-                                       hint.empty() ? "" : "; did you mean '" + prefix + hint + "'?"),
-                           key);
+    return InvalidArgument(
+        fmt::format("{}: unknown key '{}'{}", pos, key,
+                    hint.empty() ? "" : "; did you mean '" + prefix + hint + "'?"),
+        key);
   }
   return Status::Ok();
 }

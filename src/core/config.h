@@ -24,24 +24,24 @@ struct RetryConfig {
 };
 
 struct JobsConfig {
-  int64_t lease_ms = 30'000;          // a claim is valid this long without heartbeat
-  int64_t heartbeat_ms = 10'000;      // how often a running job renews its lease
-  int64_t sweep_interval_ms = 5'000;  // how often expired leases are recovered
-  int64_t poll_interval_ms = 1'000;   // idle workers re-check the queue (cross-process)
-  int64_t shutdown_grace_ms = 30'000; // SIGTERM: running jobs may finish this long
-  int delegate_max_depth = 2;         // nested delegate sub-agents; 0 = delegate never offered
+  int64_t lease_ms = 30'000;           // a claim is valid this long without heartbeat
+  int64_t heartbeat_ms = 10'000;       // how often a running job renews its lease
+  int64_t sweep_interval_ms = 5'000;   // how often expired leases are recovered
+  int64_t poll_interval_ms = 1'000;    // idle workers re-check the queue (cross-process)
+  int64_t shutdown_grace_ms = 30'000;  // SIGTERM: running jobs may finish this long
+  int delegate_max_depth = 2;          // nested delegate sub-agents; 0 = delegate never offered
   RetryConfig retry;
 };
 
 // One OpenAI-compatible server/model ("model profile"). `llm:` in the file is
 // the default profile; `llm_profiles: {name: {...same keys...}}` adds more.
 struct LlmConfig {
-  std::string base_url;     // e.g. http://127.0.0.1:8081/v1
+  std::string base_url;  // e.g. http://127.0.0.1:8081/v1
   std::string api_key;
   std::string api_key_env;  // read the key from this variable when api_key is empty
   std::string model;
   int64_t context_length = 32'768;
-  bool stream = true;       // false for servers that cannot stream
+  bool stream = true;                          // false for servers that cannot stream
   std::map<std::string, std::string> headers;  // extra HTTP headers
   int64_t connect_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 300'000;  // no byte for this long: the stream stalled

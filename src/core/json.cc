@@ -1,10 +1,10 @@
 #include "core/json.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace maestro {
 

@@ -81,7 +81,7 @@ class JobStreamHub {
   };
   ReadResult Collect(const std::string& job_id, uint64_t after,
                      bool with_data = true) const;  // mu_ held
-  void EvictIfFull();                                                   // mu_ held
+  void EvictIfFull();                               // mu_ held
 
   const size_t capacity_;
   const size_t max_jobs_;

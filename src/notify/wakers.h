@@ -38,9 +38,10 @@ class Wakers {
 
  private:
   mutable std::mutex mu_;
-  uint64_t next_id_ = 1;                                                       // GUARDED_BY(mu_)
-  std::unordered_map<std::string, std::map<uint64_t, std::shared_ptr<Fn>>> by_key_;  // GUARDED_BY(mu_)
-  std::unordered_map<uint64_t, std::string> key_of_;                           // GUARDED_BY(mu_)
+  uint64_t next_id_ = 1;  // GUARDED_BY(mu_)
+  std::unordered_map<std::string, std::map<uint64_t, std::shared_ptr<Fn>>>
+      by_key_;                                        // GUARDED_BY(mu_)
+  std::unordered_map<uint64_t, std::string> key_of_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace maestro

@@ -60,8 +60,7 @@ class Store {
     std::string outcome;  // interjection | reused | followup
     Job job;
   };
-  virtual Result<CommentResult> PostComment(const std::string& task_id,
-                                            const std::string& author,
+  virtual Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
                                             const std::string& body) = 0;
   // The user comments attached to a job (interjections, replies stored for a
   // queued/retry job, the answer or reply that created a follow-up) that have
@@ -185,8 +184,7 @@ class Store {
   }
   virtual Result<int64_t> CountApiTokens() { return NoApiSupport(); }
   // Events of every task with id > after_id, oldest first (webhook dispatch).
-  virtual Result<std::vector<Event>> ListAllEvents(const std::string& /*after_id*/,
-                                                   int /*limit*/) {
+  virtual Result<std::vector<Event>> ListAllEvents(const std::string& /*after_id*/, int /*limit*/) {
     return NoApiSupport();
   }
   // A named durable cursor ("" when never set), e.g. the webhook dispatcher's.
@@ -202,8 +200,7 @@ class Store {
   // job.status events entering waiting_human / succeeded / failed of tasks
   // owned by `user`, newest first.
   virtual Result<std::vector<Notification>> ListNotifications(const std::string& /*user*/,
-                                                              bool /*unread_only*/,
-                                                              int /*limit*/) {
+                                                              bool /*unread_only*/, int /*limit*/) {
     return NoApiSupport();
   }
   // Marks the given notification ids read ({} = all of the user's).

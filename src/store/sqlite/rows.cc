@@ -30,7 +30,8 @@ const char* const kGrantCols =
     "id, task_id, tool_name, scope, args_hash, COALESCE(request_id, ''), "
     "COALESCE(expires_at, 0), COALESCE(uses_left, -1), created_at";
 
-const char* const kEventCols = "CAST(id AS TEXT), task_id, COALESCE(job_id, ''), type, payload, created_at";
+const char* const kEventCols =
+    "CAST(id AS TEXT), task_id, COALESCE(job_id, ''), type, payload, created_at";
 
 Task ReadTask(const Stmt& s) {
   Task t;
@@ -170,9 +171,9 @@ Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
   // The only constraint a comment can break is its task reference.
   if (ins.code() == StatusCode::kConflict) return NotFound("task " + c.task_id + " not found");
   MAESTRO_RETURN_IF_ERROR(ins);
-  MAESTRO_RETURN_IF_ERROR(InsertEvent(
-      tx, c.task_id, c.job_id, "comment.created",
-      {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
+  MAESTRO_RETURN_IF_ERROR(
+      InsertEvent(tx, c.task_id, c.job_id, "comment.created",
+                  {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
   return c;
 }
 

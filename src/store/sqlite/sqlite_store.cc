@@ -3,10 +3,10 @@
 // sqlite_requests.cc.
 #include "store/sqlite/sqlite_store.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <charconv>
 
 #include "core/ids.h"
 #include "store/sqlite/migrations.h"

@@ -99,7 +99,7 @@ class SqliteStore final : public Store {
   struct Tx {
     sqlite::SqliteConn& conn;
     TimeMs now;
-    bool job_available = false;  // fire on_job_available after commit
+    bool job_available = false;          // fire on_job_available after commit
     std::vector<CommittedEvent> events;  // written by this body (on_commit)
   };
 
@@ -144,9 +144,9 @@ class SqliteStore final : public Store {
   StoreOptions options_;
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::vector<PendingWrite*> queue_;  // GUARDED_BY(queue_mu_)
-  bool leader_active_ = false;        // GUARDED_BY(queue_mu_)
-  std::mutex write_mu_;  // held by the leader while it uses writer_
+  std::vector<PendingWrite*> queue_;            // GUARDED_BY(queue_mu_)
+  bool leader_active_ = false;                  // GUARDED_BY(queue_mu_)
+  std::mutex write_mu_;                         // held by the leader while it uses writer_
   std::unique_ptr<sqlite::SqliteConn> writer_;  // GUARDED_BY(write_mu_)
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<sqlite::SqliteConn>> pool_;  // GUARDED_BY(pool_mu_)

@@ -41,8 +41,9 @@ std::vector<std::string> HostileBodies(const Json& valid, std::mt19937& rng) {
     out.push_back(s);
   }
   const std::string text = valid.dump();
-  for (size_t cut = 1; cut < text.size(); cut += 3) out.push_back(text.substr(0, cut));  // truncated
-  out.push_back(std::string(200000, '['));                                                // deep
+  for (size_t cut = 1; cut < text.size(); cut += 3)
+    out.push_back(text.substr(0, cut));     // truncated
+  out.push_back(std::string(200000, '['));  // deep
   out.push_back(std::string(20000, '{'));
   for (const auto& [field, value] : valid.items()) {
     (void)value;

@@ -45,7 +45,8 @@ class RawClient {
   }
   bool connected() const { return connected_; }
   bool Send(const std::string& bytes) {
-    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
   }
   // Reads until `needle` was received, the peer closed, or `limit` passed.
   std::string ReadUntil(const std::string& needle, std::chrono::milliseconds limit = 5s) {
@@ -273,7 +274,8 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapGet503WithRetryAfter) {
   EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
   a.Close();
   // A slot freed: the next connection is served.
-  for (int i = 0; i < 100 && server_->stats().connections > 1; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && server_->stats().connections > 1; ++i)
+    std::this_thread::sleep_for(10ms);
   RawClient d(port_);
   d.Send(Get("/echo"));
   EXPECT_NE(d.ReadUntil("}").find("200 OK"), std::string::npos) << d.got();

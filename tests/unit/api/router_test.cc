@@ -29,13 +29,16 @@ TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
   EXPECT_EQ(router.Match("GET", "/api/local/tasks/short", &p), nullptr);
   EXPECT_EQ(router.Match("GET", "/api/local/tasks/" + task + "/", &p), nullptr);
   const std::string rid = "01JD0000000000000000000000";
-  const auto* h = router.Match("POST", "/api/local/tasks/" + task + "/tool-requests/" + rid +
-                                           "/decide", &p);
+  const auto* h =
+      router.Match("POST", "/api/local/tasks/" + task + "/tool-requests/" + rid + "/decide", &p);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ((*h)(HttpRequest{}).body, "decide");
   EXPECT_EQ(p, (std::vector<std::string>{task, rid}));
-  EXPECT_EQ(router.Match("POST", "/api/local/tasks/" + task + "/tool-requests/lower0000000000000000000000/decide", &p),
-            nullptr);
+  EXPECT_EQ(
+      router.Match("POST",
+                   "/api/local/tasks/" + task + "/tool-requests/lower0000000000000000000000/decide",
+                   &p),
+      nullptr);
   EXPECT_NE(router.Match("GET", "/api/local/jobs/01JD0000000000000000000000/stream", &p), nullptr);
   EXPECT_EQ(router.Match("GET", "/api/local/jobs/../stream", &p), nullptr);
 }
@@ -63,7 +66,8 @@ TEST(ParseObjectTest, BadValuesAre400NamingTheBody) {
     EXPECT_EQ(parsed.status().message().find("json.exception"), std::string::npos)
         << parsed.status().message();
   }
-  std::string deep_but_ok = std::string(kMaxBodyDepth - 1, '[') + std::string(kMaxBodyDepth - 1, ']');
+  std::string deep_but_ok =
+      std::string(kMaxBodyDepth - 1, '[') + std::string(kMaxBodyDepth - 1, ']');
   EXPECT_TRUE(ParseObject("{\"a\":" + deep_but_ok + "}").ok());
   EXPECT_TRUE(ParseObject(R"({"s":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})").ok());
 }

@@ -1,11 +1,10 @@
 // In-process ApiServer (port 0) over a real SqliteStore: the live job stream,
 // bearer tokens and task visibility, the notification inbox, /metrics
 // additions and /api/pieces.
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "api/api_server.h"
 #include "support/store_fixture.h"
@@ -37,8 +36,8 @@ class ApiLiveTest : public testing::StoreTest {
     return c;
   }
   std::string NewToken(const std::string& user) {
-    auto r = Client("adm").Post("/api/local/tokens", Json{{"user", user}}.dump(),
-                                "application/json");
+    auto r =
+        Client("adm").Post("/api/local/tokens", Json{{"user", user}}.dump(), "application/json");
     EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no response");
     return r ? Json::parse(r->body)["token"].get<std::string>() : "";
   }
@@ -57,13 +56,11 @@ class ApiLiveTest : public testing::StoreTest {
     int frames = 0;
     httplib::Headers h = {{"Accept", "text/event-stream"}};
     if (!last_id.empty()) h.emplace("Last-Event-ID", last_id);
-    Client(token).Get("/api/local/jobs/" + job_id + "/stream", h,
-                      [&](const char* data, size_t n) {
-                        out.append(data, n);
-                        frames += static_cast<int>(std::count(data, data + n, '\n'));
-                        return stop_after == 0 || out.find("id: " + std::to_string(stop_after)) ==
-                                                      std::string::npos;
-                      });
+    Client(token).Get("/api/local/jobs/" + job_id + "/stream", h, [&](const char* data, size_t n) {
+      out.append(data, n);
+      frames += static_cast<int>(std::count(data, data + n, '\n'));
+      return stop_after == 0 || out.find("id: " + std::to_string(stop_after)) == std::string::npos;
+    });
     return out;
   }
 
@@ -176,11 +173,11 @@ TEST_F(ApiLiveTest, NotificationInboxShowsTheUsersFinishedJobs) {
   ASSERT_EQ(inbox["notifications"].size(), 1u) << inbox.dump();
   EXPECT_EQ(inbox["notifications"][0]["status"], "succeeded");
   EXPECT_EQ(inbox["unread"], 1);
-  EXPECT_TRUE(Json::parse(Client(bob).Get("/api/local/notifications")->body)["notifications"]
-                  .empty());
+  EXPECT_TRUE(
+      Json::parse(Client(bob).Get("/api/local/notifications")->body)["notifications"].empty());
   std::string nid = inbox["notifications"][0]["id"];
-  auto mark = Client(alice).Post("/api/local/notifications/read",
-                                 Json{{"ids", {nid}}}.dump(), "application/json");
+  auto mark = Client(alice).Post("/api/local/notifications/read", Json{{"ids", {nid}}}.dump(),
+                                 "application/json");
   EXPECT_EQ(mark->status, 200);
   auto after = Json::parse(Client(alice).Get("/api/local/notifications?unread=true")->body);
   EXPECT_TRUE(after["notifications"].empty());
