@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds the sanitizer (ASan+UBSan) debug
+# The test command: installs dependencies (Debian packages, the pinned npm MCP
+# servers), builds the sanitizer (ASan+UBSan) debug
 # build with warnings as errors, and runs the whole test suite with ctest, then
 # builds the web UI (type check + Vite) and runs its end-to-end tests in
 # headless Chromium against the debug binaries (screenshots: build/ui-e2e-artifacts/).
@@ -7,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
+./scripts/mcp_servers.sh  # the real MCP servers the MCP tests start
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug
