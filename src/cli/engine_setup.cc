@@ -92,6 +92,9 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
   o.packages = s.packages.get();
+  MAESTRO_ASSIGN_OR_RETURN(o.mcp_servers,
+                           mcp::ServersFromConfig(cfg.mcp_servers, cfg.mcp_servers_where));
+  o.sandbox = sandbox;
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
 }

@@ -138,6 +138,7 @@ const std::map<std::string, Setter>& Keys() {
                   {"context_storage", nullptr},
                   {"packages", nullptr},
                   {"sandbox", nullptr},
+      {"mcp_servers", nullptr},
                   {"webhooks", nullptr},
                   {"spaces", nullptr},
                   {"jobs.lease_ms",
@@ -324,6 +325,11 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       }
       cfg.sandbox = YamlToJson(kv.second);
       cfg.sandbox_where = pos;
+      continue;
+    }
+    if (key == "mcp_servers") {
+      cfg.mcp_servers = YamlToJson(kv.second);
+      cfg.mcp_servers_where = pos;
       continue;
     }
     if (key == "llm_profiles") {

@@ -115,6 +115,10 @@ struct Config {
   // src/tools, SandboxLimits::FromJson; docs/security.md).
   Json sandbox = Json::object();
   std::string sandbox_where;
+  // The `mcp_servers` section (MCP servers the agents may use), validated
+  // by src/mcp (ServersFromConfig; docs/mcp.md).
+  Json mcp_servers = Json::object();
+  std::string mcp_servers_where;
   JobsConfig jobs;
   std::vector<WebhookConfig> webhooks;
   std::map<std::string, SpaceConfig> spaces;  // by name

@@ -102,6 +102,25 @@ bool HasPendingChildren(Store& store, const std::string& job_id) {
 
 }  // namespace
 
+Result<std::unique_ptr<mcp::JobMcp>> PieceExecutor::OpenJobMcp(const Piece& piece,
+                                                              const tools::Workspace& ws,
+                                                              const std::string& job_id) const {
+  mcp::JobMcpOptions mo;
+  mo.servers = &opt_.mcp_servers;
+  mo.wanted = PieceToolUniverse(piece);
+  mo.workspace = ws.root;
+  mo.sandbox = opt_.sandbox;
+  // Secrets come from maestro's environment only, read at each job start.
+  mo.getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  if (opt_.on_delta) {
+    mo.on_progress = [delta = opt_.on_delta, job_id](const Json& d) { delta(job_id, d); };
+  }
+  return mcp::JobMcp::Open(mo);
+}
+
 PieceExecutor::PieceExecutor(PieceExecutorOptions options)
     : opt_(std::move(options)), dirs_(opt_.data_dir) {
   if (Status st = dirs_.Init(); !st.ok()) {
@@ -152,8 +171,33 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
     if (!moved.ok()) spdlog::warn("job {}: context: {}", job.id, moved.status().ToString());
   };
 
+  // The job's MCP servers: their tools join a copy of the registry (and,
+  // with approval: never, the policy), for this job only.
+  tools::ToolRegistry registry = *opt_.registry;
+  tools::ToolPolicy policy = ws.policy;
+  std::unique_ptr<mcp::JobMcp> mcp_tools;
+  if (!opt_.mcp_servers.empty()) {
+    auto opened = OpenJobMcp(piece, ws, job.id);
+    if (!opened.ok()) {
+      end_session(JobStatus::kRetry);
+      return opened.status();
+    }
+    mcp_tools = std::move(opened).value();
+    if (const auto& auth = mcp_tools->auth_needed()) {
+      end_session(JobStatus::kWaitingHuman);
+      *final_status = JobStatus::kWaitingHuman;
+      PieceRunResult parked;
+      parked.status = PieceRunStatus::kWaitingHuman;
+      parked.wait_reason = "mcp_auth_required";
+      parked.question = auth->message;
+      parked.last_movement = StartMovement(piece, job, ctx->messages(), false);
+      parked.resume_movement = parked.last_movement;
+      return parked;
+    }
+    MAESTRO_RETURN_IF_ERROR(mcp_tools->Register(registry, &policy.allowed_tools));
+  }
   auto piece_tools =
-      BuildPieceTools(piece, RegularToolDefs(*opt_.registry, *opt_.store, task, ws.policy,
+      BuildPieceTools(piece, RegularToolDefs(registry, *opt_.store, task, policy,
                                              opt_.limits.max_delegate_depth));
   if (!piece_tools.ok()) {
     end_session(JobStatus::kFailed);
@@ -226,7 +270,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
-  tools::Dispatcher dispatcher(opt_.registry, tools::ToolAuthorizer(opt_.store));
+  tools::Dispatcher dispatcher(&registry, tools::ToolAuthorizer(opt_.store));
   context::ContextCompressor compressor(llm.get(), cc);
   AgentLoopDeps d;
   d.llm = llm.get();
@@ -234,7 +278,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.compressor = &compressor;
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
-  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, ws.policy, &cancel, ledger->get(), {},
+  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, policy, &cancel, ledger->get(), {},
                                       tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &*piece_tools;
@@ -272,7 +316,10 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
       break;
     case PieceRunStatus::kWaitingHuman:
       // Request cards speak for themselves; an ASK and a reconcile park need words.
-      if (r.wait_reason != "ask" && r.wait_reason != "reconcile") return;
+      if (r.wait_reason != "ask" && r.wait_reason != "reconcile" &&
+          r.wait_reason != "mcp_auth_required") {
+        return;
+      }
       c.kind = "question";
       c.body = r.question;
       break;

@@ -6,8 +6,12 @@
 //   workspace                     tools::PrepareWorkspace (space or ephemeral)
 //   LLM client                    the injected factory, by the job's profile
 //   context                       TaskContext::Start (contexts/running/<task>)
-//   tools                         BuildPieceTools over the policy's tools;
-//                                 written once to <context>/tools.json
+//   MCP                           mcp::JobMcp opens the servers the piece
+//                                 may use; a required one without its
+//                                 token parks (mcp_auth_required)
+//   tools                         BuildPieceTools over the policy's tools
+//                                 (+ the job's MCP tools, in the job's copy
+//                                 of the registry); written to tools.json
 //   prompt path                   PlanJobPrompt (new / Continue / follow-up)
 //                                 -> SeedConversation -> a new thread
 //   RunPiece                      -> PieceRunResult
@@ -30,6 +34,7 @@
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
 #include "llm/llm_client.h"
+#include "mcp/mcp_tools.h"
 #include "store/store.h"
 #include "tools/registry.h"
 #include "tools/workspace.h"
@@ -56,6 +61,10 @@ struct PieceExecutorOptions {
   int max_asks = 3;
   DeltaFn on_delta;  // may be empty
   const tools::PackageInstaller* packages = nullptr;  // may be null
+  // MCP servers (src/mcp/mcp_tools.h) and the sandbox their stdio servers
+  // run in; empty: no MCP tools.
+  std::map<std::string, mcp::ServerConfig> mcp_servers;
+  std::shared_ptr<const tools::Sandbox> sandbox;
   Clock* clock = SystemClock::Default();
 };
 
@@ -69,6 +78,8 @@ class PieceExecutor final : public JobExecutor {
                              const tools::Workspace& ws, CancelToken& cancel,
                              JobStatus* final_status);
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
+  Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,
+                                                  const std::string& job_id) const;
 
   PieceExecutorOptions opt_;
   context::ContextDirs dirs_;

@@ -226,6 +226,8 @@ class Walker {
     if (!StringList(v, "allowed_tools", tools, &pos)) return;
     for (size_t i = 0; i < tools.size(); ++i) {
       if (opts_.known_tools.empty()) break;
+      // MCP tools exist only once a job has listed its servers (src/mcp).
+      if (tools[i].rfind("mcp__", 0) == 0) continue;
       bool known = false;
       for (const auto& k : opts_.known_tools) known = known || k == tools[i];
       if (known) continue;

@@ -34,6 +34,8 @@ std::string ToolName(const Json& def) {
   return n != f->end() && n->is_string() ? n->get<std::string>() : "";
 }
 
+}  // namespace
+
 // The union of the movements' allowed_tools, or nullopt when some movement
 // may use every tool the policy allows.
 std::optional<std::set<std::string>> PieceToolUniverse(const Piece& piece) {
@@ -44,8 +46,6 @@ std::optional<std::set<std::string>> PieceToolUniverse(const Piece& piece) {
   }
   return names;
 }
-
-}  // namespace
 
 Json TransitionToolDef(const std::vector<std::string>& targets) {
   Json params = {

@@ -15,6 +15,8 @@
 // Thread safety: pure functions over values.
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ struct PieceTools {
 // malformed definition, a reserved name (complete, transition) or two
 // different definitions of one name.
 Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& regular_tools);
+
+// The union of the movements' allowed_tools, or nullopt when some movement
+// allows every tool.
+std::optional<std::set<std::string>> PieceToolUniverse(const Piece& piece);
 
 // The two control tools, exposed for tests and the agent loop's validation.
 Json TransitionToolDef(const std::vector<std::string>& targets);
