@@ -76,7 +76,7 @@ std::string ApiServer::StreamKey(const api::HttpRequest& req) {
 api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
   const std::string& path = req.path;
   bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
-                 path == "/api/spaces";
+                 path == "/api/spaces" || path == "/mcp";
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
     if (!user) {
@@ -84,6 +84,8 @@ api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
       res.status = 401;
       res.body = DumpJson(Json{
           {"error", {{"code", "UNAUTHENTICATED"}, {"message", "missing or wrong bearer token"}}}});
+      // MCP clients read the scheme from here (no OAuth: a maestro token).
+      if (path == "/mcp") res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"maestro\"");
       return res;
     }
     req.user = *user;
@@ -107,6 +109,7 @@ void ApiServer::Routes() {
   StreamRoutes();
   LiveRoutes();
   InboxRoutes();
+  McpRoutes();
   UiRoutes();
 }
 

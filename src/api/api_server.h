@@ -17,11 +17,14 @@
 //   GET  /api/spaces                              the configured persistent spaces
 //   GET  /metrics                                 Prometheus text
 //   GET  /api/info                                open: version, demo flag, model
+//   POST /mcp                                     MCP server (Streamable HTTP, routes_mcp.cc):
+//                                                 JSON-RPC in, JSON or SSE out; DELETE /mcp
+//                                                 ends the session, GET /mcp is 405
 //   GET  /*  (not /api/, /metrics)                 the web UI (routes_ui.cc)
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
-// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces and /metrics require
+// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /metrics and /mcp require
 // `Authorization: Bearer <token>` (401 otherwise); /api/health is open. Every
 // route that names a task checks its visibility: another user's private task
 // is a 404.
@@ -35,6 +38,7 @@
 // only touch the thread-safe Store, EventSignal and JobStreamHub.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -50,6 +54,8 @@
 #include "store/store.h"
 
 namespace maestro {
+
+class McpEndpoint;  // routes_mcp.cc
 
 struct ApiOptions {
   // Address, threads, limits and timeouts of the HTTP edge.
@@ -74,6 +80,10 @@ struct ApiOptions {
   std::string ui_dir;
   bool demo = false;
   std::string model;
+  // MCP sessions (POST /mcp): at most this many are kept (the least recently
+  // used goes first), each forgotten after this long unused.
+  size_t mcp_max_sessions = 1000;
+  std::chrono::milliseconds mcp_session_idle{30 * 60 * 1000};
 };
 
 class ApiServer {
@@ -106,6 +116,7 @@ class ApiServer {
   void LiveRoutes();
   void InboxRoutes();
   void UiRoutes();
+  void McpRoutes();
   // Auth, then the route, then the UI fallback, then 404.
   api::HttpResponse Handle(api::HttpRequest& req);
   // The web UI for a GET outside /api/ and /metrics (routes_ui.cc).
@@ -115,6 +126,29 @@ class ApiServer {
   // The task if it exists and `user` may see it; kNotFound otherwise.
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
 
+  // Task operations shared by the REST routes and the MCP tools (one code
+  // path, so both check and answer alike). `user` is the caller; a task it
+  // may not see is kNotFound. Field errors are kInvalidArgument naming the
+  // field.
+  // Create: `body` has the fields of POST /api/local/tasks; every choice is
+  // checked before anything is written.
+  Result<Store::CreatedTask> CreateTaskFor(const Json& body, const std::string& user);
+  // {task, latest_job, jobs, pending_requests} (GET /api/local/tasks/:id).
+  Result<Json> TaskDetail(const std::string& task_id, const std::string& user);
+  // {tasks: [...]}: the visible tasks, newest first (GET /api/local/tasks).
+  Result<Json> VisibleTasks(const std::string& status, const std::string& user);
+  // The write gate: {comment, outcome, job}.
+  Result<Json> CommentOn(const std::string& task_id, const std::string& user,
+                         const std::string& body);
+  // {request, job?}: decides request `request_id` of `kind` on the task.
+  Result<Json> DecideRequestFor(const std::string& task_id, const std::string& kind,
+                                const std::string& request_id, const std::string& decision,
+                                const std::string& scope, const std::string& user);
+  // Cancels the task's open jobs (and children); running ones here stop now.
+  Result<CancelReport> CancelTaskFor(const std::string& task_id, const std::string& user);
+
+  friend class McpEndpoint;
+
   Store& store_;
   ApiOptions options_;
   api::EventSignal signal_;
@@ -122,6 +156,7 @@ class ApiServer {
   JobStreamHub hub_;
   api::JobStatusCache statuses_;  // for the job streams
   api::Router router_;
+  std::shared_ptr<McpEndpoint> mcp_;  // sessions of /mcp; before server_ (its streams go first)
   std::unique_ptr<api::HttpServer> server_;
 };
 

@@ -10,6 +10,24 @@ namespace maestro {
 using api::Reply;
 using api::ReplyError;
 
+Result<Json> ApiServer::DecideRequestFor(const std::string& task_id, const std::string& kind,
+                                         const std::string& request_id, const std::string& decision,
+                                         const std::string& scope, const std::string& user) {
+  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
+  auto existing = store_.GetRequest(request_id);
+  if (!existing.ok()) return existing.status();
+  if (existing->task_id != task_id || existing->kind != kind) {
+    return NotFound("request " + request_id + " not found");
+  }
+  auto decided = store_.DecideRequest(request_id, decision, scope, user);
+  if (!decided.ok()) return decided.status();
+  Json out = {{"request", api::RequestJson(*decided)}};
+  if (!decided->job_id.empty()) {
+    if (auto job = store_.GetJob(decided->job_id); job.ok()) out["job"] = api::JobJson(*job);
+  }
+  return out;
+}
+
 void ApiServer::RequestRoutes() {
   for (const std::string kind : {"tool", "package", "spawn"}) {
     const std::string base = "/api/local/tasks/{uuid}/" + kind + "-requests";
@@ -37,20 +55,9 @@ void ApiServer::RequestRoutes() {
       if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
         return ReplyError(st);
       }
-      auto existing = store_.GetRequest(rid);
-      if (!existing.ok()) return ReplyError(existing.status());
-      if (existing->task_id != task_id || existing->kind != kind) {
-        return ReplyError(NotFound("request " + rid + " not found"));
-      }
-      auto decided = store_.DecideRequest(rid, decision, scope, user);
-      if (!decided.ok()) return ReplyError(decided.status());
-      Json out = {{"request", api::RequestJson(*decided)}};
-      if (!decided->job_id.empty()) {
-        if (auto job = store_.GetJob(decided->job_id); job.ok()) {
-          out["job"] = api::JobJson(*job);
-        }
-      }
-      return Reply(200, out);
+      auto out = DecideRequestFor(task_id, kind, rid, decision, scope, user);
+      if (!out.ok()) return ReplyError(out.status());
+      return Reply(200, *out);
     });
   }
 }

@@ -1,5 +1,6 @@
 // Task routes: create, list, show, comments (the write gate), continue,
-// cancel, and the spaces a task may name.
+// cancel, and the spaces a task may name; and the task operations behind
+// them that the MCP tools share (ApiServer::CreateTaskFor, TaskDetail, ...).
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
@@ -13,17 +14,16 @@ namespace {
 
 constexpr const char* kTaskPath = "/api/local/tasks/{uuid}";
 
-Result<NewTask> ParseNewTask(const std::string& text) {
-  auto body = api::ParseObject(text);
-  if (!body.ok()) return body.status();
+// The fields of a create request (POST /api/local/tasks, MCP create_task).
+Result<NewTask> NewTaskFromJson(const Json& body) {
   NewTask t;
-  MAESTRO_RETURN_IF_ERROR(api::RequiredString(*body, "instruction", &t.instruction));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "title", &t.title));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "piece", &t.piece));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "space", &t.space));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "visibility", &t.visibility));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "model", &t.model));
-  MAESTRO_RETURN_IF_ERROR(api::OptionalString(*body, "profile", &t.profile));
+  MAESTRO_RETURN_IF_ERROR(api::RequiredString(body, "instruction", &t.instruction));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "title", &t.title));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "piece", &t.piece));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "space", &t.space));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "visibility", &t.visibility));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "model", &t.model));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "profile", &t.profile));
   if (t.piece.empty()) t.piece = "chat";
   if (t.visibility != "private" && t.visibility != "shared") {
     return InvalidArgument("visibility must be private or shared", "visibility");
@@ -33,16 +33,84 @@ Result<NewTask> ParseNewTask(const std::string& text) {
 
 }  // namespace
 
+Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std::string& user) {
+  auto in = NewTaskFromJson(body);
+  if (!in.ok()) return in.status();
+  // Refused here, before anything is written (no task, no job).
+  MAESTRO_RETURN_IF_ERROR(api::CheckNewTask(options_.choices, &*in));
+  in->owner = user;
+  return store_.CreateTask(*in);
+}
+
+Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string& user) {
+  auto task = VisibleTask(task_id, user);
+  if (!task.ok()) return task.status();
+  auto jobs = store_.ListJobs(task_id);
+  if (!jobs.ok()) return jobs.status();
+  auto requests = store_.ListRequests(task_id, "");
+  if (!requests.ok()) return requests.status();
+  Json pending = Json::array();
+  for (const auto& r : *requests) {
+    if (r.status == "pending") pending.push_back(api::RequestJson(r));
+  }
+  Json all_jobs = Json::array();
+  for (const auto& j : *jobs) all_jobs.push_back(api::JobJson(j));
+  return Json{{"task", api::TaskJson(*task)},
+              {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
+              {"jobs", all_jobs},
+              {"pending_requests", pending}};
+}
+
+Result<Json> ApiServer::VisibleTasks(const std::string& status, const std::string& user) {
+  auto tasks = store_.ListTasks(status, 200);
+  if (!tasks.ok()) return tasks.status();
+  Json arr = Json::array();
+  for (const auto& t : *tasks) {
+    if (api::Authenticator::Visible(t, user)) arr.push_back(api::TaskJson(t));
+  }
+  return Json{{"tasks", arr}};
+}
+
+Result<Json> ApiServer::CommentOn(const std::string& task_id, const std::string& user,
+                                  const std::string& body) {
+  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
+  auto r = store_.PostComment(task_id, user, body);
+  if (!r.ok()) return r.status();
+  return Json{{"comment", api::CommentJson(r->comment)},
+              {"outcome", r->outcome},
+              {"job", api::JobJson(r->job)}};
+}
+
+Result<CancelReport> ApiServer::CancelTaskFor(const std::string& task_id, const std::string& user) {
+  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
+  auto jobs = store_.ListJobs(task_id);
+  if (!jobs.ok()) return jobs.status();
+  CancelReport total;
+  for (const auto& j : *jobs) {
+    if (IsTerminal(j.status)) continue;
+    auto r = store_.RequestCancel(j.id);
+    if (!r.ok()) return r.status();
+    total.cancelled += r->cancelled;
+    total.flagged += r->flagged;
+    // Stop it now if it runs here (its children run as their own jobs).
+    if (j.status == JobStatus::kRunning && options_.cancel_running) {
+      options_.cancel_running(j.id);
+    }
+    auto children = store_.ListChildJobs(j.id);
+    if (children.ok() && options_.cancel_running) {
+      for (const auto& c : *children) {
+        if (c.status == JobStatus::kRunning) options_.cancel_running(c.id);
+      }
+    }
+  }
+  return total;
+}
+
 void ApiServer::TaskRoutes() {
   router_.Add("POST", "/api/local/tasks", [this](const api::HttpRequest& req) {
-    auto in = ParseNewTask(req.body);
-    if (!in.ok()) return ReplyError(in.status());
-    // Refused here, before anything is written (no task, no job).
-    if (Status st = api::CheckNewTask(options_.choices, &*in); !st.ok()) {
-      return ReplyError(st);
-    }
-    in->owner = req.user;
-    auto created = store_.CreateTask(*in);
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    auto created = CreateTaskFor(*body, req.user);
     if (!created.ok()) return ReplyError(created.status());
     return Reply(201,
                  {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
@@ -53,34 +121,15 @@ void ApiServer::TaskRoutes() {
   });
 
   router_.Add("GET", "/api/local/tasks", [this](const api::HttpRequest& req) {
-    auto tasks = store_.ListTasks(req.Query("status"), 200);
+    auto tasks = VisibleTasks(req.Query("status"), req.user);
     if (!tasks.ok()) return ReplyError(tasks.status());
-    std::string user = req.user;
-    Json arr = Json::array();
-    for (const auto& t : *tasks) {
-      if (api::Authenticator::Visible(t, user)) arr.push_back(api::TaskJson(t));
-    }
-    return Reply(200, {{"tasks", arr}});
+    return Reply(200, *tasks);
   });
 
   router_.Add("GET", kTaskPath, [this](const api::HttpRequest& req) {
-    std::string id = req.params[0];
-    auto task = VisibleTask(id, req.user);
-    if (!task.ok()) return ReplyError(task.status());
-    auto jobs = store_.ListJobs(id);
-    if (!jobs.ok()) return ReplyError(jobs.status());
-    auto requests = store_.ListRequests(id, "");
-    if (!requests.ok()) return ReplyError(requests.status());
-    Json pending = Json::array();
-    for (const auto& r : *requests) {
-      if (r.status == "pending") pending.push_back(api::RequestJson(r));
-    }
-    Json all_jobs = Json::array();
-    for (const auto& j : *jobs) all_jobs.push_back(api::JobJson(j));
-    return Reply(200, {{"task", api::TaskJson(*task)},
-                       {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
-                       {"jobs", all_jobs},
-                       {"pending_requests", pending}});
+    auto detail = TaskDetail(req.params[0], req.user);
+    if (!detail.ok()) return ReplyError(detail.status());
+    return Reply(200, *detail);
   });
 
   router_.Add("GET", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
@@ -94,8 +143,7 @@ void ApiServer::TaskRoutes() {
   });
 
   router_.Add("POST", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
-    std::string user = req.user;
-    if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
+    if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
       return ReplyError(t.status());
     }
     auto body = api::ParseObject(req.body);
@@ -104,11 +152,9 @@ void ApiServer::TaskRoutes() {
     if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
       return ReplyError(st);
     }
-    auto r = store_.PostComment(req.params[0], user, text);
+    auto r = CommentOn(req.params[0], req.user, text);
     if (!r.ok()) return ReplyError(r.status());
-    return Reply(201, {{"comment", api::CommentJson(r->comment)},
-                       {"outcome", r->outcome},
-                       {"job", api::JobJson(r->job)}});
+    return Reply(201, *r);
   });
 
   router_.Add("POST", std::string(kTaskPath) + "/continue", [this](const api::HttpRequest& req) {
@@ -140,29 +186,9 @@ void ApiServer::TaskRoutes() {
   });
 
   router_.Add("POST", std::string(kTaskPath) + "/cancel", [this](const api::HttpRequest& req) {
-    std::string id = req.params[0];
-    if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
-    auto jobs = store_.ListJobs(id);
-    if (!jobs.ok()) return ReplyError(jobs.status());
-    CancelReport total;
-    for (const auto& j : *jobs) {
-      if (IsTerminal(j.status)) continue;
-      auto r = store_.RequestCancel(j.id);
-      if (!r.ok()) return ReplyError(r.status());
-      total.cancelled += r->cancelled;
-      total.flagged += r->flagged;
-      // Stop it now if it runs here (its children run as their own jobs).
-      if (j.status == JobStatus::kRunning && options_.cancel_running) {
-        options_.cancel_running(j.id);
-      }
-      auto children = store_.ListChildJobs(j.id);
-      if (children.ok() && options_.cancel_running) {
-        for (const auto& c : *children) {
-          if (c.status == JobStatus::kRunning) options_.cancel_running(c.id);
-        }
-      }
-    }
-    return Reply(200, {{"cancelled", total.cancelled}, {"stopping", total.flagged}});
+    auto total = CancelTaskFor(req.params[0], req.user);
+    if (!total.ok()) return ReplyError(total.status());
+    return Reply(200, {{"cancelled", total->cancelled}, {"stopping", total->flagged}});
   });
 }
 
