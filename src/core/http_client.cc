@@ -140,7 +140,8 @@ struct Handles {
 
 Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view method,
                           const std::string& url, const HttpHeaders& headers, std::string_view body,
-                          const HttpClient::HeadFn* on_head, const HttpClient::ChunkFn* on_chunk) {
+                          const HttpClient::HeadFn* on_head, const HttpClient::ChunkFn* on_chunk,
+                          const HttpClient::StopFn* should_stop) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   Handles h;
   if (!h.easy || !h.multi) return Internal("curl initialisation failed");
@@ -206,6 +207,10 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
   for (int running = 1;;) {
     mc = curl_multi_perform(h.multi, &running);
     if (mc != CURLM_OK || running == 0) break;
+    if (should_stop && *should_stop && (*should_stop)()) {
+      t.stopped = true;
+      break;
+    }
     int wait_ms = kPollCapMs;
     if (options.idle_timeout_ms > 0 && t.connected) {
       int64_t left = options.idle_timeout_ms - MsSince(t.last_activity);
@@ -268,14 +273,16 @@ HttpClient::HttpClient(HttpClientOptions options) : options_(options) {}
 
 Result<HttpReply> HttpClient::Request(std::string_view method, const std::string& url,
                                       const HttpHeaders& headers, std::string_view body) const {
-  return Perform(options_, method, url, headers, body, nullptr, nullptr);
+  return Perform(options_, method, url, headers, body, nullptr, nullptr, nullptr);
 }
 
 Result<HttpReply> HttpClient::Stream(std::string_view method, const std::string& url,
                                      const HttpHeaders& headers, std::string_view body,
-                                     const HeadFn& on_head, const ChunkFn& on_chunk) const {
+                                     const HeadFn& on_head, const ChunkFn& on_chunk,
+                                     const StopFn& should_stop) const {
   static const ChunkFn kDiscard = [](std::string_view) { return true; };
-  return Perform(options_, method, url, headers, body, &on_head, on_chunk ? &on_chunk : &kDiscard);
+  return Perform(options_, method, url, headers, body, &on_head, on_chunk ? &on_chunk : &kDiscard,
+                 &should_stop);
 }
 
 std::string UrlEncode(std::string_view text) {

@@ -65,6 +65,10 @@ class HttpClient {
   // Called with each piece of the final response's body as it arrives; return
   // false to stop the transfer (the call then returns the reply, stopped=true).
   using ChunkFn = std::function<bool(std::string_view chunk)>;
+  // Polled at least every 50 ms while a transfer runs, also while nothing
+  // arrives; true ends it (the call returns the reply so far, stopped=true).
+  // Lets a waiter abandon a silent stream (a cancel, its own deadline).
+  using StopFn = std::function<bool()>;
 
   explicit HttpClient(HttpClientOptions options = {});
 
@@ -75,11 +79,11 @@ class HttpClient {
                             const HttpHeaders& headers = {}, std::string_view body = {}) const;
 
   // As Request, but the body goes to `on_chunk` instead of HttpReply::body
-  // (no size limit). Either callback may be empty; an empty `on_chunk` drops
+  // (no size limit). Any callback may be empty; an empty `on_chunk` drops
   // the body.
   Result<HttpReply> Stream(std::string_view method, const std::string& url,
                            const HttpHeaders& headers, std::string_view body, const HeadFn& on_head,
-                           const ChunkFn& on_chunk) const;
+                           const ChunkFn& on_chunk, const StopFn& should_stop = {}) const;
 
   const HttpClientOptions& options() const { return options_; }
 

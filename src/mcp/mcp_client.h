@@ -41,6 +41,8 @@
 // Thread safety: after Connect, ListTools/CallTool/Ping may be called from
 // several threads at once (requests are matched to replies by id); Close()
 // may be called from any thread and makes pending calls fail kUnavailable.
+// on_stderr and on_progress run on a transport thread (HTTP progress: on
+// the calling thread) and must not call Close().
 #pragma once
 
 #include <chrono>

@@ -278,6 +278,32 @@ TEST(HttpClientTest, TheChunkCallbackStopsAStream) {
   EXPECT_EQ(srv.streams_cut(), 1);
 }
 
+TEST(HttpClientTest, TheStopPredicateEndsASilentStream) {
+  Loopback srv;
+  std::string got;
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(200ms);
+    stop = true;
+  });
+  auto r = HttpClient(Quick()).Stream(
+      "GET", srv.Url("/drip"), {}, {}, {},
+      [&](std::string_view chunk) {
+        got.append(chunk);
+        return true;
+      },
+      [&] { return stop.load(); });
+  stopper.join();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->stopped);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(got, "first\n");
+  // Nothing arrives after "first": only the predicate can end the call.
+  EXPECT_LT(took, 1s);
+}
+
 TEST(HttpClientTest, TheHeadCallbackCanRefuseTheBody) {
   Loopback srv;
   bool chunk_seen = false;
