@@ -138,7 +138,7 @@ const std::map<std::string, Setter>& Keys() {
                   {"context_storage", nullptr},
                   {"packages", nullptr},
                   {"sandbox", nullptr},
-      {"mcp_servers", nullptr},
+                  {"mcp_servers", nullptr},
                   {"webhooks", nullptr},
                   {"spaces", nullptr},
                   {"jobs.lease_ms",

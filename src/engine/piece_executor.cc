@@ -1,12 +1,12 @@
 #include "engine/piece_executor.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "context/task_context.h"
 #include "core/crash_point.h"
@@ -25,12 +25,18 @@ namespace {
 
 JobStatus StatusOf(const JobOutcome& o) {
   switch (o.kind) {
-    case JobOutcome::Kind::kSucceeded: return JobStatus::kSucceeded;
-    case JobOutcome::Kind::kRetry: return JobStatus::kRetry;
-    case JobOutcome::Kind::kFailed: return JobStatus::kFailed;
-    case JobOutcome::Kind::kParked: return o.park_status;
-    case JobOutcome::Kind::kCancelled: return JobStatus::kCancelled;
-    case JobOutcome::Kind::kReleased: return JobStatus::kQueued;
+    case JobOutcome::Kind::kSucceeded:
+      return JobStatus::kSucceeded;
+    case JobOutcome::Kind::kRetry:
+      return JobStatus::kRetry;
+    case JobOutcome::Kind::kFailed:
+      return JobStatus::kFailed;
+    case JobOutcome::Kind::kParked:
+      return o.park_status;
+    case JobOutcome::Kind::kCancelled:
+      return JobStatus::kCancelled;
+    case JobOutcome::Kind::kReleased:
+      return JobStatus::kQueued;
   }
   return JobStatus::kFailed;
 }
@@ -103,8 +109,8 @@ bool HasPendingChildren(Store& store, const std::string& job_id) {
 }  // namespace
 
 Result<std::unique_ptr<mcp::JobMcp>> PieceExecutor::OpenJobMcp(const Piece& piece,
-                                                              const tools::Workspace& ws,
-                                                              const std::string& job_id) const {
+                                                               const tools::Workspace& ws,
+                                                               const std::string& job_id) const {
   mcp::JobMcpOptions mo;
   mo.servers = &opt_.mcp_servers;
   mo.wanted = PieceToolUniverse(piece);
@@ -184,21 +190,21 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
     }
     mcp_tools = std::move(opened).value();
     if (const auto& auth = mcp_tools->auth_needed()) {
-      end_session(JobStatus::kWaitingHuman);
-      *final_status = JobStatus::kWaitingHuman;
+      // Parked before any LLM call, to resume in the movement it would start.
       PieceRunResult parked;
       parked.status = PieceRunStatus::kWaitingHuman;
       parked.wait_reason = "mcp_auth_required";
       parked.question = auth->message;
       parked.last_movement = StartMovement(piece, job, ctx->messages(), false);
       parked.resume_movement = parked.last_movement;
+      end_session(JobStatus::kWaitingHuman);
+      *final_status = JobStatus::kWaitingHuman;
       return parked;
     }
     MAESTRO_RETURN_IF_ERROR(mcp_tools->Register(registry, &policy.allowed_tools));
   }
-  auto piece_tools =
-      BuildPieceTools(piece, RegularToolDefs(registry, *opt_.store, task, policy,
-                                             opt_.limits.max_delegate_depth));
+  auto piece_tools = BuildPieceTools(
+      piece, RegularToolDefs(registry, *opt_.store, task, policy, opt_.limits.max_delegate_depth));
   if (!piece_tools.ok()) {
     end_session(JobStatus::kFailed);
     return piece_tools.status();
@@ -229,9 +235,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   }
   std::string transcript = ctx->messages().transcript_path();
   const std::string start = StartMovement(piece, job, ctx->messages(), ran_before);
-  MAESTRO_ASSIGN_OR_RETURN(
-      JobPromptPlan plan,
-      PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
+  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan,
+                           PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
   // Seed 000's subtask resume notice: the ended children's results — once:
   // a later resume replays the run that carried it.
   if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
@@ -278,8 +283,9 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.compressor = &compressor;
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
-  d.dispatch = tools::DispatchContext{task.id, job.id, ws.root, policy, &cancel, ledger->get(), {},
-                                      tools::TaskPackagesDir(opt_.data_dir, task.id)};
+  d.dispatch = tools::DispatchContext{
+      task.id, job.id,        ws.root, policy,
+      &cancel, ledger->get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &*piece_tools;
   d.tools_path = tools_path;
@@ -338,8 +344,8 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
 }
 
 LlmFactory OpenAiFactory(const Config& cfg) {
-  auto profiles = std::make_shared<std::map<std::string, llm::ModelProfile>>(
-      llm::ProfilesFromConfig(cfg));
+  auto profiles =
+      std::make_shared<std::map<std::string, llm::ModelProfile>>(llm::ProfilesFromConfig(cfg));
   return [profiles](const std::string& name) -> Result<std::unique_ptr<llm::LlmClient>> {
     auto it = profiles->find(name.empty() ? "default" : name);
     if (it == profiles->end()) return NotFound("no LLM profile named " + name);

@@ -48,18 +48,18 @@ namespace maestro::engine {
 using LlmFactory = std::function<Result<std::unique_ptr<llm::LlmClient>>(const std::string&)>;
 
 struct PieceExecutorOptions {
-  Store* store = nullptr;                     // required
-  const PieceCatalog* catalog = nullptr;      // required
+  Store* store = nullptr;                         // required
+  const PieceCatalog* catalog = nullptr;          // required
   const tools::ToolRegistry* registry = nullptr;  // required
   const tools::SpaceRegistry* spaces = nullptr;   // required
   tools::WorkspaceOptions workspace;
-  std::string data_dir;                       // contexts/ live here
+  std::string data_dir;  // contexts/ live here
   context::ContextConfig context;
-  LlmFactory llm_factory;                     // required
+  LlmFactory llm_factory;  // required
   RetryConfig retry;
   LoopLimits limits;
   int max_asks = 3;
-  DeltaFn on_delta;  // may be empty
+  DeltaFn on_delta;                                   // may be empty
   const tools::PackageInstaller* packages = nullptr;  // may be null
   // MCP servers (src/mcp/mcp_tools.h) and the sandbox their stdio servers
   // run in; empty: no MCP tools.

@@ -65,16 +65,16 @@ const std::vector<std::string>& SupportedProtocols();
 
 // How to reach one server: argv (stdio) or url (Streamable HTTP).
 struct Transport {
-  std::vector<std::string> argv;           // stdio: the command, ready to exec
-  std::map<std::string, std::string> env;  // stdio: the child's whole environment
-  std::string cwd;                         // stdio: working directory ("" = inherit)
-  std::string url;                         // http: the MCP endpoint
+  std::vector<std::string> argv;               // stdio: the command, ready to exec
+  std::map<std::string, std::string> env;      // stdio: the child's whole environment
+  std::string cwd;                             // stdio: working directory ("" = inherit)
+  std::string url;                             // http: the MCP endpoint
   std::map<std::string, std::string> headers;  // http: extra headers (Authorization...)
 };
 
 struct ClientOptions {
-  std::chrono::milliseconds connect_timeout{15'000};  // start + initialize
-  std::chrono::milliseconds request_timeout{60'000};  // default per request
+  std::chrono::milliseconds connect_timeout{15'000};       // start + initialize
+  std::chrono::milliseconds request_timeout{60'000};       // default per request
   std::function<void(const std::string& line)> on_stderr;  // stdio server's stderr
   std::string client_name = "maestro";
   std::string client_version = "0";
@@ -97,7 +97,7 @@ struct CallResult {
   // <name>]"; an embedded text resource as its text; joined by "\n". When
   // there is structuredContent and no text block, its compact JSON.
   std::string text;
-  Json structured;  // structuredContent, null when none
+  Json structured;               // structuredContent, null when none
   Json content = Json::array();  // the blocks as sent
 };
 

@@ -12,9 +12,9 @@ namespace {
 
 const std::vector<std::string>& ServerKeys() {
   static const std::vector<std::string> keys = {
-      "command",     "args",     "env",        "cwd",         "readonly_paths", "network",
-      "url",         "headers",  "bearer_env", "required",    "tools_allow",    "tools_deny",
-      "approval",    "timeout_ms"};
+      "command",     "args",       "env",      "cwd",        "readonly_paths",
+      "network",     "url",        "headers",  "bearer_env", "required",
+      "tools_allow", "tools_deny", "approval", "timeout_ms"};
   return keys;
 }
 
@@ -179,8 +179,10 @@ Result<Transport> TransportFor(const ServerConfig& s, const JobMcpOptions& o) {
   for (const auto& arg : s.command) {
     line += (line.empty() ? "" : " ") + Quote(WithWorkspace(arg, o.workspace));
   }
-  if (!s.cwd.empty()) line = "cd " + Quote(WithWorkspace(s.cwd, o.workspace)) + " && exec " + line;
-  else line = "exec " + line;
+  if (!s.cwd.empty())
+    line = "cd " + Quote(WithWorkspace(s.cwd, o.workspace)) + " && exec " + line;
+  else
+    line = "exec " + line;
   tools::SandboxCommand sc;
   sc.workspace = o.workspace;
   sc.network = s.network;
@@ -201,32 +203,32 @@ Result<Transport> TransportFor(const ServerConfig& s, const JobMcpOptions& o) {
 
 tools::ToolHandler CallHandler(std::shared_ptr<Client> client, std::string tool, std::string server,
                                std::string exposed, std::function<void(const Json&)> progress) {
-  return [client, tool, server, exposed, progress](const Json& args,
-                                                    const tools::ToolContext& ctx) {
-    CallOptions co;
-    const auto left = ctx.deadline - std::chrono::steady_clock::now();
-    if (ctx.deadline != std::chrono::steady_clock::time_point::max()) {
-      co.timeout = std::max(std::chrono::milliseconds(1),
-                            std::chrono::duration_cast<std::chrono::milliseconds>(left));
-    }
-    co.cancel = ctx.cancel;
-    if (progress) {
-      co.on_progress = [progress, exposed, &ctx](double p, std::optional<double> total,
-                                                 const std::string& message) {
-        progress(Json{{"type", "tool.progress"},
-                      {"id", ctx.key.call_id},
-                      {"name", exposed},
-                      {"progress", p},
-                      {"total", total ? Json(*total) : Json(nullptr)},
-                      {"message", message}});
+  return
+      [client, tool, server, exposed, progress](const Json& args, const tools::ToolContext& ctx) {
+        CallOptions co;
+        const auto left = ctx.deadline - std::chrono::steady_clock::now();
+        if (ctx.deadline != std::chrono::steady_clock::time_point::max()) {
+          co.timeout = std::max(std::chrono::milliseconds(1),
+                                std::chrono::duration_cast<std::chrono::milliseconds>(left));
+        }
+        co.cancel = ctx.cancel;
+        if (progress) {
+          co.on_progress = [progress, exposed, &ctx](double p, std::optional<double> total,
+                                                     const std::string& message) {
+            progress(Json{{"type", "tool.progress"},
+                          {"id", ctx.key.call_id},
+                          {"name", exposed},
+                          {"progress", p},
+                          {"total", total ? Json(*total) : Json(nullptr)},
+                          {"message", message}});
+          };
+        }
+        auto r = client->CallTool(tool, args, co);
+        if (!r.ok()) {
+          return tools::ToolResult::Error("MCP server '" + server + "': " + r.status().message());
+        }
+        return r->is_error ? tools::ToolResult::Error(r->text) : tools::ToolResult::Ok(r->text);
       };
-    }
-    auto r = client->CallTool(tool, args, co);
-    if (!r.ok()) {
-      return tools::ToolResult::Error("MCP server '" + server + "': " + r.status().message());
-    }
-    return r->is_error ? tools::ToolResult::Error(r->text) : tools::ToolResult::Ok(r->text);
-  };
 }
 
 }  // namespace
@@ -244,7 +246,8 @@ Result<std::map<std::string, ServerConfig>> ServersFromConfig(const Json& sectio
   auto fail = [&](const Status& st) {
     return InvalidArgument(fmt::format("{}: mcp_servers: {}", where, st.message()), st.field());
   };
-  if (!section.is_object()) return fail(InvalidArgument("must map names to servers", "mcp_servers"));
+  if (!section.is_object())
+    return fail(InvalidArgument("must map names to servers", "mcp_servers"));
   for (const auto& [name, body] : section.items()) {
     const std::string prefix = "mcp_servers." + name;
     if (name.empty() || name.size() > 32 || Sanitize(name) != name) {
@@ -259,8 +262,8 @@ Result<std::map<std::string, ServerConfig>> ServersFromConfig(const Json& sectio
       if (Status st = ApplyKey(s, key, v, prefix + "." + key); !st.ok()) return fail(st);
     }
     if (s.command.empty() == s.url.empty()) {
-      return fail(InvalidArgument(prefix + " needs exactly one of command (stdio) or url (HTTP)",
-                                  prefix));
+      return fail(
+          InvalidArgument(prefix + " needs exactly one of command (stdio) or url (HTTP)", prefix));
     }
     out.emplace(name, std::move(s));
   }
@@ -360,17 +363,17 @@ Status JobMcp::Register(tools::ToolRegistry& registry, std::set<std::string>* au
     tools::ToolSpec spec;
     spec.name = it.exposed;
     spec.description = !it.tool->description.empty() ? it.tool->description : it.tool->title;
-    spec.parameters = it.tool->input_schema.is_object() && it.tool->input_schema.value(
-                                                               "type", "") == "object"
-                          ? it.tool->input_schema
-                          : Json{{"type", "object"}};
+    spec.parameters =
+        it.tool->input_schema.is_object() && it.tool->input_schema.value("type", "") == "object"
+            ? it.tool->input_schema
+            : Json{{"type", "object"}};
     spec.read_only = it.tool->read_only;
     spec.tool_class = tools::ToolClass::kRead;  // the name must be allowed or granted
     spec.approve_each_call = it.server->config->approval == Approval::kAlways;
     spec.timeout = std::chrono::milliseconds(it.server->config->timeout_ms);
-    MAESTRO_RETURN_IF_ERROR(registry.Register(
-        spec, CallHandler(it.server->client, it.tool->name, it.server->config->name, it.exposed,
-                          on_progress_)));
+    MAESTRO_RETURN_IF_ERROR(
+        registry.Register(spec, CallHandler(it.server->client, it.tool->name,
+                                            it.server->config->name, it.exposed, on_progress_)));
     if (it.server->config->approval == Approval::kNever && auto_allowed) {
       auto_allowed->insert(it.exposed);
     }

@@ -37,12 +37,12 @@ struct ToolSpec {
   std::string description;
   Json parameters = Json::object();  // JSON schema of the arguments (type: object)
   bool read_only = false;            // no side effect: may run in parallel, may be re-run
-  // Outside the policy only a grant bound to the call's arguments (scope
-  // once) opens it, never a task-wide grant (MCP `approval: always`).
-  bool approve_each_call = false;
   ToolClass tool_class = ToolClass::kRead;
   std::chrono::milliseconds timeout{30'000};
   size_t output_cap_bytes = 32 * 1024;  // the result is cut to this (head + tail kept)
+  // Outside the policy only a grant bound to the call's arguments (scope
+  // once) opens it, never a task-wide grant (MCP `approval: always`).
+  bool approve_each_call = false;
 };
 
 // One call as the model emitted it.
