@@ -126,7 +126,9 @@ TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
   EXPECT_TRUE(gone) << "the stdio server outlived its job";
   // Cancel → the call's notifications/cancelled → the job ends → the
   // server is closed (SIGTERM, SIGKILL after 500 ms): about a second.
-  EXPECT_LT(took, 2s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  EXPECT_LT(took, 2s) << ms;
+  RecordProperty("cancel_to_server_gone_ms", static_cast<int>(ms));
   EXPECT_EQ(before.first, 0) << "the server ran during the call";
 }
 
