@@ -95,6 +95,19 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   MAESTRO_ASSIGN_OR_RETURN(o.mcp_servers,
                            mcp::ServersFromConfig(cfg.mcp_servers, cfg.mcp_servers_where));
   o.sandbox = sandbox;
+  for (const auto& [space, sc] : cfg.spaces) {
+    if (!sc.mcp_servers) continue;
+    auto& allowed = o.mcp_servers_by_space[space];
+    for (const auto& name : *sc.mcp_servers) {
+      if (!o.mcp_servers.count(name)) {
+        return InvalidArgument(sc.where + ": spaces." + space +
+                                   ".mcp_servers: unknown MCP server '" + name +
+                                   "' (not under mcp_servers)",
+                               "spaces." + space + ".mcp_servers");
+      }
+      allowed.insert(name);
+    }
+  }
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
 }

@@ -74,6 +74,9 @@ struct SpaceConfig {
   // `limits:` overrides of the global sandbox limits for RunCommand in this
   // space (validated by src/tools, SandboxLimits::FromJson); null = none.
   Json limits;
+  // `mcp_servers:` the MCP servers (names under the top-level
+  // `mcp_servers`) a job in this space may open; unset: all of them.
+  std::optional<std::vector<std::string>> mcp_servers;
   std::string where;  // file:line:col of the entry, for later errors
 };
 

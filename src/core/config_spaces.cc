@@ -6,8 +6,9 @@ namespace maestro::config_internal {
 namespace {
 
 const std::vector<std::string>& SpaceKeys() {
-  static const std::vector<std::string> keys = {
-      "path", "description", "tools", "edit_allowed", "shell_allowed", "network_allowed", "limits"};
+  static const std::vector<std::string> keys = {"path",         "description",   "tools",
+                                                "edit_allowed", "shell_allowed", "network_allowed",
+                                                "limits",       "mcp_servers"};
   return keys;
 }
 
@@ -48,6 +49,21 @@ Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& 
         return InvalidArgument(fmt::format("{}: '{}' must be a list of tool names", pos, key), key);
       }
       s.tools.push_back(t.Scalar());
+    }
+    return Status::Ok();
+  }
+  if (name == "mcp_servers") {
+    if (!v.IsSequence()) {
+      return InvalidArgument(fmt::format("{}: '{}' must be a list of MCP server names", pos, key),
+                             key);
+    }
+    s.mcp_servers.emplace();
+    for (const auto& t : v) {
+      if (!t.IsScalar() || t.Scalar().empty()) {
+        return InvalidArgument(fmt::format("{}: '{}' must be a list of MCP server names", pos, key),
+                               key);
+      }
+      s.mcp_servers->push_back(t.Scalar());
     }
     return Status::Ok();
   }

@@ -114,6 +114,9 @@ Result<std::unique_ptr<mcp::JobMcp>> PieceExecutor::OpenJobMcp(const Piece& piec
   mcp::JobMcpOptions mo;
   mo.servers = &opt_.mcp_servers;
   mo.wanted = PieceToolUniverse(piece);
+  if (auto it = opt_.mcp_servers_by_space.find(ws.space); it != opt_.mcp_servers_by_space.end()) {
+    mo.only = it->second;
+  }
   mo.workspace = ws.root;
   mo.sandbox = opt_.sandbox;
   // Secrets come from maestro's environment only, read at each job start.

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "context/context_config.h"
@@ -64,6 +65,9 @@ struct PieceExecutorOptions {
   // MCP servers (src/mcp/mcp_tools.h) and the sandbox their stdio servers
   // run in; empty: no MCP tools.
   std::map<std::string, mcp::ServerConfig> mcp_servers;
+  // Per space: the servers its jobs may open (spaces.<name>.mcp_servers);
+  // a space not listed here may open every server.
+  std::map<std::string, std::set<std::string>> mcp_servers_by_space;
   std::shared_ptr<const tools::Sandbox> sandbox;
   Clock* clock = SystemClock::Default();
 };

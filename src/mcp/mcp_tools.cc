@@ -275,7 +275,7 @@ Result<std::unique_ptr<JobMcp>> JobMcp::Open(const JobMcpOptions& o) {
   job->on_progress_ = o.on_progress;
   if (!o.servers) return job;
   for (const auto& [name, s] : *o.servers) {
-    if (!Wanted(o, name)) continue;
+    if (!Wanted(o, name) || (o.only && !o.only->count(name))) continue;
     auto transport = TransportFor(s, o);
     if (!transport.ok() && transport.status().code() == StatusCode::kNotFound) {
       const std::string var = transport.status().message();

@@ -86,6 +86,8 @@ struct JobMcpOptions {
   // The piece's tool universe: servers with a tool named here are opened;
   // nullopt (some movement allows every tool) opens every server.
   std::optional<std::set<std::string>> wanted;
+  // The servers the job's space allows (spaces.<name>.mcp_servers); nullopt: all.
+  std::optional<std::set<std::string>> only;
   std::string workspace;
   std::shared_ptr<const tools::Sandbox> sandbox;  // confines stdio servers
   std::function<std::optional<std::string>(const std::string&)> getenv;

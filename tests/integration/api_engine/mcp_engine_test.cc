@@ -103,6 +103,21 @@ TEST_F(McpEngineTest, ATaskCompletesThroughRealServersWithAStableToolsArray) {
       << same << " of " << prev.size();
 }
 
+TEST_F(McpEngineTest, ASpaceOpensOnlyTheServersItNames) {
+  const std::string space = dir_.File("spaces/docs");
+  StartWithServers(Json::array({Complete("done")}),
+                   "spaces:\n  docs:\n    path: " + space +
+                       "\n    edit_allowed: true\n    mcp_servers: [filesystem]\n");
+  auto [code, created] =
+      Post("/api/local/tasks",
+           {{"instruction", "look around"}, {"piece", "mcpwork"}, {"space", "docs"}});
+  ASSERT_EQ(code, 201) << created.dump();
+  WaitStatus(created, "succeeded", 30s);
+  const std::string tools = ToolsArrays().at(0);
+  EXPECT_TRUE(Contains(tools, "\"mcp__filesystem__read_text_file\"")) << tools.substr(0, 400);
+  EXPECT_FALSE(Contains(tools, "mcp__everything__")) << "the space does not name everything";
+}
+
 TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
   Json slow = ToolCallReply("mcp__everything__trigger-long-running-operation",
                             {{"duration", 30}, {"steps", 30}});

@@ -1,8 +1,8 @@
 #include "core/config.h"
 
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "support/temp_dir.h"
 
@@ -146,8 +146,8 @@ namespace {
 
 TEST(ConfigTest, PackagesSectionIsKeptWithItsPosition) {
   testing::TempDir dir;
-  auto cfg = LoadConfig(Write(dir, "workers: 1\npackages:\n  installers:\n    pip: \"pip install {name}\"\n"),
-                        {});
+  auto cfg = LoadConfig(
+      Write(dir, "workers: 1\npackages:\n  installers:\n    pip: \"pip install {name}\"\n"), {});
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->packages["installers"]["pip"], "pip install {name}");
   EXPECT_NE(cfg->packages_where.find("maestro.yaml:2:"), std::string::npos) << cfg->packages_where;
@@ -183,6 +183,32 @@ TEST(ConfigTest, SpacesAreReadWithTheirPolicy) {
   const SpaceConfig& n = cfg->spaces.at("notes");
   EXPECT_FALSE(n.edit_allowed || n.shell_allowed || n.network_allowed);
   EXPECT_TRUE(n.tools.empty());
+}
+
+TEST(ConfigTest, McpServersAreKeptForSrcMcpAndSpacesNameTheirs) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir,
+                              "mcp_servers:\n"
+                              "  fs:\n"
+                              "    command: node\n"
+                              "    args: [srv.js, 8080]\n"
+                              "spaces:\n"
+                              "  docs:\n"
+                              "    path: /srv/docs\n"
+                              "    mcp_servers: [fs]\n"
+                              "  open:\n"
+                              "    path: /srv/open\n"),
+                        {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->mcp_servers["fs"]["command"], "node");
+  EXPECT_NE(cfg->mcp_servers_where.find(":1:"), std::string::npos) << cfg->mcp_servers_where;
+  ASSERT_TRUE(cfg->spaces.at("docs").mcp_servers.has_value());
+  EXPECT_EQ(*cfg->spaces.at("docs").mcp_servers, std::vector<std::string>{"fs"});
+  EXPECT_FALSE(cfg->spaces.at("open").mcp_servers.has_value()) << "unset: every server";
+  auto bad =
+      LoadConfig(Write(dir, "spaces:\n  docs:\n    path: /srv/docs\n    mcp_servers: fs\n"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "spaces.docs.mcp_servers") << bad.status().ToString();
 }
 
 TEST(ConfigTest, SandboxLimitsAreReadGloballyAndPerSpace) {
