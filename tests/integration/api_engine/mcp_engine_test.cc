@@ -41,7 +41,8 @@ class McpEngineTest : public ServeEngineTest {
         << "name: mcpwork\ndescription: uses MCP tools\nmovements:\n"
            "  - name: work\n    description: Use the MCP tools.\n"
            "    allowed_tools: [mcp__everything__echo, mcp__everything__trigger-long-running-"
-           "operation, mcp__filesystem__read_text_file, mcp__vault__echo, WriteFile]\n"
+           "operation, mcp__filesystem__read_text_file, mcp__vault__echo, mcp__gated__echo, "
+           "WriteFile]\n"
            "    rules: []\n";
     const std::string server = kModules + "/@modelcontextprotocol/server-";
     extra_config_ =
@@ -116,6 +117,37 @@ TEST_F(McpEngineTest, ASpaceOpensOnlyTheServersItNames) {
   const std::string tools = ToolsArrays().at(0);
   EXPECT_TRUE(Contains(tools, "\"mcp__filesystem__read_text_file\"")) << tools.substr(0, 400);
   EXPECT_FALSE(Contains(tools, "mcp__everything__")) << "the space does not name everything";
+}
+
+// approval: once — the tool is not offered until a person approves a
+// RequestTool for it; the task grant then lets the call through the same
+// Dispatcher path as a builtin tool.
+TEST_F(McpEngineTest, AnApprovalOnceServerNeedsAGrantFirst) {
+  const std::string extra = "  gated:\n    command: /usr/bin/node\n    args: [" + kModules +
+                            "/@modelcontextprotocol/server-everything/dist/index.js]\n"
+                            "    readonly_paths: [" +
+                            kModules + "]\n    approval: once\n";
+  Json early = ToolCallReply("mcp__gated__echo", {{"message", "too-early"}});
+  Json ask = ToolCallReply("RequestTool", {{"tool", "mcp__gated__echo"},
+                                           {"arguments", {{"message", "approved-echo"}}},
+                                           {"reason", "to echo"},
+                                           {"scope", "task"}});
+  Json call = ToolCallReply("mcp__gated__echo", {{"message", "approved-echo"}});
+  StartWithServers(Json::array({early, ask, call, Complete("echoed after approval")}), extra);
+  Json c = CreateMcp("echo through the gated server");
+  WaitStatus(c, "waiting_human", 20s);
+  EXPECT_FALSE(Contains(ToolsArrays().at(0), "mcp__gated__echo")) << "not offered before approval";
+  EXPECT_TRUE(Contains(FakeRequests()[1]["body"]["messages"].dump(), "RequestTool"))
+      << "the refused call says how to ask";
+  Json reqs = Get(TaskPath(c) + "/tool-requests")["requests"];
+  ASSERT_EQ(reqs.size(), 1u) << reqs.dump();
+  auto [code, body] =
+      Post(TaskPath(c) + "/tool-requests/" + reqs[0]["id"].get<std::string>() + "/decide",
+           {{"decision", "approve"}, {"scope", "task"}});
+  ASSERT_EQ(code, 200) << body.dump();
+  WaitStatus(c, "succeeded", 30s);
+  const std::string last = FakeRequests().back()["body"]["messages"].dump();
+  EXPECT_TRUE(Contains(last, "Echo: approved-echo")) << last.substr(last.size() - 1500);
 }
 
 TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
