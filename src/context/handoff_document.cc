@@ -78,7 +78,6 @@ std::vector<std::string> YamlList(const YAML::Node& n) {
   return out;
 }
 
-
 }  // namespace
 
 Json WriteHandoffToolDefinition() {

@@ -5,12 +5,12 @@
 // and piece loaders can report `file:line:col: message`.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "core/status.h"
 

@@ -1,9 +1,9 @@
 #include "engine/agent_loop.h"
 
-#include <optional>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <optional>
 
 #include "context/token_estimate.h"
 #include "core/crash_point.h"
@@ -111,8 +111,8 @@ void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
 
 Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int iteration) {
   Json msg = {{"role", "assistant"}};
-  msg["content"] = resp.content.empty() && !resp.tool_calls.empty() ? Json(nullptr)
-                                                                    : Json(resp.content);
+  msg["content"] =
+      resp.content.empty() && !resp.tool_calls.empty() ? Json(nullptr) : Json(resp.content);
   if (resp.tool_calls.empty()) return msg;
   Json calls = Json::array();
   for (size_t i = 0; i < resp.tool_calls.size(); ++i) {
@@ -258,8 +258,7 @@ Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement) {
 
 MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
   const Movement* mv = d.piece->FindMovement(movement);
-  int max_iterations =
-      mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
+  int max_iterations = mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
   Emit(d, {{"type", "movement"}, {"movement", movement}});
   LoopState st;
   Watchdog wd(d.limits.watchdog, SteadyNowMs());
@@ -302,9 +301,9 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
     st.same_signature = sig == st.last_signature ? st.same_signature + 1 : 1;
     st.last_signature = std::move(sig);
     if (st.same_signature >= d.limits.identical_call_limit) {
-      return Abort(movement, kAbortToolLoop,
-                   fmt::format("the same tool calls were made {} times in a row",
-                               st.same_signature));
+      return Abort(
+          movement, kAbortToolLoop,
+          fmt::format("the same tool calls were made {} times in a row", st.same_signature));
     }
     CallResults results = HandleToolCalls(d, movement, resp.tool_calls);
     CrashPoint("tool.finished");

@@ -1,6 +1,8 @@
 #include "llm/llm_client.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,9 +11,6 @@
 #include <mutex>
 #include <random>
 #include <thread>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "core/utf8.h"
 #include "llm/request_body.h"
@@ -29,7 +28,7 @@ int64_t MsSince(SteadyClock::time_point t) {
 
 constexpr size_t kMaxErrorBody = 64 * 1024;
 constexpr size_t kMaxJsonBody = 64 * 1024 * 1024;  // a non-streamed answer
-constexpr int kPollMs = 25;                         // cancel/idle check period
+constexpr int kPollMs = 25;                        // cancel/idle check period
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -39,8 +38,8 @@ std::string Lower(std::string_view s) {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
     s.remove_suffix(1);
   }
   return s;
@@ -155,7 +154,8 @@ size_t Transfer::WriteCb(char* buf, size_t size, size_t n, void* self) {
   if (t->http_status_ == 0) curl_easy_getinfo(t->easy_, CURLINFO_RESPONSE_CODE, &t->http_status_);
   std::string_view bytes(buf, len);
   if (t->http_status_ < 200 || t->http_status_ >= 300) {
-    t->err_body_.append(bytes.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, t->err_body_.size())));
+    t->err_body_.append(
+        bytes.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, t->err_body_.size())));
     return len;
   }
   if (t->stream_ && !t->json_reply_) {
@@ -196,7 +196,8 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
 
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers, stream_ ? "Accept: text/event-stream" : "Accept: application/json");
+  headers = curl_slist_append(headers,
+                              stream_ ? "Accept: text/event-stream" : "Accept: application/json");
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   if (!profile_.api_key.empty()) {
     headers = curl_slist_append(headers, ("Authorization: Bearer " + profile_.api_key).c_str());
@@ -219,7 +220,8 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   curl_easy_setopt(easy_, CURLOPT_XFERINFOFUNCTION, &Transfer::ProgressCb);
   curl_easy_setopt(easy_, CURLOPT_XFERINFODATA, this);
   curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(profile_.connect_timeout_ms));
+  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(profile_.connect_timeout_ms));
   curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(easy_, CURLOPT_UPLOAD_BUFFERSIZE, 64L * 1024);
   curl_multi_add_handle(multi, easy_);
@@ -263,14 +265,16 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
 
 AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, bool timed_out) {
   int http = static_cast<int>(http_status_);
-  if (cancelled) return Fail(LlmErrorKind::kCancelled, Status(StatusCode::kCancelled, "LLM call cancelled"), http);
+  if (cancelled)
+    return Fail(LlmErrorKind::kCancelled, Status(StatusCode::kCancelled, "LLM call cancelled"),
+                http);
   if (!body_->error().ok()) return Fail(LlmErrorKind::kTerminal, body_->error(), http);
   if (http != 0 && (http < 200 || http >= 300)) {
     std::string msg = fmt::format("HTTP {} from {}: {}", http, profile_.base_url,
                                   ValidUtf8(Utf8Prefix(err_body_, 500)));
     if (IsContextLengthError(http, err_body_)) {
-      return Fail(LlmErrorKind::kContextLengthExceeded,
-                  Status(StatusCode::kResourceExhausted, msg), http);
+      return Fail(LlmErrorKind::kContextLengthExceeded, Status(StatusCode::kResourceExhausted, msg),
+                  http);
     }
     if (http == 429 || http == 408 || http >= 500) {
       AttemptOutcome o = Fail(LlmErrorKind::kRetryable, Unavailable(msg), http);
@@ -284,7 +288,8 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
       return Fail(LlmErrorKind::kRetryable, Unavailable("response cut short"), http);
     }
     Json j = Json::parse(json_body_, nullptr, false);
-    if (j.is_discarded()) return Fail(LlmErrorKind::kRetryable, Unavailable("response is not JSON"), http);
+    if (j.is_discarded())
+      return Fail(LlmErrorKind::kRetryable, Unavailable("response is not JSON"), http);
     Status st = assembler_.ApplyCompletion(j);
     if (!st.ok()) return Fail(LlmErrorKind::kRetryable, st, http);
   } else if (http != 0) {
@@ -292,8 +297,8 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
     if (!stream_error_.ok()) return Fail(LlmErrorKind::kRetryable, stream_error_, http);
     // A finish_reason means the answer is whole even if the usage/[DONE] tail was lost.
     if (!assembler_.has_finish()) {
-      std::string why = stalled     ? fmt::format("stream stalled for {} ms", profile_.idle_timeout_ms)
-                        : timed_out ? "attempt timed out"
+      std::string why = stalled ? fmt::format("stream stalled for {} ms", profile_.idle_timeout_ms)
+                        : timed_out      ? "attempt timed out"
                         : rc != CURLE_OK ? fmt::format("stream cut: {}", curl_easy_strerror(rc))
                                          : std::string("stream ended before finish_reason");
       return Fail(LlmErrorKind::kRetryable, Unavailable(why), http);
@@ -391,10 +396,11 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
       result.response = std::move(out.response);
       LlmUsage& u = result.response.usage;
       u.total_ms = MsSince(start);
-      spdlog::info("prompt_cache reused={} prompt={} pct={:.1f} completion={} ttft_ms={} "
-                   "total_ms={} model={} attempts={}",
-                   u.cached_tokens, u.prompt_tokens, u.CachedPct(), u.completion_tokens,
-                   u.ttft_ms, u.total_ms, profile_.model, attempt);
+      spdlog::info(
+          "prompt_cache reused={} prompt={} pct={:.1f} completion={} ttft_ms={} "
+          "total_ms={} model={} attempts={}",
+          u.cached_tokens, u.prompt_tokens, u.CachedPct(), u.completion_tokens, u.ttft_ms,
+          u.total_ms, profile_.model, attempt);
       return result;
     }
     result.status = out.status;
@@ -404,10 +410,10 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
                    attempt, out.status.ToString());
       return result;
     }
-    int64_t delay = out.retry_after_ms >= 0
-                        ? std::min(out.retry_after_ms, profile_.max_retry_after_ms)
-                        : BackoffDelayMs(profile_, attempt,
-                                         std::uniform_real_distribution<double>(0, 1)(rng));
+    int64_t delay =
+        out.retry_after_ms >= 0
+            ? std::min(out.retry_after_ms, profile_.max_retry_after_ms)
+            : BackoffDelayMs(profile_, attempt, std::uniform_real_distribution<double>(0, 1)(rng));
     spdlog::warn("llm retry attempt={} delay_ms={} error={}", attempt, delay,
                  out.status.ToString());
     if (on_event) {
@@ -418,8 +424,9 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
       ev.error = out.status.ToString();
       on_event(ev);
     }
-    bool cancelled = cancel ? cancel->WaitFor(std::chrono::milliseconds(delay))
-                            : (std::this_thread::sleep_for(std::chrono::milliseconds(delay)), false);
+    bool cancelled = cancel
+                         ? cancel->WaitFor(std::chrono::milliseconds(delay))
+                         : (std::this_thread::sleep_for(std::chrono::milliseconds(delay)), false);
     if (cancelled) {
       result.status = Status(StatusCode::kCancelled, "LLM call cancelled during retry backoff");
       result.error_kind = LlmErrorKind::kCancelled;

@@ -30,11 +30,16 @@ LlmEvent TextEvent(LlmEvent::Kind kind, const std::string& text) {
 
 std::string_view LlmErrorKindName(LlmErrorKind k) {
   switch (k) {
-    case LlmErrorKind::kNone: return "none";
-    case LlmErrorKind::kRetryable: return "retryable";
-    case LlmErrorKind::kTerminal: return "terminal";
-    case LlmErrorKind::kContextLengthExceeded: return "context_length_exceeded";
-    case LlmErrorKind::kCancelled: return "cancelled";
+    case LlmErrorKind::kNone:
+      return "none";
+    case LlmErrorKind::kRetryable:
+      return "retryable";
+    case LlmErrorKind::kTerminal:
+      return "terminal";
+    case LlmErrorKind::kContextLengthExceeded:
+      return "context_length_exceeded";
+    case LlmErrorKind::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -102,7 +107,8 @@ void StreamAssembler::ApplyChoice(const Json& choice, bool streamed) {
   // Only the first choice (n=1); others are ignored.
   if (IntOr(choice, "index", 0) != 0) return;
   const Json* delta = nullptr;
-  if (auto it = choice.find(streamed ? "delta" : "message"); it != choice.end() && it->is_object()) {
+  if (auto it = choice.find(streamed ? "delta" : "message");
+      it != choice.end() && it->is_object()) {
     delta = &*it;
   }
   if (delta) {
@@ -166,8 +172,7 @@ void StreamAssembler::ApplyToolCallDelta(const Json& tc, int fallback_index) {
 void StreamAssembler::ApplyUsage(const Json& usage) {
   resp_.usage.reported = true;
   resp_.usage.prompt_tokens = IntOr(usage, "prompt_tokens", resp_.usage.prompt_tokens);
-  resp_.usage.completion_tokens =
-      IntOr(usage, "completion_tokens", resp_.usage.completion_tokens);
+  resp_.usage.completion_tokens = IntOr(usage, "completion_tokens", resp_.usage.completion_tokens);
   if (auto d = usage.find("prompt_tokens_details"); d != usage.end() && d->is_object()) {
     if (d->contains("cached_tokens")) {
       resp_.usage.cached_tokens = IntOr(*d, "cached_tokens", 0);

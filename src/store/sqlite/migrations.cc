@@ -1,8 +1,8 @@
 #include "store/sqlite/migrations.h"
 
-#include <vector>
-
 #include <fmt/format.h>
+
+#include <vector>
 
 namespace maestro::sqlite {
 namespace {

@@ -91,8 +91,7 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
       return Conflict(fmt::format("job {} waits for a {} decision: decide the request first",
                                   job->id, job->wait_reason));
     }
-    if (job && (job->status == JobStatus::kRunning ||
-                job->status == JobStatus::kWaitingSubtasks)) {
+    if (job && (job->status == JobStatus::kRunning || job->status == JobStatus::kWaitingSubtasks)) {
       // Delivered into the running agent at its next iteration boundary.
       c.kind = "interjection";
       c.job_id = job->id;
@@ -248,10 +247,9 @@ Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_
     c.job_id = created->id;
     c.author = author;
     c.kind = "handoff";
-    c.body = note.empty()
-                 ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
-                               JobStatusName(prev.status), next.piece)
-                 : note;
+    c.body = note.empty() ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
+                                        JobStatusName(prev.status), next.piece)
+                          : note;
     auto comment = sqlite::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.job = std::move(created).value();

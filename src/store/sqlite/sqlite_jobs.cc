@@ -52,10 +52,10 @@ Result<std::vector<Job>> QueryJobs(SqliteConn& conn, const std::string& where,
 Status CheckLease(const Job& job, const Lease& lease) {
   if (job.status != JobStatus::kRunning || job.fencing_token != lease.fencing_token ||
       job.worker_id != lease.worker_id) {
-    return LeaseLost(fmt::format(
-        "job {} is no longer held by {} (token {}): status={} worker={} token={}", job.id,
-        lease.worker_id, lease.fencing_token, JobStatusName(job.status), job.worker_id,
-        job.fencing_token));
+    return LeaseLost(
+        fmt::format("job {} is no longer held by {} (token {}): status={} worker={} token={}",
+                    job.id, lease.worker_id, lease.fencing_token, JobStatusName(job.status),
+                    job.worker_id, job.fencing_token));
   }
   return Status::Ok();
 }
@@ -84,8 +84,8 @@ Result<Job> SqliteStore::InsertJob(Tx& tx, const NewJob& in) {
       .Bind(12, tx.now);
   Status st = s->Exec();
   if (st.code() == StatusCode::kConflict) {
-    return NotFound(fmt::format("task {} or parent job {} not found", in.task_id,
-                                in.parent_job_id));
+    return NotFound(
+        fmt::format("task {} or parent job {} not found", in.task_id, in.parent_job_id));
   }
   MAESTRO_RETURN_IF_ERROR(st);
   if (!in.adopt_children_of.empty()) {
@@ -162,11 +162,15 @@ Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus
       "                 ELSE error_message END"
       " WHERE id = ?4 AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?4) = ?5");
   if (!task.ok()) return task.status();
-  task->Bind(1, to).Bind(2, tx.now).Bind(3, job.error_message).Bind(4, job.task_id).Bind(5, job.seq);
+  task->Bind(1, to)
+      .Bind(2, tx.now)
+      .Bind(3, job.error_message)
+      .Bind(4, job.task_id)
+      .Bind(5, job.seq);
   MAESTRO_RETURN_IF_ERROR(task->Exec());
 
-  Json payload = {{"job_id", job.id}, {"from", JobStatusName(from)}, {"to", to},
-                  {"attempt", job.attempt}};
+  Json payload = {
+      {"job_id", job.id}, {"from", JobStatusName(from)}, {"to", to}, {"attempt", job.attempt}};
   if (!job.wait_reason.empty() && IsParked(job.status)) payload["wait_reason"] = job.wait_reason;
   if (!job.error_message.empty() && job.status != JobStatus::kSucceeded) {
     payload["error"] = job.error_message;
@@ -189,8 +193,7 @@ Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus
     wake->Bind(1, job.parent_job_id).Bind(2, tx.now);
     MAESTRO_RETURN_IF_ERROR(wake->Exec());
     if (tx.conn.Changes() > 0) {
-      MAESTRO_RETURN_IF_ERROR(
-          AfterTransition(tx, job.parent_job_id, JobStatus::kWaitingSubtasks));
+      MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.parent_job_id, JobStatus::kWaitingSubtasks));
     }
   }
   return Status::Ok();
@@ -249,8 +252,7 @@ Result<std::optional<Job>> SqliteStore::ClaimInTx(Tx& tx, const ClaimFilter& fil
   return std::optional<Job>(std::move(job));
 }
 
-Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter,
-                                                     int64_t lease_ms) {
+Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
   std::optional<Job> claimed;
   Status st = Write([&](Tx& tx) -> Status {
     auto c = ClaimInTx(tx, filter, lease_ms);
@@ -431,9 +433,8 @@ Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
       expired.push_back(sqlite::ReadJob(*s));
     }
     for (const Job& job : expired) {
-      JobOutcome outcome = job.cancel_requested
-                               ? JobOutcome::Cancelled("cancelled (worker lost)")
-                               : decide(job);
+      JobOutcome outcome =
+          job.cancel_requested ? JobOutcome::Cancelled("cancelled (worker lost)") : decide(job);
       MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, job, outcome));
       auto after = sqlite::LoadJob(tx.conn, job.id);
       if (!after.ok()) return after.status();
@@ -449,8 +450,8 @@ Status SqliteStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
   if (IsTerminal(job.status)) return Status::Ok();
   if (job.status == JobStatus::kRunning) {
     if (job.cancel_requested) return Status::Ok();
-    auto s = tx.conn.Prepare(
-        "UPDATE jobs SET cancel_requested = 1, updated_at = ?2 WHERE seq = ?1");
+    auto s =
+        tx.conn.Prepare("UPDATE jobs SET cancel_requested = 1, updated_at = ?2 WHERE seq = ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, job.seq).Bind(2, tx.now);
     MAESTRO_RETURN_IF_ERROR(s->Exec());
