@@ -6,70 +6,45 @@ namespace maestro::sqlite {
 
 Status ErrorFromSqlite(sqlite3* db, int rc, std::string_view what) {
   int primary = rc & 0xFF;
-  std::string msg = fmt::format("sqlite {}: {} ({})", what, db ? sqlite3_errmsg(db) : "",
-                                sqlite3_errstr(rc));
+  std::string msg =
+      fmt::format("sqlite {}: {} ({})", what, db ? sqlite3_errmsg(db) : "", sqlite3_errstr(rc));
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return Unavailable(msg);
   if (primary == SQLITE_CONSTRAINT) return Conflict(msg);
   return Internal(msg);
 }
 
-Stmt::~Stmt() {
-  if (s_) {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
+void SqliteStmt::Reset() {
+  sqlite3_reset(s_);
+  sqlite3_clear_bindings(s_);
 }
 
-Stmt& Stmt::Bind(int i, std::string_view v) {
+void SqliteStmt::BindText(int i, std::string_view v) {
   sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  return *this;
 }
-Stmt& Stmt::Bind(int i, int64_t v) {
-  sqlite3_bind_int64(s_, i, v);
-  return *this;
-}
-Stmt& Stmt::Bind(int i, double v) {
-  sqlite3_bind_double(s_, i, v);
-  return *this;
-}
-Stmt& Stmt::BindNull(int i) {
-  sqlite3_bind_null(s_, i);
-  return *this;
-}
-Stmt& Stmt::BindNullable(int i, std::string_view v) {
-  return v.empty() ? BindNull(i) : Bind(i, v);
-}
-Stmt& Stmt::BindNullable(int i, int64_t v) { return v == 0 ? BindNull(i) : Bind(i, v); }
+void SqliteStmt::BindInt(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+void SqliteStmt::BindDouble(int i, double v) { sqlite3_bind_double(s_, i, v); }
+void SqliteStmt::BindNull(int i) { sqlite3_bind_null(s_, i); }
 
-Result<bool> Stmt::Step() {
+Result<bool> SqliteStmt::Step() {
   int rc = sqlite3_step(s_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   return ErrorFromSqlite(sqlite3_db_handle(s_), rc, "step");
 }
 
-Status Stmt::Exec() {
-  for (;;) {
-    auto r = Step();
-    if (!r.ok()) return r.status();
-    if (!*r) return Status::Ok();
-  }
-}
-
-std::string Stmt::Text(int col) const {
+std::string SqliteStmt::Text(int col) const {
   const unsigned char* t = sqlite3_column_text(s_, col);
   if (!t) return {};
   return std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(s_, col));
 }
-int64_t Stmt::Int(int col) const { return sqlite3_column_int64(s_, col); }
-double Stmt::Double(int col) const { return sqlite3_column_double(s_, col); }
-bool Stmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+int64_t SqliteStmt::Int(int col) const { return sqlite3_column_int64(s_, col); }
+double SqliteStmt::Double(int col) const { return sqlite3_column_double(s_, col); }
+bool SqliteStmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 
 Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status st = ErrorFromSqlite(db, rc, "open " + path);
     sqlite3_close(db);
@@ -90,7 +65,7 @@ Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path) {
 }
 
 SqliteConn::~SqliteConn() {
-  for (auto& [_, s] : cache_) sqlite3_finalize(s);
+  cache_.clear();  // finalize every statement before closing
   sqlite3_close(db_);
 }
 
@@ -106,15 +81,15 @@ Status SqliteConn::ExecScript(const std::string& sql) {
   return Status::Ok();
 }
 
-Result<Stmt> SqliteConn::Prepare(const std::string& sql) {
+Result<sql::Stmt> SqliteConn::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
-  if (it != cache_.end()) return Stmt(it->second);
+  if (it != cache_.end()) return sql::Stmt(it->second.get());
   sqlite3_stmt* s = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &s, nullptr);
   if (rc != SQLITE_OK) return ErrorFromSqlite(db_, rc, "prepare");
-  cache_.emplace(sql, s);
-  return Stmt(s);
+  auto [pos, _] = cache_.emplace(sql, std::make_unique<SqliteStmt>(s));
+  return sql::Stmt(pos->second.get());
 }
 
 int64_t SqliteConn::Changes() const { return sqlite3_changes64(db_); }

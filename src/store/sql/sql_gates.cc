@@ -1,4 +1,4 @@
-// The task gates of seed 000 §1 on SqliteStore: what a user comment does
+// The task gates of seed 000 §1 on SqlStore: what a user comment does
 // depending on the task's newest job (the write gate), Continue, and the
 // interjection mailbox the agent loop drains at each iteration boundary.
 // Each gate decides and acts in one transaction, so a comment racing a job
@@ -6,34 +6,32 @@
 #include <fmt/format.h>
 
 #include "core/ids.h"
-#include "store/sqlite/rows.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/rows.h"
+#include "store/sql/sql_store.h"
 
 namespace maestro {
 
-using sqlite::SqliteConn;
-
 namespace {
 
-Result<std::optional<Job>> NewestJob(SqliteConn& conn, const std::string& task_id) {
-  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kJobCols +
+Result<std::optional<Job>> NewestJob(sql::Conn& conn, const std::string& task_id) {
+  auto s = conn.Prepare(std::string("SELECT ") + sql::kJobCols +
                         " FROM jobs WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1");
   if (!s.ok()) return s.status();
   s->Bind(1, task_id);
   auto row = s->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Job>();
-  return std::optional<Job>(sqlite::ReadJob(*s));
+  return std::optional<Job>(sql::ReadJob(*s));
 }
 
-Result<Task> LoadTask(SqliteConn& conn, const std::string& task_id) {
-  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kTaskCols + " FROM tasks WHERE id = ?1");
+Result<Task> LoadTask(sql::Conn& conn, const std::string& task_id) {
+  auto s = conn.Prepare(std::string("SELECT ") + sql::kTaskCols + " FROM tasks WHERE id = ?1");
   if (!s.ok()) return s.status();
   s->Bind(1, task_id);
   auto row = s->Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound("task " + task_id + " not found");
-  return sqlite::ReadTask(*s);
+  return sql::ReadTask(*s);
 }
 
 // The follow-up of `job`: it re-enters where `job` stopped (seed 000: ASK
@@ -58,7 +56,7 @@ bool WaitsForApproval(const Job& j) {
 
 }  // namespace
 
-Status SqliteStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
+Status SqlStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
   auto s = tx.conn.Prepare(
       "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2"
       " WHERE id = ?1 AND status = 'waiting_human'");
@@ -69,9 +67,9 @@ Status SqliteStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
   return AfterTransition(tx, job_id, JobStatus::kWaitingHuman);
 }
 
-Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id,
-                                                      const std::string& author,
-                                                      const std::string& body) {
+Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
+                                                   const std::string& author,
+                                                   const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
     return InvalidArgument("body must not be empty", "body");
   }
@@ -135,7 +133,7 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
       out.outcome = "followup";
       out.job = std::move(created).value();
     }
-    auto comment = sqlite::InsertComment(tx, c);
+    auto comment = sql::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.comment = std::move(comment).value();
     return Status::Ok();
@@ -144,7 +142,7 @@ Result<Store::CommentResult> SqliteStore::PostComment(const std::string& task_id
   return out;
 }
 
-Result<int64_t> SqliteStore::CountUndelivered(Tx& tx, const std::string& job_id) {
+Result<int64_t> SqlStore::CountUndelivered(Tx& tx, const std::string& job_id) {
   auto s = tx.conn.Prepare(
       "SELECT COUNT(*) FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
       " AND kind IN ('interjection', 'reply', 'answer')");
@@ -155,7 +153,7 @@ Result<int64_t> SqliteStore::CountUndelivered(Tx& tx, const std::string& job_id)
   return s->Int(0);
 }
 
-Status SqliteStore::HandOnUndelivered(Tx& tx, const Job& job) {
+Status SqlStore::HandOnUndelivered(Tx& tx, const Job& job) {
   MAESTRO_ASSIGN_OR_RETURN(int64_t n, CountUndelivered(tx, job.id));
   if (n == 0) return Status::Ok();
   // A handoff queued its continuation inside the run: the comments go there.
@@ -176,7 +174,7 @@ Status SqliteStore::HandOnUndelivered(Tx& tx, const Job& job) {
   return MoveUndelivered(tx, job, to);
 }
 
-Status SqliteStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id) {
+Status SqlStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id) {
   auto move = tx.conn.Prepare(
       "UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL"
       " AND kind IN ('interjection', 'reply', 'answer')");
@@ -185,25 +183,25 @@ Status SqliteStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& 
   MAESTRO_RETURN_IF_ERROR(move->Exec());
   int64_t n = tx.conn.Changes();
   if (n == 0) return Status::Ok();
-  return sqlite::InsertEvent(tx, from.task_id, to_job_id, "comments.handed_on",
-                             {{"from_job_id", from.id}, {"count", n}});
+  return sql::InsertEvent(tx, from.task_id, to_job_id, "comments.handed_on",
+                          {{"from_job_id", from.id}, {"count", n}});
 }
 
-Result<std::vector<Comment>> SqliteStore::ListUndeliveredComments(const std::string& job_id) {
+Result<std::vector<Comment>> SqlStore::ListUndeliveredComments(const std::string& job_id) {
   std::vector<Comment> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kCommentCols +
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sql::kCommentCols +
                           " FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
                           " AND kind IN ('interjection', 'reply', 'answer') ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
-    return sqlite::CollectRows(*s, sqlite::ReadComment, &out);
+    return sql::CollectRows(*s, sql::ReadComment, &out);
   });
   if (!st.ok()) return st;
   return out;
 }
 
-Status SqliteStore::AckDeliveredComments(const std::vector<std::string>& comment_ids) {
+Status SqlStore::AckDeliveredComments(const std::vector<std::string>& comment_ids) {
   if (comment_ids.empty()) return Status::Ok();
   return Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(
@@ -217,10 +215,10 @@ Status SqliteStore::AckDeliveredComments(const std::vector<std::string>& comment
   });
 }
 
-Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_id,
-                                                        const std::string& piece,
-                                                        const std::string& author,
-                                                        const std::string& note) {
+Result<Store::ContinueResult> SqlStore::ContinueTask(const std::string& task_id,
+                                                     const std::string& piece,
+                                                     const std::string& author,
+                                                     const std::string& note) {
   ContinueResult out;
   Status st = Write([&](Tx& tx) -> Status {
     auto task = LoadTask(tx.conn, task_id);
@@ -250,7 +248,7 @@ Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_
     c.body = note.empty() ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
                                         JobStatusName(prev.status), next.piece)
                           : note;
-    auto comment = sqlite::InsertComment(tx, c);
+    auto comment = sql::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.job = std::move(created).value();
     out.handoff = std::move(comment).value();
@@ -260,9 +258,9 @@ Result<Store::ContinueResult> SqliteStore::ContinueTask(const std::string& task_
   return out;
 }
 
-Result<std::map<std::string, int64_t>> SqliteStore::CountJobsByStatus() {
+Result<std::map<std::string, int64_t>> SqlStore::CountJobsByStatus() {
   std::map<std::string, int64_t> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare("SELECT status, COUNT(*) FROM jobs GROUP BY status");
     if (!s.ok()) return s.status();
     for (;;) {

@@ -1,4 +1,4 @@
-// The job state machine of SqliteStore (seed 000 §1–2):
+// The job state machine of SqlStore (seed 000 §1–2):
 //
 //   queued ──claim──> running ──FinishJob──> succeeded | failed | cancelled
 //     ^                 │  │                 retry (next_retry_at) ──claim──> running
@@ -13,12 +13,10 @@
 #include <fmt/format.h>
 
 #include "core/ids.h"
-#include "store/sqlite/rows.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/rows.h"
+#include "store/sql/sql_store.h"
 
 namespace maestro {
-
-using sqlite::SqliteConn;
 
 namespace {
 
@@ -28,24 +26,32 @@ std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items)
 }
 
 // Shared by the retry and queued picks: worker/model/profile match and the
-// per-task lock (a task runs at most one job at a time).
-constexpr const char* kEligible =
-    " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
-    " AND (j.model IS NULL OR ?3 IS NULL OR j.model IN (SELECT value FROM json_each(?3)))"
-    " AND (j.profile IS NULL OR ?4 IS NULL OR j.profile IN (SELECT value FROM json_each(?4)))"
-    " AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.task_id = j.task_id AND r.status = 'running')";
+// per-task lock (a task runs at most one job at a time; on PostgreSQL the
+// unique index jobs_one_running_per_task also holds it against claimers
+// that ran at the same moment).
+std::string Eligible(sql::Dialect d) {
+  return " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
+         " AND (j.model IS NULL OR CAST(?3 AS TEXT) IS NULL OR j.model IN (" +
+         sql::JsonTextArray(d, "?3") +
+         "))"
+         " AND (j.profile IS NULL OR CAST(?4 AS TEXT) IS NULL OR j.profile IN (" +
+         sql::JsonTextArray(d, "?4") +
+         "))"
+         " AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
+         "'running')";
+}
 
-Result<std::vector<Job>> QueryJobs(SqliteConn& conn, const std::string& where,
+Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
                                    const std::string& arg) {
   std::vector<Job> out;
-  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kJobCols + " FROM jobs WHERE " + where);
+  auto s = conn.Prepare(std::string("SELECT ") + sql::kJobCols + " FROM jobs WHERE " + where);
   if (!s.ok()) return s.status();
   s->Bind(1, arg);
   for (;;) {
     auto row = s->Step();
     if (!row.ok()) return row.status();
     if (!*row) return out;
-    out.push_back(sqlite::ReadJob(*s));
+    out.push_back(sql::ReadJob(*s));
   }
 }
 
@@ -62,7 +68,7 @@ Status CheckLease(const Job& job, const Lease& lease) {
 
 }  // namespace
 
-Result<Job> SqliteStore::InsertJob(Tx& tx, const NewJob& in) {
+Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
   if (in.task_id.empty()) return InvalidArgument("task_id must not be empty", "task_id");
   std::string id = NewSortableId(tx.now);
   auto s = tx.conn.Prepare(
@@ -95,10 +101,10 @@ Result<Job> SqliteStore::InsertJob(Tx& tx, const NewJob& in) {
     MAESTRO_RETURN_IF_ERROR(adopt->Exec());
   }
   MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, id, JobStatus::kQueued));
-  return sqlite::LoadJob(tx.conn, id);
+  return sql::LoadJob(tx.conn, id);
 }
 
-Result<Job> SqliteStore::EnqueueJob(const NewJob& in) {
+Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
   std::optional<Job> out;
   Status st = Write([&](Tx& tx) -> Status {
     auto job = InsertJob(tx, in);
@@ -110,10 +116,10 @@ Result<Job> SqliteStore::EnqueueJob(const NewJob& in) {
   return *out;
 }
 
-Result<Job> SqliteStore::GetJob(const std::string& job_id) {
+Result<Job> SqlStore::GetJob(const std::string& job_id) {
   std::optional<Job> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto job = sqlite::LoadJob(conn, job_id);
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto job = sql::LoadJob(conn, job_id);
     if (!job.ok()) return job.status();
     out = std::move(job).value();
     return Status::Ok();
@@ -122,9 +128,9 @@ Result<Job> SqliteStore::GetJob(const std::string& job_id) {
   return *out;
 }
 
-Result<std::vector<Job>> SqliteStore::ListJobs(const std::string& task_id) {
+Result<std::vector<Job>> SqlStore::ListJobs(const std::string& task_id) {
   std::vector<Job> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto jobs = QueryJobs(conn, "task_id = ?1 ORDER BY seq", task_id);
     if (!jobs.ok()) return jobs.status();
     out = std::move(jobs).value();
@@ -134,9 +140,9 @@ Result<std::vector<Job>> SqliteStore::ListJobs(const std::string& task_id) {
   return out;
 }
 
-Result<std::vector<Job>> SqliteStore::ListChildJobs(const std::string& parent_job_id) {
+Result<std::vector<Job>> SqlStore::ListChildJobs(const std::string& parent_job_id) {
   std::vector<Job> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto jobs = QueryJobs(conn, "parent_job_id = ?1 ORDER BY seq", parent_job_id);
     if (!jobs.ok()) return jobs.status();
     out = std::move(jobs).value();
@@ -149,8 +155,8 @@ Result<std::vector<Job>> SqliteStore::ListChildJobs(const std::string& parent_jo
 // Called after a job's row changed from `from`: mirrors the status on the
 // task, records the event, and wakes a waiting parent when this was its last
 // open child.
-Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus from) {
-  auto loaded = sqlite::LoadJob(tx.conn, job_id);
+Status SqlStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus from) {
+  auto loaded = sql::LoadJob(tx.conn, job_id);
   if (!loaded.ok()) return loaded.status();
   const Job& job = *loaded;
   std::string to(JobStatusName(job.status));
@@ -176,9 +182,9 @@ Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus
     payload["error"] = job.error_message;
   }
   if (job.status == JobStatus::kRetry) payload["next_retry_at"] = job.next_retry_at;
-  MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
+  MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
 
-  if (job.status == JobStatus::kQueued) tx.job_available = true;
+  if (job.status == JobStatus::kQueued) tx.effects.job_available = true;
 
   if (IsTerminal(job.status) && !job.parent_job_id.empty()) {
     // Exactly once: the UPDATE matches only while the parent still waits, and
@@ -199,17 +205,20 @@ Status SqliteStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus
   return Status::Ok();
 }
 
-Result<std::optional<Job>> SqliteStore::ClaimInTx(Tx& tx, const ClaimFilter& filter,
-                                                  int64_t lease_ms) {
+Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter,
+                                               int64_t lease_ms) {
   auto models = JsonListOrNull(filter.models);
   auto profiles = JsonListOrNull(filter.profiles);
   int64_t seq = 0;
-  // Retry jobs whose backoff has ended come before new work.
-  static const std::string picks[] = {
-      std::string("SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1") +
-          kEligible + " ORDER BY j.next_retry_at, j.seq LIMIT 1",
-      std::string("SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND ?1 = ?1") + kEligible +
-          " ORDER BY j.seq LIMIT 1",
+  // Retry jobs whose backoff has ended come before new work. On PostgreSQL
+  // a claimer skips the rows another claimer holds instead of queueing
+  // behind it.
+  const sql::Dialect d = dialect();
+  const std::string picks[] = {
+      "SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1" + Eligible(d) +
+          " ORDER BY j.next_retry_at, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
+      "SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND CAST(?1 AS BIGINT) = ?1" +
+          Eligible(d) + " ORDER BY j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
   };
   for (const auto& sql : picks) {
     auto s = tx.conn.Prepare(sql);
@@ -232,13 +241,13 @@ Result<std::optional<Job>> SqliteStore::ClaimInTx(Tx& tx, const ClaimFilter& fil
                   "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
                   "started_at = COALESCE(started_at, ?4), updated_at = ?4 "
                   "WHERE seq = ?1 RETURNING ") +
-      sqlite::kJobCols);
+      sql::kJobCols);
   if (!upd.ok()) return upd.status();
   upd->Bind(1, seq).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
   auto row = upd->Step();
   if (!row.ok()) return row.status();
   if (!*row) return Internal("claimed job vanished");
-  Job job = sqlite::ReadJob(*upd);
+  Job job = sql::ReadJob(*upd);
   MAESTRO_RETURN_IF_ERROR(upd->Exec());  // finish the RETURNING statement
 
   auto task = tx.conn.Prepare(
@@ -252,7 +261,7 @@ Result<std::optional<Job>> SqliteStore::ClaimInTx(Tx& tx, const ClaimFilter& fil
   return std::optional<Job>(std::move(job));
 }
 
-Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
+Result<std::optional<Job>> SqlStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
   std::optional<Job> claimed;
   Status st = Write([&](Tx& tx) -> Status {
     auto c = ClaimInTx(tx, filter, lease_ms);
@@ -264,13 +273,13 @@ Result<std::optional<Job>> SqliteStore::ClaimNextJob(const ClaimFilter& filter, 
   return claimed;
 }
 
-Result<std::optional<Job>> SqliteStore::FinishAndClaimNext(const Lease& lease,
-                                                           const JobOutcome& outcome,
-                                                           const ClaimFilter& filter,
-                                                           int64_t lease_ms) {
+Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
+                                                        const JobOutcome& outcome,
+                                                        const ClaimFilter& filter,
+                                                        int64_t lease_ms) {
   std::optional<Job> next;
   Status st = Write([&](Tx& tx) -> Status {
-    auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+    auto job = sql::LoadJob(tx.conn, lease.job_id);
     if (!job.ok()) return job.status();
     MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
     MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, *job, outcome));
@@ -283,7 +292,7 @@ Result<std::optional<Job>> SqliteStore::FinishAndClaimNext(const Lease& lease,
   return next;
 }
 
-Result<HeartbeatReply> SqliteStore::Heartbeat(const Lease& lease, int64_t lease_ms) {
+Result<HeartbeatReply> SqlStore::Heartbeat(const Lease& lease, int64_t lease_ms) {
   HeartbeatReply reply;
   Status st = Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(
@@ -295,7 +304,7 @@ Result<HeartbeatReply> SqliteStore::Heartbeat(const Lease& lease, int64_t lease_
     auto row = s->Step();
     if (!row.ok()) return row.status();
     if (!*row) {
-      auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+      auto job = sql::LoadJob(tx.conn, lease.job_id);
       if (!job.ok()) return job.status();
       return CheckLease(*job, lease);
     }
@@ -308,7 +317,7 @@ Result<HeartbeatReply> SqliteStore::Heartbeat(const Lease& lease, int64_t lease_
 }
 
 // Writes `outcome` onto a running `job`. The caller has checked the lease.
-Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
+Status SqlStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
   using Kind = JobOutcome::Kind;
   JobStatus to = JobStatus::kSucceeded;
   std::string result = job.result, error = job.error_message;
@@ -407,20 +416,20 @@ Status SqliteStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
   return HandOnUndelivered(tx, ended);
 }
 
-Status SqliteStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
+Status SqlStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
   return Write([&](Tx& tx) -> Status {
-    auto job = sqlite::LoadJob(tx.conn, lease.job_id);
+    auto job = sql::LoadJob(tx.conn, lease.job_id);
     if (!job.ok()) return job.status();
     MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
     return ApplyOutcome(tx, *job, outcome);
   });
 }
 
-Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
+Result<std::vector<Job>> SqlStore::RecoverExpiredLeases(
     const std::function<JobOutcome(const Job&)>& decide) {
   std::vector<Job> recovered;
   Status st = Write([&](Tx& tx) -> Status {
-    auto s = tx.conn.Prepare(std::string("SELECT ") + sqlite::kJobCols +
+    auto s = tx.conn.Prepare(std::string("SELECT ") + sql::kJobCols +
                              " FROM jobs INDEXED BY jobs_running"
                              " WHERE status = 'running' AND lease_expires_at < ?1");
     if (!s.ok()) return s.status();
@@ -430,13 +439,13 @@ Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
       auto row = s->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
-      expired.push_back(sqlite::ReadJob(*s));
+      expired.push_back(sql::ReadJob(*s));
     }
     for (const Job& job : expired) {
       JobOutcome outcome =
           job.cancel_requested ? JobOutcome::Cancelled("cancelled (worker lost)") : decide(job);
       MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, job, outcome));
-      auto after = sqlite::LoadJob(tx.conn, job.id);
+      auto after = sql::LoadJob(tx.conn, job.id);
       if (!after.ok()) return after.status();
       recovered.push_back(std::move(after).value());
     }
@@ -446,7 +455,7 @@ Result<std::vector<Job>> SqliteStore::RecoverExpiredLeases(
   return recovered;
 }
 
-Status SqliteStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
+Status SqlStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
   if (IsTerminal(job.status)) return Status::Ok();
   if (job.status == JobStatus::kRunning) {
     if (job.cancel_requested) return Status::Ok();
@@ -456,8 +465,7 @@ Status SqliteStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
     s->Bind(1, job.seq).Bind(2, tx.now);
     MAESTRO_RETURN_IF_ERROR(s->Exec());
     ++report.flagged;
-    return sqlite::InsertEvent(tx, job.task_id, job.id, "job.cancel_requested",
-                               {{"job_id", job.id}});
+    return sql::InsertEvent(tx, job.task_id, job.id, "job.cancel_requested", {{"job_id", job.id}});
   }
   auto s = tx.conn.Prepare(
       "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, error_message = 'cancelled', "
@@ -469,10 +477,10 @@ Status SqliteStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
   return AfterTransition(tx, job.id, job.status);
 }
 
-Result<CancelReport> SqliteStore::RequestCancel(const std::string& job_id) {
+Result<CancelReport> SqlStore::RequestCancel(const std::string& job_id) {
   CancelReport report;
   Status st = Write([&](Tx& tx) -> Status {
-    auto root = sqlite::LoadJob(tx.conn, job_id);
+    auto root = sql::LoadJob(tx.conn, job_id);
     if (!root.ok()) return root.status();
     // The root first, then descendants breadth-first: a cancelled parent is no
     // longer waiting_subtasks, so its children's ends never requeue it.
@@ -491,7 +499,7 @@ Result<CancelReport> SqliteStore::RequestCancel(const std::string& job_id) {
       ids.push_back(s->Text(0));
     }
     for (const auto& id : ids) {
-      auto job = sqlite::LoadJob(tx.conn, id);
+      auto job = sql::LoadJob(tx.conn, id);
       if (!job.ok()) return job.status();
       MAESTRO_RETURN_IF_ERROR(CancelOne(tx, *job, report));
     }
@@ -501,15 +509,15 @@ Result<CancelReport> SqliteStore::RequestCancel(const std::string& job_id) {
   return report;
 }
 
-Result<bool> SqliteStore::IsCancelRequested(const std::string& job_id) {
+Result<bool> SqlStore::IsCancelRequested(const std::string& job_id) {
   auto job = GetJob(job_id);
   if (!job.ok()) return job.status();
   return job->cancel_requested || job->status == JobStatus::kCancelled;
 }
 
-Status SqliteStore::ResumeParkedJob(const std::string& job_id) {
+Status SqlStore::ResumeParkedJob(const std::string& job_id) {
   return Write([&](Tx& tx) -> Status {
-    auto job = sqlite::LoadJob(tx.conn, job_id);
+    auto job = sql::LoadJob(tx.conn, job_id);
     if (!job.ok()) return job.status();
     if (!IsParked(job->status)) {
       return Conflict(fmt::format("job {} is {}, not waiting", job_id, JobStatusName(job->status)));
@@ -523,9 +531,9 @@ Status SqliteStore::ResumeParkedJob(const std::string& job_id) {
   });
 }
 
-Result<std::optional<TimeMs>> SqliteStore::NextRetryDue() {
+Result<std::optional<TimeMs>> SqlStore::NextRetryDue() {
   std::optional<TimeMs> due;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare("SELECT MIN(next_retry_at) FROM jobs WHERE status = 'retry'");
     if (!s.ok()) return s.status();
     auto row = s->Step();

@@ -1,14 +1,12 @@
-// SqliteStore: the API-support tables of migration 2 — bearer tokens (hashed),
+// SqlStore: the API-support tables of migration 2 — bearer tokens (hashed),
 // durable cursors, the webhook delivery log, notification read marks — and
 // the aggregates /metrics reads. Each method is one read or one transaction.
 #include <charconv>
 
-#include "store/sqlite/rows.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/rows.h"
+#include "store/sql/sql_store.h"
 
 namespace maestro {
-
-using sqlite::SqliteConn;
 
 namespace {
 
@@ -23,7 +21,7 @@ Result<int64_t> ParseEventId(const std::string& id, const char* field) {
 }
 
 // A single-row, single-integer query.
-Result<int64_t> ScalarInt(SqliteConn& conn, const std::string& sql) {
+Result<int64_t> ScalarInt(sql::Conn& conn, const std::string& sql) {
   auto s = conn.Prepare(sql);
   if (!s.ok()) return s.status();
   auto row = s->Step();
@@ -33,21 +31,21 @@ Result<int64_t> ScalarInt(SqliteConn& conn, const std::string& sql) {
 
 }  // namespace
 
-Status SqliteStore::AddApiToken(const std::string& token_hash, const std::string& user) {
+Status SqlStore::AddApiToken(const std::string& token_hash, const std::string& user) {
   if (user.empty()) return InvalidArgument("user must not be empty", "user");
   return Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(
-        "INSERT INTO api_tokens(token_hash, user, created_at) VALUES (?1, ?2, ?3)");
+        "INSERT INTO api_tokens(token_hash, \"user\", created_at) VALUES (?1, ?2, ?3)");
     if (!s.ok()) return s.status();
     s->Bind(1, token_hash).Bind(2, user).Bind(3, tx.now);
     return s->Exec();
   });
 }
 
-Result<std::optional<std::string>> SqliteStore::UserForToken(const std::string& token_hash) {
+Result<std::optional<std::string>> SqlStore::UserForToken(const std::string& token_hash) {
   std::optional<std::string> user;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare("SELECT user FROM api_tokens WHERE token_hash = ?1");
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare("SELECT \"user\" FROM api_tokens WHERE token_hash = ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, token_hash);
     auto row = s->Step();
@@ -59,9 +57,9 @@ Result<std::optional<std::string>> SqliteStore::UserForToken(const std::string& 
   return user;
 }
 
-Result<int64_t> SqliteStore::CountApiTokens() {
+Result<int64_t> SqlStore::CountApiTokens() {
   int64_t n = 0;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto r = ScalarInt(conn, "SELECT COUNT(*) FROM api_tokens");
     if (!r.ok()) return r.status();
     n = *r;
@@ -71,12 +69,12 @@ Result<int64_t> SqliteStore::CountApiTokens() {
   return n;
 }
 
-Result<std::vector<Event>> SqliteStore::ListAllEvents(const std::string& after_id, int limit) {
+Result<std::vector<Event>> SqlStore::ListAllEvents(const std::string& after_id, int limit) {
   auto after = ParseEventId(after_id, "after_id");
   if (!after.ok()) return after.status();
   std::vector<Event> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kEventCols +
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sql::kEventCols +
                           " FROM events WHERE id > ?1 ORDER BY id LIMIT ?2");
     if (!s.ok()) return s.status();
     s->Bind(1, *after).Bind(2, limit);
@@ -84,16 +82,16 @@ Result<std::vector<Event>> SqliteStore::ListAllEvents(const std::string& after_i
       auto row = s->Step();
       if (!row.ok()) return row.status();
       if (!*row) return Status::Ok();
-      out.push_back(sqlite::ReadEvent(*s));
+      out.push_back(sql::ReadEvent(*s));
     }
   });
   if (!st.ok()) return st;
   return out;
 }
 
-Result<std::string> SqliteStore::GetCursor(const std::string& name) {
+Result<std::string> SqlStore::GetCursor(const std::string& name) {
   std::string value;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare("SELECT value FROM cursors WHERE name = ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, name);
@@ -106,7 +104,7 @@ Result<std::string> SqliteStore::GetCursor(const std::string& name) {
   return value;
 }
 
-Status SqliteStore::SetCursor(const std::string& name, const std::string& value) {
+Status SqlStore::SetCursor(const std::string& name, const std::string& value) {
   return Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(
         "INSERT INTO cursors(name, value) VALUES (?1, ?2) "
@@ -117,7 +115,7 @@ Status SqliteStore::SetCursor(const std::string& name, const std::string& value)
   });
 }
 
-Status SqliteStore::RecordDelivery(const WebhookDelivery& d) {
+Status SqlStore::RecordDelivery(const WebhookDelivery& d) {
   auto event_id = ParseEventId(d.event_id, "event_id");
   if (!event_id.ok()) return event_id.status();
   return Write([&](Tx& tx) -> Status {
@@ -131,9 +129,9 @@ Status SqliteStore::RecordDelivery(const WebhookDelivery& d) {
   });
 }
 
-Result<std::vector<WebhookDelivery>> SqliteStore::ListDeliveries(int limit) {
+Result<std::vector<WebhookDelivery>> SqlStore::ListDeliveries(int limit) {
   std::vector<WebhookDelivery> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare(
         "SELECT event_id, url, attempt, http_status, ok, error, created_at "
         "FROM webhook_deliveries ORDER BY id DESC LIMIT ?1");
@@ -158,25 +156,35 @@ Result<std::vector<WebhookDelivery>> SqliteStore::ListDeliveries(int limit) {
   return out;
 }
 
-Result<std::vector<Notification>> SqliteStore::ListNotifications(const std::string& user,
-                                                                 bool unread_only, int limit) {
+Result<std::vector<Notification>> SqlStore::ListNotifications(const std::string& user,
+                                                              bool unread_only, int limit) {
   std::vector<Notification> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare(
-        "SELECT e.id, e.task_id, COALESCE(e.job_id, ''), json_extract(e.payload, '$.to'), "
-        " t.title, r.event_id IS NOT NULL, e.created_at, "
-        " COALESCE(json_extract(e.payload, '$.from'), ''), "
-        " COALESCE(json_extract(e.payload, '$.wait_reason'), ''), "
-        // HandoffJobOutcome's result: "handoff NNNN.yaml; continued in job <id>".
-        " COALESCE(j.result LIKE 'handoff %' AND instr(j.result, '; continued in job ') > 0, 0), "
-        " substr(t.instruction, 1, 200) "
-        "FROM events e JOIN tasks t ON t.id = e.task_id "
-        "LEFT JOIN jobs j ON j.id = e.job_id "
-        "LEFT JOIN notification_reads r ON r.user = ?1 AND r.event_id = e.id "
-        "WHERE e.type = 'job.status' AND t.owner = ?1 "
-        " AND json_extract(e.payload, '$.to') IN ('waiting_human', 'succeeded', 'failed') "
-        " AND (?2 = 0 OR r.event_id IS NULL) "
-        "ORDER BY e.id DESC LIMIT ?3");
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    const sql::Dialect d = conn.dialect();
+    const std::string to = sql::JsonField(d, "e.payload", "to");
+    auto s = conn.Prepare("SELECT e.id, e.task_id, COALESCE(e.job_id, ''), " + to +
+                          ", t.title, "
+                          " CASE WHEN r.event_id IS NULL THEN 0 ELSE 1 END, e.created_at, "
+                          " COALESCE(" +
+                          sql::JsonField(d, "e.payload", "from") +
+                          ", ''), "
+                          " COALESCE(" +
+                          sql::JsonField(d, "e.payload", "wait_reason") +
+                          ", ''), "
+                          // HandoffJobOutcome's result: "handoff NNNN.yaml; continued in job <id>".
+                          " CASE WHEN j.result LIKE 'handoff %' AND " +
+                          sql::Position(d, "j.result", "'; continued in job '") +
+                          " > 0 THEN 1 ELSE 0 END, "
+                          " substr(t.instruction, 1, 200) "
+                          "FROM events e JOIN tasks t ON t.id = e.task_id "
+                          "LEFT JOIN jobs j ON j.id = e.job_id "
+                          "LEFT JOIN notification_reads r ON r.\"user\" = ?1 AND r.event_id = e.id "
+                          "WHERE e.type = 'job.status' AND t.owner = ?1 "
+                          " AND " +
+                          to +
+                          " IN ('waiting_human', 'succeeded', 'failed') "
+                          " AND (?2 = 0 OR r.event_id IS NULL) "
+                          "ORDER BY e.id DESC LIMIT ?3");
     if (!s.ok()) return s.status();
     s->Bind(1, user).Bind(2, unread_only ? 1 : 0).Bind(3, limit);
     for (;;) {
@@ -202,8 +210,8 @@ Result<std::vector<Notification>> SqliteStore::ListNotifications(const std::stri
   return out;
 }
 
-Status SqliteStore::MarkNotificationsRead(const std::string& user,
-                                          const std::vector<std::string>& ids) {
+Status SqlStore::MarkNotificationsRead(const std::string& user,
+                                       const std::vector<std::string>& ids) {
   std::vector<int64_t> parsed;
   for (const auto& id : ids) {
     auto v = ParseEventId(id, "ids");
@@ -212,9 +220,10 @@ Status SqliteStore::MarkNotificationsRead(const std::string& user,
   }
   // Only the user's own notifications can be marked (the join checks owner).
   const std::string sql =
-      "INSERT OR IGNORE INTO notification_reads(user, event_id) "
-      "SELECT ?1, e.id FROM events e JOIN tasks t ON t.id = e.task_id "
-      "WHERE e.type = 'job.status' AND t.owner = ?1 AND (?2 = 0 OR e.id = ?3)";
+      "INSERT INTO notification_reads(\"user\", event_id) "
+      "SELECT CAST(?1 AS TEXT), e.id FROM events e JOIN tasks t ON t.id = e.task_id "
+      "WHERE e.type = 'job.status' AND t.owner = ?1 AND (?2 = 0 OR e.id = ?3) "
+      "ON CONFLICT DO NOTHING";
   return Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(sql);
     if (!s.ok()) return s.status();
@@ -235,10 +244,12 @@ Status SqliteStore::MarkNotificationsRead(const std::string& user,
 namespace {
 
 // Aggregates the `tool.call` events (one per regular tool call that ran).
-Status ReadToolDurations(SqliteConn& conn, ApiMetrics* m) {
-  auto q = conn.Prepare(
-      "SELECT json_extract(payload, '$.tool'), json_extract(payload, '$.duration_ms'), "
-      " json_extract(payload, '$.is_error') FROM events WHERE type = 'tool.call'");
+Status ReadToolDurations(sql::Conn& conn, ApiMetrics* m) {
+  const sql::Dialect d = conn.dialect();
+  auto q = conn.Prepare("SELECT " + sql::JsonField(d, "payload", "tool") + ", " +
+                        sql::JsonInt(d, "payload", "duration_ms") + ", " +
+                        sql::JsonBool(d, "payload", "is_error") +
+                        " FROM events WHERE type = 'tool.call'");
   if (!q.ok()) return q.status();
   while (true) {
     auto row = q->Step();
@@ -257,9 +268,9 @@ Status ReadToolDurations(SqliteConn& conn, ApiMetrics* m) {
 
 }  // namespace
 
-Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
+Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
   ApiMetrics m;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto q = conn.Prepare(
         "SELECT COUNT(*), COALESCE(SUM(started_at - created_at), 0) FROM jobs "
         "WHERE started_at IS NOT NULL");
@@ -268,17 +279,17 @@ Result<ApiMetrics> SqliteStore::ComputeApiMetrics() {
     if (!row.ok()) return row.status();
     m.queue_wait_count = q->Int(0);
     m.queue_wait_sum_ms = q->Int(1);
-    auto l = conn.Prepare(
-        // The engine writes camelCase (seed 000 `cachedPromptTokens`);
-        // snake_case is accepted too.
-        "SELECT COUNT(*), "
-        " COALESCE(SUM(COALESCE(json_extract(payload, '$.promptTokens'), "
-        "                       json_extract(payload, '$.prompt_tokens'))), 0), "
-        " COALESCE(SUM(COALESCE(json_extract(payload, '$.cachedPromptTokens'), "
-        "                       json_extract(payload, '$.cached_prompt_tokens'))), 0), "
-        " COALESCE(SUM(COALESCE(json_extract(payload, '$.completionTokens'), "
-        "                       json_extract(payload, '$.completion_tokens'))), 0) "
-        "FROM events WHERE type = 'llm.call'");
+    // The engine writes camelCase (seed 000 `cachedPromptTokens`);
+    // snake_case is accepted too.
+    const sql::Dialect d = conn.dialect();
+    auto sum = [d](const char* camel, const char* snake) {
+      return "COALESCE(SUM(COALESCE(" + sql::JsonInt(d, "payload", camel) + ", " +
+             sql::JsonInt(d, "payload", snake) + ")), 0)";
+    };
+    auto l = conn.Prepare("SELECT COUNT(*), " + sum("promptTokens", "prompt_tokens") + ", " +
+                          sum("cachedPromptTokens", "cached_prompt_tokens") + ", " +
+                          sum("completionTokens", "completion_tokens") +
+                          " FROM events WHERE type = 'llm.call'");
     if (!l.ok()) return l.status();
     row = l->Step();
     if (!row.ok()) return row.status();

@@ -1,4 +1,4 @@
-// Approval requests (tool / package / spawn) and grants of SqliteStore.
+// Approval requests (tool / package / spawn) and grants of SqlStore.
 //
 // A decision is a compare-and-set from pending, so two people clicking
 // approve at once produce one decision and one grant; the loser gets
@@ -8,27 +8,25 @@
 
 #include "core/hash.h"
 #include "core/ids.h"
-#include "store/sqlite/rows.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/rows.h"
+#include "store/sql/sql_store.h"
 
 namespace maestro {
 
-using sqlite::SqliteConn;
-
 namespace {
 
-Result<Request> LoadRequest(SqliteConn& conn, const std::string& id) {
-  auto s = conn.Prepare(std::string("SELECT ") + sqlite::kRequestCols +
-                        " FROM requests WHERE id = ?1");
+Result<Request> LoadRequest(sql::Conn& conn, const std::string& id) {
+  auto s =
+      conn.Prepare(std::string("SELECT ") + sql::kRequestCols + " FROM requests WHERE id = ?1");
   if (!s.ok()) return s.status();
   s->Bind(1, id);
   auto row = s->Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound("request " + id + " not found");
-  return sqlite::ReadRequest(*s);
+  return sql::ReadRequest(*s);
 }
 
-Status InsertGrant(SqliteStore::Tx& tx, Grant& g) {
+Status InsertGrant(SqlStore::Tx& tx, Grant& g) {
   g.id = NewSortableId(tx.now);
   g.created_at = tx.now;
   auto s = tx.conn.Prepare(
@@ -47,14 +45,16 @@ Status InsertGrant(SqliteStore::Tx& tx, Grant& g) {
   Status st = s->Exec();
   if (st.code() == StatusCode::kConflict) return NotFound("task " + g.task_id + " not found");
   MAESTRO_RETURN_IF_ERROR(st);
-  return sqlite::InsertEvent(tx, g.task_id, "", "grant.created",
-                             {{"grant_id", g.id}, {"tool", g.tool_name}, {"scope", g.scope},
-                              {"request_id", g.request_id}});
+  return sql::InsertEvent(tx, g.task_id, "", "grant.created",
+                          {{"grant_id", g.id},
+                           {"tool", g.tool_name},
+                           {"scope", g.scope},
+                           {"request_id", g.request_id}});
 }
 
 }  // namespace
 
-Result<Request> SqliteStore::CreateRequest(const Request& in) {
+Result<Request> SqlStore::CreateRequest(const Request& in) {
   if (in.kind != "tool" && in.kind != "package" && in.kind != "spawn") {
     return InvalidArgument("kind must be tool, package or spawn", "kind");
   }
@@ -81,16 +81,16 @@ Result<Request> SqliteStore::CreateRequest(const Request& in) {
     Status ins = s->Exec();
     if (ins.code() == StatusCode::kConflict) return NotFound("task " + r.task_id + " not found");
     MAESTRO_RETURN_IF_ERROR(ins);
-    return sqlite::InsertEvent(tx, r.task_id, r.job_id, "request.created",
-                               {{"request_id", r.id}, {"kind", r.kind}, {"name", r.name}});
+    return sql::InsertEvent(tx, r.task_id, r.job_id, "request.created",
+                            {{"request_id", r.id}, {"kind", r.kind}, {"name", r.name}});
   });
   if (!st.ok()) return st;
   return r;
 }
 
-Result<Request> SqliteStore::GetRequest(const std::string& request_id) {
+Result<Request> SqlStore::GetRequest(const std::string& request_id) {
   std::optional<Request> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
+  Status st = Read([&](sql::Conn& conn) -> Status {
     auto r = LoadRequest(conn, request_id);
     if (!r.ok()) return r.status();
     out = std::move(r).value();
@@ -100,28 +100,30 @@ Result<Request> SqliteStore::GetRequest(const std::string& request_id) {
   return *out;
 }
 
-Result<std::vector<Request>> SqliteStore::ListRequests(const std::string& task_id,
-                                                       const std::string& kind) {
+Result<std::vector<Request>> SqlStore::ListRequests(const std::string& task_id,
+                                                    const std::string& kind) {
   std::vector<Request> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kRequestCols +
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sql::kRequestCols +
                           " FROM requests WHERE task_id = ?1 AND (?2 = '' OR kind = ?2)"
                           " ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id).Bind(2, kind);
-    return sqlite::CollectRows(*s, sqlite::ReadRequest, &out);
+    return sql::CollectRows(*s, sql::ReadRequest, &out);
   });
   if (!st.ok()) return st;
   return out;
 }
 
-Result<Request> SqliteStore::DecideRequest(const std::string& request_id,
-                                           const std::string& decision, const std::string& scope,
-                                           const std::string& decided_by) {
+Result<Request> SqlStore::DecideRequest(const std::string& request_id, const std::string& decision,
+                                        const std::string& scope, const std::string& decided_by) {
   std::string status;
-  if (decision == "approve") status = "approved";
-  else if (decision == "deny") status = "denied";
-  else return InvalidArgument("decision must be approve or deny", "decision");
+  if (decision == "approve")
+    status = "approved";
+  else if (decision == "deny")
+    status = "denied";
+  else
+    return InvalidArgument("decision must be approve or deny", "decision");
   if (!scope.empty() && scope != "once" && scope != "task") {
     return InvalidArgument("scope must be once or task", "scope");
   }
@@ -149,7 +151,7 @@ Result<Request> SqliteStore::DecideRequest(const std::string& request_id,
       g.uses_left = g.scope == "once" ? 1 : -1;
       MAESTRO_RETURN_IF_ERROR(InsertGrant(tx, g));
     }
-    MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
+    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(
         tx, r->task_id, r->job_id, "request.decided",
         {{"request_id", r->id}, {"kind", r->kind}, {"status", status}, {"scope", scope}}));
     // The parked job resumes in the same transaction: either way (approved or
@@ -163,7 +165,7 @@ Result<Request> SqliteStore::DecideRequest(const std::string& request_id,
   return *out;
 }
 
-Result<Grant> SqliteStore::AddGrant(const Grant& in) {
+Result<Grant> SqlStore::AddGrant(const Grant& in) {
   if (in.scope != "once" && in.scope != "task") {
     return InvalidArgument("scope must be once or task", "scope");
   }
@@ -176,39 +178,38 @@ Result<Grant> SqliteStore::AddGrant(const Grant& in) {
   return g;
 }
 
-Result<std::vector<Grant>> SqliteStore::ListGrants(const std::string& task_id) {
+Result<std::vector<Grant>> SqlStore::ListGrants(const std::string& task_id) {
   std::vector<Grant> out;
-  Status st = Read([&](SqliteConn& conn) -> Status {
-    auto s = conn.Prepare(std::string("SELECT ") + sqlite::kGrantCols +
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare(std::string("SELECT ") + sql::kGrantCols +
                           " FROM grants WHERE task_id = ?1 ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id);
-    return sqlite::CollectRows(*s, sqlite::ReadGrant, &out);
+    return sql::CollectRows(*s, sql::ReadGrant, &out);
   });
   if (!st.ok()) return st;
   return out;
 }
 
-Result<std::optional<Grant>> SqliteStore::ConsumeGrant(const std::string& task_id,
-                                                       const std::string& tool_name,
-                                                       const std::string& args_hash) {
+Result<std::optional<Grant>> SqlStore::ConsumeGrant(const std::string& task_id,
+                                                    const std::string& tool_name,
+                                                    const std::string& args_hash) {
   std::optional<Grant> used;
   Status st = Write([&](Tx& tx) -> Status {
     // Prefer a once-grant bound to exactly these arguments (it is the answer
     // to this very request), then a task-wide grant.
-    auto s = tx.conn.Prepare(
-        std::string("SELECT ") + sqlite::kGrantCols +
-        " FROM grants WHERE task_id = ?1 AND tool_name = ?2"
-        " AND (expires_at IS NULL OR expires_at > ?4)"
-        " AND (uses_left IS NULL OR uses_left > 0)"
-        " AND ((scope = 'once' AND args_hash = ?3) OR scope = 'task')"
-        " ORDER BY CASE scope WHEN 'once' THEN 0 ELSE 1 END, id LIMIT 1");
+    auto s = tx.conn.Prepare(std::string("SELECT ") + sql::kGrantCols +
+                             " FROM grants WHERE task_id = ?1 AND tool_name = ?2"
+                             " AND (expires_at IS NULL OR expires_at > ?4)"
+                             " AND (uses_left IS NULL OR uses_left > 0)"
+                             " AND ((scope = 'once' AND args_hash = ?3) OR scope = 'task')"
+                             " ORDER BY CASE scope WHEN 'once' THEN 0 ELSE 1 END, id LIMIT 1");
     if (!s.ok()) return s.status();
     s->Bind(1, task_id).Bind(2, tool_name).Bind(3, args_hash).Bind(4, tx.now);
     auto row = s->Step();
     if (!row.ok()) return row.status();
     if (!*row) return Status::Ok();
-    Grant g = sqlite::ReadGrant(*s);
+    Grant g = sql::ReadGrant(*s);
     MAESTRO_RETURN_IF_ERROR(s->Exec());
     if (g.uses_left > 0) {
       auto dec = tx.conn.Prepare("UPDATE grants SET uses_left = uses_left - 1 WHERE id = ?1");
@@ -217,9 +218,9 @@ Result<std::optional<Grant>> SqliteStore::ConsumeGrant(const std::string& task_i
       MAESTRO_RETURN_IF_ERROR(dec->Exec());
       g.uses_left -= 1;
     }
-    MAESTRO_RETURN_IF_ERROR(sqlite::InsertEvent(
-        tx, task_id, "", "grant.used",
-        {{"grant_id", g.id}, {"tool", tool_name}, {"args_hash", args_hash}}));
+    MAESTRO_RETURN_IF_ERROR(
+        sql::InsertEvent(tx, task_id, "", "grant.used",
+                         {{"grant_id", g.id}, {"tool", tool_name}, {"args_hash", args_hash}}));
     used = std::move(g);
     return Status::Ok();
   });

@@ -1,8 +1,8 @@
-#include "store/sqlite/rows.h"
+#include "store/sql/rows.h"
 
 #include "core/ids.h"
 
-namespace maestro::sqlite {
+namespace maestro::sql {
 
 const char* const kTaskCols =
     "id, title, instruction, piece, space, visibility, owner, task_source, status, "
@@ -152,7 +152,7 @@ Event ReadEvent(const Stmt& s) {
   return e;
 }
 
-Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
+Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c) {
   c.id = NewSortableId(tx.now);
   c.created_at = tx.now;
   auto s = tx.conn.Prepare(
@@ -177,7 +177,7 @@ Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c) {
   return c;
 }
 
-Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id) {
+Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id) {
   auto st = conn.Prepare(std::string("SELECT ") + kJobCols + " FROM jobs WHERE id = ?1");
   if (!st.ok()) return st.status();
   st->Bind(1, job_id);
@@ -187,20 +187,23 @@ Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id) {
   return ReadJob(*st);
 }
 
-Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::string& job_id,
-                   const std::string& type, const Json& payload) {
+Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::string& job_id,
+                   const std::string& type, const Json& payload, int64_t* id) {
   auto st = tx.conn.Prepare(
       "INSERT INTO events(task_id, job_id, type, payload, created_at) "
-      "VALUES (?2, ?3, ?4, ?5, ?6)");
+      "VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id");
   if (!st.ok()) return st.status();
-  st->Bind(2, task_id)
-      .BindNullable(3, job_id)
-      .Bind(4, type)
-      .Bind(5, DumpJson(payload))
-      .Bind(6, tx.now);
+  st->Bind(1, task_id)
+      .BindNullable(2, job_id)
+      .Bind(3, type)
+      .Bind(4, DumpJson(payload))
+      .Bind(5, tx.now);
+  auto row = st->Step();
+  if (!row.ok()) return row.status();
+  if (id != nullptr && *row) *id = st->Int(0);
   MAESTRO_RETURN_IF_ERROR(st->Exec());
-  tx.events.push_back(CommittedEvent{task_id, job_id, type});
+  tx.effects.events.push_back(CommittedEvent{task_id, job_id, type});
   return Status::Ok();
 }
 
-}  // namespace maestro::sqlite
+}  // namespace maestro::sql

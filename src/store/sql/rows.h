@@ -1,14 +1,14 @@
-// Row <-> struct mapping for SqliteStore: the column lists each SELECT uses
+// Row <-> struct mapping for SqlStore: the column lists each SELECT uses
 // and the readers that turn a stepped statement into a value.
 #pragma once
 
 #include <vector>
 
-#include "store/sqlite/db.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/conn.h"
+#include "store/sql/sql_store.h"
 #include "store/types.h"
 
-namespace maestro::sqlite {
+namespace maestro::sql {
 
 extern const char* const kTaskCols;
 extern const char* const kJobCols;
@@ -37,13 +37,14 @@ Status CollectRows(Stmt& s, ReadFn read, std::vector<T>* out) {
 
 // Inserts a comment (id and created_at assigned here) and its
 // comment.created event inside the caller's transaction.
-Result<Comment> InsertComment(SqliteStore::Tx& tx, Comment c);
+Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c);
 
 // Loads one job by id inside a transaction; kNotFound when absent.
-Result<Job> LoadJob(SqliteConn& conn, const std::string& job_id);
+Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id);
 
-// Appends an event row (id assigned here) inside the caller's transaction.
-Status InsertEvent(SqliteStore::Tx& tx, const std::string& task_id, const std::string& job_id,
-                   const std::string& type, const Json& payload);
+// Appends an event row inside the caller's transaction; the id the database
+// assigned goes to *id when given.
+Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::string& job_id,
+                   const std::string& type, const Json& payload, int64_t* id = nullptr);
 
-}  // namespace maestro::sqlite
+}  // namespace maestro::sql

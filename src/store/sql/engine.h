@@ -1,0 +1,44 @@
+// SqlEngine: how SqlStore's transactions run on one database — connections,
+// BEGIN/COMMIT, retries, and telling other processes that something changed.
+//
+// SqliteEngine (store/sqlite/sqlite_engine.h) group-commits the writes of one
+// process on one writer connection; PgEngine (store/postgres/pg_engine.h)
+// runs each write on a pooled connection and retries it on a serialization
+// failure or deadlock, so a body must be safe to run again from scratch.
+//
+// Thread safety: Write and Read may be called from any thread concurrently.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "store/sql/conn.h"
+#include "store/store.h"
+
+namespace maestro::sql {
+
+// What a write transaction did that others may want to hear after commit.
+struct TxEffects {
+  bool job_available = false;          // a job became claimable
+  std::vector<CommittedEvent> events;  // the event rows it wrote
+};
+
+// One attempt of a write transaction. `effects` starts empty on every attempt.
+using TxBody = std::function<Status(Conn& conn, TimeMs now, TxEffects& effects)>;
+
+class SqlEngine {
+ public:
+  virtual ~SqlEngine() = default;
+  virtual Dialect dialect() const = 0;
+  // Runs `body` atomically and durably; returns after the commit holding it,
+  // with `*committed` set to the effects of the attempt that committed.
+  virtual Status Write(const TxBody& body, TxEffects* committed) = 0;
+  // Runs `body` on a connection outside an explicit transaction.
+  virtual Status Read(const std::function<Status(Conn&)>& body) = 0;
+  // Schema version after migrations.
+  virtual Result<int> SchemaVersion() = 0;
+};
+
+}  // namespace maestro::sql

@@ -1,0 +1,133 @@
+// SqlStore: the Store contract as row code shared by both backends.
+//
+// Every method is one transaction run by a SqlEngine (sql/engine.h): the
+// SQLite engine group-commits the writes of one process on one writer
+// connection; the PostgreSQL engine runs each on a pooled connection at
+// SERIALIZABLE and re-runs it on a serialization conflict, so a write body
+// starts from its inputs on every attempt. The statements are written once
+// in the SQL both accept (sql/conn.h); the policy they apply — which gate a
+// comment takes, what an outcome does to a job — is pure code in
+// store/policy.h. After a commit the local hooks (StoreOptions) fire; the
+// PostgreSQL engine also tells other processes through NOTIFY.
+//
+// Thread safety: all methods are safe to call concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/sql/engine.h"
+#include "store/store.h"
+
+namespace maestro {
+
+class SqlStore : public Store {
+ public:
+  SqlStore(std::unique_ptr<sql::SqlEngine> engine, StoreOptions options);
+  ~SqlStore() override;
+
+  Result<CreatedTask> CreateTask(const NewTask& task) override;
+  Result<Task> GetTask(const std::string& task_id) override;
+  Result<std::vector<Task>> ListTasks(const std::string& status, int limit) override;
+  Status AddTaskStats(const std::string& task_id, const TaskStatsDelta& delta) override;
+  Result<Comment> AddComment(const Comment& comment) override;
+  Result<std::vector<Comment>> ListComments(const std::string& task_id) override;
+
+  Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
+                                    const std::string& body) override;
+  Result<std::vector<Comment>> ListUndeliveredComments(const std::string& job_id) override;
+  Status AckDeliveredComments(const std::vector<std::string>& comment_ids) override;
+  Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
+                                      const std::string& author, const std::string& note) override;
+  Result<std::map<std::string, int64_t>> CountJobsByStatus() override;
+
+  Result<Job> EnqueueJob(const NewJob& job) override;
+  Result<Job> GetJob(const std::string& job_id) override;
+  Result<std::vector<Job>> ListJobs(const std::string& task_id) override;
+  Result<std::vector<Job>> ListChildJobs(const std::string& parent_job_id) override;
+  Result<std::optional<Job>> ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) override;
+  Result<HeartbeatReply> Heartbeat(const Lease& lease, int64_t lease_ms) override;
+  Status FinishJob(const Lease& lease, const JobOutcome& outcome) override;
+  Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease, const JobOutcome& outcome,
+                                                const ClaimFilter& filter,
+                                                int64_t lease_ms) override;
+  Result<std::vector<Job>> RecoverExpiredLeases(
+      const std::function<JobOutcome(const Job&)>& decide) override;
+  Result<CancelReport> RequestCancel(const std::string& job_id) override;
+  Result<bool> IsCancelRequested(const std::string& job_id) override;
+  Status ResumeParkedJob(const std::string& job_id) override;
+  Result<std::optional<TimeMs>> NextRetryDue() override;
+
+  Result<Request> CreateRequest(const Request& request) override;
+  Result<Request> GetRequest(const std::string& request_id) override;
+  Result<std::vector<Request>> ListRequests(const std::string& task_id,
+                                            const std::string& kind) override;
+  Result<Request> DecideRequest(const std::string& request_id, const std::string& decision,
+                                const std::string& scope, const std::string& decided_by) override;
+  Result<Grant> AddGrant(const Grant& grant) override;
+  Result<std::vector<Grant>> ListGrants(const std::string& task_id) override;
+  Result<std::optional<Grant>> ConsumeGrant(const std::string& task_id,
+                                            const std::string& tool_name,
+                                            const std::string& args_hash) override;
+
+  Result<Event> AppendEvent(const Event& event) override;
+  Result<std::vector<Event>> ListEvents(const std::string& task_id, const std::string& after_id,
+                                        int limit) override;
+
+  Status AddApiToken(const std::string& token_hash, const std::string& user) override;
+  Result<std::optional<std::string>> UserForToken(const std::string& token_hash) override;
+  Result<int64_t> CountApiTokens() override;
+  Result<std::vector<Event>> ListAllEvents(const std::string& after_id, int limit) override;
+  Result<std::string> GetCursor(const std::string& name) override;
+  Status SetCursor(const std::string& name, const std::string& value) override;
+  Status RecordDelivery(const WebhookDelivery& delivery) override;
+  Result<std::vector<WebhookDelivery>> ListDeliveries(int limit) override;
+  Result<std::vector<Notification>> ListNotifications(const std::string& user, bool unread_only,
+                                                      int limit) override;
+  Status MarkNotificationsRead(const std::string& user,
+                               const std::vector<std::string>& ids) override;
+  Result<ApiMetrics> ComputeApiMetrics() override;
+
+  // Schema version after migrations (for tests and `maestro version`).
+  Result<int> SchemaVersion();
+
+  // State shared by the statements of one write transaction.
+  struct Tx {
+    sql::Conn& conn;
+    TimeMs now;
+    sql::TxEffects& effects;  // job_available, events: announced after commit
+  };
+
+ protected:
+  sql::SqlEngine& engine() { return *engine_; }
+
+ private:
+  // Runs `body` atomically and durably (possibly more than once, see
+  // above), then fires the hooks for what the committed attempt did.
+  Status Write(const std::function<Status(Tx&)>& body);
+  Status Read(const std::function<Status(sql::Conn&)>& body);
+  sql::Dialect dialect() const { return dialect_; }
+
+  // Job state machine pieces shared by several methods (sql_jobs.cc).
+  Status ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& outcome);
+  Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
+  Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
+  Result<Job> InsertJob(Tx& tx, const NewJob& job);
+  Status ResumeIfWaitingHuman(Tx& tx, const std::string& job_id);
+  // The comment gate at a job's end (sql_gates.cc): how many user
+  // comments of `job_id` are undelivered, and handing them on to the job's
+  // queued continuation or a new follow-up job.
+  Result<int64_t> CountUndelivered(Tx& tx, const std::string& job_id);
+  // The first job of the task created with `spawn_key`, if any.
+  Result<std::optional<Job>> FindSpawned(Tx& tx, const std::string& spawn_key);
+  Status HandOnUndelivered(Tx& tx, const Job& job);
+  Status MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id);
+  Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
+
+  std::unique_ptr<sql::SqlEngine> engine_;
+  const sql::Dialect dialect_;
+  StoreOptions options_;
+};
+
+}  // namespace maestro

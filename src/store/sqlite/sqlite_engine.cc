@@ -1,0 +1,144 @@
+#include "store/sqlite/sqlite_engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include "store/sqlite/migrations.h"
+
+namespace maestro::sqlite {
+
+// Returns its connection to the pool on destruction.
+class SqliteEngine::PooledConn {
+ public:
+  PooledConn(SqliteEngine* engine, std::unique_ptr<SqliteConn> conn)
+      : engine_(engine), conn_(std::move(conn)) {}
+  PooledConn(PooledConn&& o) noexcept = default;
+  ~PooledConn() {
+    if (conn_) engine_->Release(std::move(conn_));
+  }
+  SqliteConn& operator*() { return *conn_; }
+
+ private:
+  SqliteEngine* engine_;
+  std::unique_ptr<SqliteConn> conn_;
+};
+
+Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path, Clock* clock) {
+  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(path, clock));
+  auto conn = SqliteConn::Open(path);
+  if (!conn.ok()) return conn.status();
+  auto applied = ApplyMigrations(**conn, clock->NowMs());
+  if (!applied.ok()) return applied.status();
+  if (*applied > 0) spdlog::info("store: applied {} migration(s) to {}", *applied, path);
+  engine->writer_ = std::move(conn).value();
+  return engine;
+}
+
+Result<SqliteEngine::PooledConn> SqliteEngine::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto conn = std::move(pool_.back());
+      pool_.pop_back();
+      return PooledConn(this, std::move(conn));
+    }
+  }
+  auto conn = SqliteConn::Open(path_);
+  if (!conn.ok()) return conn.status();
+  return PooledConn(this, std::move(conn).value());
+}
+
+void SqliteEngine::Release(std::unique_ptr<SqliteConn> conn) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(std::move(conn));
+}
+
+// Group commit. Each caller queues its body; whoever finds no leader
+// becomes the leader, takes every queued body, runs them one after another
+// inside ONE transaction (each in its own savepoint, so a failing body rolls
+// back only itself) and commits once. Followers sleep until their body has
+// been committed by a leader. Under concurrency the hot pages (queue index,
+// events, tasks) are written to the WAL once per batch instead of once per
+// caller; alone, a caller leads its own batch of one with no hand-off.
+Status SqliteEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
+  PendingWrite op;
+  op.body = &body;
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(&op);
+  while (!op.done) {
+    if (leader_active_) {
+      queue_cv_.wait(lock);
+      continue;
+    }
+    leader_active_ = true;
+    std::vector<PendingWrite*> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    RunBatch(batch);
+    lock.lock();
+    leader_active_ = false;
+    for (PendingWrite* w : batch) w->done = true;
+    queue_cv_.notify_all();
+  }
+  lock.unlock();
+  if (op.result.ok()) *committed = std::move(op.effects);
+  return op.result;
+}
+
+void SqliteEngine::RunBatch(const std::vector<PendingWrite*>& batch) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  SqliteConn& conn = *writer_;
+  Status begin = conn.ExecScript("BEGIN IMMEDIATE");
+  if (!begin.ok()) {
+    for (PendingWrite* w : batch) w->result = begin;
+    return;
+  }
+  const bool single = batch.size() == 1;
+  for (PendingWrite* w : batch) {
+    const TimeMs now = clock_->NowMs();
+    if (single) {
+      w->result = (*w->body)(conn, now, w->effects);
+    } else {
+      w->result = conn.ExecScript("SAVEPOINT w");
+      if (w->result.ok()) w->result = (*w->body)(conn, now, w->effects);
+      if (w->result.ok()) {
+        w->result = conn.ExecScript("RELEASE w");
+      } else {
+        conn.ExecScript("ROLLBACK TO w; RELEASE w").IgnoreError();
+      }
+    }
+    if (!w->result.ok()) w->effects = {};  // a rolled-back body wrote nothing
+  }
+  if (single && !batch[0]->result.ok()) {
+    conn.ExecScript("ROLLBACK").IgnoreError();
+    return;
+  }
+  Status commit = conn.ExecScript("COMMIT");
+  if (!commit.ok()) {
+    conn.ExecScript("ROLLBACK").IgnoreError();
+    for (PendingWrite* w : batch) {
+      if (w->result.ok()) w->result = commit;  // nothing of the batch was kept
+    }
+  }
+}
+
+Status SqliteEngine::Read(const std::function<Status(sql::Conn&)>& body) {
+  auto pooled = Acquire();
+  if (!pooled.ok()) return pooled.status();
+  return body(**pooled);
+}
+
+Result<int> SqliteEngine::SchemaVersion() {
+  int version = 0;
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto s = conn.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    if (!s.ok()) return s.status();
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    version = static_cast<int>(s->Int(0));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return version;
+}
+
+}  // namespace maestro::sqlite
