@@ -30,7 +30,7 @@ using cli::Fail;
 using cli::LoadEffectiveConfig;
 
 // Opens the store for a one-shot command (no workers in this process).
-Result<std::unique_ptr<SqliteStore>> OpenForCommand(const std::string& config_path) {
+Result<std::unique_ptr<SqlStore>> OpenForCommand(const std::string& config_path) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return cfg.status();
   spdlog::set_level(spdlog::level::warn);
@@ -129,6 +129,13 @@ int main(int argc, char** argv) {
 
   auto* serve = app.add_subcommand("serve", "Run the API server and worker threads");
   auto* worker = app.add_subcommand("worker", "Run worker threads only (shares the database)");
+  int workers_flag = -1;
+  for (auto* c : {serve, worker}) {
+    c->add_option("--workers", workers_flag,
+                  "Worker threads in this process (default: config `workers`; serve --workers 0 "
+                  "is API only)")
+        ->check(CLI::NonNegativeNumber);
+  }
 
   auto* run = app.add_subcommand("run", "Run one task in the foreground and print its result");
   std::string run_instruction;
@@ -201,8 +208,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
-  if (*serve) return cli::Serve(config, /*with_api=*/true);
-  if (*worker) return cli::Serve(config, /*with_api=*/false);
+  if (*serve) return cli::Serve(config, /*with_api=*/true, workers_flag);
+  if (*worker) return cli::Serve(config, /*with_api=*/false, workers_flag);
   unblock();
   if (*run) return cli::RunInForeground(config, run_piece, run_instruction);
   if (!server_flag.empty()) remote.server = server_flag;

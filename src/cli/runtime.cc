@@ -7,6 +7,10 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/shared_data_dir.h"
+#include "store/postgres/pg_store.h"
+#include "store/sqlite/sqlite_store.h"
+
 namespace maestro::cli {
 namespace {
 
@@ -39,8 +43,8 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
   return cfg;
 }
 
-Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                               CommitFn on_commit) {
+Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<void()> wake,
+                                            CommitFn on_commit, DataDirRole role) {
   std::error_code ec;
   std::filesystem::create_directories(cfg.data_dir, ec);
   if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
@@ -48,7 +52,23 @@ Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<
   so.default_max_attempts = cfg.jobs.retry.max_attempts;
   so.on_job_available = std::move(wake);
   so.on_commit = std::move(on_commit);
-  return SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
+  if (cfg.database.url.empty()) {
+    auto s = SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<SqlStore>(std::move(s).value());
+  }
+  PgStoreOptions po;
+  po.url = cfg.database.url;
+  po.pool_size = cfg.database.pool_size;
+  po.notify = cfg.database.notify;
+  auto pg = PgStore::Open(po, so);
+  if (!pg.ok()) return pg.status();
+  auto id = (*pg)->DatabaseId();
+  if (!id.ok()) return id.status();
+  Status shared = role == DataDirRole::kOwner ? ClaimSharedDataDir(cfg.data_dir, *id)
+                                              : CheckSharedDataDir(cfg.data_dir, *id);
+  if (!shared.ok()) return shared;
+  return std::unique_ptr<SqlStore>(std::move(pg).value());
 }
 
 void Runtime::Stop() {
@@ -57,7 +77,7 @@ void Runtime::Stop() {
   if (janitor) janitor->Stop();
 }
 
-Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
+Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks, DataDirRole role) {
   Runtime rt;
   auto store = OpenStore(
       cfg,
@@ -67,7 +87,8 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks) {
       [hooks](const std::vector<CommittedEvent>& events) {
         if (api::EventSignal* s = hooks->signal) s->Notify(events);
         if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
-      });
+      },
+      role);
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
   // Task context files (seed 002): settings checked, directories put where

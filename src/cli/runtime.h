@@ -23,7 +23,7 @@
 #include "engine_setup.h"
 #include "notify/job_stream.h"
 #include "notify/webhooks.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/sql_store.h"
 #include "worker/lease_sweeper.h"
 #include "worker/worker_pool.h"
 
@@ -36,11 +36,19 @@ int Fail(const Status& st);
 // The config: --config, else ./maestro.yaml when present; warnings printed.
 Result<Config> LoadEffectiveConfig(const std::string& flag);
 
-// Opens (and migrates) data_dir/maestro.db. `wake` runs after a commit that
-// made a job claimable, `on_commit` after every commit with its events.
+// Who opens the store: the API's process owns the data dir (it records the
+// PostgreSQL database's id there); a `maestro worker` must find that record
+// (cli/shared_data_dir.h). SQLite ignores the role.
+enum class DataDirRole { kOwner, kWorker };
+
+// Opens (and migrates) the store: PostgreSQL when database_url is set, else
+// data_dir/maestro.db. `wake` runs after a commit that made a job
+// claimable, `on_commit` after every commit with its events (on PostgreSQL
+// also for commits of other processes, through LISTEN/NOTIFY).
 using CommitFn = std::function<void(const std::vector<CommittedEvent>&)>;
-Result<std::unique_ptr<SqliteStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                               CommitFn on_commit = nullptr);
+Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<void()> wake,
+                                            CommitFn on_commit = nullptr,
+                                            DataDirRole role = DataDirRole::kOwner);
 
 // Objects created after the store that its hooks must reach.
 struct Hooks {
@@ -51,7 +59,7 @@ struct Hooks {
 };
 
 struct Runtime {
-  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<SqlStore> store;
   EngineSetup engine;
   std::unique_ptr<WorkerPool> pool;  // null until StartWorkers
   std::unique_ptr<LeaseSweeper> sweeper;
@@ -63,7 +71,8 @@ struct Runtime {
 
 // The store with its hooks wired, the context directories reconciled with it
 // and the janitor started. No job is claimed yet.
-Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks);
+Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
+                            DataDirRole role = DataDirRole::kOwner);
 
 // Builds the engine from `cfg` (its llm.base_url is read here, once) and
 // starts the worker pool and the lease sweeper.

@@ -53,7 +53,7 @@ engine::DeltaFn PublishToStreams(std::shared_ptr<Hooks> hooks) {
   };
 }
 
-ApiOptions MakeApiOptions(const Config& cfg, SqliteStore& store, std::shared_ptr<Hooks> hooks,
+ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Hooks> hooks,
                           const std::string& ui_dir) {
   ApiOptions ao;
   ao.http.host = cfg.listen_host;
@@ -117,12 +117,13 @@ Status EnsureAdmin(const Config& cfg, Store& store) {
 
 }  // namespace
 
-int Serve(const std::string& config_path, bool with_api) {
+int Serve(const std::string& config_path, bool with_api, int workers_override) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return Fail(cfg.status());
+  if (workers_override >= 0) cfg->workers = workers_override;
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
   auto hooks = std::make_shared<Hooks>();
-  auto rt = OpenRuntime(*cfg, hooks);
+  auto rt = OpenRuntime(*cfg, hooks, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;

@@ -12,6 +12,6 @@
 
 namespace maestro::cli {
 
-int Serve(const std::string& config_path, bool with_api);
+int Serve(const std::string& config_path, bool with_api, int workers_override = -1);
 
 }  // namespace maestro::cli

@@ -66,6 +66,23 @@ const std::map<std::string, Setter>& Keys() {
               {
                   {"data_dir",
                    StringField([](Config& c, const std::string& v) { c.data_dir = v; })},
+                  {"database_url",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     if (!v.empty() && v.rfind("postgresql://", 0) != 0 &&
+                         v.rfind("postgres://", 0) != 0) {
+                       return InvalidArgument(
+                           fmt::format("{}: database_url must start with postgresql://", where),
+                           where);
+                     }
+                     c.database.url = v;
+                     return Status::Ok();
+                   }},
+                  {"database.pool_size",
+                   IntField(1, [](Config& c,
+                                  int64_t v) { c.database.pool_size = static_cast<int>(v); })},
+                  {"database.notify",
+                   OneOf({"true", "false"},
+                         [](Config& c, const std::string& v) { c.database.notify = v == "true"; })},
                   {"listen",
                    [](Config& c, const std::string& v, const std::string& where) {
                      Status st = ParseListen(v, &c.listen_host, &c.listen_port);
@@ -187,6 +204,7 @@ const std::map<std::string, Setter>& Keys() {
 const std::map<std::string, std::string>& EnvKeys() {
   static const std::map<std::string, std::string> env = {
       {"MAESTRO_DATA_DIR", "data_dir"},
+      {"MAESTRO_DATABASE_URL", "database_url"},
       {"MAESTRO_LISTEN", "listen"},
       {"MAESTRO_WORKERS", "workers"},
       {"MAESTRO_ADMIN_TOKEN", "admin_token"},

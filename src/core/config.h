@@ -94,8 +94,20 @@ struct HttpConfig {
   int64_t write_timeout_ms = 30'000;
 };
 
+// The shared job store (docs/operations.md "Running on PostgreSQL"). An
+// empty url keeps the embedded SQLite file data_dir/maestro.db.
+struct DatabaseConfig {
+  std::string url;  // postgresql://user@host:port/db, MAESTRO_DATABASE_URL
+  int pool_size = 8;
+  // LISTEN/NOTIFY wakes workers and streams of other processes at once;
+  // false behind PgBouncer in transaction mode (NOTIFY does not pass), where
+  // workers and streams poll.
+  bool notify = true;
+};
+
 struct Config {
   std::string data_dir = "./data";
+  DatabaseConfig database;
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   int workers = 2;

@@ -1,31 +1,36 @@
-// Test fixture: a real SqliteStore on a temp file, driven by a FakeClock.
+// Test fixtures over a real store driven by a FakeClock.
+//
+// StoreTest: a SqliteStore on a temp file (what most tests need).
+// StoreConformance: the same tests run once per backend — SQLite and a real
+// PostgreSQL 15 started by the suite (support/pg_server.h) — so the Store
+// contract is proven on both (tests/unit/store/). When PostgreSQL cannot
+// start, its half is skipped with the reason; with MAESTRO_REQUIRE_POSTGRES=1
+// (CI) it fails instead.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/sql/sql_store.h"
 #include "support/temp_dir.h"
 
 namespace maestro::testing {
+
+enum class StoreBackend { kSqlite, kPostgres };
 
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override { Reopen(); }
 
-  void Reopen() {
-    store_.reset();
-    StoreOptions o;
-    o.clock = &clock_;
-    o.default_max_attempts = 3;
-    o.on_job_available = [this] { ++wakeups_; };
-    auto s = SqliteStore::Open(dir_.File("maestro.db"), o);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-  }
+  // Closes and reopens the store on the same database (a restart).
+  void Reopen();
+  // A second, independent store on the same database: its own connections
+  // and write lock, standing in for another process.
+  Result<std::unique_ptr<SqlStore>> OpenAnother(StoreOptions o);
 
   // A task with one queued job running `piece`.
   Store::CreatedTask NewTaskWith(const std::string& piece = "ok") {
@@ -61,10 +66,27 @@ class StoreTest : public ::testing::Test {
     return j.ok() ? j->status : JobStatus::kFailed;
   }
 
+  StoreBackend backend_ = StoreBackend::kSqlite;
+  std::string pg_url_;  // the test's own PostgreSQL database
   TempDir dir_;
   FakeClock clock_;
   std::atomic<int> wakeups_{0};
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<SqlStore> store_;
 };
+
+class StoreConformance : public StoreTest,
+                         public ::testing::WithParamInterface<StoreBackend> {
+ protected:
+  void SetUp() override;
+};
+
+std::string BackendName(const ::testing::TestParamInfo<StoreBackend>& info);
+
+// Instantiates a StoreConformance-derived suite on both backends.
+#define MAESTRO_STORE_CONFORMANCE(Suite)                                                  \
+  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                               \
+                           ::testing::Values(::maestro::testing::StoreBackend::kSqlite,   \
+                                             ::maestro::testing::StoreBackend::kPostgres), \
+                           ::maestro::testing::BackendName)
 
 }  // namespace maestro::testing

@@ -48,9 +48,12 @@ inline std::string Position(Dialect d, std::string_view haystack, std::string_vi
   return "instr(" + std::string(haystack) + ", " + std::string(needle) + ")";
 }
 
-// Appended to a SELECT inside a write transaction: lock the rows read until
-// commit. SQLite needs nothing (its writers are serialized).
-inline const char* ForUpdate(Dialect d) { return d == Dialect::kPostgres ? " FOR UPDATE" : ""; }
+// A table's index hint: SQLite's planner otherwise scans the partial index
+// of another status; PostgreSQL has no hints and needs none.
+inline std::string IndexedBy(Dialect d, std::string_view index) {
+  if (d == Dialect::kPostgres) return "";
+  return " INDEXED BY " + std::string(index);
+}
 
 // Appended to the claim pick: other claimers skip rows this one holds.
 inline const char* ForUpdateSkipLocked(Dialect d) {

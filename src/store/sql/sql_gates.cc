@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/ids.h"
+#include "store/policy.h"
 #include "store/sql/rows.h"
 #include "store/sql/sql_store.h"
 
@@ -34,26 +35,6 @@ Result<Task> LoadTask(sql::Conn& conn, const std::string& task_id) {
   return sql::ReadTask(*s);
 }
 
-// The follow-up of `job`: it re-enters where `job` stopped (seed 000: ASK
-// answers inherit resume_movement and ask_count).
-NewJob FollowUpOf(const Job& job) {
-  NewJob next;
-  next.task_id = job.task_id;
-  next.piece = job.piece;
-  next.model = job.model;
-  next.profile = job.profile;
-  next.continued_from_job_id = job.id;
-  next.resume_movement = job.resume_movement;
-  next.ask_count = job.ask_count;
-  return next;
-}
-
-bool WaitsForApproval(const Job& j) {
-  return j.status == JobStatus::kWaitingHuman &&
-         (j.wait_reason == "tool_request" || j.wait_reason == "package_request" ||
-          j.wait_reason == "spawn_request");
-}
-
 }  // namespace
 
 Status SqlStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
@@ -79,58 +60,46 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
     if (!task.ok()) return task.status();
     auto newest = NewestJob(tx.conn, task_id);
     if (!newest.ok()) return newest.status();
+    const std::optional<Job>& job = *newest;
+    const policy::CommentGate gate = policy::DecideCommentGate(job);
+    if (gate == policy::CommentGate::kDecideFirst) {
+      return Conflict(fmt::format("job {} waits for a {} decision: decide the request first",
+                                  job->id, job->wait_reason));
+    }
     Comment c;
     c.task_id = task_id;
     c.author = author;
     c.body = body;
-    const std::optional<Job>& job = *newest;
-
-    if (job && WaitsForApproval(*job)) {
-      return Conflict(fmt::format("job {} waits for a {} decision: decide the request first",
-                                  job->id, job->wait_reason));
-    }
-    if (job && (job->status == JobStatus::kRunning || job->status == JobStatus::kWaitingSubtasks)) {
-      // Delivered into the running agent at its next iteration boundary.
-      c.kind = "interjection";
+    c.kind = policy::CommentKind(gate);
+    out.outcome = policy::GateOutcome(gate);
+    if (gate == policy::CommentGate::kInterjection || gate == policy::CommentGate::kReused) {
       c.job_id = job->id;
-      out.outcome = "interjection";
-      out.job = *job;
-    } else if (job && (job->status == JobStatus::kQueued || job->status == JobStatus::kRetry)) {
-      // The pending job has not started: it will see the comment as context.
-      c.kind = "reply";
-      c.job_id = job->id;
-      out.outcome = "reused";
       out.job = *job;
     } else {
-      // Waiting on ASK, ended, or never ran: a follow-up job that re-enters
-      // where the last one stopped.
       NewJob next;
       if (job) {
-        next = FollowUpOf(*job);
+        next = policy::FollowUpOf(*job);
       } else {
         next.task_id = task_id;
         next.piece = task->piece;
         next.model = task->model;
       }
-      if (job && job->status == JobStatus::kWaitingHuman) {
+      if (gate == policy::CommentGate::kAnswer) {
         // The ASK is answered: its job ends, the follow-up carries on.
         auto close = tx.conn.Prepare(
             "UPDATE jobs SET status = 'succeeded', result = ?2, finished_at = ?3, updated_at = ?3,"
             " wait_reason = '' WHERE seq = ?1");
         if (!close.ok()) return close.status();
-        close->Bind(1, job->seq).Bind(2, "answered by a comment; continued in a follow-up job");
-        close->Bind(3, tx.now);
+        close->Bind(1, job->seq).Bind(2, policy::kAnsweredResult).Bind(3, tx.now);
         MAESTRO_RETURN_IF_ERROR(close->Exec());
         MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job->id, JobStatus::kWaitingHuman));
       }
-      c.kind = job && job->status == JobStatus::kWaitingHuman ? "answer" : "reply";
       auto created = InsertJob(tx, next);
       if (!created.ok()) return created.status();
       // What the ended job never delivered (it failed, or was cancelled,
       // with a comment pending) goes with this one.
       if (job) MAESTRO_RETURN_IF_ERROR(MoveUndelivered(tx, *job, created->id));
       c.job_id = created->id;
-      out.outcome = "followup";
       out.job = std::move(created).value();
     }
     auto comment = sql::InsertComment(tx, c);
@@ -167,7 +136,7 @@ Status SqlStore::HandOnUndelivered(Tx& tx, const Job& job) {
   std::string to = *row ? cont->Text(0) : "";
   MAESTRO_RETURN_IF_ERROR(cont->Exec());
   if (to.empty()) {
-    auto created = InsertJob(tx, FollowUpOf(job));
+    auto created = InsertJob(tx, policy::FollowUpOf(job));
     if (!created.ok()) return created.status();
     to = created->id;
   }
@@ -225,18 +194,9 @@ Result<Store::ContinueResult> SqlStore::ContinueTask(const std::string& task_id,
     if (!task.ok()) return task.status();
     auto newest = NewestJob(tx.conn, task_id);
     if (!newest.ok()) return newest.status();
-    if (!*newest) return Conflict("task " + task_id + " has no job to continue");
+    MAESTRO_RETURN_IF_ERROR(policy::CheckContinue(task_id, *newest));
     const Job& prev = **newest;
-    if (!IsTerminal(prev.status)) {
-      return Conflict(fmt::format("job {} is {}; only a finished task can be continued", prev.id,
-                                  JobStatusName(prev.status)));
-    }
-    NewJob next;
-    next.task_id = task_id;
-    next.piece = piece.empty() ? prev.piece : piece;
-    next.model = prev.model;
-    next.profile = prev.profile;
-    next.continued_from_job_id = prev.id;
+    NewJob next = policy::ContinuationOf(prev, piece);
     auto created = InsertJob(tx, next);
     if (!created.ok()) return created.status();
     MAESTRO_RETURN_IF_ERROR(MoveUndelivered(tx, prev, created->id));

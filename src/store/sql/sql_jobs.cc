@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/ids.h"
+#include "store/policy.h"
 #include "store/sql/rows.h"
 #include "store/sql/sql_store.h"
 
@@ -53,6 +54,20 @@ Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
     if (!*row) return out;
     out.push_back(sql::ReadJob(*s));
   }
+}
+
+// Children of `parent_id` not yet terminal.
+Result<int64_t> CountOpenChildren(sql::Conn& conn, const std::string& parent_id) {
+  auto open = conn.Prepare(
+      "SELECT COUNT(*) FROM jobs WHERE parent_job_id = ?1"
+      " AND status NOT IN ('succeeded', 'failed', 'cancelled')");
+  if (!open.ok()) return open.status();
+  open->Bind(1, parent_id);
+  auto row = open->Step();
+  if (!row.ok()) return row.status();
+  int64_t n = open->Int(0);
+  MAESTRO_RETURN_IF_ERROR(open->Exec());
+  return n;
 }
 
 Status CheckLease(const Job& job, const Lease& lease) {
@@ -187,19 +202,20 @@ Status SqlStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus fr
   if (job.status == JobStatus::kQueued) tx.effects.job_available = true;
 
   if (IsTerminal(job.status) && !job.parent_job_id.empty()) {
-    // Exactly once: the UPDATE matches only while the parent still waits, and
-    // write transactions are serialized, so of two children finishing at the
-    // same time only the later one sees zero open siblings.
-    auto wake = tx.conn.Prepare(
-        "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2"
-        " WHERE id = ?1 AND status = 'waiting_subtasks' AND NOT EXISTS ("
-        "  SELECT 1 FROM jobs c WHERE c.parent_job_id = ?1"
-        "  AND c.status NOT IN ('succeeded', 'failed', 'cancelled'))");
-    if (!wake.ok()) return wake.status();
-    wake->Bind(1, job.parent_job_id).Bind(2, tx.now);
-    MAESTRO_RETURN_IF_ERROR(wake->Exec());
-    if (tx.conn.Changes() > 0) {
-      MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.parent_job_id, JobStatus::kWaitingSubtasks));
+    // Fan-in (policy::ParentWakes): exactly once, because write
+    // transactions are serialized (SQLite) or serializable (PostgreSQL), so
+    // of two children finishing at the same time only the later one sees
+    // zero open siblings.
+    MAESTRO_ASSIGN_OR_RETURN(Job parent, sql::LoadJob(tx.conn, job.parent_job_id));
+    MAESTRO_ASSIGN_OR_RETURN(int64_t open, CountOpenChildren(tx.conn, parent.id));
+    if (policy::ParentWakes(parent, open)) {
+      auto wake = tx.conn.Prepare(
+          "UPDATE jobs SET status = 'queued', wait_reason = '', updated_at = ?2"
+          " WHERE id = ?1 AND status = 'waiting_subtasks'");
+      if (!wake.ok()) return wake.status();
+      wake->Bind(1, parent.id).Bind(2, tx.now);
+      MAESTRO_RETURN_IF_ERROR(wake->Exec());
+      MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, parent.id, JobStatus::kWaitingSubtasks));
     }
   }
   return Status::Ok();
@@ -316,75 +332,17 @@ Result<HeartbeatReply> SqlStore::Heartbeat(const Lease& lease, int64_t lease_ms)
   return reply;
 }
 
-// Writes `outcome` onto a running `job`. The caller has checked the lease.
+// Writes `outcome` onto a running `job` as policy::MapOutcome decides. The
+// caller has checked the lease.
 Status SqlStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
-  using Kind = JobOutcome::Kind;
-  JobStatus to = JobStatus::kSucceeded;
-  std::string result = job.result, error = job.error_message;
-  std::string wait_reason, resume = job.resume_movement;
-  int ask_count = job.ask_count, attempt = job.attempt;
-  TimeMs next_retry = 0, finished = 0;
-  switch (o.kind) {
-    case Kind::kSucceeded:
-      to = JobStatus::kSucceeded;
-      result = o.result;
-      error.clear();
-      finished = tx.now;
-      break;
-    case Kind::kRetry:
-      to = JobStatus::kRetry;
-      error = o.error_message;
-      next_retry = o.next_retry_at;
-      break;
-    case Kind::kFailed:
-      to = JobStatus::kFailed;
-      error = o.error_message;
-      finished = tx.now;
-      break;
-    case Kind::kCancelled:
-      to = JobStatus::kCancelled;
-      error = o.error_message.empty() ? "cancelled" : o.error_message;
-      finished = tx.now;
-      break;
-    case Kind::kReleased:
-      to = JobStatus::kQueued;
-      attempt = std::max(0, attempt - 1);  // not the job's fault
-      break;
-    case Kind::kParked: {
-      if (!IsParked(o.park_status)) return InvalidArgument("park status must be waiting_*");
-      to = o.park_status;
-      wait_reason = o.wait_reason;
-      resume = o.resume_movement;
-      if (o.ask_count >= 0) ask_count = o.ask_count;
-      if (to == JobStatus::kWaitingHuman && wait_reason == "ask") {
-        // A comment came while the agent was asking: it answers the ASK.
-        MAESTRO_ASSIGN_OR_RETURN(int64_t waiting, CountUndelivered(tx, job.id));
-        if (waiting > 0) {
-          to = JobStatus::kSucceeded;
-          wait_reason.clear();
-          result = "answered by a comment; continued in a follow-up job";
-          finished = tx.now;
-        }
-      }
-      if (to == JobStatus::kWaitingSubtasks) {
-        // All children already ended: nothing to wait for, resume at once.
-        auto open = tx.conn.Prepare(
-            "SELECT COUNT(*) FROM jobs WHERE parent_job_id = ?1"
-            " AND status NOT IN ('succeeded', 'failed', 'cancelled')");
-        if (!open.ok()) return open.status();
-        open->Bind(1, job.id);
-        auto row = open->Step();
-        if (!row.ok()) return row.status();
-        int64_t n = open->Int(0);
-        MAESTRO_RETURN_IF_ERROR(open->Exec());
-        if (n == 0) {
-          to = JobStatus::kQueued;
-          wait_reason.clear();
-        }
-      }
-      break;
-    }
+  policy::OutcomeFacts facts;
+  if (policy::NeedsUndelivered(o)) {
+    MAESTRO_ASSIGN_OR_RETURN(facts.undelivered_comments, CountUndelivered(tx, job.id));
   }
+  if (policy::NeedsOpenChildren(o)) {
+    MAESTRO_ASSIGN_OR_RETURN(facts.open_children, CountOpenChildren(tx.conn, job.id));
+  }
+  MAESTRO_ASSIGN_OR_RETURN(policy::Transition t, policy::MapOutcome(job, o, facts, tx.now));
   auto s = tx.conn.Prepare(
       "UPDATE jobs SET status = ?2, result = ?3, error_message = ?4, next_retry_at = ?5, "
       "wait_reason = ?6, resume_movement = ?7, ask_count = ?8, attempt = ?9, finished_at = ?10, "
@@ -392,27 +350,24 @@ Status SqlStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
       "WHERE seq = ?1 AND status = 'running' AND fencing_token = ?12");
   if (!s.ok()) return s.status();
   s->Bind(1, job.seq)
-      .Bind(2, JobStatusName(to))
-      .Bind(3, result)
-      .Bind(4, error)
-      .BindNullable(5, next_retry)
-      .Bind(6, wait_reason)
-      .Bind(7, resume)
-      .Bind(8, ask_count)
-      .Bind(9, attempt)
-      .BindNullable(10, finished)
+      .Bind(2, JobStatusName(t.to))
+      .Bind(3, t.result)
+      .Bind(4, t.error_message)
+      .BindNullable(5, t.next_retry_at)
+      .Bind(6, t.wait_reason)
+      .Bind(7, t.resume_movement)
+      .Bind(8, t.ask_count)
+      .Bind(9, t.attempt)
+      .BindNullable(10, t.finished_at)
       .Bind(11, tx.now)
       .Bind(12, job.fencing_token);
   MAESTRO_RETURN_IF_ERROR(s->Exec());
   if (tx.conn.Changes() != 1) return LeaseLost("job " + job.id + " changed concurrently");
   MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, JobStatus::kRunning));
-  // Only a job that ended well hands its comments to a new job at once: a
-  // failed one keeps them for the next job the person starts (a comment or
-  // Continue moves them there), so a job that cannot start never loops.
-  if (to != JobStatus::kSucceeded) return Status::Ok();
+  if (!t.hands_on_comments) return Status::Ok();
   Job ended = job;
-  ended.resume_movement = resume;
-  ended.ask_count = ask_count;
+  ended.resume_movement = t.resume_movement;
+  ended.ask_count = t.ask_count;
   return HandOnUndelivered(tx, ended);
 }
 
@@ -429,8 +384,9 @@ Result<std::vector<Job>> SqlStore::RecoverExpiredLeases(
     const std::function<JobOutcome(const Job&)>& decide) {
   std::vector<Job> recovered;
   Status st = Write([&](Tx& tx) -> Status {
-    auto s = tx.conn.Prepare(std::string("SELECT ") + sql::kJobCols +
-                             " FROM jobs INDEXED BY jobs_running"
+    recovered.clear();  // a retried transaction starts again
+    auto s = tx.conn.Prepare(std::string("SELECT ") + sql::kJobCols + " FROM jobs" +
+                             sql::IndexedBy(dialect(), "jobs_running") +
                              " WHERE status = 'running' AND lease_expires_at < ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, tx.now);
@@ -480,6 +436,7 @@ Status SqlStore::CancelOne(Tx& tx, const Job& job, CancelReport& report) {
 Result<CancelReport> SqlStore::RequestCancel(const std::string& job_id) {
   CancelReport report;
   Status st = Write([&](Tx& tx) -> Status {
+    report = {};  // a retried transaction starts again
     auto root = sql::LoadJob(tx.conn, job_id);
     if (!root.ok()) return root.status();
     // The root first, then descendants breadth-first: a cancelled parent is no

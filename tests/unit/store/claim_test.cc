@@ -4,9 +4,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-TEST_F(StoreTest, CreateTaskQueuesAJobAndWakesWorkers) {
+TEST_P(StoreConformance, CreateTaskQueuesAJobAndWakesWorkers) {
   auto c = NewTaskWith("ok");
   EXPECT_EQ(c.job.status, JobStatus::kQueued);
   EXPECT_EQ(c.task.status, "queued");
@@ -18,7 +18,7 @@ TEST_F(StoreTest, CreateTaskQueuesAJobAndWakesWorkers) {
   EXPECT_EQ((*comments)[0].kind, "instruction");
 }
 
-TEST_F(StoreTest, ClaimSetsRunningWorkerLeaseAndToken) {
+TEST_P(StoreConformance, ClaimSetsRunningWorkerLeaseAndToken) {
   auto c = NewTaskWith("ok");
   Job j = Claim("w1");
   EXPECT_EQ(j.id, c.job.id);
@@ -33,7 +33,7 @@ TEST_F(StoreTest, ClaimSetsRunningWorkerLeaseAndToken) {
   EXPECT_TRUE(NothingToClaim("w2"));
 }
 
-TEST_F(StoreTest, QueuedJobsAreClaimedOldestFirst) {
+TEST_P(StoreConformance, QueuedJobsAreClaimedOldestFirst) {
   auto a = NewTaskWith("ok");
   clock_.Advance(1);
   auto b = NewTaskWith("ok");
@@ -44,7 +44,7 @@ TEST_F(StoreTest, QueuedJobsAreClaimedOldestFirst) {
   EXPECT_EQ(Claim().id, c.job.id);
 }
 
-TEST_F(StoreTest, DueRetryJobsComeBeforeQueuedOnesAndNotBeforeTheirTime) {
+TEST_P(StoreConformance, DueRetryJobsComeBeforeQueuedOnesAndNotBeforeTheirTime) {
   auto first = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Retry("boom", clock_.NowMs() + 5'000)).ok());
@@ -61,7 +61,7 @@ TEST_F(StoreTest, DueRetryJobsComeBeforeQueuedOnesAndNotBeforeTheirTime) {
   EXPECT_EQ(Claim().id, third.job.id);
 }
 
-TEST_F(StoreTest, ModelAndWorkerFiltersRestrictClaims) {
+TEST_P(StoreConformance, ModelAndWorkerFiltersRestrictClaims) {
   auto c = NewTaskWith("ok");
   NewTask other;
   other.instruction = "x";
@@ -99,7 +99,7 @@ TEST_F(StoreTest, ModelAndWorkerFiltersRestrictClaims) {
   EXPECT_EQ(Claim("w-special").id, pinned_job->id);
 }
 
-TEST_F(StoreTest, ATaskRunsAtMostOneJobAtATime) {
+TEST_P(StoreConformance, ATaskRunsAtMostOneJobAtATime) {
   auto c = NewTaskWith("ok");
   NewJob second;
   second.task_id = c.task.id;
@@ -113,7 +113,7 @@ TEST_F(StoreTest, ATaskRunsAtMostOneJobAtATime) {
   EXPECT_EQ(Claim("w2").id, j2->id);
 }
 
-TEST_F(StoreTest, StaleWorkerWriteAfterLosingLeaseIsRejected) {
+TEST_P(StoreConformance, StaleWorkerWriteAfterLosingLeaseIsRejected) {
   auto c = NewTaskWith("ok");
   Job stale = Claim("w1");
   clock_.Advance(31'000);  // lease expired, worker silent
@@ -139,7 +139,7 @@ TEST_F(StoreTest, StaleWorkerWriteAfterLosingLeaseIsRejected) {
   EXPECT_EQ(store_->GetJob(fresh.id)->result, "fresh");
 }
 
-TEST_F(StoreTest, HeartbeatExtendsLeaseSoSweeperLeavesItAlone) {
+TEST_P(StoreConformance, HeartbeatExtendsLeaseSoSweeperLeavesItAlone) {
   NewTaskWith("ok");
   Job j = Claim();
   clock_.Advance(20'000);
@@ -154,7 +154,7 @@ TEST_F(StoreTest, HeartbeatExtendsLeaseSoSweeperLeavesItAlone) {
   EXPECT_EQ(StatusOf(j.id), JobStatus::kRunning);
 }
 
-TEST_F(StoreTest, FinishRecordsResultTaskStatusAndEvents) {
+TEST_P(StoreConformance, FinishRecordsResultTaskStatusAndEvents) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("42")).ok());
@@ -177,7 +177,7 @@ TEST_F(StoreTest, FinishRecordsResultTaskStatusAndEvents) {
   EXPECT_EQ(tail->size(), events->size() - 2);
 }
 
-TEST_F(StoreTest, FailedJobRecordsErrorOnTask) {
+TEST_P(StoreConformance, FailedJobRecordsErrorOnTask) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("fatal: bad piece")).ok());
@@ -189,7 +189,7 @@ TEST_F(StoreTest, FailedJobRecordsErrorOnTask) {
             StatusCode::kLeaseLost);
 }
 
-TEST_F(StoreTest, ReleasedJobGoesBackToQueueWithoutSpendingAnAttempt) {
+TEST_P(StoreConformance, ReleasedJobGoesBackToQueueWithoutSpendingAnAttempt) {
   NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Released()).ok());
@@ -200,7 +200,7 @@ TEST_F(StoreTest, ReleasedJobGoesBackToQueueWithoutSpendingAnAttempt) {
   EXPECT_EQ(again.attempt, 1);
 }
 
-TEST_F(StoreTest, TaskStatsAccumulate) {
+TEST_P(StoreConformance, TaskStatsAccumulate) {
   auto c = NewTaskWith("ok");
   ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 2, 300, 0}).ok());
   ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 0, 200, 1}).ok());
@@ -212,7 +212,7 @@ TEST_F(StoreTest, TaskStatsAccumulate) {
   EXPECT_EQ(store_->AddTaskStats("nope", {1, 0, 0, 0}).code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, BadInputIsRejectedWithField) {
+TEST_P(StoreConformance, BadInputIsRejectedWithField) {
   NewTask t;
   auto r = store_->CreateTask(t);
   ASSERT_FALSE(r.ok());
@@ -222,6 +222,8 @@ TEST_F(StoreTest, BadInputIsRejectedWithField) {
   EXPECT_EQ(store_->EnqueueJob(j).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->GetJob("nope").status().code(), StatusCode::kNotFound);
 }
+
+MAESTRO_STORE_CONFORMANCE(StoreConformance);
 
 }  // namespace
 }  // namespace maestro

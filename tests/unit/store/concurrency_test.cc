@@ -8,9 +8,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-TEST_F(StoreTest, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce) {
+TEST_P(StoreConformance, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce) {
   constexpr int kJobs = 10'000;
   constexpr int kClaimers = 8;
   // A second store on the same file stands in for another process: it has
@@ -18,7 +18,7 @@ TEST_F(StoreTest, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce) {
   // two apart.
   StoreOptions o;
   o.clock = &clock_;
-  auto other = SqliteStore::Open(dir_.File("maestro.db"), o);
+  auto other = OpenAnother(o);
   ASSERT_TRUE(other.ok());
 
   // Jobs of one task would serialize on the task lock; spread them over 100.

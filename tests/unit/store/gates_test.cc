@@ -5,9 +5,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-class GateTest : public StoreTest {
+class GateTest : public StoreConformance {
  protected:
   Store::CommentResult Post(const std::string& task_id, const std::string& body) {
     auto r = store_->PostComment(task_id, "alice", body);
@@ -16,7 +16,7 @@ class GateTest : public StoreTest {
   }
 };
 
-TEST_F(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
+TEST_P(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   auto r = Post(c.task.id, "also check the tests");
@@ -32,7 +32,7 @@ TEST_F(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no new job";
 }
 
-TEST_F(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
+TEST_P(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   auto r = Post(c.task.id, "one more thing");
@@ -49,7 +49,7 @@ TEST_F(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
   EXPECT_TRUE(store_->ListUndeliveredComments(j.id)->empty());
 }
 
-TEST_F(GateTest, AnInterjectionWhileTheAgentAsksAnswersTheAsk) {
+TEST_P(GateTest, AnInterjectionWhileTheAgentAsksAnswersTheAsk) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_EQ(Post(c.task.id, "blue").outcome, "interjection");
@@ -61,7 +61,7 @@ TEST_F(GateTest, AnInterjectionWhileTheAgentAsksAnswersTheAsk) {
   EXPECT_EQ(store_->ListUndeliveredComments(jobs->back().id)->size(), 1u);
 }
 
-TEST_F(GateTest, AFailedJobKeepsItsCommentForTheNextFollowUpWithoutLooping) {
+TEST_P(GateTest, AFailedJobKeepsItsCommentForTheNextFollowUpWithoutLooping) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   auto first = Post(c.task.id, "first note");
@@ -74,7 +74,7 @@ TEST_F(GateTest, AFailedJobKeepsItsCommentForTheNextFollowUpWithoutLooping) {
   EXPECT_EQ((*pending)[0].id, first.comment.id);
 }
 
-TEST_F(GateTest, WaitingSubtasksAlsoTakesInterjections) {
+TEST_P(GateTest, WaitingSubtasksAlsoTakesInterjections) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::WaitingSubtasks("m")).ok());
@@ -88,7 +88,7 @@ TEST_F(GateTest, WaitingSubtasksAlsoTakesInterjections) {
   EXPECT_EQ(Post(c.task.id, "fyi").outcome, "interjection");
 }
 
-TEST_F(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
+TEST_P(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   Request req;
@@ -115,7 +115,7 @@ TEST_F(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
   EXPECT_EQ(Post(c.task.id, "now it works").outcome, "reused");
 }
 
-TEST_F(GateTest, QueuedOrRetryJobIsReused) {
+TEST_P(GateTest, QueuedOrRetryJobIsReused) {
   auto c = NewTaskWith("ok");
   auto r = Post(c.task.id, "one more thing");
   EXPECT_EQ(r.outcome, "reused");
@@ -126,7 +126,7 @@ TEST_F(GateTest, QueuedOrRetryJobIsReused) {
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u);
 }
 
-TEST_F(GateTest, AnsweredAskStartsAFollowUpInheritingMovementAndAskCount) {
+TEST_P(GateTest, AnsweredAskStartsAFollowUpInheritingMovementAndAskCount) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   JobOutcome ask = JobOutcome::WaitingHuman("ask", "plan");
@@ -144,7 +144,7 @@ TEST_F(GateTest, AnsweredAskStartsAFollowUpInheritingMovementAndAskCount) {
   EXPECT_EQ(r.comment.job_id, r.job.id);
 }
 
-TEST_F(GateTest, FinishedTaskGetsAFollowUpJob) {
+TEST_P(GateTest, FinishedTaskGetsAFollowUpJob) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("boom")).ok());
@@ -155,7 +155,7 @@ TEST_F(GateTest, FinishedTaskGetsAFollowUpJob) {
   EXPECT_EQ(store_->PostComment("nope", "a", "x").status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(GateTest, ContinueNeedsAFinishedJobAndLeavesAHandoffComment) {
+TEST_P(GateTest, ContinueNeedsAFinishedJobAndLeavesAHandoffComment) {
   auto c = NewTaskWith("ok");
   auto early = store_->ContinueTask(c.task.id, "", "alice", "");
   EXPECT_EQ(early.status().code(), StatusCode::kConflict) << "queued job is not finished";
@@ -172,7 +172,7 @@ TEST_F(GateTest, ContinueNeedsAFinishedJobAndLeavesAHandoffComment) {
   EXPECT_EQ(store_->ContinueTask("nope", "", "a", "").status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(GateTest, JobCountsByStatus) {
+TEST_P(GateTest, JobCountsByStatus) {
   NewTaskWith("ok");
   NewTaskWith("ok");
   Job j = Claim();
@@ -182,6 +182,8 @@ TEST_F(GateTest, JobCountsByStatus) {
   EXPECT_EQ(counts->at("queued"), 1);
   EXPECT_EQ(counts->at("succeeded"), 1);
 }
+
+MAESTRO_STORE_CONFORMANCE(GateTest);
 
 }  // namespace
 }  // namespace maestro

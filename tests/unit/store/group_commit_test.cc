@@ -7,9 +7,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-TEST_F(StoreTest, ConcurrentWritesWithFailuresKeepEachWriteAtomic) {
+TEST_P(StoreConformance, ConcurrentWritesWithFailuresKeepEachWriteAtomic) {
   auto c = NewTaskWith("ok");
   constexpr int kThreads = 6, kPerThread = 200;
   std::atomic<int> ok{0}, not_found{0};
@@ -44,7 +44,7 @@ TEST_F(StoreTest, ConcurrentWritesWithFailuresKeepEachWriteAtomic) {
   EXPECT_EQ(created, ok.load() + 1);
 }
 
-TEST_F(StoreTest, FinishAndClaimNextMovesAWorkerToItsNextJobInOneStep) {
+TEST_P(StoreConformance, FinishAndClaimNextMovesAWorkerToItsNextJobInOneStep) {
   auto a = NewTaskWith("ok");
   auto b = NewTaskWith("ok");
   Job first = Claim("w1");
@@ -67,7 +67,7 @@ TEST_F(StoreTest, FinishAndClaimNextMovesAWorkerToItsNextJobInOneStep) {
   EXPECT_EQ(StatusOf(c.job.id), JobStatus::kQueued);
 }
 
-TEST_F(StoreTest, EventIdsAreIncreasingIntegersAndBadResumeIdsAreRejected) {
+TEST_P(StoreConformance, EventIdsAreIncreasingIntegersAndBadResumeIdsAreRejected) {
   auto c = NewTaskWith("ok");
   Event e;
   e.task_id = c.task.id;

@@ -6,9 +6,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-class ParkCancelTest : public StoreTest {
+class ParkCancelTest : public StoreConformance {
  protected:
   // A running parent job and `n` queued subtasks (own tasks) pointing at it.
   std::pair<Job, std::vector<Job>> ParentWithChildren(int n) {
@@ -41,7 +41,7 @@ class ParkCancelTest : public StoreTest {
   }
 };
 
-TEST_F(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
+TEST_P(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
   auto c = NewTaskWith("park-human");
   Job j = Claim();
   JobOutcome park = JobOutcome::WaitingHuman("tool_request", "implement");
@@ -66,7 +66,7 @@ TEST_F(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
   EXPECT_EQ(store_->ResumeParkedJob(j.id).code(), StatusCode::kConflict);
 }
 
-TEST_F(ParkCancelTest, ParentIsRequeuedWhenItsLastChildEnds) {
+TEST_P(ParkCancelTest, ParentIsRequeuedWhenItsLastChildEnds) {
   auto [parent, children] = ParentWithChildren(2);
   ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("implement")).ok());
   EXPECT_EQ(StatusOf(parent.id), JobStatus::kWaitingSubtasks);
@@ -81,7 +81,7 @@ TEST_F(ParkCancelTest, ParentIsRequeuedWhenItsLastChildEnds) {
   EXPECT_EQ(Claim("w3").id, parent.id);
 }
 
-TEST_F(ParkCancelTest, ParentParkingAfterChildrenEndedIsQueuedAtOnce) {
+TEST_P(ParkCancelTest, ParentParkingAfterChildrenEndedIsQueuedAtOnce) {
   auto [parent, children] = ParentWithChildren(1);
   Job c = Claim("w1");
   ASSERT_TRUE(store_->FinishJob(LeaseOf(c), JobOutcome::Succeeded("a")).ok());
@@ -89,7 +89,7 @@ TEST_F(ParkCancelTest, ParentParkingAfterChildrenEndedIsQueuedAtOnce) {
   EXPECT_EQ(StatusOf(parent.id), JobStatus::kQueued);
 }
 
-TEST_F(ParkCancelTest, ConcurrentCompletionOfLastTwoChildrenRequeuesParentOnce) {
+TEST_P(ParkCancelTest, ConcurrentCompletionOfLastTwoChildrenRequeuesParentOnce) {
   for (int round = 0; round < 25; ++round) {
     auto [parent, children] = ParentWithChildren(2);
     ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("m")).ok());
@@ -114,7 +114,7 @@ TEST_F(ParkCancelTest, ConcurrentCompletionOfLastTwoChildrenRequeuesParentOnce) 
   }
 }
 
-TEST_F(ParkCancelTest, CancelCascadesToChildrenAndStopsRunningOnesCooperatively) {
+TEST_P(ParkCancelTest, CancelCascadesToChildrenAndStopsRunningOnesCooperatively) {
   auto [parent, children] = ParentWithChildren(3);
   ASSERT_TRUE(store_->FinishJob(LeaseOf(parent), JobOutcome::WaitingSubtasks("m")).ok());
   Job running_child = Claim("w1");  // children[0]
@@ -147,7 +147,7 @@ TEST_F(ParkCancelTest, CancelCascadesToChildrenAndStopsRunningOnesCooperatively)
   EXPECT_TRUE(NothingToClaim());
 }
 
-TEST_F(ParkCancelTest, CancellingQueuedRetryAndParkedJobsIsImmediate) {
+TEST_P(ParkCancelTest, CancellingQueuedRetryAndParkedJobsIsImmediate) {
   auto q = NewTaskWith("ok");
   auto r = NewTaskWith("ok");
   auto h = NewTaskWith("ok");
@@ -170,7 +170,7 @@ TEST_F(ParkCancelTest, CancellingQueuedRetryAndParkedJobsIsImmediate) {
   EXPECT_TRUE(NothingToClaim());
 }
 
-TEST_F(ParkCancelTest, SweeperCancelsAnExpiredJobThatWasAskedToStop) {
+TEST_P(ParkCancelTest, SweeperCancelsAnExpiredJobThatWasAskedToStop) {
   NewTaskWith("ok");
   Job j = Claim();
   ASSERT_TRUE(store_->RequestCancel(j.id).ok());
@@ -182,7 +182,7 @@ TEST_F(ParkCancelTest, SweeperCancelsAnExpiredJobThatWasAskedToStop) {
   EXPECT_EQ((*rec)[0].status, JobStatus::kCancelled);
 }
 
-TEST_F(ParkCancelTest, AHandoffContinuationAdoptsTheChildrenSoTheirEndWakesIt) {
+TEST_P(ParkCancelTest, AHandoffContinuationAdoptsTheChildrenSoTheirEndWakesIt) {
   auto [parent, children] = ParentWithChildren(2);
   NewJob cont;
   cont.task_id = parent.task_id;
@@ -206,6 +206,8 @@ TEST_F(ParkCancelTest, AHandoffContinuationAdoptsTheChildrenSoTheirEndWakesIt) {
   }
   EXPECT_EQ(store_->GetJob(next->id)->status, JobStatus::kQueued);
 }
+
+MAESTRO_STORE_CONFORMANCE(ParkCancelTest);
 
 }  // namespace
 }  // namespace maestro

@@ -7,7 +7,7 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
 Request ToolRequest(const std::string& task_id, const Json& args) {
   Request r;
@@ -19,7 +19,7 @@ Request ToolRequest(const std::string& task_id, const Json& args) {
   return r;
 }
 
-TEST_F(StoreTest, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
+TEST_P(StoreConformance, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
   auto c = NewTaskWith("ok");
   auto req = store_->CreateRequest(ToolRequest(c.task.id, {{"command", "make test"}}));
   ASSERT_TRUE(req.ok()) << req.status().ToString();
@@ -43,7 +43,7 @@ TEST_F(StoreTest, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
   EXPECT_EQ(grants->size(), decided->status == "approved" ? 1u : 0u);
 }
 
-TEST_F(StoreTest, OnceGrantIsBoundToArgumentsAndSpentOnce) {
+TEST_P(StoreConformance, OnceGrantIsBoundToArgumentsAndSpentOnce) {
   auto c = NewTaskWith("ok");
   Json args = {{"command", "make test"}, {"cwd", "."}};
   auto req = store_->CreateRequest(ToolRequest(c.task.id, args));
@@ -61,7 +61,7 @@ TEST_F(StoreTest, OnceGrantIsBoundToArgumentsAndSpentOnce) {
   EXPECT_FALSE(again->has_value()) << "a once grant is spent";
 }
 
-TEST_F(StoreTest, TaskGrantCoversAnyArgumentsUntilItExpires) {
+TEST_P(StoreConformance, TaskGrantCoversAnyArgumentsUntilItExpires) {
   auto c = NewTaskWith("ok");
   Grant g;
   g.task_id = c.task.id;
@@ -81,7 +81,7 @@ TEST_F(StoreTest, TaskGrantCoversAnyArgumentsUntilItExpires) {
   EXPECT_EQ(store_->AddGrant(bad).status().field(), "scope");
 }
 
-TEST_F(StoreTest, DeniedRequestCreatesNoGrantAndBadDecisionIsRejected) {
+TEST_P(StoreConformance, DeniedRequestCreatesNoGrantAndBadDecisionIsRejected) {
   auto c = NewTaskWith("ok");
   auto req = store_->CreateRequest(ToolRequest(c.task.id, {{"command", "x"}}));
   EXPECT_EQ(store_->DecideRequest(req->id, "maybe", "", "u").status().field(), "decision");

@@ -6,9 +6,9 @@
 namespace maestro {
 namespace {
 
-using testing::StoreTest;
+using testing::StoreConformance;
 
-class SubtaskOwnerTest : public StoreTest {
+class SubtaskOwnerTest : public StoreConformance {
  protected:
   Store::CreatedTask Parent(const std::string& owner, const std::string& visibility) {
     NewTask t;
@@ -34,7 +34,7 @@ class SubtaskOwnerTest : public StoreTest {
   }
 };
 
-TEST_F(SubtaskOwnerTest, ChildTakesTheParentsOwnerVisibilityAndProfile) {
+TEST_P(SubtaskOwnerTest, ChildTakesTheParentsOwnerVisibilityAndProfile) {
   auto parent = Parent("alice", "private");
   EXPECT_EQ(parent.job.profile, "fast");
   auto child = Child(parent.job.id);
@@ -49,7 +49,7 @@ TEST_F(SubtaskOwnerTest, ChildTakesTheParentsOwnerVisibilityAndProfile) {
   EXPECT_EQ(Child(shared.job.id, "default").job.profile, "default") << "its own profile wins";
 }
 
-TEST_F(SubtaskOwnerTest, UnknownParentJobWritesNothing) {
+TEST_P(SubtaskOwnerTest, UnknownParentJobWritesNothing) {
   NewTask t;
   t.instruction = "orphan";
   t.piece = "ok";
@@ -57,6 +57,8 @@ TEST_F(SubtaskOwnerTest, UnknownParentJobWritesNothing) {
   EXPECT_EQ(store_->CreateTask(t).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->ListTasks("", 10)->empty());
 }
+
+MAESTRO_STORE_CONFORMANCE(SubtaskOwnerTest);
 
 }  // namespace
 }  // namespace maestro

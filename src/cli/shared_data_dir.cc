@@ -1,0 +1,51 @@
+#include "cli/shared_data_dir.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "context/durable_file.h"
+
+namespace maestro::cli {
+namespace {
+
+std::optional<std::string> ReadMarker(const std::string& path) {
+  auto text = context::ReadSmallFile(path);
+  if (!text.ok()) return std::nullopt;
+  std::string id = *text;
+  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
+  return id;
+}
+
+}  // namespace
+
+Status ClaimSharedDataDir(const std::string& data_dir, const std::string& database_id) {
+  const std::string path = data_dir + "/" + kDatabaseIdFile;
+  if (auto found = ReadMarker(path)) {
+    if (*found == database_id) return Status::Ok();
+    return Conflict(fmt::format(
+        "data_dir {} belongs to database {}, not to {} (database_url): use that database's "
+        "data dir, or a new empty one",
+        data_dir, *found, database_id));
+  }
+  return context::ReplaceFileContent(path, database_id + "\n");
+}
+
+Status CheckSharedDataDir(const std::string& data_dir, const std::string& database_id) {
+  const std::string path = data_dir + "/" + kDatabaseIdFile;
+  auto found = ReadMarker(path);
+  if (!found) {
+    return Conflict(fmt::format(
+        "data_dir {} is not the API's data dir: {} is missing. Mount the data dir that "
+        "`maestro serve` uses (a shared filesystem) and point data_dir at it",
+        data_dir, kDatabaseIdFile));
+  }
+  if (*found != database_id) {
+    return Conflict(
+        fmt::format("data_dir {} belongs to database {}, not to {} (database_url)", data_dir,
+                    *found, database_id));
+  }
+  return Status::Ok();
+}
+
+}  // namespace maestro::cli
