@@ -131,8 +131,11 @@ Result<std::unique_ptr<PgServer>> PgServer::Start() {
   if (geteuid() == 0 && !as.as_postgres) {
     return Unavailable("running as root and there is no `postgres` user to run initdb as");
   }
-  std::string tmpl = (fs::temp_directory_path() / "maestro-pg-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return Unavailable("mkdtemp failed");
+  std::error_code ec;
+  fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return Unavailable("no temp directory: " + ec.message());
+  std::string tmpl = (tmp / "maestro-pg-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return Unavailable("mkdtemp " + tmpl + " failed");
   s->dir_ = tmpl;
   if (as.as_postgres && chown(s->dir_.c_str(), as.uid, as.gid) != 0) {
     return Unavailable("chown " + s->dir_ + " to postgres failed");

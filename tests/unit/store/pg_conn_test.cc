@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -547,6 +548,38 @@ TEST_F(PgTest, NotifyFromAnotherEngineReachesTheHooks) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(jobs_available, before);
+}
+
+TEST_F(PgTest, ListenerReconnectsAfterItsConnectionIsKilled) {
+  std::atomic<int> jobs_available{0};
+  StoreOptions hooks;
+  hooks.on_job_available = [&] { ++jobs_available; };
+  auto listener = MustOpenEngine(url_, &hooks, true);
+  ASSERT_NE(listener, nullptr);
+  auto wait_for = [](const std::function<bool()>& cond, int ms) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (!cond() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return cond();
+  };
+  ASSERT_TRUE(wait_for([&] { return listener->listening(); }, 5000));
+  EXPECT_EQ(jobs_available.load(), 0);  // no wake-up for the first connect
+  // Kill the listening backend (the one that LISTENs).
+  ASSERT_TRUE(conn_
+                  ->ExecScript("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                               "AND query LIKE 'LISTEN%'")
+                  .ok());
+  // The reconnect wakes the workers once (notifications may have been lost).
+  ASSERT_TRUE(wait_for([&] { return jobs_available.load() >= 1; }, 5000));
+  ASSERT_TRUE(wait_for([&] { return listener->listening(); }, 5000));
+  int before = jobs_available.load();
+  ASSERT_TRUE(conn_->ExecScript("NOTIFY maestro_jobs").ok());
+  EXPECT_TRUE(wait_for([&] { return jobs_available.load() > before; }, 1000));
+  listener->Stop();
+  listener->Stop();  // idempotent
+  EXPECT_FALSE(listener->listening());
 }
 
 }  // namespace
