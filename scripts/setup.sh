@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libsqlite3-dev sqlite3
+  libpq-dev postgresql
   libcurl4-openssl-dev libssl-dev
   libcpp-httplib-dev
   libboost1.81-dev

@@ -1,0 +1,271 @@
+#include "store/postgres/pg_conn.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace maestro::postgres {
+
+// One prepared statement on one PgConn; owned by the conn's cache.
+class PgStmt final : public sql::StmtImpl {
+ public:
+  PgStmt(PgConn* conn, std::string name, int nparams)
+      : conn_(conn), name_(std::move(name)), params_(static_cast<size_t>(nparams)) {}
+  ~PgStmt() override { Clear(); }
+
+  void BindText(int i, std::string_view v) override { Slot(i) = std::string(v); }
+  void BindInt(int i, int64_t v) override { Slot(i) = std::to_string(v); }
+  void BindDouble(int i, double v) override {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    Slot(i) = std::string(buf);
+  }
+  void BindNull(int i) override { Slot(i).reset(); }
+
+  Result<bool> Step() override {
+    if (!executed_) {
+      executed_ = true;
+      std::vector<const char*> values(params_.size());
+      for (size_t i = 0; i < params_.size(); ++i) {
+        values[i] = params_[i] ? params_[i]->c_str() : nullptr;
+      }
+      res_ = PQexecPrepared(conn_->conn_, name_.c_str(), static_cast<int>(values.size()),
+                            values.data(), nullptr, nullptr, 0);
+      ExecStatusType st = res_ ? PQresultStatus(res_) : PGRES_FATAL_ERROR;
+      if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+        Status err = conn_->ErrorFrom(res_, "step");
+        Clear();
+        return err;
+      }
+      conn_->NoteChanges(res_);
+      rows_ = st == PGRES_TUPLES_OK ? PQntuples(res_) : 0;
+      row_ = -1;
+    }
+    if (row_ < rows_) ++row_;
+    return row_ < rows_;
+  }
+
+  std::string Text(int col) const override {
+    if (!Valid(col)) return {};
+    return std::string(PQgetvalue(res_, row_, col),
+                       static_cast<size_t>(PQgetlength(res_, row_, col)));
+  }
+  int64_t Int(int col) const override {
+    if (!Valid(col) || PQgetisnull(res_, row_, col)) return 0;
+    const char* v = PQgetvalue(res_, row_, col);
+    if (v[0] == 't' && v[1] == '\0') return 1;
+    if (v[0] == 'f' && v[1] == '\0') return 0;
+    return std::strtoll(v, nullptr, 10);
+  }
+  double Double(int col) const override {
+    if (!Valid(col) || PQgetisnull(res_, row_, col)) return 0;
+    return std::strtod(PQgetvalue(res_, row_, col), nullptr);
+  }
+  bool IsNull(int col) const override { return !Valid(col) || PQgetisnull(res_, row_, col); }
+
+  void Reset() override {
+    Clear();
+    for (auto& p : params_) p.reset();
+  }
+
+ private:
+  std::optional<std::string>& Slot(int i) {
+    if (i < 1) i = 1;  // a caller bug; keep memory safe
+    if (static_cast<size_t>(i) > params_.size()) params_.resize(static_cast<size_t>(i));
+    return params_[static_cast<size_t>(i - 1)];
+  }
+  bool Valid(int col) const {
+    return res_ && row_ >= 0 && row_ < rows_ && col >= 0 && col < PQnfields(res_);
+  }
+  void Clear() {
+    if (res_) PQclear(res_);
+    res_ = nullptr;
+    executed_ = false;
+    rows_ = 0;
+    row_ = -1;
+  }
+
+  PgConn* conn_;
+  std::string name_;
+  std::vector<std::optional<std::string>> params_;
+  PGresult* res_ = nullptr;
+  bool executed_ = false;
+  int rows_ = 0;
+  int row_ = -1;
+};
+
+namespace {
+
+void IgnoreNotice(void*, const char*) {}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& url) {
+  PGconn* c = PQconnectdb(url.c_str());
+  if (!c) return Unavailable("postgres connect: out of memory");
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = Trim(PQerrorMessage(c));
+    PQfinish(c);
+    return Unavailable("postgres connect: " + msg);
+  }
+  PQsetNoticeProcessor(c, IgnoreNotice, nullptr);
+  std::unique_ptr<PgConn> conn(new PgConn(c));
+  // Keep text output stable whatever the server's defaults.
+  MAESTRO_RETURN_IF_ERROR(
+      conn->ExecScript("SET client_encoding = 'UTF8'; SET extra_float_digits = 3; "
+                       "SET TIME ZONE 'UTC'"));
+  return conn;
+}
+
+PgConn::PgConn(PGconn* conn) : conn_(conn) {}
+
+PgConn::~PgConn() {
+  cache_.clear();  // PQclear the statements' results before the connection goes
+  PQfinish(conn_);
+}
+
+void PgConn::ClearLastError() {
+  last_sqlstate_.clear();
+  last_constraint_.clear();
+}
+
+bool PgConn::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
+bool PgConn::in_failed_transaction() const { return PQtransactionStatus(conn_) == PQTRANS_INERROR; }
+
+bool PgConn::in_transaction() const {
+  PGTransactionStatusType t = PQtransactionStatus(conn_);
+  return t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
+bool PgConn::IsRetryableSqlstate(std::string_view s) { return s == "40001" || s == "40P01"; }
+
+bool PgConn::IsRetryable(const Status& st) {
+  return st.code() == StatusCode::kUnavailable && st.message().rfind("retryable:", 0) == 0;
+}
+
+Status PgConn::ErrorFrom(const PGresult* res, std::string_view what) {
+  const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  const char* constraint = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : nullptr;
+  std::string sqlstate = state ? state : "";
+  std::string detail = Trim(res ? PQresultErrorMessage(res) : "");
+  if (detail.empty()) detail = Trim(PQerrorMessage(conn_));
+  if (sqlstate != "25P02" || last_sqlstate_.empty()) {
+    last_sqlstate_ = sqlstate;
+    last_constraint_ = constraint ? constraint : "";
+  }
+  std::string msg = fmt::format("postgres {}: [{}] {}", what, sqlstate, detail);
+  if (IsRetryableSqlstate(sqlstate)) return Unavailable("retryable: " + msg);
+  if (sqlstate.rfind("23", 0) == 0) return Conflict(msg);
+  if (sqlstate.rfind("08", 0) == 0 || sqlstate.rfind("57P0", 0) == 0 || broken()) {
+    return Unavailable(msg);
+  }
+  return Internal(msg);
+}
+
+void PgConn::NoteChanges(const PGresult* res) {
+  const char* tag = PQcmdStatus(const_cast<PGresult*>(res));
+  if (!tag) return;
+  for (const char* verb : {"INSERT", "UPDATE", "DELETE", "MERGE"}) {
+    if (std::strncmp(tag, verb, std::strlen(verb)) == 0) {
+      changes_ = std::strtoll(PQcmdTuples(const_cast<PGresult*>(res)), nullptr, 10);
+      return;
+    }
+  }
+}
+
+Status PgConn::ExecScript(const std::string& sql) {
+  PGresult* res = PQexec(conn_, sql.c_str());
+  ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) {
+    Status err = ErrorFrom(res, "exec");
+    if (res) PQclear(res);
+    last_tag_.clear();
+    return err;
+  }
+  last_tag_ = PQcmdStatus(res);
+  NoteChanges(res);
+  PQclear(res);
+  return Status::Ok();
+}
+
+Result<sql::Stmt> PgConn::Prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return sql::Stmt(it->second.get());
+  int nparams = 0;
+  std::string text = RewriteParams(sql, &nparams);
+  std::string name = fmt::format("s{}", next_stmt_);
+  PGresult* res = PQprepare(conn_, name.c_str(), text.c_str(), 0, nullptr);
+  if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+    Status err = ErrorFrom(res, "prepare");
+    if (res) PQclear(res);
+    return Status(err.code(), err.message() + " in: " + sql);
+  }
+  PQclear(res);
+  ++next_stmt_;
+  auto stmt = std::make_unique<PgStmt>(this, std::move(name), nparams);
+  PgStmt* raw = stmt.get();
+  cache_.emplace(sql, std::move(stmt));
+  return sql::Stmt(raw);
+}
+
+std::string PgConn::RewriteParams(std::string_view sql, int* max_param) {
+  std::string out;
+  out.reserve(sql.size() + 8);
+  int highest = 0;
+  size_t i = 0;
+  while (i < sql.size()) {
+    char c = sql[i];
+    if (c == '\'' || c == '"') {
+      // A literal or quoted identifier; a doubled quote stays inside it.
+      size_t j = i + 1;
+      while (j < sql.size()) {
+        if (sql[j] == c) {
+          if (j + 1 < sql.size() && sql[j + 1] == c) {
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        ++j;
+      }
+      size_t end = j < sql.size() ? j + 1 : sql.size();
+      out.append(sql.substr(i, end - i));
+      i = end;
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      size_t j = sql.find('\n', i);
+      size_t end = j == std::string_view::npos ? sql.size() : j;
+      out.append(sql.substr(i, end - i));
+      i = end;
+    } else if (c == '?') {
+      size_t j = i + 1;
+      int n = 0;
+      while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9') {
+        n = n * 10 + (sql[j] - '0');
+        ++j;
+      }
+      if (j == i + 1) n = highest + 1;
+      if (n > highest) highest = n;
+      out += '$';
+      out += std::to_string(n);
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  if (max_param) *max_param = highest;
+  return out;
+}
+
+}  // namespace maestro::postgres

@@ -1,0 +1,292 @@
+#include "store/postgres/pg_engine.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <random>
+
+#include "core/json.h"
+#include "store/postgres/pg_migrations.h"
+
+namespace maestro::postgres {
+namespace {
+
+constexpr const char* kJobsChannel = "maestro_jobs";
+constexpr const char* kEventsChannel = "maestro_events";
+
+// Losing the race for the per-task running slot: another claimer committed
+// first; a rerun sees its row and picks something else.
+bool IsRetryableFailure(const Status& st, const PgConn& conn) {
+  if (PgConn::IsRetryable(st) || PgConn::IsRetryableSqlstate(conn.last_sqlstate())) return true;
+  return conn.last_sqlstate() == "23505" && conn.last_constraint() == "jobs_one_running_per_task";
+}
+
+// Jittered exponential backoff: uniform in [0, min(50, 2^attempt)] ms.
+int64_t BackoffMs(int attempt) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  int64_t cap = std::min<int64_t>(50, int64_t{1} << std::min(attempt, 6));
+  return std::uniform_int_distribution<int64_t>(0, cap)(rng);
+}
+
+Json EventJson(const CommittedEvent& e) {
+  return Json{{"task_id", e.task_id}, {"job_id", e.job_id}, {"type", e.type}};
+}
+
+std::string StringField(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> EventPayloads(const std::vector<CommittedEvent>& events,
+                                       size_t max_bytes) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const auto& e : events) {
+    std::string one = DumpJson(EventJson(e));
+    // "[" + one + "]" must fit; an event alone too big is dropped (its
+    // fields are ids and a type: it cannot happen in practice).
+    if (one.size() + 2 > max_bytes) continue;
+    if (!cur.empty() && cur.size() + 1 + one.size() + 1 > max_bytes) {
+      out.push_back(cur + "]");
+      cur.clear();
+    }
+    cur += cur.empty() ? "[" : ",";
+    cur += one;
+  }
+  if (!cur.empty()) out.push_back(cur + "]");
+  return out;
+}
+
+std::vector<CommittedEvent> ParseEventPayload(const std::string& payload) {
+  std::vector<CommittedEvent> out;
+  auto parsed = ParseJson(payload);
+  if (!parsed.ok() || !parsed->is_array()) return out;
+  for (const auto& j : *parsed) {
+    if (!j.is_object()) continue;
+    out.push_back({StringField(j, "task_id"), StringField(j, "job_id"), StringField(j, "type")});
+  }
+  return out;
+}
+
+PgEngine::Lease::~Lease() {
+  if (c_) e_->Release(std::move(c_));
+}
+
+PgEngine::PgEngine(const PgEngineOptions& options, StoreOptions* hooks)
+    : options_(options),
+      hooks_(hooks),
+      clock_(options.clock ? options.clock : SystemClock::Default()) {
+  if (options_.pool_size < 1) options_.pool_size = 1;
+  if (options_.max_attempts < 1) options_.max_attempts = 1;
+}
+
+Result<std::unique_ptr<PgEngine>> PgEngine::Open(const PgEngineOptions& options,
+                                                 StoreOptions* hooks) {
+  std::unique_ptr<PgEngine> e(new PgEngine(options, hooks));
+  {
+    auto conn = e->Acquire();
+    if (!conn.ok()) return conn.status();
+    auto applied = ApplyPgMigrations(**conn, e->clock_->NowMs());
+    if (!applied.ok()) return applied.status();
+  }
+  if (options.listen && hooks) e->listener_ = std::thread([p = e.get()] { p->ListenLoop(); });
+  return e;
+}
+
+PgEngine::~PgEngine() { Stop(); }
+
+void PgEngine::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (listener_.joinable()) listener_.join();
+}
+
+Result<PgEngine::Lease> PgEngine::Acquire() {
+  {
+    std::unique_lock<std::mutex> lock(pool_mu_);
+    pool_cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(c));
+    }
+    ++open_;  // reserve the slot; connect outside the lock
+  }
+  auto c = PgConn::Open(options_.url);
+  if (!c.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      --open_;
+    }
+    pool_cv_.notify_one();
+    return c.status();
+  }
+  return Lease(this, std::move(c).value());
+}
+
+void PgEngine::Release(std::unique_ptr<PgConn> conn) {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (conn->broken()) {
+      --open_;
+    } else {
+      idle_.push_back(std::move(conn));
+    }
+  }
+  pool_cv_.notify_one();
+  // A broken connection is closed here, outside the lock.
+}
+
+Status PgEngine::Notify(PgConn& conn, const sql::TxEffects& effects) {
+  if (effects.job_available) {
+    auto s = conn.Prepare("SELECT pg_notify('maestro_jobs', '')");
+    if (!s.ok()) return s.status();
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+  }
+  for (const auto& payload : EventPayloads(effects.events)) {
+    auto s = conn.Prepare("SELECT pg_notify('maestro_events', CAST(?1 AS TEXT))");
+    if (!s.ok()) return s.status();
+    s->Bind(1, payload);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+  }
+  return Status::Ok();
+}
+
+Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
+  Status last;
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (attempt > 0) {
+      retries_.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt)));
+    }
+    auto lease = Acquire();
+    if (!lease.ok()) return lease.status();
+    PgConn& conn = **lease;
+    conn.ClearLastError();
+    sql::TxEffects effects;
+    Status st = conn.ExecScript("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    bool began = st.ok();
+    if (st.ok()) st = body(conn, clock_->NowMs(), effects);
+    if (st.ok() && conn.in_failed_transaction()) {
+      // The body went on after a failed statement; nothing of it can commit.
+      st = Internal(fmt::format("postgres: transaction failed ([{}]) but the body returned OK",
+                                conn.last_sqlstate()));
+    }
+    if (st.ok()) st = Notify(conn, effects);
+    bool commit_sent = false;
+    if (st.ok()) {
+      commit_sent = true;
+      st = conn.ExecScript("COMMIT");
+      began = false;  // COMMIT ends the transaction whatever its outcome
+      if (st.ok() && conn.last_command_tag() != "COMMIT") {
+        st = Internal("postgres: COMMIT rolled back (" + conn.last_command_tag() + ")");
+      }
+      if (st.ok()) {
+        if (committed) *committed = std::move(effects);
+        return Status::Ok();
+      }
+    }
+    bool retry = IsRetryableFailure(st, conn);
+    if (conn.broken()) {
+      // Release drops it; the next attempt gets a new connection. Whether a
+      // COMMIT the connection died in took effect is unknown: not retried.
+      retry = !commit_sent;
+    } else if (began) {
+      conn.ExecScript("ROLLBACK").IgnoreError();
+    }
+    if (!retry) return st;
+    last = st;
+  }
+  return Unavailable(fmt::format("postgres: write gave up after {} attempts: {}",
+                                 options_.max_attempts, last.message()));
+}
+
+Status PgEngine::Read(const std::function<Status(sql::Conn&)>& body) {
+  auto lease = Acquire();
+  if (!lease.ok()) return lease.status();
+  PgConn& conn = **lease;
+  Status st = body(conn);
+  // Nothing stays open for the next user, should the body have begun a
+  // transaction.
+  if (conn.in_transaction()) conn.ExecScript("ROLLBACK").IgnoreError();
+  return st;
+}
+
+Result<int> PgEngine::SchemaVersion() {
+  auto lease = Acquire();
+  if (!lease.ok()) return lease.status();
+  return PgSchemaVersion(**lease);
+}
+
+Result<std::string> PgEngine::DatabaseId() {
+  auto lease = Acquire();
+  if (!lease.ok()) return lease.status();
+  return postgres::DatabaseId(**lease);
+}
+
+bool PgEngine::SleepUnlessStopped(int64_t ms) {
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  return !stop_cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stop_.load(); });
+}
+
+void PgEngine::Dispatch(const std::string& channel, const std::string& payload) {
+  if (channel == kJobsChannel) {
+    if (hooks_->on_job_available) hooks_->on_job_available();
+  } else if (channel == kEventsChannel) {
+    if (hooks_->on_commit) hooks_->on_commit(ParseEventPayload(payload));
+  }
+}
+
+void PgEngine::ListenLoop() {
+  std::unique_ptr<PgConn> conn;
+  int failures = 0;
+  bool connected_before = false;
+  while (!stop_) {
+    if (!conn) {
+      auto c = PgConn::Open(options_.url);
+      Status st =
+          c.ok() ? (*c)->ExecScript("LISTEN maestro_jobs; LISTEN maestro_events") : c.status();
+      if (!st.ok()) {
+        int64_t wait = std::min<int64_t>(5000, int64_t{100} << std::min(failures, 6));
+        ++failures;
+        if (!SleepUnlessStopped(wait)) break;
+        continue;
+      }
+      conn = std::move(c).value();
+      failures = 0;
+      listening_ = true;
+      // Notifications sent while no LISTEN was open are lost: wake the
+      // workers once so they look for themselves.
+      if (connected_before && hooks_->on_job_available) hooks_->on_job_available();
+      connected_before = true;
+    }
+    PGconn* raw = conn->raw();
+    pollfd pfd{PQsocket(raw), POLLIN, 0};
+    int rc = pfd.fd >= 0 ? poll(&pfd, 1, 100) : -1;
+    bool lost = rc < 0 && errno != EINTR;
+    if (rc > 0 && PQconsumeInput(raw) == 0) lost = true;
+    while (PGnotify* n = PQnotifies(raw)) {
+      std::string channel = n->relname ? n->relname : "";
+      std::string payload = n->extra ? n->extra : "";
+      PQfreemem(n);
+      Dispatch(channel, payload);
+    }
+    if (lost || conn->broken()) {
+      listening_ = false;
+      conn.reset();
+      if (!SleepUnlessStopped(100)) break;
+    }
+  }
+  listening_ = false;
+}
+
+}  // namespace maestro::postgres
