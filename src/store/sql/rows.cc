@@ -189,6 +189,14 @@ Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id) {
 
 Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::string& job_id,
                    const std::string& type, const Json& payload, int64_t* id) {
+  if (tx.effects.events.empty()) {
+    const char* lock = sql::EventOrderLock(tx.conn.dialect());
+    if (*lock != '\0') {
+      auto l = tx.conn.Prepare(lock);
+      if (!l.ok()) return l.status();
+      MAESTRO_RETURN_IF_ERROR(l->Exec());
+    }
+  }
   auto st = tx.conn.Prepare(
       "INSERT INTO events(task_id, job_id, type, payload, created_at) "
       "VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id");

@@ -178,7 +178,8 @@ Status SqlStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus fr
 
   auto task = tx.conn.Prepare(
       "UPDATE tasks SET status = ?1, updated_at = ?2,"
-      " completed_at = CASE WHEN ?1 IN ('succeeded','failed','cancelled') THEN ?2 ELSE NULL END,"
+      " completed_at = CASE WHEN ?1 IN ('succeeded','failed','cancelled') THEN CAST(?2 AS BIGINT)"
+      "                ELSE NULL END,"
       " error_message = CASE WHEN ?1 = 'failed' THEN ?3 WHEN ?1 = 'succeeded' THEN ''"
       "                 ELSE error_message END"
       " WHERE id = ?4 AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?4) = ?5");
@@ -280,6 +281,9 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
 Result<std::optional<Job>> SqlStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
   std::optional<Job> claimed;
   Status st = Write([&](Tx& tx) -> Status {
+    if (const char* iso = sql::ClaimIsolation(dialect()); *iso != '\0') {
+      MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript(iso));
+    }
     auto c = ClaimInTx(tx, filter, lease_ms);
     if (!c.ok()) return c.status();
     claimed = std::move(c).value();
@@ -293,6 +297,13 @@ Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
                                                         const JobOutcome& outcome,
                                                         const ClaimFilter& filter,
                                                         int64_t lease_ms) {
+  if (*sql::ClaimIsolation(dialect()) != '\0') {
+    // The finish needs SERIALIZABLE (fan-in), the claim READ COMMITTED: two
+    // transactions. One commit for both pays off only with SQLite's single
+    // writer.
+    MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
+    return ClaimNextJob(filter, lease_ms);
+  }
   std::optional<Job> next;
   Status st = Write([&](Tx& tx) -> Status {
     auto job = sql::LoadJob(tx.conn, lease.job_id);
