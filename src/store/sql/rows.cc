@@ -31,7 +31,7 @@ const char* const kGrantCols =
     "COALESCE(expires_at, 0), COALESCE(uses_left, -1), created_at";
 
 const char* const kEventCols =
-    "CAST(id AS TEXT), task_id, COALESCE(job_id, ''), type, payload, created_at";
+    "id, task_id, COALESCE(job_id, ''), type, payload, created_at";
 
 Task ReadTask(const Stmt& s) {
   Task t;
@@ -142,7 +142,7 @@ Grant ReadGrant(const Stmt& s) {
 
 Event ReadEvent(const Stmt& s) {
   Event e;
-  e.id = s.Text(0);
+  e.id = std::to_string(s.Int(0));
   e.task_id = s.Text(1);
   e.job_id = s.Text(2);
   e.type = s.Text(3);
