@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
+# setup installed PostgreSQL: the store conformance suite must really run on it.
+export MAESTRO_REQUIRE_POSTGRES=1
 ./scripts/mcp_servers.sh  # the real MCP servers the MCP tests start
 cmake --preset debug
 cmake --build --preset debug
