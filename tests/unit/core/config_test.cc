@@ -48,6 +48,36 @@ TEST(ConfigTest, FileValuesAreOverriddenByEnvironment) {
   EXPECT_EQ(cfg->jobs.retry.max_attempts, 7);
 }
 
+TEST(ConfigTest, DatabaseUrlSelectsPostgresAndIsChecked) {
+  auto sqlite = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(sqlite.ok());
+  EXPECT_EQ(sqlite->database.url, "");  // SQLite in data_dir
+  EXPECT_EQ(sqlite->database.pool_size, 8);
+  EXPECT_TRUE(sqlite->database.notify);
+
+  testing::TempDir dir;
+  auto path = Write(dir,
+                    "database_url: postgresql://maestro@db:5432/maestro\n"
+                    "database:\n"
+                    "  pool_size: 3\n"
+                    "  notify: false\n");
+  auto cfg = LoadConfig(path, {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->database.url, "postgresql://maestro@db:5432/maestro");
+  EXPECT_EQ(cfg->database.pool_size, 3);
+  EXPECT_FALSE(cfg->database.notify);
+
+  auto env = LoadConfig(path, {{"MAESTRO_DATABASE_URL", "postgres://other@h/db"}});
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->database.url, "postgres://other@h/db");
+
+  auto bad = LoadConfig(std::nullopt, {{"MAESTRO_DATABASE_URL", "mysql://x"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("postgresql://"), std::string::npos);
+  auto zero = LoadConfig(Write(dir, "database:\n  pool_size: 0\n"), {});
+  EXPECT_FALSE(zero.ok());
+}
+
 TEST(ConfigTest, DelegateDepthDefaultsToTwoAndRejectsNegatives) {
   auto def = LoadConfig(std::nullopt, {});
   ASSERT_TRUE(def.ok());
