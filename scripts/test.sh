@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
-# setup installed PostgreSQL: the store conformance suite must really run on it.
-export MAESTRO_REQUIRE_POSTGRES=1
+# setup installed PostgreSQL: the store conformance suite must really run on it
+# (not MAESTRO_-prefixed: maestro warns about MAESTRO_* variables it does not know).
+export TEST_REQUIRE_POSTGRES=1
 ./scripts/mcp_servers.sh  # the real MCP servers the MCP tests start
 cmake --preset debug
 cmake --build --preset debug

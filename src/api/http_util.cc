@@ -1,5 +1,6 @@
 #include "api/http_util.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <strings.h>
 
@@ -107,6 +108,20 @@ Status OptionalString(const Json& body, const char* field, std::string* out) {
     return InvalidArgument(std::string(field) + " must be a string", field);
   }
   *out = body[field].get<std::string>();
+  return Status::Ok();
+}
+
+Status OptionalInt(const Json& body, const char* field, int64_t min, int64_t max, int* out) {
+  if (!body.contains(field) || body[field].is_null()) return Status::Ok();
+  const Json& v = body[field];
+  if (!v.is_number_integer())
+    return InvalidArgument(std::string(field) + " must be an integer", field);
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
+                                           : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+  if (!fits) {
+    return InvalidArgument(fmt::format("{} must be between {} and {}", field, min, max), field);
+  }
+  *out = static_cast<int>(v.get<int64_t>());
   return Status::Ok();
 }
 

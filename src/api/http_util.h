@@ -25,6 +25,9 @@ inline constexpr int kMaxBodyDepth = 32;
 Result<Json> ParseObject(const std::string& body);
 // Optional string field: absent/null keeps *out; another type is a 400.
 Status OptionalString(const Json& body, const char* field, std::string* out);
+// Optional integer field within [min, max]: absent/null keeps *out; another
+// type or a value out of range is a 400 naming the field.
+Status OptionalInt(const Json& body, const char* field, int64_t min, int64_t max, int* out);
 // Required non-blank string field.
 Status RequiredString(const Json& body, const char* field, std::string* out);
 

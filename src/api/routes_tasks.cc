@@ -24,6 +24,8 @@ Result<NewTask> NewTaskFromJson(const Json& body) {
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "visibility", &t.visibility));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "model", &t.model));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "profile", &t.profile));
+  MAESTRO_RETURN_IF_ERROR(
+      api::OptionalInt(body, "priority", kMinPriority, kMaxPriority, &t.priority));
   if (t.piece.empty()) t.piece = "chat";
   if (t.visibility != "private" && t.visibility != "shared") {
     return InvalidArgument("visibility must be private or shared", "visibility");

@@ -35,6 +35,7 @@ Json JobJson(const Job& j) {
           {"wait_reason", j.wait_reason},
           {"resume_movement", j.resume_movement},
           {"ask_count", j.ask_count},
+          {"priority", j.priority},
           {"parent_job_id", j.parent_job_id},
           {"continued_from_job_id", j.continued_from_job_id},
           {"cancel_requested", j.cancel_requested},

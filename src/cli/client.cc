@@ -78,10 +78,11 @@ bool IsTerminalStatus(const std::string& s) {
 }  // namespace
 
 int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
-                     const std::string& piece, const std::string& title) {
+                     const std::string& piece, const std::string& title, int priority) {
   Json b = {{"instruction", instruction}};
   if (!piece.empty()) b["piece"] = piece;
   if (!title.empty()) b["title"] = title;
+  if (priority != 0) b["priority"] = priority;
   return Post(o, "/api/local/tasks", b);
 }
 

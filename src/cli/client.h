@@ -23,7 +23,7 @@ struct ClientOptions {
 // task create | list | show through the API (the task is owned by the token's
 // user; list/show see only what that user may see).
 int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
-                     const std::string& piece, const std::string& title);
+                     const std::string& piece, const std::string& title, int priority = 0);
 int TaskListRemote(const ClientOptions& o, const std::string& status);
 int TaskShowRemote(const ClientOptions& o, const std::string& task_id);
 int TaskComment(const ClientOptions& o, const std::string& task_id, const std::string& body);

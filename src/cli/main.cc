@@ -150,6 +150,8 @@ int main(int argc, char** argv) {
   task_create->add_option("instruction", new_task.instruction, "What to do")->required();
   task_create->add_option("--piece", new_task.piece, "Piece to run")->capture_default_str();
   task_create->add_option("--title", new_task.title, "Title");
+  task_create->add_option("--priority", new_task.priority, "Higher runs first among queued jobs")
+      ->check(CLI::Range(kMinPriority, kMaxPriority));
   std::string list_status;
   auto* task_list = task->add_subcommand("list", "List tasks, newest first");
   task_list->add_option("--status", list_status, "Only tasks with this status");
@@ -218,9 +220,9 @@ int main(int argc, char** argv) {
   // straight to the local store.
   bool via_server = !server_flag.empty() || std::getenv("MAESTRO_SERVER") != nullptr;
   if (*task_create) {
-    return via_server
-               ? cli::TaskCreateRemote(remote, new_task.instruction, new_task.piece, new_task.title)
-               : TaskCreate(config, new_task);
+    return via_server ? cli::TaskCreateRemote(remote, new_task.instruction, new_task.piece,
+                                              new_task.title, new_task.priority)
+                      : TaskCreate(config, new_task);
   }
   if (*task_list) {
     return via_server ? cli::TaskListRemote(remote, list_status) : TaskList(config, list_status);

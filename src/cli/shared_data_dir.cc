@@ -35,15 +35,14 @@ Status CheckSharedDataDir(const std::string& data_dir, const std::string& databa
   const std::string path = data_dir + "/" + kDatabaseIdFile;
   auto found = ReadMarker(path);
   if (!found) {
-    return Conflict(fmt::format(
-        "data_dir {} is not the API's data dir: {} is missing. Mount the data dir that "
-        "`maestro serve` uses (a shared filesystem) and point data_dir at it",
-        data_dir, kDatabaseIdFile));
+    return Conflict(
+        fmt::format("data_dir {} is not the API's data dir: {} is missing. Mount the data dir that "
+                    "`maestro serve` uses (a shared filesystem) and point data_dir at it",
+                    data_dir, kDatabaseIdFile));
   }
   if (*found != database_id) {
-    return Conflict(
-        fmt::format("data_dir {} belongs to database {}, not to {} (database_url)", data_dir,
-                    *found, database_id));
+    return Conflict(fmt::format("data_dir {} belongs to database {}, not to {} (database_url)",
+                                data_dir, *found, database_id));
   }
   return Status::Ok();
 }

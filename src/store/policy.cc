@@ -61,6 +61,7 @@ NewJob FollowUpOf(const Job& job) {
   next.continued_from_job_id = job.id;
   next.resume_movement = job.resume_movement;
   next.ask_count = job.ask_count;
+  next.priority = job.priority;
   return next;
 }
 
@@ -80,6 +81,7 @@ NewJob ContinuationOf(const Job& prev, const std::string& piece) {
   next.model = prev.model;
   next.profile = prev.profile;
   next.continued_from_job_id = prev.id;
+  next.priority = prev.priority;
   return next;
 }
 

@@ -12,8 +12,9 @@
 // under that token; otherwise they return kLeaseLost and change nothing.
 //
 // Thread safety: every method may be called from any thread concurrently.
-// SqliteStore is the embedded implementation; a PostgreSQL one can satisfy the
-// same contract (each method is one transaction, claims use row locking).
+// Both implementations share one row code (SqlStore, store/sql/): SqliteStore
+// is the embedded default, PgStore the shared store for many processes; the
+// conformance suite (tests/unit/store/) proves this contract on both.
 #pragma once
 
 #include <functional>

@@ -4,14 +4,22 @@ namespace maestro {
 
 std::string_view JobStatusName(JobStatus s) {
   switch (s) {
-    case JobStatus::kQueued: return "queued";
-    case JobStatus::kRunning: return "running";
-    case JobStatus::kWaitingHuman: return "waiting_human";
-    case JobStatus::kWaitingSubtasks: return "waiting_subtasks";
-    case JobStatus::kRetry: return "retry";
-    case JobStatus::kSucceeded: return "succeeded";
-    case JobStatus::kFailed: return "failed";
-    case JobStatus::kCancelled: return "cancelled";
+    case JobStatus::kQueued:
+      return "queued";
+    case JobStatus::kRunning:
+      return "running";
+    case JobStatus::kWaitingHuman:
+      return "waiting_human";
+    case JobStatus::kWaitingSubtasks:
+      return "waiting_subtasks";
+    case JobStatus::kRetry:
+      return "retry";
+    case JobStatus::kSucceeded:
+      return "succeeded";
+    case JobStatus::kFailed:
+      return "failed";
+    case JobStatus::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -58,6 +58,9 @@ struct Task {
   TimeMs updated_at = 0;
 };
 
+inline constexpr int kMinPriority = -100;
+inline constexpr int kMaxPriority = 100;
+
 struct NewTask {
   std::string title;
   std::string instruction;
@@ -69,6 +72,9 @@ struct NewTask {
   std::string model;
   std::string profile;  // the first job's LLM profile ("" = default)
   int64_t context_length = 0;
+  // The first job's priority (kMinPriority..kMaxPriority, higher first); a
+  // subtask takes its parent job's when 0.
+  int priority = 0;
   // A subtask: its first job is a child of this job (the parent may wait for
   // it in waiting_subtasks). CreateTask gives it the parent task's owner and
   // visibility, and the parent job's profile and model when unset.
@@ -119,6 +125,7 @@ struct Job {
   std::string wait_reason;
   std::string resume_movement;
   int ask_count = 0;
+  int priority = 0;  // higher is claimed first among queued jobs
   bool cancel_requested = false;
   std::string error_message;
   std::string result;
@@ -138,6 +145,7 @@ struct NewJob {
   std::string required_worker;
   std::string resume_movement;
   int ask_count = 0;
+  int priority = 0;      // higher first among queued jobs; follow-ups inherit it
   int max_attempts = 0;  // 0: the store's default
   // A handoff continuation takes over the children of the job it continues
   // (same transaction): subtasks spawned before the handoff report to, and
@@ -167,9 +175,9 @@ struct ClaimFilter {
 struct JobOutcome {
   enum class Kind { kSucceeded, kRetry, kFailed, kParked, kCancelled, kReleased };
   Kind kind = Kind::kSucceeded;
-  std::string result;         // kSucceeded
-  std::string error_message;  // kRetry, kFailed, kCancelled (optional)
-  TimeMs next_retry_at = 0;   // kRetry
+  std::string result;                                // kSucceeded
+  std::string error_message;                         // kRetry, kFailed, kCancelled (optional)
+  TimeMs next_retry_at = 0;                          // kRetry
   JobStatus park_status = JobStatus::kWaitingHuman;  // kParked
   std::string wait_reason;                           // kParked: ask | tool_request | ...
   std::string resume_movement;                       // kParked

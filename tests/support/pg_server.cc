@@ -212,7 +212,7 @@ PgServer* PgServer::Shared() {
 const std::string& PgServer::SkipReason() { return g_skip_reason; }
 
 bool PgServer::Required() {
-  const char* v = std::getenv("MAESTRO_REQUIRE_POSTGRES");
+  const char* v = std::getenv("TEST_REQUIRE_POSTGRES");
   return v && std::string(v) == "1";
 }
 

@@ -11,7 +11,7 @@
 // Shared() starts one server per test process on first use and stops it at
 // exit. When it cannot start it returns nullptr and SkipReason() says why;
 // MAESTRO_PG_SERVER_OR_SKIP turns that into a loud GTEST_SKIP — or a test
-// failure when MAESTRO_REQUIRE_POSTGRES=1 is set (CI).
+// failure when TEST_REQUIRE_POSTGRES=1 is set (CI).
 //
 // Thread safety: CreateDatabase may be called from any thread.
 #pragma once
@@ -40,7 +40,7 @@ class PgServer {
   // The per-process server, or nullptr (see SkipReason).
   static PgServer* Shared();
   static const std::string& SkipReason();
-  // MAESTRO_REQUIRE_POSTGRES=1: a server that cannot start fails the test.
+  // TEST_REQUIRE_POSTGRES=1: a server that cannot start fails the test.
   static bool Required();
 
  private:
@@ -60,7 +60,7 @@ class PgServer {
   ::maestro::testing::PgServer* var = ::maestro::testing::PgServer::Shared();                     \
   if (!var) {                                                                                     \
     if (::maestro::testing::PgServer::Required()) {                                               \
-      FAIL() << "PostgreSQL could not start (MAESTRO_REQUIRE_POSTGRES=1): "                       \
+      FAIL() << "PostgreSQL could not start (TEST_REQUIRE_POSTGRES=1): "                       \
              << ::maestro::testing::PgServer::SkipReason();                                       \
     }                                                                                             \
     GTEST_SKIP() << "PostgreSQL could not start: " << ::maestro::testing::PgServer::SkipReason(); \

@@ -36,7 +36,7 @@ void StoreConformance::SetUp() {
     PgServer* pg = PgServer::Shared();
     if (pg == nullptr) {
       if (PgServer::Required()) {
-        FAIL() << "PostgreSQL is required (MAESTRO_REQUIRE_POSTGRES=1) but could not start: "
+        FAIL() << "PostgreSQL is required (TEST_REQUIRE_POSTGRES=1) but could not start: "
                << PgServer::SkipReason();
       }
       GTEST_SKIP() << "PostgreSQL could not start, its half of the store conformance suite "

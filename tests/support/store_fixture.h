@@ -4,15 +4,15 @@
 // StoreConformance: the same tests run once per backend — SQLite and a real
 // PostgreSQL 15 started by the suite (support/pg_server.h) — so the Store
 // contract is proven on both (tests/unit/store/). When PostgreSQL cannot
-// start, its half is skipped with the reason; with MAESTRO_REQUIRE_POSTGRES=1
+// start, its half is skipped with the reason; with TEST_REQUIRE_POSTGRES=1
 // (CI) it fails instead.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/clock.h"
 #include "store/sql/sql_store.h"
@@ -74,8 +74,7 @@ class StoreTest : public ::testing::Test {
   std::unique_ptr<SqlStore> store_;
 };
 
-class StoreConformance : public StoreTest,
-                         public ::testing::WithParamInterface<StoreBackend> {
+class StoreConformance : public StoreTest, public ::testing::WithParamInterface<StoreBackend> {
  protected:
   void SetUp() override;
 };
@@ -83,9 +82,9 @@ class StoreConformance : public StoreTest,
 std::string BackendName(const ::testing::TestParamInfo<StoreBackend>& info);
 
 // Instantiates a StoreConformance-derived suite on both backends.
-#define MAESTRO_STORE_CONFORMANCE(Suite)                                                  \
-  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                               \
-                           ::testing::Values(::maestro::testing::StoreBackend::kSqlite,   \
+#define MAESTRO_STORE_CONFORMANCE(Suite)                                                   \
+  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                                \
+                           ::testing::Values(::maestro::testing::StoreBackend::kSqlite,    \
                                              ::maestro::testing::StoreBackend::kPostgres), \
                            ::maestro::testing::BackendName)
 

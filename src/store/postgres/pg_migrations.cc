@@ -184,6 +184,11 @@ CREATE TABLE meta (
 );
 INSERT INTO meta(key, value) VALUES ('database_id', gen_random_uuid()::text);
 )sql"},
+      {2, "job priority (sqlite 4)", R"sql(
+ALTER TABLE jobs ADD COLUMN priority BIGINT NOT NULL DEFAULT 0;
+DROP INDEX jobs_queued;
+CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
+)sql"},
   };
   return m;
 }

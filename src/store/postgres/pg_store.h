@@ -37,7 +37,7 @@ class PgStore final : public SqlStore {
   PgStore(std::unique_ptr<postgres::PgEngine> engine, std::unique_ptr<StoreOptions> hooks,
           StoreOptions options);
 
-  postgres::PgEngine* pg_;              // owned by SqlStore
+  postgres::PgEngine* pg_;               // owned by SqlStore
   std::unique_ptr<StoreOptions> hooks_;  // what the LISTEN thread calls
 };
 

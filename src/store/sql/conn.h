@@ -1,5 +1,5 @@
 // The SQL seam between SqlStore (the store's row code, shared by both
-// backends) and a database driver: SQLite (store/sql/conn.h) or PostgreSQL
+// backends) and a database driver: SQLite (store/sqlite/db.h) or PostgreSQL
 // through libpq (store/postgres/pg_conn.h).
 //
 // Statements are written once, in the SQL both databases accept, with

@@ -16,7 +16,7 @@ const char* const kJobCols =
     "COALESCE(worker_id, ''), fencing_token, COALESCE(lease_expires_at, 0), attempt, "
     "max_attempts, COALESCE(next_retry_at, 0), wait_reason, resume_movement, ask_count, "
     "cancel_requested, error_message, result, created_at, COALESCE(started_at, 0), "
-    "COALESCE(finished_at, 0), updated_at";
+    "COALESCE(finished_at, 0), updated_at, priority";
 
 const char* const kCommentCols =
     "id, task_id, COALESCE(job_id, ''), author, kind, body, COALESCE(delivered_at, 0), "
@@ -30,8 +30,7 @@ const char* const kGrantCols =
     "id, task_id, tool_name, scope, args_hash, COALESCE(request_id, ''), "
     "COALESCE(expires_at, 0), COALESCE(uses_left, -1), created_at";
 
-const char* const kEventCols =
-    "id, task_id, COALESCE(job_id, ''), type, payload, created_at";
+const char* const kEventCols = "id, task_id, COALESCE(job_id, ''), type, payload, created_at";
 
 Task ReadTask(const Stmt& s) {
   Task t;
@@ -91,6 +90,7 @@ Job ReadJob(const Stmt& s) {
   j.started_at = s.Int(c++);
   j.finished_at = s.Int(c++);
   j.updated_at = s.Int(c++);
+  j.priority = static_cast<int>(s.Int(c++));
   return j;
 }
 

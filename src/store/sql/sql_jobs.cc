@@ -89,7 +89,8 @@ Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
   auto s = tx.conn.Prepare(
       "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, model, "
       "profile, required_worker, resume_movement, ask_count, max_attempts, created_at, "
-      "updated_at) VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)");
+      "updated_at, priority) VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+      "?12, ?13)");
   if (!s.ok()) return s.status();
   s->Bind(1, id)
       .Bind(2, in.task_id)
@@ -102,7 +103,8 @@ Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
       .Bind(9, in.resume_movement)
       .Bind(10, in.ask_count)
       .Bind(11, in.max_attempts > 0 ? in.max_attempts : options_.default_max_attempts)
-      .Bind(12, tx.now);
+      .Bind(12, tx.now)
+      .Bind(13, in.priority);
   Status st = s->Exec();
   if (st.code() == StatusCode::kConflict) {
     return NotFound(
@@ -227,7 +229,8 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
   auto models = JsonListOrNull(filter.models);
   auto profiles = JsonListOrNull(filter.profiles);
   int64_t seq = 0;
-  // Retry jobs whose backoff has ended come before new work. On PostgreSQL
+  // Retry jobs whose backoff has ended come before new work, then queued jobs
+  // by priority (higher first), oldest first within one priority. On PostgreSQL
   // a claimer skips the rows another claimer holds instead of queueing
   // behind it.
   const sql::Dialect d = dialect();
@@ -235,7 +238,7 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
       "SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1" + Eligible(d) +
           " ORDER BY j.next_retry_at, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
       "SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND CAST(?1 AS BIGINT) = ?1" +
-          Eligible(d) + " ORDER BY j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
+          Eligible(d) + " ORDER BY j.priority DESC, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
   };
   for (const auto& sql : picks) {
     auto s = tx.conn.Prepare(sql);

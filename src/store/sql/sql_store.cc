@@ -42,10 +42,10 @@ namespace {
 
 // A subtask belongs to whoever owns its parent: without this a SpinOffTask
 // child had owner "" and any user could read, comment on and cancel it. It
-// also runs on the parent job's profile unless it names its own.
+// also runs on the parent job's profile and priority unless it names its own.
 Status InheritFromParentJob(sql::Conn& conn, NewTask* t) {
   auto s = conn.Prepare(
-      "SELECT t.owner, t.visibility, COALESCE(j.profile, ''), COALESCE(j.model, '') "
+      "SELECT t.owner, t.visibility, COALESCE(j.profile, ''), COALESCE(j.model, ''), j.priority "
       "FROM jobs j JOIN tasks t ON t.id = j.task_id WHERE j.id = ?1");
   if (!s.ok()) return s.status();
   s->Bind(1, t->parent_job_id);
@@ -58,6 +58,7 @@ Status InheritFromParentJob(sql::Conn& conn, NewTask* t) {
     t->profile = s->Text(2);
     t->model = s->Text(3);
   }
+  if (t->priority == 0) t->priority = static_cast<int>(s->Int(4));
   return Status::Ok();
 }
 
@@ -83,6 +84,10 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
     return InvalidArgument("instruction must not be empty", "instruction");
   }
   if (request.piece.empty()) return InvalidArgument("piece must not be empty", "piece");
+  if (request.priority < kMinPriority || request.priority > kMaxPriority) {
+    return InvalidArgument(
+        fmt::format("priority must be between {} and {}", kMinPriority, kMaxPriority), "priority");
+  }
   CreatedTask out;
   std::string task_id = NewUuid();
   Status st = Write([&](Tx& tx) -> Status {
@@ -133,6 +138,7 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
     job.model = in.model;
     job.profile = in.profile;
     job.parent_job_id = in.parent_job_id;
+    job.priority = in.priority;
     auto created_job = InsertJob(tx, job);
     if (!created_job.ok()) return created_job.status();
     out.job = std::move(created_job).value();

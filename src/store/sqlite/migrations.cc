@@ -176,6 +176,12 @@ CREATE UNIQUE INDEX tasks_by_spawn_key ON tasks(spawn_key) WHERE spawn_key IS NO
 -- scan of every comment ever written.
 CREATE INDEX comments_undelivered ON comments(job_id) WHERE delivered_at IS NULL;
 )sql"},
+      {4, "job priority", R"sql(
+-- Higher runs first among queued jobs; the claim walks this index in order.
+ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+DROP INDEX jobs_queued;
+CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
+)sql"},
   };
   return m;
 }

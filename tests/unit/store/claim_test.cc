@@ -44,10 +44,37 @@ TEST_P(StoreConformance, QueuedJobsAreClaimedOldestFirst) {
   EXPECT_EQ(Claim().id, c.job.id);
 }
 
+TEST_P(StoreConformance, HigherPriorityIsClaimedFirstAndFollowUpsInheritIt) {
+  auto low = NewTaskWith("ok");
+  NewTask urgent_in;
+  urgent_in.instruction = "urgent";
+  urgent_in.piece = "ok";
+  urgent_in.priority = 50;
+  auto urgent = store_->CreateTask(urgent_in);
+  ASSERT_TRUE(urgent.ok()) << urgent.status().ToString();
+  auto later_low = NewTaskWith("ok");
+  EXPECT_EQ(Claim().id, urgent->job.id);  // newer, but higher priority
+  EXPECT_EQ(Claim().id, low.job.id);      // then oldest first
+  EXPECT_EQ(Claim().id, later_low.job.id);
+
+  // A comment on the finished urgent task queues a follow-up at its priority.
+  Job done = *store_->GetJob(urgent->job.id);
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(done), JobOutcome::Succeeded("ok")).ok());
+  auto followup = store_->PostComment(urgent->task.id, "user", "and one more thing");
+  ASSERT_TRUE(followup.ok());
+  EXPECT_EQ(followup->job.priority, 50);
+
+  urgent_in.priority = kMaxPriority + 1;
+  auto bad = store_->CreateTask(urgent_in);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "priority");
+}
+
 TEST_P(StoreConformance, DueRetryJobsComeBeforeQueuedOnesAndNotBeforeTheirTime) {
   auto first = NewTaskWith("ok");
   Job j = Claim();
-  ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Retry("boom", clock_.NowMs() + 5'000)).ok());
+  ASSERT_TRUE(
+      store_->FinishJob(LeaseOf(j), JobOutcome::Retry("boom", clock_.NowMs() + 5'000)).ok());
   EXPECT_EQ(StatusOf(j.id), JobStatus::kRetry);
   auto later = NewTaskWith("ok");
   // Not due yet: the queued job goes first.

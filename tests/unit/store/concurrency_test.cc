@@ -61,8 +61,7 @@ TEST_P(StoreConformance, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce)
           std::lock_guard<std::mutex> lock(mu);
           claimed.insert(j.id);
         }
-        if (!s.FinishJob(Lease{j.id, j.worker_id, j.fencing_token},
-                         JobOutcome::Succeeded("ok"))
+        if (!s.FinishJob(Lease{j.id, j.worker_id, j.fencing_token}, JobOutcome::Succeeded("ok"))
                  .ok()) {
           ++errors;
         }

@@ -25,8 +25,10 @@ TEST_P(StoreConformance, ConcurrentWritesWithFailuresKeepEachWriteAtomic) {
         m.kind = "reply";
         m.body = "t" + std::to_string(t) + "-" + std::to_string(i);
         auto r = store_->AddComment(m);
-        if (r.ok()) ++ok;
-        else if (r.status().code() == StatusCode::kNotFound) ++not_found;
+        if (r.ok())
+          ++ok;
+        else if (r.status().code() == StatusCode::kNotFound)
+          ++not_found;
       }
     });
   }

@@ -1,6 +1,7 @@
+#include "store/sqlite/migrations.h"
+
 #include <sqlite3.h>
 
-#include "store/sqlite/migrations.h"
 #include "support/store_fixture.h"
 
 namespace maestro {
@@ -31,11 +32,12 @@ TEST_F(StoreTest, MigrationsApplyToAnEmptyDatabase) {
         << table;
   }
   // Seed 002 statistics columns exist on tasks.
-  for (const char* col : {"llm_call_count", "tool_call_count", "total_tokens",
-                          "compression_count", "error_message", "process_id", "hostname",
-                          "model", "started_at", "completed_at"}) {
+  for (const char* col :
+       {"llm_call_count", "tool_call_count", "total_tokens", "compression_count", "error_message",
+        "process_id", "hostname", "model", "started_at", "completed_at"}) {
     EXPECT_EQ(CountRows(path, std::string("SELECT COUNT(*) FROM pragma_table_info('tasks') "
-                                          "WHERE name='") + col + "'"),
+                                          "WHERE name='") +
+                                  col + "'"),
               1)
         << col;
   }

@@ -35,8 +35,7 @@ TEST_P(StoreConformance, EightClaimerProcessesClaimEachJobExactlyOnce) {
     const std::string name = "p" + std::to_string(i);
     claimers.push_back(std::make_unique<testing::Process>(
         std::vector<std::string>{STORE_CLAIMER_BIN, target, name, start},
-        std::map<std::string, std::string>{}, dir_.File(name + ".out"),
-        dir_.File(name + ".err")));
+        std::map<std::string, std::string>{}, dir_.File(name + ".out"), dir_.File(name + ".err")));
     ASSERT_TRUE(claimers.back()->started());
   }
   std::ofstream(start) << "go";

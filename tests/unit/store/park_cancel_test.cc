@@ -211,4 +211,3 @@ MAESTRO_STORE_CONFORMANCE(ParkCancelTest);
 
 }  // namespace
 }  // namespace maestro
-

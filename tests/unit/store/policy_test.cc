@@ -47,9 +47,9 @@ TEST(CommentGateTest, EachJobStateTakesItsBranch) {
       {JobIn(JobStatus::kCancelled), CommentGate::kFollowUp, "reply", "followup"},
   };
   for (const Row& r : rows) {
-    SCOPED_TRACE(r.newest ? std::string(JobStatusName(r.newest->status)) + "/" +
-                                r.newest->wait_reason
-                          : "no job");
+    SCOPED_TRACE(r.newest
+                     ? std::string(JobStatusName(r.newest->status)) + "/" + r.newest->wait_reason
+                     : "no job");
     CommentGate g = DecideCommentGate(r.newest);
     EXPECT_EQ(g, r.gate);
     if (g == CommentGate::kDecideFirst) continue;

@@ -31,8 +31,10 @@ TEST_P(StoreConformance, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
   for (int i = 0; i < 6; ++i) {
     clicks.emplace_back([&, i] {
       auto d = store_->DecideRequest(req->id, i % 2 ? "deny" : "approve", "once", "user");
-      if (d.ok()) ++won;
-      else if (d.status().code() == StatusCode::kConflict) ++conflicts;
+      if (d.ok())
+        ++won;
+      else if (d.status().code() == StatusCode::kConflict)
+        ++conflicts;
     });
   }
   for (auto& t : clicks) t.join();
@@ -50,7 +52,8 @@ TEST_P(StoreConformance, OnceGrantIsBoundToArgumentsAndSpentOnce) {
   ASSERT_TRUE(store_->DecideRequest(req->id, "approve", "once", "alice").ok());
   // Same arguments in another key order hash the same.
   Json reordered = Json::parse(R"({"cwd":".","command":"make test"})");
-  auto other = store_->ConsumeGrant(c.task.id, "RunCommand", CanonicalJsonHash(Json{{"command", "rm -rf /"}}));
+  auto other = store_->ConsumeGrant(c.task.id, "RunCommand",
+                                    CanonicalJsonHash(Json{{"command", "rm -rf /"}}));
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->has_value()) << "a once grant must not cover other arguments";
   auto used = store_->ConsumeGrant(c.task.id, "RunCommand", CanonicalJsonHash(reordered));

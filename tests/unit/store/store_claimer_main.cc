@@ -18,7 +18,8 @@
 int main(int argc, char** argv) {
   using namespace maestro;
   if (argc != 4) {
-    std::fprintf(stderr, "usage: store_claimer <db path|postgresql url> <worker id> <start file>\n");
+    std::fprintf(stderr,
+                 "usage: store_claimer <db path|postgresql url> <worker id> <start file>\n");
     return 2;
   }
   const std::string target = argv[1], worker = argv[2], start_file = argv[3];
@@ -60,8 +61,8 @@ int main(int argc, char** argv) {
     idle = 0;
     const Job& j = **c;
     std::printf("%s\n", j.id.c_str());
-    Status st = (*store)->FinishJob(Lease{j.id, j.worker_id, j.fencing_token},
-                                    JobOutcome::Succeeded("ok"));
+    Status st =
+        (*store)->FinishJob(Lease{j.id, j.worker_id, j.fencing_token}, JobOutcome::Succeeded("ok"));
     if (!st.ok()) {
       std::fprintf(stderr, "finish %s: %s\n", j.id.c_str(), st.ToString().c_str());
       ++errors;
