@@ -113,6 +113,17 @@ TEST_F(ApiTest, BadInputAndAuth) {
   auto [c6, r6] = Get(base + "/package-requests");
   EXPECT_EQ(c6, 200);
   EXPECT_TRUE(r6["requests"].empty());
+  for (const char* bad : {R"({"instruction":"x","priority":101})",
+                          R"({"instruction":"x","priority":"high"})",
+                          R"({"instruction":"x","priority":1.5})",
+                          R"({"instruction":"x","priority":18446744073709551615})"}) {
+    auto [code, reply] = Post("/api/local/tasks", bad);
+    EXPECT_EQ(code, 400) << bad;
+    EXPECT_EQ(reply["error"]["field"], "priority") << bad;
+  }
+  auto [c7, r7] = Post("/api/local/tasks", R"({"instruction":"urgent","priority":-100})");
+  ASSERT_EQ(c7, 201) << r7.dump();
+  EXPECT_EQ(r7["job"]["priority"], -100);
   httplib::Client anon("127.0.0.1", port_);
   EXPECT_EQ(anon.Get(base.c_str())->status, 401);
   EXPECT_EQ(anon.Get("/metrics")->status, 401);
