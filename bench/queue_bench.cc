@@ -52,8 +52,8 @@ T Must(Result<T> r, const char* what) {
 
 struct Options {
   std::vector<std::string> backends{"sqlite", "postgres"};
-  int jobs = 20'000;    // per SQLite throughput round
-  int pg_jobs = 3'000;  // per PostgreSQL round: ~10x slower here, same run time
+  int jobs = 10'000;    // per SQLite throughput round
+  int pg_jobs = 2'000;  // per PostgreSQL round: several times slower, similar spans
   int rounds = 3;
   int samples = 150;
   int batch = 16;

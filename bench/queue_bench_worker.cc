@@ -67,13 +67,18 @@ WorkerStats RunWorker(Store& store, Waker& waker, const WorkerConfig& cfg,
         next = store.ClaimNextJob(filter, kLeaseMs);
       }
       ++st.claim_calls;
-      held.reset();
       if (!next.ok()) {
-        ++st.errors;
+        // A busy database (SQLITE_BUSY past the timeout on a loaded
+        // machine) is tried again with the job still held; a lost lease
+        // means the finish went through (PostgreSQL runs it as its own
+        // transaction) and only the claim failed.
         std::fprintf(stderr, "worker %s: %s\n", cfg.worker_id.c_str(),
                      next.status().ToString().c_str());
+        if (next.status().code() == StatusCode::kLeaseLost) held.reset();
+        if (held) --st.jobs;
         continue;
       }
+      held.reset();
       if (next->has_value()) {
         held_ns = NowNs();
         held = std::move(*next);
@@ -94,7 +99,14 @@ WorkerStats RunWorker(Store& store, Waker& waker, const WorkerConfig& cfg,
         for (const Job& j : *got) {
           done.emplace_back(Lease{j.id, j.worker_id, j.fencing_token}, outcome(claimed_ns));
         }
+        // The jobs stay ours until finished: a failed transaction (nothing
+        // applied) is tried again.
         auto res = store.FinishJobs(done);
+        for (int attempt = 0; !res.ok() && attempt < 20; ++attempt) {
+          std::fprintf(stderr, "worker %s: %s\n", cfg.worker_id.c_str(),
+                       res.status().ToString().c_str());
+          res = store.FinishJobs(done);
+        }
         if (!res.ok()) {
           ++st.errors;
           continue;
