@@ -1,189 +1,499 @@
-// Queue benchmark: the durable job runtime on SQLite (WAL) with no LLM.
+// Queue benchmark: the durable job runtime with no LLM, on SQLite and on
+// PostgreSQL side by side, with several worker PROCESSES.
 //
-//  1. Throughput: a producer enqueues N jobs while a WorkerPool (2 threads,
-//     in-process wake-up) claims and completes them; jobs/s from the first
-//     enqueue to the last completion. Each job costs three write
-//     transactions (enqueue, claim, finish), each with its status event.
-//  2. Create-to-claimed latency: one job at a time into an idle pool, from
-//     the EnqueueJob call to the executor starting it. Measured with the
-//     in-process wake-up and, as a baseline in the same run, with polling
-//     only (poll interval 10 ms, no wake-up).
+//  1. Throughput: the bench (the producer, `--producers` threads) enqueues N
+//     jobs spread over 256 tasks while W worker processes (this binary
+//     re-executed with `--role worker`, each with its own store on the same
+//     database or file) loop claim→finish. jobs/s = N over the span from the
+//     first job's created_at to the last one's finished_at, read back from
+//     the database after the round, which also checks that every job
+//     succeeded on its first claim. Batch off = ClaimNextJob, then
+//     FinishAndClaimNext per job (what WorkerPool does); batch on =
+//     ClaimJobs(max) + FinishJobs: one transaction for a whole batch.
+//  2. Create→claimed latency: one job at a time into an idle worker, from
+//     the EnqueueJob call to the worker's claim returning (CLOCK_MONOTONIC,
+//     one clock for all processes). With a wake-up — PostgreSQL: a worker
+//     process woken by LISTEN/NOTIFY; SQLite has no cross-process wake-up, so
+//     a worker thread in the bench woken in-process — and with polling only
+//     (10 ms) as the baseline.
 //
-// Prints the figures; the last line is the summary.
+// Every round uses a fresh database. PostgreSQL is a throwaway server started
+// by the bench (tests/support/pg_server.h) on 127.0.0.1. Figures are medians
+// over `--rounds`; the backends alternate within a round so drift hits both.
+// The last line printed is the summary.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <climits>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
-#include <string>
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
 #include <thread>
-#include <unordered_map>
-#include <vector>
 
-#include <spdlog/spdlog.h>
+#include "queue_bench_worker.h"
+#include "store/postgres/pg_store.h"
+#include "support/pg_server.h"
 
-#include "store/sqlite/sqlite_store.h"
-#include "worker/worker_pool.h"
-
-namespace maestro {
+namespace maestro::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
 
-// Succeeds at once, recording when each job started.
-class TimingExecutor : public JobExecutor {
- public:
-  Result<JobOutcome> Execute(const Job& job, const Lease&, CancelToken&) override {
-    auto now = Clock::now();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      started_[job.id] = now;
-    }
-    if (++done_ >= target_) {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_cv_.notify_all();
-    }
-    return JobOutcome::Succeeded("");
-  }
-  // Blocks until `n` jobs have started (no polling: the machine has 2 cores).
-  void WaitDone(int64_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    target_ = n;
-    done_cv_.wait(lock, [&] { return done_ >= n; });
-  }
-  Clock::time_point StartedAt(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return started_[id];
-  }
-  bool Started(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return started_.count(id) > 0;
-  }
-  std::atomic<int64_t> done_{0};
+[[noreturn]] void Fail(const std::string& msg) { throw std::runtime_error(msg); }
 
- private:
-  std::atomic<int64_t> target_{INT64_MAX};
-  std::condition_variable done_cv_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Clock::time_point> started_;
-};
-
-struct Harness {
-  Harness(const std::string& dir, bool wakeup, int64_t poll_ms, int workers = 2) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    StoreOptions so;
-    if (wakeup) {
-      so.on_job_available = [this] {
-        if (pool) pool->Notify();
-      };
-    }
-    store = std::move(SqliteStore::Open(dir + "/maestro.db", so)).value();
-    WorkerPoolOptions wo;
-    wo.threads = workers;
-    wo.worker_id_prefix = "bench";
-    wo.jobs.poll_interval_ms = poll_ms;
-    wo.jobs.heartbeat_ms = 5'000;
-    wo.jobs.lease_ms = 30'000;
-    pool = std::make_unique<WorkerPool>(*store, executor, wo);
-    for (int i = 0; i < 256; ++i) {
-      NewTask t;
-      t.instruction = "bench";
-      t.piece = "ok";
-      tasks.push_back(store->CreateTask(t).value().task.id);
-    }
-  }
-  ~Harness() { pool->Shutdown(); }
-
-  std::unique_ptr<SqliteStore> store;
-  TimingExecutor executor;
-  std::unique_ptr<WorkerPool> pool;
-  std::vector<std::string> tasks;
-};
-
-// `producers` threads stand for concurrent API clients submitting work.
-double Throughput(const std::string& dir, int n, int producers, int workers) {
-  Harness h(dir, /*wakeup=*/true, 1'000, workers);
-  h.executor.done_ = 0;
-  int64_t base = h.executor.done_;  // the tasks' own first jobs run too
-  h.pool->Start();
-  auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p) {
-    threads.emplace_back([&, p] {
-      for (int i = p; i < n; i += producers) {
-        NewJob j;
-        j.task_id = h.tasks[i % h.tasks.size()];
-        j.piece = "ok";
-        if (!h.store->EnqueueJob(j).ok()) std::abort();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  int64_t target = base + n + static_cast<int64_t>(h.tasks.size());
-  h.executor.WaitDone(target);
-  // Completion is recorded after Execute returns; wait for the pool to idle.
-  while (h.pool->running_jobs() > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  return (n + static_cast<double>(h.tasks.size())) / secs;
+template <typename T>
+T Must(Result<T> r, const char* what) {
+  if (!r.ok()) Fail(std::string(what) + ": " + r.status().ToString());
+  return std::move(r).value();
 }
 
-std::pair<double, double> Latency(const std::string& dir, bool wakeup, int samples) {
-  Harness h(dir, wakeup, wakeup ? 1'000 : 10);
-  h.pool->Start();
-  // Let the tasks' first jobs drain so the pool is idle.
-  while (h.executor.done_ < static_cast<int64_t>(h.tasks.size())) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+struct Options {
+  std::vector<std::string> backends{"sqlite", "postgres"};
+  int jobs = 10'000;    // per SQLite throughput round
+  int pg_jobs = 2'000;  // per PostgreSQL round: several times slower, similar spans
+  int rounds = 3;
+  int samples = 150;
+  int batch = 16;
+  int producers = 2;
+  std::vector<int> workers{1, 2, 4};
+  bool durable = true;  // also PostgreSQL with fsync + synchronous_commit on
+  int durable_jobs = 600;
+  bool listen = true;  // throughput workers LISTEN (PostgreSQL); 0 = poll only
+};
+
+// One database engine under test; hands out a fresh database per round.
+struct Backend {
+  std::string name;  // column title
+  bool postgres = false;
+  int jobs = 0;  // per throughput round
+  std::unique_ptr<testing::PgServer> server;
+  std::string dir;  // SQLite: the rounds' files
+  int next = 0;
+
+  Target NewTarget() {
+    if (postgres) return {true, Must(server->CreateDatabase(), "create database")};
+    std::string d = dir + "/r" + std::to_string(next++);
+    fs::create_directories(d);
+    return {false, d + "/maestro.db"};
   }
-  std::vector<double> ms;
-  for (int i = 0; i < samples; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // idle workers are waiting
-    NewJob j;
-    j.task_id = h.tasks[i % h.tasks.size()];
-    j.piece = "ok";
-    auto t0 = Clock::now();
-    auto job = h.store->EnqueueJob(j);
-    if (!job.ok()) std::abort();
-    while (!h.executor.Started(job->id)) std::this_thread::yield();
-    ms.push_back(std::chrono::duration<double, std::milli>(h.executor.StartedAt(job->id) - t0)
-                     .count());
+  void Drop(const Target& t) {
+    if (!t.postgres) fs::remove_all(fs::path(t.location).parent_path());
   }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[static_cast<size_t>(ms.size() * 0.99)]};
+  ~Backend() {
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+};
+
+std::unique_ptr<Backend> StartBackend(const std::string& kind, const Options& o) {
+  auto b = std::make_unique<Backend>();
+  b->jobs = o.jobs;
+  if (kind == "sqlite") {
+    b->name = "sqlite";
+    b->dir =
+        (fs::temp_directory_path() / ("maestro-queue-bench-" + std::to_string(getpid()))).string();
+    fs::create_directories(b->dir);
+    return b;
+  }
+  b->postgres = true;
+  b->jobs = o.pg_jobs;
+  b->name = kind == "postgres" ? "postgres" : "pg durable";
+  // The durable server turns back on what the test server turns off.
+  std::string extra = kind == "postgres" ? ""
+                                         : "-c fsync=on -c synchronous_commit=on"
+                                           " -c full_page_writes=on";
+  if (kind != "postgres") b->jobs = o.durable_jobs;
+  b->server = Must(testing::PgServer::Start(extra), "start PostgreSQL");
+  return b;
+}
+
+// Creates `n` tasks and completes their first jobs, so that a round starts
+// with an empty queue and every task free to run a job.
+std::vector<std::string> SeedTasks(Store& store, int n, std::set<std::string>* seed_jobs) {
+  std::vector<std::string> tasks;
+  for (int i = 0; i < n; ++i) {
+    NewTask t;
+    t.instruction = "bench";
+    t.piece = "ok";
+    auto c = Must(store.CreateTask(t), "create task");
+    tasks.push_back(c.task.id);
+    seed_jobs->insert(c.job.id);
+  }
+  ClaimFilter f;
+  f.worker_id = "seed";
+  for (;;) {
+    auto got = Must(store.ClaimJobs(f, 60'000, 64), "seed claim");
+    if (got.empty()) break;
+    std::vector<std::pair<Lease, JobOutcome>> done;
+    for (const Job& j : got) {
+      done.emplace_back(Lease{j.id, j.worker_id, j.fencing_token}, JobOutcome::Succeeded(""));
+    }
+    Must(store.FinishJobs(done), "seed finish");
+  }
+  return tasks;
+}
+
+int64_t Succeeded(Store& store) {
+  auto counts = Must(store.CountJobsByStatus(), "count jobs");
+  return counts["succeeded"];
+}
+
+// Polls the database until `target` jobs have succeeded.
+void WaitSucceeded(Store& store, int64_t target, int64_t timeout_s) {
+  const int64_t deadline = NowNs() + timeout_s * 1'000'000'000;
+  while (Succeeded(store) < target) {
+    if (NowNs() > deadline) Fail("timed out waiting for the workers");
+    // Rarely: each poll is a GROUP BY over all jobs, and the span is read
+    // from the database afterwards anyway.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::vector<std::unique_ptr<Child>> SpawnWorkers(const Target& t, int n, int batch, bool notify,
+                                                 int64_t poll_ms, bool stamp) {
+  std::vector<std::unique_ptr<Child>> kids;
+  for (int i = 0; i < n; ++i) {
+    auto c = Child::Spawn({"--role", "worker", "--backend", t.postgres ? "postgres" : "sqlite",
+                           "--target", t.location, "--batch", std::to_string(batch), "--notify",
+                           notify ? "1" : "0", "--poll-ms", std::to_string(poll_ms), "--stamp",
+                           stamp ? "1" : "0", "--worker-id", "w" + std::to_string(i)});
+    if (!c) Fail("spawn worker");
+    kids.push_back(std::move(c));
+  }
+  // Timing starts only when every worker has its store open.
+  for (auto& c : kids) {
+    if (c->ReadLine(60'000) != "ready") Fail("a worker did not start");
+  }
+  return kids;
+}
+
+// Stops the workers and sums their "stats" lines.
+WorkerStats StopWorkers(std::vector<std::unique_ptr<Child>>& kids) {
+  WorkerStats sum;
+  for (auto& c : kids) c->Stop();
+  for (auto& c : kids) {
+    std::string line = c->ReadLine(30'000);
+    long long jobs = 0, calls = 0, empty = 0, errors = 0, retries = 0;
+    if (std::sscanf(line.c_str(),
+                    "stats jobs=%lld claim_calls=%lld empty=%lld errors=%lld retries=%lld", &jobs,
+                    &calls, &empty, &errors, &retries) != 5) {
+      Fail("a worker ended without stats");
+    }
+    sum.jobs += jobs;
+    sum.claim_calls += calls;
+    sum.empty_claims += empty;
+    sum.errors += errors;
+    sum.retries += retries;
+  }
+  kids.clear();  // reaps them
+  return sum;
+}
+
+struct Tput {
+  double jobs_per_s = 0;
+  double retries_per_1k = 0;  // PostgreSQL transactions rerun per 1,000 jobs
+  double enqueue_s = 0;       // the producer's part of the span
+  double total_s = 0;
+};
+
+Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen) {
+  const int n = b.jobs;
+  Target t = b.NewTarget();
+  Tput out;
+  {
+    auto opened = Must(OpenStore(t, /*notify=*/false, producers, {}), "open store");
+    Store& store = *opened.store;
+    std::set<std::string> seed;
+    std::vector<std::string> tasks = SeedTasks(store, 256, &seed);
+    // On SQLite a worker process has no wake-up from another process: it
+    // polls (5 ms). On PostgreSQL NOTIFY wakes it; the poll is a fallback.
+    auto kids = SpawnWorkers(t, workers, batch, listen, t.postgres && listen ? 1'000 : 5,
+                             /*stamp=*/false);
+    std::vector<std::thread> threads;
+    const int64_t t_enqueue = NowNs();
+    for (int p = 0; p < producers; ++p) {
+      threads.emplace_back([&, p] {
+        for (int i = p; i < n; i += producers) {
+          NewJob j;
+          j.task_id = tasks[i % tasks.size()];
+          j.piece = "ok";
+          if (!store.EnqueueJob(j).ok()) std::abort();
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    // When the producer is done long before the workers, they are the
+    // bottleneck; when it ends near the last completion, the producer is.
+    out.enqueue_s = static_cast<double>(NowNs() - t_enqueue) / 1e9;
+    WaitSucceeded(store, static_cast<int64_t>(seed.size()) + n, 300);
+    WorkerStats ws = StopWorkers(kids);
+    if (ws.errors > 0) Fail("workers reported errors");
+
+    // The span, and the check, from the database.
+    TimeMs first = INT64_MAX, last = 0;
+    int64_t counted = 0;
+    for (const auto& task : tasks) {
+      for (const Job& j : Must(store.ListJobs(task), "list jobs")) {
+        if (seed.count(j.id)) continue;
+        if (j.status != JobStatus::kSucceeded || j.attempt != 1)
+          Fail("job " + j.id + " not done once");
+        first = std::min(first, j.created_at);
+        last = std::max(last, j.finished_at);
+        ++counted;
+      }
+    }
+    if (counted != n) Fail("job count mismatch");
+    out.jobs_per_s = n / (std::max<TimeMs>(last - first, 1) / 1000.0);
+    out.total_s = static_cast<double>(last - first) / 1000.0;
+    int64_t retries = ws.retries + (opened.pg ? opened.pg->Retries() : 0);
+    out.retries_per_1k = 1000.0 * static_cast<double>(retries) / n;
+  }
+  b.Drop(t);
+  return out;
+}
+
+struct Lat {
+  double p50 = 0, p99 = 0;
+};
+
+Lat Latency(Backend& b, bool wake, int samples) {
+  Target t = b.NewTarget();
+  Lat out;
+  {
+    // SQLite's wake-up is in-process: the worker is a thread of the bench on
+    // the same store. Everything else runs in a worker process.
+    Waker waker;
+    const bool in_process = wake && !t.postgres;
+    auto opened = Must(OpenStore(t, false, 2,
+                                 [&] {
+                                   if (in_process) waker.Notify();
+                                 }),
+                       "open store");
+    Store& store = *opened.store;
+    std::set<std::string> seed;
+    std::vector<std::string> tasks = SeedTasks(store, 16, &seed);
+    const int64_t poll_ms = wake ? 1'000 : 10;
+    std::atomic<bool> stop{false};
+    std::thread local;
+    // Joins the in-process worker however this scope is left.
+    struct Joiner {
+      std::thread& t;
+      std::atomic<bool>& stop;
+      Waker& waker;
+      ~Joiner() {
+        stop = true;
+        waker.Notify();
+        if (t.joinable()) t.join();
+      }
+    } joiner{local, stop, waker};
+    std::vector<std::unique_ptr<Child>> kids;
+    if (in_process) {
+      WorkerConfig cfg;
+      cfg.poll_ms = poll_ms;
+      cfg.stamp = true;
+      local = std::thread([&, cfg] { RunWorker(store, waker, cfg, stop); });
+    } else {
+      kids = SpawnWorkers(t, 1, 1, /*notify=*/wake, poll_ms, /*stamp=*/true);
+    }
+    // Jobs arrive 12–20 ms apart (longer than the poll interval, so each
+    // finds the worker idle) at random phases of the poll.
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<int> gap_us(12'000, 20'000);
+    std::vector<std::pair<std::string, int64_t>> sent;
+    for (int i = 0; i < samples; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+      NewJob j;
+      j.task_id = tasks[i % tasks.size()];
+      j.piece = "ok";
+      int64_t t0 = NowNs();
+      sent.emplace_back(Must(store.EnqueueJob(j), "enqueue").id, t0);
+    }
+    WaitSucceeded(store, static_cast<int64_t>(seed.size()) + samples, 120);
+    if (!kids.empty()) StopWorkers(kids);
+    std::vector<double> ms;
+    for (const auto& [id, t0] : sent) {
+      Job j = Must(store.GetJob(id), "get job");
+      ms.push_back(static_cast<double>(std::stoll(j.result) - t0) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    out.p50 = ms[ms.size() / 2];
+    out.p99 = ms[std::min(ms.size() - 1, static_cast<size_t>(ms.size() * 0.99))];
+  }
+  b.Drop(t);
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<int> ParseList(const std::string& s) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    out.push_back(std::atoi(s.substr(pos, comma - pos).c_str()));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--backend") {
+      o.backends = v == "both" ? std::vector<std::string>{"sqlite", "postgres"}
+                               : std::vector<std::string>{v};
+    } else if (k == "--jobs") {
+      o.jobs = std::atoi(v.c_str());
+    } else if (k == "--rounds") {
+      o.rounds = std::atoi(v.c_str());
+    } else if (k == "--samples") {
+      o.samples = std::atoi(v.c_str());
+    } else if (k == "--batch") {
+      o.batch = std::atoi(v.c_str());
+    } else if (k == "--producers") {
+      o.producers = std::atoi(v.c_str());
+    } else if (k == "--workers") {
+      o.workers = ParseList(v);
+    } else if (k == "--durable") {
+      o.durable = v == "1";
+    } else if (k == "--pg-jobs") {
+      o.pg_jobs = std::atoi(v.c_str());
+    } else if (k == "--listen") {
+      o.listen = v == "1";
+    } else if (k == "--durable-jobs") {
+      o.durable_jobs = std::atoi(v.c_str());
+    } else {
+      Fail("unknown option " + k +
+           " (--backend sqlite|postgres|both --jobs N --pg-jobs N --rounds R --samples S --batch B "
+           "--producers P --workers 1,2,4 --durable 0|1 --durable-jobs N --listen 0|1)");
+    }
+  }
+  bool pg = std::find(o.backends.begin(), o.backends.end(), "postgres") != o.backends.end();
+  if (pg && o.durable) o.backends.push_back("durable");
+  return o;
+}
+
+int Run(int argc, char** argv) {
+  Options o = ParseOptions(argc, argv);
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (const auto& kind : o.backends) backends.push_back(StartBackend(kind, o));
+  std::printf(
+      "queue_bench: enqueue->claim->complete, 256 tasks, %d producer threads, %d rounds "
+      "(median), %u cores\n",
+      o.producers, o.rounds, std::thread::hardware_concurrency());
+  for (const auto& b : backends) {
+    std::printf("  %-10s %d jobs/round; %s\n", b->name.c_str(), b->jobs,
+                !b->postgres ? "SQLite WAL, synchronous=NORMAL (no fsync per commit)"
+                : b->name == "postgres"
+                    ? "PostgreSQL test server: fsync=off synchronous_commit=off "
+                      "full_page_writes=off (NOT durable)"
+                    : "PostgreSQL with fsync=on synchronous_commit=on full_page_writes=on");
+  }
+  std::fflush(stdout);
+
+  // results[backend][config] = per-round figures
+  std::map<std::string, std::map<std::string, std::vector<double>>> tput, retries, p50, p99;
+  auto key = [](int w, int batch) { return std::to_string(w) + "/" + std::to_string(batch); };
+  for (int r = 1; r <= o.rounds; ++r) {
+    for (int w : o.workers) {
+      for (int batch : {1, o.batch}) {
+        for (auto& b : backends) {
+          Tput t = Throughput(*b, w, batch, o.producers, o.listen);
+          tput[b->name][key(w, batch)].push_back(t.jobs_per_s);
+          retries[b->name][key(w, batch)].push_back(t.retries_per_1k);
+          std::printf(
+              "round %d %-10s workers=%d batch=%-3d %8.0f jobs/s  enqueue %.1f s of %.1f s  "
+              "retries %.1f/1k jobs\n",
+              r, b->name.c_str(), w, batch, t.jobs_per_s, t.enqueue_s, t.total_s, t.retries_per_1k);
+          std::fflush(stdout);
+        }
+      }
+    }
+    for (bool wake : {true, false}) {
+      for (auto& b : backends) {
+        Lat l = Latency(*b, wake, o.samples);
+        p50[b->name][wake ? "wake" : "poll"].push_back(l.p50);
+        p99[b->name][wake ? "wake" : "poll"].push_back(l.p99);
+        std::printf("round %d %-10s create->claimed %s: p50=%.2f ms p99=%.2f ms\n", r,
+                    b->name.c_str(), wake ? "wake-up " : "poll 10ms", l.p50, l.p99);
+        std::fflush(stdout);
+      }
+    }
+  }
+
+  // The table: medians, and the ratio to SQLite where both ran.
+  std::printf("\nthroughput, jobs/s (median of %d rounds)\n", o.rounds);
+  std::printf("%-12s %-6s", "worker procs", "batch");
+  for (auto& b : backends) std::printf(" %11s", b->name.c_str());
+  if (tput.count("sqlite") && tput.count("postgres")) std::printf(" %9s", "pg/sqlite");
+  if (tput.count("postgres")) std::printf(" %16s", "pg retries/1k");
+  std::printf("\n");
+  for (int w : o.workers) {
+    for (int batch : {1, o.batch}) {
+      std::printf("%-12d %-6s", w, batch == 1 ? "off" : std::to_string(batch).c_str());
+      for (auto& b : backends) std::printf(" %11.0f", Median(tput[b->name][key(w, batch)]));
+      if (tput.count("sqlite") && tput.count("postgres")) {
+        std::printf(" %8.2fx", Median(tput["postgres"][key(w, batch)]) /
+                                   Median(tput["sqlite"][key(w, batch)]));
+      }
+      if (tput.count("postgres")) {
+        std::printf(" %16.1f", Median(retries["postgres"][key(w, batch)]));
+      }
+      std::printf("\n");
+    }
+  }
+  std::printf("\ncreate->claimed, ms (median over rounds of each round's p50 / p99, %d samples)\n",
+              o.samples);
+  std::printf("%-34s", "mode");
+  for (auto& b : backends) std::printf(" %17s", (b->name + " p50/p99").c_str());
+  std::printf("\n");
+  for (const char* mode : {"wake", "poll"}) {
+    std::printf("%-34s", std::string(mode) == "wake" ? "wake-up (pg: NOTIFY; sqlite: in-proc)"
+                                                     : "polling every 10 ms");
+    for (auto& b : backends) {
+      std::printf("   %6.2f / %6.2f", Median(p50[b->name][mode]), Median(p99[b->name][mode]));
+    }
+    std::printf("\n");
+  }
+
+  std::string summary = "queue_bench";
+  for (auto& b : backends) {
+    char buf[400];
+    int last = o.workers.back();
+    std::snprintf(buf, sizeof buf,
+                  " | %s: %.0f/%.0f jobs/s at 1/%d procs (batch %d: %.0f/%.0f), create->claimed "
+                  "p50 %.2f ms wake vs %.2f ms poll",
+                  b->name.c_str(), Median(tput[b->name][key(o.workers.front(), 1)]),
+                  Median(tput[b->name][key(last, 1)]), last, o.batch,
+                  Median(tput[b->name][key(o.workers.front(), o.batch)]),
+                  Median(tput[b->name][key(last, o.batch)]), Median(p50[b->name]["wake"]),
+                  Median(p50[b->name]["poll"]));
+    summary += buf;
+  }
+  std::printf("\n%s\n", summary.c_str());
+  return 0;
 }
 
 }  // namespace
-}  // namespace maestro
+}  // namespace maestro::bench
 
 int main(int argc, char** argv) {
-  using namespace maestro;
   spdlog::set_level(spdlog::level::err);
-  int n = argc > 1 ? std::atoi(argv[1]) : 20'000;
-  int samples = argc > 2 ? std::atoi(argv[2]) : 1'000;
-  int producers = argc > 3 ? std::atoi(argv[3]) : 1;
-  int workers = argc > 4 ? std::atoi(argv[4]) : 2;
-  std::string dir = (std::filesystem::temp_directory_path() / "maestro-queue-bench").string();
-
-  // Three throughput runs; report the median.
-  std::vector<double> tput;
-  for (int r = 0; r < 3; ++r) {
-    tput.push_back(Throughput(dir, n, producers, workers));
-    std::printf("throughput run %d: %.0f jobs/s\n", r + 1, tput.back());
+  if (argc > 2 && std::string(argv[1]) == "--role" && std::string(argv[2]) == "worker") {
+    return maestro::bench::WorkerMain(std::vector<std::string>(argv + 3, argv + argc));
   }
-  std::sort(tput.begin(), tput.end());
-  auto [wake_p50, wake_p99] = Latency(dir, /*wakeup=*/true, samples);
-  std::printf("create->claimed with wake-up: p50=%.3f ms p99=%.3f ms (%d samples)\n", wake_p50,
-              wake_p99, samples);
-  auto [poll_p50, poll_p99] = Latency(dir, /*wakeup=*/false, samples / 4);
-  std::printf("create->claimed polling 10 ms (baseline): p50=%.3f ms p99=%.3f ms\n", poll_p50,
-              poll_p99);
-  std::filesystem::remove_all(dir);
-  std::printf(
-      "queue_bench sqlite-wal workers=2 jobs=%d: throughput=%.0f jobs/s (median of 3) "
-      "create->claimed p50=%.3f ms p99=%.3f ms (wake-up) vs p50=%.3f ms p99=%.3f ms (poll 10 ms)\n",
-      n, tput[1], wake_p50, wake_p99, poll_p50, poll_p99);
-  return 0;
+  try {
+    return maestro::bench::Run(argc, argv);
+  } catch (const std::exception& e) {
+    // The backends (and with them the PostgreSQL server) are gone by now.
+    std::fprintf(stderr, "queue_bench: %s\n", e.what());
+    return 1;
+  }
 }

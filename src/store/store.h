@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -120,6 +121,36 @@ class Store {
                                                         const JobOutcome& outcome,
                                                         const ClaimFilter& filter,
                                                         int64_t lease_ms) = 0;
+
+  // Batched claim: up to `max` jobs for `filter` in ONE transaction, each
+  // picked and claimed exactly as ClaimNextJob would (same order, same
+  // per-task rule — never two jobs of one task in a batch —, same task
+  // mirror and job.status event), in claim order. Fewer (or none) when the
+  // queue runs dry. A busy worker pays one commit for many claims.
+  virtual Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms,
+                                             int max) {
+    std::vector<Job> out;
+    while (static_cast<int>(out.size()) < max) {
+      auto c = ClaimNextJob(filter, lease_ms);
+      if (!c.ok()) return c.status();
+      if (!c->has_value()) break;
+      out.push_back(std::move(**c));
+    }
+    return out;
+  }
+
+  // Batched finish: applies each (lease, outcome) as FinishJob would, in
+  // ONE transaction. Each item is fenced on its own: a lost lease (or a
+  // missing job) fails only that item, whose Status says why, and changes
+  // nothing of it; the others still commit. The outer Result fails only
+  // when the transaction itself does (then nothing was applied).
+  virtual Result<std::vector<Status>> FinishJobs(
+      const std::vector<std::pair<Lease, JobOutcome>>& items) {
+    std::vector<Status> out;
+    out.reserve(items.size());
+    for (const auto& [lease, outcome] : items) out.push_back(FinishJob(lease, outcome));
+    return out;
+  }
 
   // Recovers running jobs whose lease expired before `now`: `decide` maps
   // each (as the retry policy would a failure) to kRetry or kFailed; a job

@@ -119,7 +119,7 @@ bool g_shared_tried = false;
 
 }  // namespace
 
-Result<std::unique_ptr<PgServer>> PgServer::Start() {
+Result<std::unique_ptr<PgServer>> PgServer::Start(const std::string& extra_options) {
   std::unique_ptr<PgServer> s(new PgServer());
   s->bindir_ = FindBindir();
   if (s->bindir_.empty()) {
@@ -157,6 +157,7 @@ Result<std::unique_ptr<PgServer>> PgServer::Start() {
                        s->dir_ +
                        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                        " -c max_connections=200";
+    if (!extra_options.empty()) opts += " " + extra_options;
     rc = Run({s->bindir_ + "/pg_ctl", "-D", data, "-o", opts, "-l", s->dir_ + "/server.log", "-t",
               "60", "-w", "start"},
              as, log);

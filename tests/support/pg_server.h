@@ -26,7 +26,10 @@ namespace maestro::testing {
 
 class PgServer {
  public:
-  static Result<std::unique_ptr<PgServer>> Start();
+  // `extra_options` are appended to the server's command line after the
+  // defaults, so they win: e.g. "-c fsync=on -c synchronous_commit=on" for a
+  // benchmark of durable commits.
+  static Result<std::unique_ptr<PgServer>> Start(const std::string& extra_options = "");
   ~PgServer();
   PgServer(const PgServer&) = delete;
   PgServer& operator=(const PgServer&) = delete;

@@ -52,6 +52,11 @@ class SqlStore : public Store {
   Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease, const JobOutcome& outcome,
                                                 const ClaimFilter& filter,
                                                 int64_t lease_ms) override;
+  // Batched claim and finish (sql_batch.cc).
+  Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms,
+                                     int max) override;
+  Result<std::vector<Status>> FinishJobs(
+      const std::vector<std::pair<Lease, JobOutcome>>& items) override;
   Result<std::vector<Job>> RecoverExpiredLeases(
       const std::function<JobOutcome(const Job&)>& decide) override;
   Result<CancelReport> RequestCancel(const std::string& job_id) override;
