@@ -199,6 +199,38 @@ Status PgConn::ExecScript(const std::string& sql) {
   return Status::Ok();
 }
 
+Result<std::vector<int64_t>> PgConn::ExecScriptReturning(const std::string& sql) {
+  std::vector<int64_t> ids;
+  last_tag_.clear();
+  if (PQsendQuery(conn_, sql.c_str()) != 1) return ErrorFrom(nullptr, "exec");
+  Status first_error;
+  while (PGresult* res = PQgetResult(conn_)) {
+    ExecStatusType st = PQresultStatus(res);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) {
+      if (first_error.ok()) first_error = ErrorFrom(res, "exec");
+    } else {
+      last_tag_ = PQcmdStatus(res);
+      NoteChanges(res);
+      if (st == PGRES_TUPLES_OK && last_tag_.rfind("INSERT", 0) == 0) {
+        for (int r = 0; r < PQntuples(res); ++r) {
+          ids.push_back(std::strtoll(PQgetvalue(res, r, 0), nullptr, 10));
+        }
+      }
+    }
+    PQclear(res);
+  }
+  if (!first_error.ok()) return first_error;
+  return ids;
+}
+
+std::string PgConn::Quote(std::string_view v) {
+  char* q = PQescapeLiteral(conn_, v.data(), v.size());
+  if (q == nullptr) return "NULL";  // only for invalid input encoding; the statement then fails
+  std::string out(q);
+  PQfreemem(q);
+  return out;
+}
+
 Result<sql::Stmt> PgConn::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return sql::Stmt(it->second.get());

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "store/sql/conn.h"
@@ -51,6 +52,14 @@ class PgConn final : public sql::Conn {
   // PQexec: several statements allowed, no parameters; results discarded.
   Status ExecScript(const std::string& sql) override;
   Result<sql::Stmt> Prepare(const std::string& sql) override;
+  // Like ExecScript (one round trip for all statements), but keeps the
+  // first column of the rows every INSERT … RETURNING returned, in order.
+  // The first failing statement's error is returned (PostgreSQL skips the
+  // rest of the script).
+  Result<std::vector<int64_t>> ExecScriptReturning(const std::string& sql);
+  // `v` as an SQL string literal ('…', escaped for this connection), for
+  // scripts, which take no parameters.
+  std::string Quote(std::string_view v);
   // Rows of the last INSERT/UPDATE/DELETE/MERGE that finished (a SELECT
   // leaves it unchanged, as in SQLite).
   int64_t Changes() const override { return changes_; }

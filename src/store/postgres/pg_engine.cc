@@ -15,6 +15,9 @@
 namespace maestro::postgres {
 namespace {
 
+// pg_advisory_xact_lock key of the event-order lock (CommitScript).
+constexpr int64_t kEventOrderLock = 7283451;
+
 constexpr const char* kJobsChannel = "maestro_jobs";
 constexpr const char* kEventsChannel = "maestro_events";
 
@@ -146,19 +149,30 @@ void PgEngine::Release(std::unique_ptr<PgConn> conn) {
   // A broken connection is closed here, outside the lock.
 }
 
-Status PgEngine::Notify(PgConn& conn, const sql::TxEffects& effects) {
-  if (effects.job_available) {
-    auto s = conn.Prepare("SELECT pg_notify('maestro_jobs', '')");
-    if (!s.ok()) return s.status();
-    MAESTRO_RETURN_IF_ERROR(s->Exec());
+// The end of a write transaction as ONE round trip: the deferred event rows
+// (sql::DefersEvents) under the event-order lock, the NOTIFYs, COMMIT. The
+// lock makes event-writing transactions commit one at a time, so event ids
+// become visible in id order (readers resume with `id > last`); taking it
+// here, in the commit's own message, holds it for server time only, not for
+// client round trips.
+std::string PgEngine::CommitScript(PgConn& conn, const sql::TxEffects& effects) {
+  std::string script;
+  if (!effects.deferred.empty()) {
+    script += fmt::format("SELECT pg_advisory_xact_lock({});", kEventOrderLock);
+    script += "INSERT INTO events(task_id, job_id, type, payload, created_at) VALUES ";
+    for (size_t i = 0; i < effects.deferred.size(); ++i) {
+      const sql::DeferredEvent& e = effects.deferred[i];
+      script += fmt::format("{}({}, {}, {}, {}, {})", i ? ", " : "", conn.Quote(e.task_id),
+                            e.job_id.empty() ? "NULL" : conn.Quote(e.job_id), conn.Quote(e.type),
+                            conn.Quote(e.payload), e.created_at);
+    }
+    script += " RETURNING id;";
   }
+  if (effects.job_available) script += "SELECT pg_notify('maestro_jobs', '');";
   for (const auto& payload : EventPayloads(effects.events)) {
-    auto s = conn.Prepare("SELECT pg_notify('maestro_events', CAST(?1 AS TEXT))");
-    if (!s.ok()) return s.status();
-    s->Bind(1, payload);
-    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    script += "SELECT pg_notify('maestro_events', " + conn.Quote(payload) + ");";
   }
-  return Status::Ok();
+  return script + "COMMIT";
 }
 
 Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
@@ -181,16 +195,23 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
       st = Internal(fmt::format("postgres: transaction failed ([{}]) but the body returned OK",
                                 conn.last_sqlstate()));
     }
-    if (st.ok()) st = Notify(conn, effects);
     bool commit_sent = false;
     if (st.ok()) {
       commit_sent = true;
-      st = conn.ExecScript("COMMIT");
-      began = false;  // COMMIT ends the transaction whatever its outcome
+      auto ids = conn.ExecScriptReturning(CommitScript(conn, effects));
+      st = ids.status();
+      // A failed statement before COMMIT leaves the transaction open (and
+      // failed): roll it back below. Otherwise COMMIT ended it.
+      began = !st.ok() && conn.in_transaction();
       if (st.ok() && conn.last_command_tag() != "COMMIT") {
         st = Internal("postgres: COMMIT rolled back (" + conn.last_command_tag() + ")");
       }
+      if (st.ok() && ids->size() != effects.deferred.size()) {
+        st = Internal(fmt::format("postgres: {} event ids for {} events", ids->size(),
+                                  effects.deferred.size()));
+      }
       if (st.ok()) {
+        for (size_t i = 0; i < ids->size(); ++i) effects.deferred[i].id = (*ids)[i];
         if (committed) *committed = std::move(effects);
         return Status::Ok();
       }

@@ -97,8 +97,8 @@ class PgEngine final : public sql::SqlEngine {
   Result<Lease> Acquire();
   void Release(std::unique_ptr<PgConn> conn);
 
-  // Queues pg_notify calls for `effects` in the open transaction.
-  Status Notify(PgConn& conn, const sql::TxEffects& effects);
+  // The deferred events, NOTIFYs and COMMIT of a transaction, as one script.
+  static std::string CommitScript(PgConn& conn, const sql::TxEffects& effects);
   void ListenLoop();
   void Dispatch(const std::string& channel, const std::string& payload);
   // Sleeps up to `ms`, returning early (false) when stopping.

@@ -65,13 +65,12 @@ inline const char* ClaimIsolation(Dialect d) {
   return d == Dialect::kPostgres ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED" : "";
 }
 
-// Run before a transaction's first event row. Event ids are the cursor of
-// SSE resume and webhook delivery (`id > last`), so they must become visible
-// in id order; PostgreSQL assigns identity values at insert, not at commit,
-// so event-writing transactions take this lock until they commit.
-inline const char* EventOrderLock(Dialect d) {
-  return d == Dialect::kPostgres ? "SELECT pg_advisory_xact_lock(7283451)" : "";
-}
+// Event ids are the cursor of SSE resume and webhook delivery (`id > last`),
+// so they must become visible in id order. PostgreSQL assigns identity
+// values at insert, not at commit, so its engine inserts a transaction's
+// event rows itself, at commit, under a lock held only for that last round
+// trip (PgEngine::Write). SQLite's writers are serialized: rows go in at once.
+inline bool DefersEvents(Dialect d) { return d == Dialect::kPostgres; }
 
 // Appended to the claim pick: other claimers skip rows this one holds.
 inline const char* ForUpdateSkipLocked(Dialect d) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/clock.h"
@@ -19,10 +20,19 @@
 
 namespace maestro::sql {
 
+// An event row an engine inserts at commit instead of in the body (see
+// DefersEvents in dialect.h); `id` is the id it got, set once committed.
+struct DeferredEvent {
+  std::string task_id, job_id, type, payload;
+  TimeMs created_at = 0;
+  int64_t id = 0;
+};
+
 // What a write transaction did that others may want to hear after commit.
 struct TxEffects {
-  bool job_available = false;          // a job became claimable
-  std::vector<CommittedEvent> events;  // the event rows it wrote
+  bool job_available = false;           // a job became claimable
+  std::vector<CommittedEvent> events;   // the event rows it wrote
+  std::vector<DeferredEvent> deferred;  // event rows still to insert at commit
 };
 
 // One attempt of a write transaction. `effects` starts empty on every attempt.

@@ -189,13 +189,11 @@ Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id) {
 
 Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::string& job_id,
                    const std::string& type, const Json& payload, int64_t* id) {
-  if (tx.effects.events.empty()) {
-    const char* lock = sql::EventOrderLock(tx.conn.dialect());
-    if (*lock != '\0') {
-      auto l = tx.conn.Prepare(lock);
-      if (!l.ok()) return l.status();
-      MAESTRO_RETURN_IF_ERROR(l->Exec());
-    }
+  tx.effects.events.push_back(CommittedEvent{task_id, job_id, type});
+  if (sql::DefersEvents(tx.conn.dialect())) {
+    // The id is known only after commit (TxEffects::deferred).
+    tx.effects.deferred.push_back({task_id, job_id, type, DumpJson(payload), tx.now, 0});
+    return Status::Ok();
   }
   auto st = tx.conn.Prepare(
       "INSERT INTO events(task_id, job_id, type, payload, created_at) "
@@ -209,9 +207,7 @@ Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::stri
   auto row = st->Step();
   if (!row.ok()) return row.status();
   if (id != nullptr && *row) *id = st->Int(0);
-  MAESTRO_RETURN_IF_ERROR(st->Exec());
-  tx.effects.events.push_back(CommittedEvent{task_id, job_id, type});
-  return Status::Ok();
+  return st->Exec();
 }
 
 }  // namespace maestro::sql

@@ -43,7 +43,8 @@ Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c);
 Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id);
 
 // Appends an event row inside the caller's transaction; the id the database
-// assigned goes to *id when given.
+// assigned goes to *id when given and known before commit (on PostgreSQL
+// the row goes in at commit: read the id from the committed TxEffects).
 Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::string& job_id,
                    const std::string& type, const Json& payload, int64_t* id = nullptr);
 

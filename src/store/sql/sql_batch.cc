@@ -47,6 +47,7 @@ Result<std::vector<Status>> SqlStore::FinishJobs(
       // had announced goes with it; the event-order lock, if the item took
       // it, is released by the rollback and taken again by the next event.
       const size_t events_before = tx.effects.events.size();
+      const size_t deferred_before = tx.effects.deferred.size();
       const bool available_before = tx.effects.job_available;
       MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript("SAVEPOINT batch_item"));
       Status item = [&]() -> Status {
@@ -74,6 +75,7 @@ Result<std::vector<Status>> SqlStore::FinishJobs(
       }
       MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript("ROLLBACK TO batch_item; RELEASE batch_item"));
       tx.effects.events.resize(events_before);
+      tx.effects.deferred.resize(deferred_before);
       tx.effects.job_available = available_before;
       results[i] = item;
     }

@@ -18,7 +18,7 @@ SqlStore::SqlStore(std::unique_ptr<sql::SqlEngine> engine, StoreOptions options)
 
 SqlStore::~SqlStore() = default;
 
-Status SqlStore::Write(const std::function<Status(Tx&)>& body) {
+Status SqlStore::Write(const std::function<Status(Tx&)>& body, sql::TxEffects* committed_out) {
   sql::TxEffects committed;
   Status st = engine_->Write(
       [&](sql::Conn& conn, TimeMs now, sql::TxEffects& effects) -> Status {
@@ -29,6 +29,7 @@ Status SqlStore::Write(const std::function<Status(Tx&)>& body) {
   if (!st.ok()) return st;
   if (committed.job_available && options_.on_job_available) options_.on_job_available();
   if (options_.on_commit) options_.on_commit(committed.events);
+  if (committed_out) *committed_out = std::move(committed);
   return st;
 }
 
@@ -232,14 +233,17 @@ Result<std::vector<Comment>> SqlStore::ListComments(const std::string& task_id) 
 
 Result<Event> SqlStore::AppendEvent(const Event& in) {
   Event e = in;
-  Status st = Write([&](Tx& tx) -> Status {
-    e.created_at = tx.now;
-    int64_t id = 0;
-    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, e.task_id, e.job_id, e.type, e.payload, &id));
-    e.id = std::to_string(id);
-    return Status::Ok();
-  });
+  int64_t id = 0;
+  sql::TxEffects committed;
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        e.created_at = tx.now;
+        return sql::InsertEvent(tx, e.task_id, e.job_id, e.type, e.payload, &id);
+      },
+      &committed);
   if (!st.ok()) return st;
+  if (!committed.deferred.empty()) id = committed.deferred.front().id;
+  e.id = std::to_string(id);
   return e;
 }
 
