@@ -1,0 +1,312 @@
+// Workers killed at random while many tasks run (pg_cluster.h): PostgreSQL,
+// `maestro serve --workers 0`, three `maestro worker` processes and the fake
+// LLM. 200 tasks of mixed shapes (task_shapes.h: a plain answer, WriteFile
+// then an answer, an ASK answered by a comment, a tool approval decided via
+// the API, a subtask) run while a random worker is killed with SIGKILL 20
+// times at random moments and started again at once (three stay alive).
+// Short leases (lease_ms 2000) let the sweeper hand a dead worker's jobs on.
+//
+// Afterwards, from the API alone: every task ended as scripted (status and
+// final answer; the written file is there), no job ran twice at once (from
+// each task's job.status events: a claim only after the previous attempt
+// ended or was recovered, every transition starting where the last one
+// ended, at most one running job per task at any time), every answering
+// comment is in the task's comments, was delivered, and reached the model
+// exactly once, and every approval was requested and decided once.
+//
+// MAESTRO_SCALEOUT_SEED=<n> replays a run's kill schedule (the seed is
+// printed); MAESTRO_SCALEOUT_TASKS=<n> changes the number of tasks.
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "pg_cluster.h"
+#include "task_shapes.h"
+
+namespace maestro::testing {
+namespace {
+
+namespace sh = shapes;
+
+enum class Shape { kPlain, kWrite, kAsk, kApproval, kSubtask };
+
+struct Planned {
+  int n = 0;
+  Shape shape = Shape::kPlain;
+  std::string tag, task_id;
+  bool answered = false;  // the ASK's comment was posted
+  int decisions = 0;      // approvals posted
+  int parks = 0;          // times seen waiting_human and acted on
+
+  std::string Suffix() const { return std::to_string(n); }
+  std::string Answer() const { return "answer-" + Suffix(); }
+  std::string ChildTag() const { return "<<C" + Suffix() + ">>"; }
+  std::string ChildAnswer() const { return "child-" + Suffix(); }
+  std::string File() const { return "out-" + Suffix() + ".txt"; }
+  std::string ReplyMarker() const { return "ANSWER-" + Suffix() + "-"; }
+  std::string Out() const { return "OUT-" + Suffix(); }
+};
+
+// Of every 20 tasks: 6 plain, 5 WriteFile, 4 ASK, 3 approvals, 2 subtasks.
+Shape ShapeOf(int n) {
+  const int k = n % 20;
+  if (k < 6) return Shape::kPlain;
+  if (k < 11) return Shape::kWrite;
+  if (k < 15) return Shape::kAsk;
+  if (k < 18) return Shape::kApproval;
+  return Shape::kSubtask;
+}
+
+Json RepliesFor(const Planned& p) {
+  switch (p.shape) {
+    case Shape::kPlain:
+      return sh::Plain(p.tag, p.Answer());
+    case Shape::kWrite:
+      return sh::WriteThenAnswer(p.tag, p.File(), p.Answer());
+    case Shape::kAsk:
+      return sh::AskThenAnswer(p.tag, "Which size?", p.ReplyMarker(), p.Answer());
+    case Shape::kApproval:
+      return sh::ApprovedCommand(p.tag, p.Out(), p.Answer());
+    case Shape::kSubtask:
+      return sh::WithSubtask(p.tag, p.ChildTag(), p.ChildAnswer(), p.Answer());
+  }
+  return Json::array();
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// How many messages of a logged request contain `needle`.
+int CountIn(const Json& logged, const std::string& needle) {
+  int n = 0;
+  for (const auto& m : logged["body"].value("messages", Json::array())) {
+    n += Contains(m.dump(), needle) ? 1 : 0;
+  }
+  return n;
+}
+
+class ScaleoutKillTest : public PgClusterTest {
+ protected:
+  // Checks one task's job.status events (ordered by id = commit order):
+  // each transition starts where the job's previous one ended, a job is
+  // claimed (→ running) only when it is not running, each claim is the next
+  // attempt, and at most one job of the task runs at a time.
+  void CheckNoOverlap(const std::string& label, const Json& events) {
+    std::map<std::string, std::string> state;  // job → its status after the last event
+    std::map<std::string, int64_t> attempts;   // job → attempt of its last claim
+    int running = 0;
+    for (const auto& e : events) {
+      if (e["type"] != "job.status") continue;
+      const Json& p = e["payload"];
+      const std::string job = p["job_id"], from = p["from"], to = p["to"];
+      auto it = state.find(job);
+      if (it != state.end()) {
+        EXPECT_EQ(from, it->second) << label << ": job " << job << " event " << e["id"]
+                                    << " leaves " << from << " but the job was " << it->second;
+      }
+      const std::string before = it != state.end() ? it->second : from;
+      if (to == "running") {
+        EXPECT_NE(before, "running") << label << ": job " << job << " claimed while running";
+        const int64_t attempt = p.value("attempt", int64_t{0});
+        EXPECT_EQ(attempt, attempts[job] + 1) << label << ": job " << job << " event " << e["id"];
+        attempts[job] = attempt;
+        ++running;
+        EXPECT_LE(running, 1) << label << ": two jobs of the task running at event " << e["id"];
+      }
+      if (before == "running" && to != "running") --running;
+      state[job] = to;
+    }
+    ++checked_;
+  }
+
+  int checked_ = 0;
+};
+
+TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
+  const int task_count = EnvInt("MAESTRO_SCALEOUT_TASKS", 200);
+  const int kill_count = 20;
+  const unsigned seed = static_cast<unsigned>(
+      EnvInt("MAESTRO_SCALEOUT_SEED", static_cast<int>(std::random_device{}())));
+  std::cout << "MAESTRO_SCALEOUT_SEED=" << seed << std::endl;
+  RecordProperty("seed", static_cast<int>(seed));
+
+  std::vector<Planned> plan(static_cast<size_t>(task_count));
+  Json replies = Json::array();
+  for (int n = 0; n < task_count; ++n) {
+    Planned& p = plan[static_cast<size_t>(n)];
+    p.n = n;
+    p.shape = ShapeOf(n);
+    p.tag = "<<T" + std::to_string(n) + ">>";
+    sh::Append(replies, RepliesFor(p));
+  }
+  // Leases short enough that a killed worker's jobs move on within ~2 s,
+  // long enough that a busy (ASan, 2 cores) worker keeps heartbeating.
+  // Every kill costs the jobs it held an attempt: allow plenty.
+  max_attempts_ = 100;
+  StartCluster(replies, 3, 3, "  lease_ms: 2000\n  heartbeat_ms: 250\n  sweep_interval_ms: 200\n");
+  ASSERT_FALSE(HasFatalFailure());
+  const auto t0 = std::chrono::steady_clock::now();
+
+  std::map<std::string, Planned*> by_task;
+  for (auto& p : plan) {
+    Json c = Create(p.tag + " task " + p.Suffix());
+    ASSERT_TRUE(c["task"].contains("id")) << c.dump();
+    p.task_id = c["task"]["id"];
+    by_task[p.task_id] = &p;
+  }
+
+  // The killer: 20 kills of a random worker at random moments, each
+  // restarted at once.
+  std::atomic<bool> stop{false};
+  std::atomic<int> kills{0};
+  std::thread killer([&] {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> pause_ms(200, 1500), which(0, 2);
+    for (int k = 0; k < kill_count && !stop.load(); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+      if (stop.load()) break;
+      RestartWorker(which(rng));
+      ++kills;
+    }
+  });
+  struct JoinAtExit {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~JoinAtExit() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } join_killer{stop, killer};
+
+  // The driver: answers ASKs and approves tool requests as they park; finds
+  // the subtasks (tasks not planned) among the newest tasks; stops once no
+  // task is active (twice in a row, the lists are not one snapshot).
+  std::set<std::string> children;
+  const auto deadline = t0 + 240s;
+  int quiet_rounds = 0;
+  for (int round = 0; std::chrono::steady_clock::now() < deadline; ++round) {
+    for (const auto& t : Get("/api/local/tasks?status=waiting_human")["tasks"]) {
+      auto it = by_task.find(t["id"]);
+      if (it == by_task.end()) continue;
+      Planned& p = *it->second;
+      if (p.shape == Shape::kAsk && !p.answered) {
+        auto [code, body] = Post("/api/local/tasks/" + p.task_id + "/comments",
+                                 {{"body", p.ReplyMarker() + " large"}});
+        EXPECT_EQ(code, 201) << body.dump();
+        EXPECT_EQ(body["outcome"], "followup") << body.dump();
+        p.answered = code == 201;
+      } else if (p.shape == Shape::kApproval) {
+        for (const auto& r : Get("/api/local/tasks/" + p.task_id + "/tool-requests")["requests"]) {
+          if (r["status"] != "pending") continue;
+          auto [code, body] = Post("/api/local/tasks/" + p.task_id + "/tool-requests/" +
+                                       r["id"].get<std::string>() + "/decide",
+                                   {{"decision", "approve"}, {"scope", "once"}});
+          EXPECT_EQ(code, 200) << body.dump();
+          ++p.decisions;
+        }
+      }
+    }
+    if (round % 10 == 0) {
+      for (const auto& t : Get("/api/local/tasks")["tasks"]) {
+        if (!by_task.count(t["id"])) children.insert(t["id"].get<std::string>());
+      }
+    }
+    if (round % 5 == 4) {
+      bool active = false;
+      for (const char* s : {"queued", "running", "retry", "waiting_subtasks", "waiting_human"}) {
+        active = active || !Get(std::string("/api/local/tasks?status=") + s)["tasks"].empty();
+      }
+      quiet_rounds = active ? 0 : quiet_rounds + 1;
+      if (quiet_rounds >= 2 && kills.load() == kill_count) break;
+    }
+    std::this_thread::sleep_for(150ms);
+  }
+  stop = true;
+  killer.join();
+  const auto work_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
+  std::cout << "tasks=" << task_count << " kills=" << kills.load() << " ran " << work_s.count()
+            << " s" << std::endl;
+  EXPECT_EQ(kills.load(), kill_count);
+  ASSERT_EQ(quiet_rounds >= 2, true) << "tasks still active after 240 s\n" << LogTail();
+  for (const auto& t : Get("/api/local/tasks")["tasks"]) {
+    if (!by_task.count(t["id"])) children.insert(t["id"].get<std::string>());
+  }
+
+  // Every task ended as scripted.
+  const Json requests = FakeRequests();
+  for (const auto& p : plan) {
+    SCOPED_TRACE("task " + p.Suffix() + " " + p.task_id);
+    Json t = Get("/api/local/tasks/" + p.task_id);
+    EXPECT_EQ(t["task"]["status"], "succeeded") << t["latest_job"].dump();
+    EXPECT_EQ(t["latest_job"]["result"], p.Answer()) << t["latest_job"].dump();
+    const Json events = Events(p.task_id);
+    CheckNoOverlap("task " + p.Suffix(), events);
+    switch (p.shape) {
+      case Shape::kPlain:
+        break;
+      case Shape::kWrite: {
+        std::ifstream in(DataDir() + "/workspaces/tasks/" + p.task_id + "/" + p.File());
+        std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_EQ(content, p.tag);
+        break;
+      }
+      case Shape::kAsk: {
+        EXPECT_TRUE(p.answered);
+        int found = 0;
+        for (const auto& cm : Get("/api/local/tasks/" + p.task_id + "/comments")["comments"]) {
+          if (!Contains(cm["body"].dump(), p.ReplyMarker())) continue;
+          ++found;
+          EXPECT_GT(cm.value("delivered_at", 0), 0) << cm.dump();
+        }
+        EXPECT_EQ(found, 1) << "the answer is in the task's comments once";
+        for (const auto& r : RequestsWith(requests, p.ReplyMarker())) {
+          EXPECT_EQ(CountIn(r, p.ReplyMarker()), 1) << MessagesText(r);
+        }
+        EXPECT_FALSE(RequestsWith(requests, p.ReplyMarker()).empty()) << "never delivered";
+        break;
+      }
+      case Shape::kApproval: {
+        EXPECT_EQ(p.decisions, 1);
+        Json reqs = Get("/api/local/tasks/" + p.task_id + "/tool-requests")["requests"];
+        ASSERT_EQ(reqs.size(), 1u) << "one request: " << reqs.dump();
+        EXPECT_EQ(reqs[0]["status"], "approved");
+        int created = 0, decided = 0;
+        for (const auto& e : events) {
+          created += e["type"] == "request.created";
+          decided += e["type"] == "request.decided";
+        }
+        EXPECT_EQ(created, 1);
+        EXPECT_EQ(decided, 1);
+        break;
+      }
+      case Shape::kSubtask: {
+        // The parent answered after its child ended, with the child's result.
+        bool woke = false;
+        for (const auto& r : RequestsWith(requests, "The subtasks of this job have ended")) {
+          if (Contains(MessagesText(r), p.tag))
+            woke = woke || Contains(MessagesText(r), p.ChildAnswer());
+        }
+        EXPECT_TRUE(woke) << "no parent request saw child-" << p.Suffix();
+        break;
+      }
+    }
+  }
+  // The subtasks: all found, all succeeded, none overlapping either.
+  int subtask_shapes = 0;
+  for (const auto& p : plan) subtask_shapes += p.shape == Shape::kSubtask;
+  EXPECT_EQ(static_cast<int>(children.size()), subtask_shapes);
+  for (const auto& id : children) {
+    Json t = Get("/api/local/tasks/" + id);
+    EXPECT_EQ(t["task"]["status"], "succeeded") << id << " " << t["latest_job"].dump();
+    EXPECT_TRUE(Contains(t["latest_job"]["result"].dump(), "child-")) << t["latest_job"].dump();
+    CheckNoOverlap("child " + id, Events(id));
+  }
+  EXPECT_EQ(checked_, task_count + subtask_shapes);
+}
+
+}  // namespace
+}  // namespace maestro::testing
