@@ -67,7 +67,9 @@ Result<ScriptReply> ParseReply(const Json& j, int index) {
         if (any.is_string()) {
           r.match_any_message_contains.push_back(any.get<std::string>());
         } else if (any.is_array()) {
-          for (const Json& one : any) r.match_any_message_contains.push_back(one.get<std::string>());
+          for (const Json& one : any) {
+            r.match_any_message_contains.push_back(one.get<std::string>());
+          }
         } else {
           return InvalidArgument(fmt::format(
               "replies[{}]: match.any_message_contains must be a string or a list of strings",

@@ -10,16 +10,24 @@
 // database (SetUp: skips, or fails under MAESTRO_REQUIRE_POSTGRES=1, when
 // PostgreSQL cannot start) and the worker processes: start, kill -9,
 // restart. Every process is killed and reaped by the fixture's members'
-// destructors, also when a test fails half-way.
+// destructors, also when a test fails half-way; when the test process
+// itself dies (a sanitizer report, a fatal signal) no destructor runs, so a
+// crash hook SIGKILLs serve, the workers and the fake first (the shared
+// PostgreSQL server is PgServer's: it is not covered).
 //
-// Thread safety: one test thread; KillWorker/RestartWorker may run on a
-// second thread while the first only uses HTTP helpers (workers_mu_).
+// Thread safety: one test thread (the crash hook only reads pids).
 #pragma once
 
+#include <signal.h>
+
+#include <atomic>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 #include "serve_fixture.h"
 #include "support/pg_server.h"
@@ -29,12 +37,15 @@ namespace maestro::testing {
 class PgClusterTest : public ServeEngineTest {
  protected:
   void SetUp() override {
+    InstallCrashHook();
+    current_ = this;
     MAESTRO_PG_SERVER_OR_SKIP(pg);
     auto url = pg->CreateDatabase();
     ASSERT_TRUE(url.ok()) << url.status().ToString();
     url_ = *url;
     extra_config_ += "database_url: " + url_ + "\n";
   }
+  void TearDown() override { current_ = nullptr; }
 
   // The fake with `replies` and serve (API only), then `workers` worker
   // processes of `threads` worker threads each. `jobs_config` adds keys of
@@ -46,11 +57,8 @@ class PgClusterTest : public ServeEngineTest {
     Start(replies, /*workers=*/0);  // serve: `workers: 0` in maestro.yaml
     if (HasFatalFailure()) return;
     for (int i = 0; i < workers; ++i) {
-      {
-        std::lock_guard lock(workers_mu_);
-        workers_.emplace_back();
-        runs_.push_back(0);
-      }
+      workers_.emplace_back();
+      runs_.push_back(0);
       StartWorker(i);
       if (HasFatalFailure()) return;
     }
@@ -58,11 +66,9 @@ class PgClusterTest : public ServeEngineTest {
 
   // Starts worker `i` (again) and waits until it logged that it runs.
   void StartWorker(int i) {
-    std::unique_lock lock(workers_mu_);
     const std::string name = "worker" + std::to_string(i) + "-" + std::to_string(++runs_.at(i));
     workers_[i] = SpawnWorker(name, DataDir());
     const Process& w = *workers_[i];
-    lock.unlock();
     const auto end = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < end) {
       if (Contains(w.Stderr(), "maestro worker: data_dir=")) return;
@@ -73,7 +79,6 @@ class PgClusterTest : public ServeEngineTest {
   }
   // kill -9, reaped at once (as a crashed host).
   void KillWorker(int i) {
-    std::lock_guard lock(workers_mu_);
     workers_[i]->Signal(SIGKILL);
     auto code = workers_[i]->Wait(10s);
     EXPECT_EQ(code.value_or(-1), 128 + SIGKILL) << "worker " << i;
@@ -109,7 +114,6 @@ class PgClusterTest : public ServeEngineTest {
   // serve's log tail and every worker run's, for a failed wait.
   std::string LogTail() const override {
     std::string out = "--- serve:\n" + ServeEngineTest::LogTail();
-    std::lock_guard lock(workers_mu_);
     for (size_t i = 0; i < runs_.size(); ++i) {
       for (int run = 1; run <= runs_[i]; ++run) {
         const std::string name = "worker" + std::to_string(i) + "-" + std::to_string(run);
@@ -124,9 +128,43 @@ class PgClusterTest : public ServeEngineTest {
 
   std::string url_;  // the cluster's database
   int threads_ = 2;
-  mutable std::mutex workers_mu_;
-  std::vector<std::unique_ptr<Process>> workers_;  // GUARDED_BY(workers_mu_)
-  std::vector<int> runs_;  // GUARDED_BY(workers_mu_): starts per worker (log names)
+  std::vector<std::unique_ptr<Process>> workers_;
+  std::vector<int> runs_;  // starts per worker (log names)
+
+ private:
+  // The crash hook: SIGKILL every process of the running test's cluster.
+  // Only reads pids and calls kill(2): the process is dying.
+  static void KillCluster() {
+    PgClusterTest* t = current_.load();
+    if (!t) return;
+    auto kill_one = [](pid_t pid) {
+      if (pid > 0) kill(pid, SIGKILL);
+    };
+    for (const auto& w : t->workers_) {
+      if (w) kill_one(w->pid());
+    }
+    if (t->serve_) kill_one(t->serve_->pid());
+    if (t->fake_) kill_one(t->fake_->pid());
+  }
+  static void OnFatalSignal(int sig) {
+    KillCluster();
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  static void InstallCrashHook() {
+    static const bool installed = [] {
+#if defined(__SANITIZE_ADDRESS__)
+      // The sanitizers report SEGV & co. themselves, then call this.
+      __sanitizer_set_death_callback(&KillCluster);
+      signal(SIGABRT, &OnFatalSignal);
+#else
+      for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, &OnFatalSignal);
+#endif
+      return true;
+    }();
+    (void)installed;
+  }
+  static inline std::atomic<PgClusterTest*> current_{nullptr};
 };
 
 // The frames of an SSE response, each with the wall-clock time (ms) it was
