@@ -5,14 +5,17 @@
 // the API, a subtask) run while a random worker is killed with SIGKILL 20
 // times at random moments and started again at once (three stay alive).
 // Short leases (lease_ms 2000) let the sweeper hand a dead worker's jobs on.
+// The test plays the people: it answers each ASK, approves each tool
+// request, and settles each `reconcile` park (a kill that left a
+// side-effecting call started but unfinished: docs/tools.md) with a comment.
 //
 // Afterwards, from the API alone: every task ended as scripted (status and
 // final answer; the written file is there), no job ran twice at once (from
 // each task's job.status events: a claim only after the previous attempt
 // ended or was recovered, every transition starting where the last one
 // ended, at most one running job per task at any time), every answering
-// comment is in the task's comments, was delivered, and reached the model
-// exactly once, and every approval was requested and decided once.
+// comment (answers, settlements) is in the task's comments once, was
+// delivered and reached the model, and every tool request was decided once.
 //
 // MAESTRO_SCALEOUT_SEED=<n> replays a run's kill schedule (the seed is
 // printed); MAESTRO_SCALEOUT_TASKS=<n> changes the number of tasks.
@@ -35,9 +38,10 @@ struct Planned {
   int n = 0;
   Shape shape = Shape::kPlain;
   std::string tag, task_id;
-  bool answered = false;  // the ASK's comment was posted
-  int decisions = 0;      // approvals posted
-  int parks = 0;          // times seen waiting_human and acted on
+  bool answered = false;               // the ASK's comment was posted
+  int decisions = 0;                   // approvals posted
+  std::vector<std::string> comments;   // markers of every comment posted
+  std::set<std::string> settled_jobs;  // `reconcile` parks settled by a comment
 
   std::string Suffix() const { return std::to_string(n); }
   std::string Answer() const { return "answer-" + Suffix(); }
@@ -46,6 +50,7 @@ struct Planned {
   std::string File() const { return "out-" + Suffix() + ".txt"; }
   std::string ReplyMarker() const { return "ANSWER-" + Suffix() + "-"; }
   std::string Out() const { return "OUT-" + Suffix(); }
+  std::string SettledMarker() const { return "SETTLED-" + Suffix() + "-"; }
 };
 
 // Of every 20 tasks: 6 plain, 5 WriteFile, 4 ASK, 3 approvals, 2 subtasks.
@@ -67,12 +72,14 @@ Json RepliesFor(const Planned& p) {
     case Shape::kAsk:
       return sh::AskThenAnswer(p.tag, "Which size?", p.ReplyMarker(), p.Answer());
     case Shape::kApproval:
-      return sh::ApprovedCommand(p.tag, p.Out(), p.Answer());
+      return sh::ApprovedCommand(p.tag, p.Out(), p.Answer(), p.SettledMarker());
     case Shape::kSubtask:
       return sh::WithSubtask(p.tag, p.ChildTag(), p.ChildAnswer(), p.Answer());
   }
   return Json::array();
 }
+
+constexpr int kLlmDelayMs = 250;
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -146,7 +153,11 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
     p.n = n;
     p.shape = ShapeOf(n);
     p.tag = "<<T" + std::to_string(n) + ">>";
-    sh::Append(replies, RepliesFor(p));
+    // Each LLM call takes a while, so that kills find jobs mid-call.
+    for (Json r : RepliesFor(p)) {
+      r["delay_ms"] = kLlmDelayMs;
+      replies.push_back(r);
+    }
   }
   // Leases short enough that a killed worker's jobs move on within ~2 s,
   // long enough that a busy (ASan, 2 cores) worker keeps heartbeating.
@@ -163,6 +174,7 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
     p.task_id = c["task"]["id"];
     by_task[p.task_id] = &p;
   }
+  const auto created_at = std::chrono::steady_clock::now();
 
   // The driver, one loop: kills a random worker at random moments (20
   // times, each restarted at once); answers ASKs and approves tool requests
@@ -194,13 +206,25 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
       auto it = by_task.find(t["id"]);
       if (it == by_task.end()) continue;
       Planned& p = *it->second;
-      if (p.shape == Shape::kAsk && !p.answered) {
-        auto [code, body] = Post("/api/local/tasks/" + p.task_id + "/comments",
-                                 {{"body", p.ReplyMarker() + " large"}});
+      const Json job = Get("/api/local/tasks/" + p.task_id)["latest_job"];
+      if (job.value("status", "") != "waiting_human") continue;  // moved on meanwhile
+      const std::string reason = job["wait_reason"], job_id = job["id"];
+      auto comment = [&](const std::string& marker, const std::string& text) {
+        auto [code, body] =
+            Post("/api/local/tasks/" + p.task_id + "/comments", {{"body", marker + " " + text}});
         EXPECT_EQ(code, 201) << body.dump();
         EXPECT_EQ(body["outcome"], "followup") << body.dump();
-        p.answered = code == 201;
-      } else if (p.shape == Shape::kApproval) {
+        if (code == 201) p.comments.push_back(marker);
+        return code == 201;
+      };
+      if (reason == "ask" && p.shape == Shape::kAsk && !p.answered) {
+        p.answered = comment(p.ReplyMarker(), "large");
+      } else if (reason == "reconcile" && !p.settled_jobs.count(job_id)) {
+        // A killed worker left a side-effecting call started and unfinished:
+        // a person looks and settles it (docs/tools.md).
+        const std::string marker = p.SettledMarker() + std::to_string(p.settled_jobs.size()) + "-";
+        if (comment(marker, "I checked: it ran, carry on")) p.settled_jobs.insert(job_id);
+      } else if (reason == "tool_request") {
         const Json reqs = Get("/api/local/tasks/" + p.task_id + "/tool-requests")["requests"];
         for (const auto& r : reqs) {
           if (r["status"] != "pending") continue;
@@ -223,14 +247,32 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
     }
     std::this_thread::sleep_for(150ms);
   }
+  std::cout << "created " << task_count << " tasks in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(created_at - t0).count()
+            << " ms" << std::endl;
   const auto work_s =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
   std::cout << "tasks=" << task_count << " kills=" << kills << " ran " << work_s.count() << " s"
             << std::endl;
   ASSERT_EQ(kills, kill_count);
-  ASSERT_GE(quiet_rounds, 2) << "tasks still active after 240 s\n" << LogTail();
+  if (quiet_rounds < 2) {
+    // Which tasks hang, and where: the first thing to read.
+    std::string stuck;
+    find_children();
+    std::vector<std::string> ids(children.begin(), children.end());
+    for (const auto& p : plan) ids.push_back(p.task_id);
+    for (const auto& id : ids) {
+      Json t = Get("/api/local/tasks/" + id);
+      if (t["task"]["status"] == "succeeded") continue;
+      auto it = by_task.find(id);
+      stuck += (it != by_task.end() ? "task " + it->second->Suffix() : "child " + id) + ": " +
+               t["latest_job"].dump() + " pending=" + t["pending_requests"].dump() + "\n";
+    }
+    FAIL() << "tasks still active after 240 s:\n" << stuck << LogTail();
+  }
   find_children();
 
+  int settled = 0;  // `reconcile` parks settled by a comment
   // Every task ended as scripted. The fake's log, each request's messages
   // as text once (hundreds of requests, searched per task).
   std::vector<std::string> texts;
@@ -258,34 +300,25 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
         EXPECT_EQ(content, p.tag);
         break;
       }
-      case Shape::kAsk: {
+      case Shape::kAsk:
         EXPECT_TRUE(p.answered);
-        int found = 0;
-        const Json comments = Get("/api/local/tasks/" + p.task_id + "/comments")["comments"];
-        for (const auto& cm : comments) {
-          if (!Contains(cm["body"].dump(), p.ReplyMarker())) continue;
-          ++found;
-          EXPECT_GT(cm.value("delivered_at", 0), 0) << cm.dump();
-        }
-        EXPECT_EQ(found, 1) << "the answer is in the task's comments once";
-        // In every request after it once (one message per line of `texts`).
-        const auto answered = with(p.ReplyMarker());
-        EXPECT_FALSE(answered.empty()) << "never delivered";
-        for (const std::string* t : answered) EXPECT_EQ(Lines(*t, p.ReplyMarker()), 1) << *t;
         break;
-      }
       case Shape::kApproval: {
-        EXPECT_EQ(p.decisions, 1);
+        // Every request decided once, as approved. One request — unless a
+        // kill left the request itself unfinished and a person settled it.
         Json reqs = Get("/api/local/tasks/" + p.task_id + "/tool-requests")["requests"];
-        ASSERT_EQ(reqs.size(), 1u) << "one request: " << reqs.dump();
-        EXPECT_EQ(reqs[0]["status"], "approved");
+        if (p.settled_jobs.empty()) {
+          EXPECT_EQ(reqs.size(), 1u) << reqs.dump();
+        }
+        for (const auto& r : reqs) EXPECT_EQ(r["status"], "approved") << r.dump();
         int created = 0, decided = 0;
         for (const auto& e : events) {
           created += e["type"] == "request.created";
           decided += e["type"] == "request.decided";
         }
-        EXPECT_EQ(created, 1);
-        EXPECT_EQ(decided, 1);
+        EXPECT_EQ(created, static_cast<int>(reqs.size()));
+        EXPECT_EQ(decided, static_cast<int>(reqs.size()));
+        EXPECT_EQ(p.decisions, static_cast<int>(reqs.size()));
         break;
       }
       case Shape::kSubtask: {
@@ -298,6 +331,28 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
         break;
       }
     }
+    // Every comment posted (ASK answers, settlements) is in the task's
+    // comments once, delivered, and reached the model. An answer is in each
+    // later request once; a settlement may be twice (the follow-up's
+    // instruction and the settled call's note quote it).
+    const Json comments = Get("/api/local/tasks/" + p.task_id + "/comments")["comments"];
+    for (const auto& marker : p.comments) {
+      int found = 0;
+      for (const auto& cm : comments) {
+        if (!Contains(cm["body"].dump(), marker)) continue;
+        ++found;
+        EXPECT_GT(cm.value("delivered_at", 0), 0) << cm.dump();
+      }
+      EXPECT_EQ(found, 1) << marker << " in the task's comments";
+      const auto seen = with(marker);
+      EXPECT_FALSE(seen.empty()) << marker << " never reached the model";
+      const int most = marker == p.ReplyMarker() ? 1 : 2;
+      for (const std::string* t : seen) EXPECT_LE(Lines(*t, marker), most) << *t;
+      if (marker == p.ReplyMarker()) {
+        for (const std::string* t : seen) EXPECT_EQ(Lines(*t, marker), 1) << *t;
+      }
+    }
+    settled += static_cast<int>(p.settled_jobs.size());
   }
   // The subtasks: all found, all succeeded, none overlapping either.
   int subtask_shapes = 0;
@@ -310,7 +365,8 @@ TEST_F(ScaleoutKillTest, TwoHundredTasksSurviveTwentyWorkerKills) {
     CheckNoOverlap("child " + id, EventsInOrder(id));
   }
   EXPECT_EQ(checked_, task_count + subtask_shapes);
-  std::cout << "jobs recovered from killed workers: " << recovered_ << std::endl;
+  std::cout << "jobs recovered from killed workers: " << recovered_
+            << ", reconcile parks settled: " << settled << std::endl;
   EXPECT_GT(recovered_, 0) << "no kill hit a running job";
 }
 

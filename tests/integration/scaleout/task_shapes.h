@@ -62,18 +62,28 @@ inline Json AskThenAnswer(const std::string& tag, const std::string& question,
 
 // RequestTool for a networked `echo` (parks for approval), the re-issued
 // request answered "Approved", the granted RunCommand, then the answer once
-// its output ("<out>-42") is in the conversation.
+// its output ("<out>-42") is in the conversation — or once a person's
+// comment holding `settled_marker` settled a command that a killed worker
+// left started but unfinished (a `reconcile` park, docs/tools.md): the once
+// grant is spent, so the model takes the person's word instead of repeating
+// it. (WriteThenAnswer needs no such reply: after a settlement it writes
+// the file again, which is what the agent would do.)
 inline Json RunCommandArgs(const std::string& out) {
-  return {{"command", "echo " + out + "-$((6*7))"}, {"network", true}};
+  // The sleep keeps the command running a moment: a kill can land in it.
+  return {{"command", "sleep 0.2; echo " + out + "-$((6*7))"}, {"network", true}};
 }
 inline Json ApprovedCommand(const std::string& tag, const std::string& out,
-                            const std::string& answer) {
+                            const std::string& answer, const std::string& settled_marker = "") {
   const Json args = RunCommandArgs(out);
   const Json request = ToolCallReply(
       "RequestTool", {{"tool", "RunCommand"}, {"arguments", args}, {"reason", "needs network"}});
-  return Json::array({On(Complete(answer), {tag, out + "-42"}),
+  Json out_replies = Json::array();
+  if (!settled_marker.empty()) out_replies.push_back(On(Complete(answer), {tag, settled_marker}));
+  Append(out_replies,
+         Json::array({On(Complete(answer), {tag, out + "-42"}),
                       On(ToolCallReply("RunCommand", args), {tag, "Approved (request"}),
-                      On(request, {tag})});
+                      On(request, {tag})}));
+  return out_replies;
 }
 
 // SpinOffTask (child instruction tagged `child_tag`), WaitSubTask, then the
