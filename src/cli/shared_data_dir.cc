@@ -24,9 +24,9 @@ Status ClaimSharedDataDir(const std::string& data_dir, const std::string& databa
   if (auto found = ReadMarker(path)) {
     if (*found == database_id) return Status::Ok();
     return Conflict(fmt::format(
-        "data_dir {} belongs to database {}, not to {} (database_url): use that database's "
-        "data dir, or a new empty one",
-        data_dir, *found, database_id));
+        "data_dir {} belongs to database {} (its {} says so), not to {} (database_url): use "
+        "that database's data dir, or a new empty one",
+        data_dir, *found, kDatabaseIdFile, database_id));
   }
   return context::ReplaceFileContent(path, database_id + "\n");
 }
@@ -41,8 +41,12 @@ Status CheckSharedDataDir(const std::string& data_dir, const std::string& databa
                     data_dir, kDatabaseIdFile));
   }
   if (*found != database_id) {
-    return Conflict(fmt::format("data_dir {} belongs to database {}, not to {} (database_url)",
-                                data_dir, *found, database_id));
+    // Name the marker: it is what an operator inspects, or removes when the
+    // database was recreated on purpose.
+    return Conflict(fmt::format(
+        "data_dir {} belongs to database {} (its {} says so), not to {} (database_url): "
+        "point data_dir at this database's data dir",
+        data_dir, *found, kDatabaseIdFile, database_id));
   }
   return Status::Ok();
 }

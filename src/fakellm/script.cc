@@ -16,8 +16,10 @@ const char kScriptHelp[] = R"(SCRIPT FORMAT (--script FILE, JSON or YAML)
   A request takes the first reply that has uses left and whose `match` (all
   given conditions) accepts it. Without a script every request gets "ok".
   REPLY fields:
-    match:              {last_message_contains: STR, any_message_contains: STR,
+    match:              {last_message_contains: STR, any_message_contains: STR|[STR,...],
                          tool_offered: TOOL_NAME, system_contains: STR}
+                        any_message_contains with a list: each STR is in some
+                        message (e.g. [a task's tag, a marker of its step])
     text:               assistant content
     reasoning:          reasoning_content (streamed before the text)
     tool_calls:         [{name: STR, arguments: OBJECT|STRING, id?: STR}, ...]
@@ -60,7 +62,20 @@ Result<ScriptReply> ParseReply(const Json& j, int index) {
     if (j.contains("match")) {
       const Json& m = j["match"];
       r.match_last_message_contains = m.value("last_message_contains", "");
-      r.match_any_message_contains = m.value("any_message_contains", "");
+      if (m.contains("any_message_contains")) {
+        const Json& any = m["any_message_contains"];
+        if (any.is_string()) {
+          r.match_any_message_contains.push_back(any.get<std::string>());
+        } else if (any.is_array()) {
+          for (const Json& one : any) {
+            r.match_any_message_contains.push_back(one.get<std::string>());
+          }
+        } else {
+          return InvalidArgument(fmt::format(
+              "replies[{}]: match.any_message_contains must be a string or a list of strings",
+              index));
+        }
+      }
       r.match_tool_offered = m.value("tool_offered", "");
       r.match_system_contains = m.value("system_contains", "");
     }
@@ -108,9 +123,9 @@ bool Matches(const ScriptReply& r, const Json& req) {
       (msgs.empty() || !MessageContains(msgs.back(), r.match_last_message_contains))) {
     return false;
   }
-  if (!r.match_any_message_contains.empty()) {
+  for (const std::string& needle : r.match_any_message_contains) {
     bool any = false;
-    for (const Json& m : msgs) any = any || MessageContains(m, r.match_any_message_contains);
+    for (const Json& m : msgs) any = any || MessageContains(m, needle);
     if (!any) return false;
   }
   if (!r.match_system_contains.empty() &&

@@ -4,7 +4,8 @@
 // request consumes the first reply, in file order, that still has uses left
 // and whose optional `match` accepts the request. That makes multi-step agent
 // runs deterministic: replies without `match` play in sequence, replies with
-// `match` wait for the request they are meant for. kScriptHelp (shown by
+// `match` wait for the request they are meant for, so concurrent agent runs
+// each get their own replies when every match names a tag of its run. kScriptHelp (shown by
 // --help) is the format reference.
 //
 // Thread safety: Script is internally synchronised (Next() may be called from
@@ -32,7 +33,10 @@ struct ScriptToolCall {
 struct ScriptReply {
   // Match (all given conditions must hold).
   std::string match_last_message_contains;
-  std::string match_any_message_contains;
+  // Each string is in some message (not necessarily the same one): a reply
+  // for one step of one task among many running at once, e.g. {task tag,
+  // the previous tool's result}.
+  std::vector<std::string> match_any_message_contains;
   std::string match_tool_offered;
   std::string match_system_contains;
   // Answer.

@@ -62,6 +62,7 @@ class Process {
   Process& operator=(const Process&) = delete;
 
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0 && !exit_code_; }
   void Signal(int sig) { kill(pid_, sig); }
 

@@ -229,6 +229,7 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
   auto models = JsonListOrNull(filter.models);
   auto profiles = JsonListOrNull(filter.profiles);
   int64_t seq = 0;
+  JobStatus from = JobStatus::kQueued;  // what the job.status event says it left
   // Retry jobs whose backoff has ended come before new work, then queued jobs
   // by priority (higher first), oldest first within one priority. On PostgreSQL
   // a claimer skips the rows another claimer holds instead of queueing
@@ -250,6 +251,7 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
     if (!row.ok()) return row.status();
     if (*row) {
       seq = s->Int(0);
+      from = &sql == &picks[0] ? JobStatus::kRetry : JobStatus::kQueued;
       break;
     }
   }
@@ -276,7 +278,6 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
   if (!task.ok()) return task.status();
   task->Bind(1, job.task_id).Bind(2, tx.now).Bind(3, filter.process_id).Bind(4, filter.hostname);
   MAESTRO_RETURN_IF_ERROR(task->Exec());
-  JobStatus from = job.attempt > 1 ? JobStatus::kRetry : JobStatus::kQueued;
   MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, from));
   return std::optional<Job>(std::move(job));
 }

@@ -49,7 +49,8 @@ class ServeEngineTest : public ::testing::Test {
         << "workers: " << workers << "\n"
         << "log:\n  level: info\n"
         << "jobs:\n  poll_interval_ms: 50\n  heartbeat_ms: 200\n  shutdown_grace_ms: 1000\n"
-        << "  retry:\n    base_delay_ms: 100\n    max_delay_ms: 200\n    max_attempts: 3\n"
+        << "  retry:\n    base_delay_ms: 100\n    max_delay_ms: 200\n    max_attempts: "
+        << max_attempts_ << "\n"
         << extra_jobs_config_ << "llm:\n  base_url: " << fake_->base_url()
         << "\n  model: fake\n  max_attempts: 1\n"
         << "  context_length: 1000000\n"
@@ -206,7 +207,8 @@ class ServeEngineTest : public ::testing::Test {
     return grants.ok() ? static_cast<int>(grants->size()) : -1;
   }
 
-  std::string LogTail() const {
+  // Shown with a failed wait; a fixture with more processes adds their logs.
+  virtual std::string LogTail() const {
     std::string err = serve_ ? serve_->Stderr() : "";
     return err.size() > 4000 ? err.substr(err.size() - 4000) : err;
   }
@@ -214,6 +216,7 @@ class ServeEngineTest : public ::testing::Test {
   // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
   std::string extra_config_;
   std::string extra_jobs_config_;  // more keys of the `jobs:` section (two-space indent)
+  int max_attempts_ = 3;           // jobs.retry.max_attempts
   // Added to serve's environment by Start (e.g. a PATH with a fake binary).
   std::map<std::string, std::string> serve_env_;
   TempDir dir_;
