@@ -1,10 +1,10 @@
 #include "fakellm/script.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace maestro::fakellm {
 
@@ -50,9 +50,9 @@ Result<ScriptReply> ParseReply(const Json& j, int index) {
   ScriptReply r;
   r.index = index;
   static const std::vector<std::string> kKeys = {
-      "match", "text", "reasoning", "tool_calls", "finish_reason", "status", "error_message",
-      "retry_after", "retry_after_ms", "cut_after", "delay_ms", "token_delay_ms",
-      "chunk_chars", "keepalive", "repeat"};
+      "match",    "text",           "reasoning",   "tool_calls",     "finish_reason",
+      "status",   "error_message",  "retry_after", "retry_after_ms", "cut_after",
+      "delay_ms", "token_delay_ms", "chunk_chars", "keepalive",      "repeat"};
   try {
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end()) {
@@ -118,7 +118,8 @@ bool MessageContains(const Json& msg, const std::string& needle) {
 
 bool Matches(const ScriptReply& r, const Json& req) {
   static const Json kEmpty = Json::array();
-  const Json& msgs = req.contains("messages") && req["messages"].is_array() ? req["messages"] : kEmpty;
+  const Json& msgs =
+      req.contains("messages") && req["messages"].is_array() ? req["messages"] : kEmpty;
   if (!r.match_last_message_contains.empty() &&
       (msgs.empty() || !MessageContains(msgs.back(), r.match_last_message_contains))) {
     return false;
@@ -128,9 +129,8 @@ bool Matches(const ScriptReply& r, const Json& req) {
     for (const Json& m : msgs) any = any || MessageContains(m, needle);
     if (!any) return false;
   }
-  if (!r.match_system_contains.empty() &&
-      (msgs.empty() || msgs[0].value("role", "") != "system" ||
-       !MessageContains(msgs[0], r.match_system_contains))) {
+  if (!r.match_system_contains.empty() && (msgs.empty() || msgs[0].value("role", "") != "system" ||
+                                           !MessageContains(msgs[0], r.match_system_contains))) {
     return false;
   }
   if (!r.match_tool_offered.empty()) {

@@ -25,7 +25,7 @@ namespace maestro::fakellm {
 extern const char kScriptHelp[];
 
 struct ScriptToolCall {
-  std::string id;         // default "call_<n>"
+  std::string id;  // default "call_<n>"
   std::string name;
   std::string arguments;  // compact JSON text
 };
@@ -45,16 +45,16 @@ struct ScriptReply {
   std::vector<ScriptToolCall> tool_calls;
   std::string finish_reason;  // default: "tool_calls" if any, else "stop"
   // Faults and pacing.
-  int status = 200;            // non-200: an error reply with this status
+  int status = 200;  // non-200: an error reply with this status
   std::string error_message;
-  int64_t retry_after_s = -1;  // Retry-After header
-  int64_t retry_after_ms = -1; // retry-after-ms header
-  int cut_after = -1;          // close the stream after this many data events
-  int64_t delay_ms = 0;        // before the first byte of the body
-  int64_t token_delay_ms = 0;  // between stream events
-  int chunk_chars = 8;         // text bytes per content delta
-  bool keepalive = false;      // a ": keep-alive" comment between events
-  int repeat = 1;              // uses; 0 = unlimited
+  int64_t retry_after_s = -1;   // Retry-After header
+  int64_t retry_after_ms = -1;  // retry-after-ms header
+  int cut_after = -1;           // close the stream after this many data events
+  int64_t delay_ms = 0;         // before the first byte of the body
+  int64_t token_delay_ms = 0;   // between stream events
+  int chunk_chars = 8;          // text bytes per content delta
+  bool keepalive = false;       // a ": keep-alive" comment between events
+  int repeat = 1;               // uses; 0 = unlimited
 
   int index = -1;  // position in the file
 };

@@ -127,8 +127,7 @@ class Store {
   // per-task rule — never two jobs of one task in a batch —, same task
   // mirror and job.status event), in claim order. Fewer (or none) when the
   // queue runs dry. A busy worker pays one commit for many claims.
-  virtual Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms,
-                                             int max) {
+  virtual Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) {
     std::vector<Job> out;
     while (static_cast<int>(out.size()) < max) {
       auto c = ClaimNextJob(filter, lease_ms);

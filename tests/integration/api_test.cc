@@ -1,12 +1,11 @@
 // The HTTP API of a real `maestro serve` (no workers: jobs stay where the
 // test puts them) — gates, cancel, decisions, SSE resume, metrics.
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "core/json.h"
 #include "support/process.h"
@@ -102,21 +101,21 @@ TEST_F(ApiTest, BadInputAndAuth) {
   EXPECT_EQ(r1["error"]["field"], "body");
   auto [c2, r2] = Post(base + "/comments", "not json");
   EXPECT_EQ(c2, 400);
-  auto [c3, r3] = Post("/api/local/tasks/00000000-0000-4000-8000-000000000000/comments",
-                       R"({"body":"x"})");
+  auto [c3, r3] =
+      Post("/api/local/tasks/00000000-0000-4000-8000-000000000000/comments", R"({"body":"x"})");
   EXPECT_EQ(c3, 404);
-  auto [c4, r4] = Post(base + "/tool-requests/01JDW3K6V4Q8X2M7N5P0R9S1TB/decide",
-                       R"({"decision":"approve"})");
+  auto [c4, r4] =
+      Post(base + "/tool-requests/01JDW3K6V4Q8X2M7N5P0R9S1TB/decide", R"({"decision":"approve"})");
   EXPECT_EQ(c4, 404);
   auto [c5, r5] = Post(base + "/tool-requests/01JDW3K6V4Q8X2M7N5P0R9S1TB/decide", R"({})");
   EXPECT_EQ(r5["error"]["field"], "decision");
   auto [c6, r6] = Get(base + "/package-requests");
   EXPECT_EQ(c6, 200);
   EXPECT_TRUE(r6["requests"].empty());
-  for (const char* bad : {R"({"instruction":"x","priority":101})",
-                          R"({"instruction":"x","priority":"high"})",
-                          R"({"instruction":"x","priority":1.5})",
-                          R"({"instruction":"x","priority":18446744073709551615})"}) {
+  for (const char* bad :
+       {R"({"instruction":"x","priority":101})", R"({"instruction":"x","priority":"high"})",
+        R"({"instruction":"x","priority":1.5})",
+        R"({"instruction":"x","priority":18446744073709551615})"}) {
     auto [code, reply] = Post("/api/local/tasks", bad);
     EXPECT_EQ(code, 400) << bad;
     EXPECT_EQ(reply["error"]["field"], "priority") << bad;

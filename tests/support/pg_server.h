@@ -63,7 +63,7 @@ class PgServer {
   ::maestro::testing::PgServer* var = ::maestro::testing::PgServer::Shared();                     \
   if (!var) {                                                                                     \
     if (::maestro::testing::PgServer::Required()) {                                               \
-      FAIL() << "PostgreSQL could not start (TEST_REQUIRE_POSTGRES=1): "                       \
+      FAIL() << "PostgreSQL could not start (TEST_REQUIRE_POSTGRES=1): "                          \
              << ::maestro::testing::PgServer::SkipReason();                                       \
     }                                                                                             \
     GTEST_SKIP() << "PostgreSQL could not start: " << ::maestro::testing::PgServer::SkipReason(); \

@@ -53,8 +53,7 @@ class SqlStore : public Store {
                                                 const ClaimFilter& filter,
                                                 int64_t lease_ms) override;
   // Batched claim and finish (sql_batch.cc).
-  Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms,
-                                     int max) override;
+  Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) override;
   Result<std::vector<Status>> FinishJobs(
       const std::vector<std::pair<Lease, JobOutcome>>& items) override;
   Result<std::vector<Job>> RecoverExpiredLeases(
