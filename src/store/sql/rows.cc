@@ -1,5 +1,7 @@
 #include "store/sql/rows.h"
 
+#include <fmt/format.h>
+
 #include "core/ids.h"
 
 namespace maestro::sql {
@@ -209,5 +211,17 @@ Status InsertEvent(SqlStore::Tx& tx, const std::string& task_id, const std::stri
   if (id != nullptr && *row) *id = st->Int(0);
   return st->Exec();
 }
+
+Status CheckLease(const Job& job, const Lease& lease) {
+  if (job.status != JobStatus::kRunning || job.fencing_token != lease.fencing_token ||
+      job.worker_id != lease.worker_id) {
+    return LeaseLost(
+        fmt::format("job {} is no longer held by {} (token {}): status={} worker={} token={}",
+                    job.id, lease.worker_id, lease.fencing_token, JobStatusName(job.status),
+                    job.worker_id, job.fencing_token));
+  }
+  return Status::Ok();
+}
+
 
 }  // namespace maestro::sql

@@ -39,6 +39,10 @@ Status CollectRows(Stmt& s, ReadFn read, std::vector<T>* out) {
 // comment.created event inside the caller's transaction.
 Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c);
 
+// kLeaseLost unless `job` is still running under `lease` (the fence of every
+// worker write).
+Status CheckLease(const Job& job, const Lease& lease);
+
 // Loads one job by id inside a transaction; kNotFound when absent.
 Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id);
 

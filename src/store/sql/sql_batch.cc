@@ -44,8 +44,7 @@ Result<std::vector<Status>> SqlStore::FinishJobs(
     for (size_t i = 0; i < items.size(); ++i) {
       const auto& [lease, outcome] = items[i];
       // A savepoint per item, so a fenced-off item is undone alone. What it
-      // had announced goes with it; the event-order lock, if the item took
-      // it, is released by the rollback and taken again by the next event.
+      // had announced (events, deferred event rows, the wake-up) goes with it.
       const size_t events_before = tx.effects.events.size();
       const size_t deferred_before = tx.effects.deferred.size();
       const bool available_before = tx.effects.job_available;
@@ -53,14 +52,7 @@ Result<std::vector<Status>> SqlStore::FinishJobs(
       Status item = [&]() -> Status {
         auto job = sql::LoadJob(tx.conn, lease.job_id);
         if (!job.ok()) return job.status();
-        // The fence of FinishJob (sql_jobs.cc).
-        if (job->status != JobStatus::kRunning || job->fencing_token != lease.fencing_token ||
-            job->worker_id != lease.worker_id) {
-          return LeaseLost(
-              fmt::format("job {} is no longer held by {} (token {}): status={} worker={} token={}",
-                          job->id, lease.worker_id, lease.fencing_token, JobStatusName(job->status),
-                          job->worker_id, job->fencing_token));
-        }
+        MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));  // the fence of FinishJob
         return ApplyOutcome(tx, *job, outcome);
       }();
       if (item.ok()) {

@@ -70,17 +70,6 @@ Result<int64_t> CountOpenChildren(sql::Conn& conn, const std::string& parent_id)
   return n;
 }
 
-Status CheckLease(const Job& job, const Lease& lease) {
-  if (job.status != JobStatus::kRunning || job.fencing_token != lease.fencing_token ||
-      job.worker_id != lease.worker_id) {
-    return LeaseLost(
-        fmt::format("job {} is no longer held by {} (token {}): status={} worker={} token={}",
-                    job.id, lease.worker_id, lease.fencing_token, JobStatusName(job.status),
-                    job.worker_id, job.fencing_token));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
@@ -312,7 +301,7 @@ Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
   Status st = Write([&](Tx& tx) -> Status {
     auto job = sql::LoadJob(tx.conn, lease.job_id);
     if (!job.ok()) return job.status();
-    MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
+    MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));
     MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, *job, outcome));
     auto c = ClaimInTx(tx, filter, lease_ms);
     if (!c.ok()) return c.status();
@@ -337,7 +326,7 @@ Result<HeartbeatReply> SqlStore::Heartbeat(const Lease& lease, int64_t lease_ms)
     if (!*row) {
       auto job = sql::LoadJob(tx.conn, lease.job_id);
       if (!job.ok()) return job.status();
-      return CheckLease(*job, lease);
+      return sql::CheckLease(*job, lease);
     }
     reply.lease_expires_at = s->Int(0);
     reply.cancel_requested = s->Int(1) != 0;
@@ -390,7 +379,7 @@ Status SqlStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
   return Write([&](Tx& tx) -> Status {
     auto job = sql::LoadJob(tx.conn, lease.job_id);
     if (!job.ok()) return job.status();
-    MAESTRO_RETURN_IF_ERROR(CheckLease(*job, lease));
+    MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));
     return ApplyOutcome(tx, *job, outcome);
   });
 }
