@@ -10,17 +10,20 @@
 // error rolls back and is returned. A connection found broken is dropped and
 // a new one opened on the next use.
 //
-// Other processes hear about a commit through NOTIFY, sent inside the
-// transaction (so only when it commits): `maestro_jobs` when a job became
-// claimable, `maestro_events` with a JSON array of {task_id, job_id, type}
-// (split into several notifications below PostgreSQL's 8000-byte payload
-// limit). With `listen`, a background thread LISTENs on both and calls the
-// hooks (on_job_available, on_commit); it also hears this process's own
-// commits (the hooks are idempotent wake-ups) and calls on_job_available
-// after every (re)connect, since notifications may have been missed in
-// between (not after the first connect). Write does NOT call the hooks: SqlStore fires them for
-// local commits. `listen` = false (PgBouncer in transaction mode, which cannot hold a LISTEN)
-// leaves other processes' changes to polling.
+// A transaction ends with ONE script (CommitScript): the event rows the row
+// code deferred (sql::DefersEvents) inserted under the event-order advisory
+// lock — so event ids become visible in id order, the cursor of SSE resume
+// and webhooks — then the NOTIFYs, then COMMIT. Other processes hear about
+// a commit through those NOTIFYs (delivered only when it commits):
+// `maestro_jobs` when a job became claimable, `maestro_events` with a JSON
+// array of {task_id, job_id, type} (split below PostgreSQL's 8000-byte
+// payload limit). With `listen`, a background thread LISTENs on both and
+// calls the hooks (on_job_available, on_commit); it also hears this
+// process's own commits (the hooks are idempotent wake-ups) and calls
+// on_job_available after every reconnect, since notifications may have been
+// missed in between. Write does NOT call the hooks: SqlStore fires them for
+// local commits. `listen` = false (PgBouncer in transaction mode, which
+// cannot hold a LISTEN) leaves other processes' changes to polling.
 //
 // Thread safety: Write, Read, SchemaVersion and DatabaseId may be called
 // from any thread concurrently; they block while all pool_size connections
