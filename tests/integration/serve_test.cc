@@ -1,15 +1,13 @@
 // Starts the real `maestro` binary against a temp data dir and talks to it
 // over loopback HTTP and through its CLI, as a user would.
+#include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <sys/stat.h>
-
-#include <gtest/gtest.h>
 
 #include "core/json.h"
 #include "support/process.h"
@@ -123,8 +121,8 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(unknown->status, 404);
   EXPECT_EQ(Json::parse(unknown->body)["error"]["code"], "NOT_FOUND");
   std::string big(2 << 20, 'x');
-  auto too_big = Client().Post("/api/local/tasks", "{\"instruction\":\"" + big + "\"}",
-                               "application/json");
+  auto too_big =
+      Client().Post("/api/local/tasks", "{\"instruction\":\"" + big + "\"}", "application/json");
   ASSERT_TRUE(too_big);
   EXPECT_EQ(too_big->status, 413);
 }
@@ -144,8 +142,8 @@ TEST_F(ServeTest, AdminTokenIsRequiredWhenConfigured) {
 TEST_F(ServeTest, JobsCreatedByAnotherProcessArePickedUpByPolling) {
   auto serve = StartServe();
   auto [code, out] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "task", "create", "from the CLI", "--piece", "chat"},
-      env_, dir_.File("cli"));
+      {MAESTRO_BIN, "--config", config_, "task", "create", "from the CLI", "--piece", "chat"}, env_,
+      dir_.File("cli"));
   ASSERT_EQ(code, 0) << out;
   std::string task_id = Json::parse(out.substr(0, out.rfind('}') + 1))["task_id"];
   Json t;
@@ -163,8 +161,8 @@ TEST_F(ServeTest, JobsCreatedByAnotherProcessArePickedUpByPolling) {
 
 TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
   std::ofstream(config_) << "workers: 2\nlisten_addr: 127.0.0.1:1\n";
-  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_,
-                                         dir_.File("bad"));
+  auto [code, out] =
+      testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_, dir_.File("bad"));
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find(config_ + ":2:1: unknown key 'listen_addr'"), std::string::npos) << out;
   EXPECT_NE(out.find("did you mean 'listen'?"), std::string::npos) << out;
@@ -172,9 +170,9 @@ TEST_F(ServeTest, ConfigErrorsNameFileLineAndColumn) {
 
 TEST_F(ServeTest, RunAndTaskCreateRefuseAnUnknownPieceAndWriteNoTask) {
   env_["MAESTRO_LLM_BASE_URL"] = "http://127.0.0.1:1/v1";  // `run` needs one; never called
-  auto [run_code, run_out] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "run", "--piece", "nosuch", "hello"}, env_,
-      dir_.File("run"));
+  auto [run_code, run_out] =
+      testing::RunCommand({MAESTRO_BIN, "--config", config_, "run", "--piece", "nosuch", "hello"},
+                          env_, dir_.File("run"));
   EXPECT_EQ(run_code, 2) << run_out;
   EXPECT_NE(run_out.find("unknown piece 'nosuch'; known pieces: chat"), std::string::npos)
       << run_out;
@@ -190,8 +188,8 @@ TEST_F(ServeTest, RunAndTaskCreateRefuseAnUnknownPieceAndWriteNoTask) {
 
 TEST_F(ServeTest, ASpaceWithARelativePathStopsTheStartNamingTheKey) {
   std::ofstream(config_) << "spaces:\n  docs:\n    path: docs\n";
-  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_,
-                                         dir_.File("bad"));
+  auto [code, out] =
+      testing::RunCommand({MAESTRO_BIN, "--config", config_, "serve"}, env_, dir_.File("bad"));
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("'spaces.docs.path' must be an absolute directory path"), std::string::npos)
       << out;
@@ -201,8 +199,8 @@ TEST_F(ServeTest, PieceLintReportsFileLineColumnAndListShowsBuiltins) {
   std::string piece = dir_.File("bad.yaml");
   std::ofstream(piece) << "name: x\ninitial_movement: a\nmovements:\n"
                           "  - name: a\n    guidance: hi\n    rulez: []\n";
-  auto [code, out] = testing::RunCommand({MAESTRO_BIN, "piece", "lint", piece}, env_,
-                                         dir_.File("lint"));
+  auto [code, out] =
+      testing::RunCommand({MAESTRO_BIN, "piece", "lint", piece}, env_, dir_.File("lint"));
   EXPECT_NE(code, 0);
   EXPECT_NE(out.find(piece + ":6:5: unknown movement key 'rulez'; did you mean 'rules'?"),
             std::string::npos)
@@ -283,9 +281,9 @@ TEST_F(ServeTest, DemoModeRunsTasksWithTheBundledFakeModel) {
   ASSERT_TRUE(info);
   EXPECT_EQ(Json::parse(info->body)["demo"], true);
   EXPECT_EQ(Json::parse(Client().Get("/api/health")->body)["demo"], true);
-  auto created = Client().Post("/api/local/tasks",
-                               R"({"instruction":"Demo: explain what maestro does","piece":"chat"})",
-                               "application/json");
+  auto created = Client().Post(
+      "/api/local/tasks", R"({"instruction":"Demo: explain what maestro does","piece":"chat"})",
+      "application/json");
   ASSERT_TRUE(created);
   ASSERT_EQ(created->status, 201) << created->body;
   std::string task_id = Json::parse(created->body)["task"]["id"];
@@ -352,7 +350,8 @@ TEST_F(ServeTest, WithoutABuiltUiTheRootSaysHowToBuildIt) {
   EXPECT_EQ(r->status, 200);
   EXPECT_NE(r->body.find("scripts/ui.sh"), std::string::npos) << r->body;
   EXPECT_EQ(Json::parse(httplib::Client("127.0.0.1", port_).Get("/api/info")->body)["ui"], false);
-  EXPECT_EQ(Json::parse(httplib::Client("127.0.0.1", port_).Get("/api/health")->body)["status"], "ok");
+  EXPECT_EQ(Json::parse(httplib::Client("127.0.0.1", port_).Get("/api/health")->body)["status"],
+            "ok");
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ TEST(McpToolsTest, ServersParseWithTheirPolicy) {
   auto servers = ServersFromConfig(section, "maestro.yaml:3:1");
   ASSERT_TRUE(servers.ok()) << servers.status().ToString();
   const ServerConfig& fs = servers->at("fs");
-  EXPECT_EQ(fs.command, (std::vector<std::string>{"/usr/bin/node", "srv.js", "8080", "{workspace}"}));
+  EXPECT_EQ(fs.command,
+            (std::vector<std::string>{"/usr/bin/node", "srv.js", "8080", "{workspace}"}));
   EXPECT_EQ(fs.approval, Approval::kOnce);
   EXPECT_EQ(fs.tools_deny, std::vector<std::string>{"write_file"});
   const ServerConfig& remote = servers->at("remote");
