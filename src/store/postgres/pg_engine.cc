@@ -175,7 +175,9 @@ std::string PgEngine::CommitScript(PgConn& conn, const sql::TxEffects& effects) 
   return script + "COMMIT";
 }
 
-Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
+Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) {
+  const char* begin = kind == sql::TxKind::kClaim ? "BEGIN ISOLATION LEVEL READ COMMITTED"
+                                                  : "BEGIN ISOLATION LEVEL SERIALIZABLE";
   Status last;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (attempt > 0) {
@@ -187,7 +189,7 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
     PgConn& conn = **lease;
     conn.ClearLastError();
     sql::TxEffects effects;
-    Status st = conn.ExecScript("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    Status st = conn.ExecScript(begin);
     bool began = st.ok();
     if (st.ok()) st = body(conn, clock_->NowMs(), effects);
     if (st.ok() && conn.in_failed_transaction()) {

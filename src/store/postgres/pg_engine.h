@@ -65,7 +65,7 @@ class PgEngine final : public sql::SqlEngine {
   PgEngine& operator=(const PgEngine&) = delete;
 
   sql::Dialect dialect() const override { return sql::Dialect::kPostgres; }
-  Status Write(const sql::TxBody& body, sql::TxEffects* committed) override;
+  Status Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) override;
   Status Read(const std::function<Status(sql::Conn&)>& body) override;
   Result<int> SchemaVersion() override;
   Result<std::string> DatabaseId();

@@ -4,17 +4,15 @@
 
 #include <vector>
 
+#include "store/sql/migration.h"
+
 namespace maestro::postgres {
 namespace {
 
 // pg_advisory_xact_lock key of the migrator: "maestro" in ASCII.
 constexpr int64_t kMigrationLock = 30787860818063983;
 
-struct Migration {
-  int version;
-  const char* name;
-  const char* sql;
-};
+using sql::Migration;
 
 // Append only: never edit a migration that has shipped.
 //
@@ -225,21 +223,7 @@ Result<int> ApplyPgMigrations(PgConn& conn, int64_t now_ms) {
   if (!boot.ok()) return boot.status();
   int applied = 0;
   for (const auto& m : Migrations()) {
-    auto r = Locked(conn, [&]() -> Result<bool> {
-      auto check = conn.Prepare("SELECT 1 FROM schema_migrations WHERE version = ?1");
-      if (!check.ok()) return check.status();
-      check->Bind(1, m.version);
-      auto present = check->Step();
-      if (!present.ok()) return present.status();
-      if (*present) return false;
-      MAESTRO_RETURN_IF_ERROR(conn.ExecScript(m.sql));
-      auto ins = conn.Prepare(
-          "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)");
-      if (!ins.ok()) return ins.status();
-      ins->Bind(1, m.version).Bind(2, m.name).Bind(3, now_ms);
-      MAESTRO_RETURN_IF_ERROR(ins->Exec());
-      return true;
-    });
+    auto r = Locked(conn, [&] { return sql::ApplyMigrationInTx(conn, m, now_ms); });
     if (!r.ok()) {
       return Status(r.status().code(), fmt::format("postgres migration {} ({}): {}", m.version,
                                                    m.name, r.status().message()));
@@ -249,13 +233,7 @@ Result<int> ApplyPgMigrations(PgConn& conn, int64_t now_ms) {
   return applied;
 }
 
-Result<int> PgSchemaVersion(PgConn& conn) {
-  auto s = conn.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-  if (!s.ok()) return s.status();
-  auto row = s->Step();
-  if (!row.ok()) return row.status();
-  return static_cast<int>(*row ? s->Int(0) : 0);
-}
+Result<int> PgSchemaVersion(PgConn& conn) { return sql::ReadSchemaVersion(conn); }
 
 Result<std::string> DatabaseId(PgConn& conn) {
   auto s = conn.Prepare("SELECT value FROM meta WHERE key = 'database_id'");

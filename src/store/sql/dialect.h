@@ -55,16 +55,6 @@ inline std::string IndexedBy(Dialect d, std::string_view index) {
   return " INDEXED BY " + std::string(index);
 }
 
-// Run first in a claim transaction. SERIALIZABLE makes concurrent claimers
-// abort each other (each read the queue head another one took), so a claim
-// runs at READ COMMITTED: SKIP LOCKED hands each claimer its own row, the
-// row lock re-checks the status, and the unique index
-// jobs_one_running_per_task keeps one running job per task (a lost race is
-// retried). SQLite's writers are serialized anyway.
-inline const char* ClaimIsolation(Dialect d) {
-  return d == Dialect::kPostgres ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED" : "";
-}
-
 // Event ids are the cursor of SSE resume and webhook delivery (`id > last`),
 // so they must become visible in id order. PostgreSQL assigns identity
 // values at insert, not at commit, so its engine inserts a transaction's

@@ -35,6 +35,19 @@ struct TxEffects {
   std::vector<DeferredEvent> deferred;  // event rows still to insert at commit
 };
 
+// What a write transaction is for, which decides its isolation on
+// PostgreSQL (SQLite's writers are serialized: all run alike).
+enum class TxKind {
+  // SERIALIZABLE: the row code was written for serialized writers.
+  kWrite,
+  // READ COMMITTED: under SERIALIZABLE concurrent claimers abort each other
+  // (each read the queue head another took). SKIP LOCKED hands each claimer
+  // its own row, the row lock re-checks its status, and the unique index
+  // jobs_one_running_per_task keeps one running job per task (a lost race
+  // is retried).
+  kClaim,
+};
+
 // One attempt of a write transaction. `effects` starts empty on every attempt.
 using TxBody = std::function<Status(Conn& conn, TimeMs now, TxEffects& effects)>;
 
@@ -44,7 +57,7 @@ class SqlEngine {
   virtual Dialect dialect() const = 0;
   // Runs `body` atomically and durably; returns after the commit holding it,
   // with `*committed` set to the effects of the attempt that committed.
-  virtual Status Write(const TxBody& body, TxEffects* committed) = 0;
+  virtual Status Write(const TxBody& body, TxEffects* committed, TxKind kind) = 0;
   // Runs `body` on a connection outside an explicit transaction.
   virtual Status Read(const std::function<Status(Conn&)>& body) = 0;
   // Schema version after migrations.

@@ -223,5 +223,4 @@ Status CheckLease(const Job& job, const Lease& lease) {
   return Status::Ok();
 }
 
-
 }  // namespace maestro::sql

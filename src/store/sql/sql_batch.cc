@@ -15,22 +15,21 @@ namespace maestro {
 Result<std::vector<Job>> SqlStore::ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) {
   std::vector<Job> claimed;
   if (max <= 0) return claimed;
-  Status st = Write([&](Tx& tx) -> Status {
-    claimed.clear();  // a retried transaction starts again
-    if (const char* iso = sql::ClaimIsolation(dialect()); *iso != '\0') {
-      MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript(iso));
-    }
-    // Each pick sees this transaction's earlier claims (the statement
-    // snapshot includes its own writes), so a task whose job was just taken
-    // has a running job and is skipped: one job per task per batch.
-    while (static_cast<int>(claimed.size()) < max) {
-      auto c = ClaimInTx(tx, filter, lease_ms);
-      if (!c.ok()) return c.status();
-      if (!c->has_value()) break;
-      claimed.push_back(std::move(**c));
-    }
-    return Status::Ok();
-  });
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        claimed.clear();  // a retried transaction starts again
+        // Each pick sees this transaction's earlier claims (the statement
+        // snapshot includes its own writes), so a task whose job was just taken
+        // has a running job and is skipped: one job per task per batch.
+        while (static_cast<int>(claimed.size()) < max) {
+          auto c = ClaimInTx(tx, filter, lease_ms);
+          if (!c.ok()) return c.status();
+          if (!c->has_value()) break;
+          claimed.push_back(std::move(**c));
+        }
+        return Status::Ok();
+      },
+      nullptr, sql::TxKind::kClaim);
   if (!st.ok()) return st;
   return claimed;
 }

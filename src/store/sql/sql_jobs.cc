@@ -12,6 +12,8 @@
 // and (5) applies parent/child effects.
 #include <fmt/format.h>
 
+#include <array>
+
 #include "core/ids.h"
 #include "store/policy.h"
 #include "store/sql/rows.h"
@@ -40,6 +42,22 @@ std::string Eligible(sql::Dialect d) {
          "))"
          " AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
          "'running')";
+}
+
+// The claim's two picks (due retries, then queued), built once per dialect:
+// a claim is the hottest write.
+using Picks = std::array<std::string, 2>;
+Picks BuildPicks(sql::Dialect d) {
+  return {
+      "SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1" + Eligible(d) +
+          " ORDER BY j.next_retry_at, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
+      "SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND CAST(?1 AS BIGINT) = ?1" +
+          Eligible(d) + " ORDER BY j.priority DESC, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d)};
+}
+const Picks& ClaimPicks(sql::Dialect d) {
+  static const Picks sqlite = BuildPicks(sql::Dialect::kSqlite);
+  static const Picks postgres = BuildPicks(sql::Dialect::kPostgres);
+  return d == sql::Dialect::kPostgres ? postgres : sqlite;
 }
 
 Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
@@ -223,13 +241,8 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
   // by priority (higher first), oldest first within one priority. On PostgreSQL
   // a claimer skips the rows another claimer holds instead of queueing
   // behind it.
-  const sql::Dialect d = dialect();
-  const std::string picks[] = {
-      "SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1" + Eligible(d) +
-          " ORDER BY j.next_retry_at, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
-      "SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND CAST(?1 AS BIGINT) = ?1" +
-          Eligible(d) + " ORDER BY j.priority DESC, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
-  };
+  const auto& picks = ClaimPicks(dialect());
+
   for (const auto& sql : picks) {
     auto s = tx.conn.Prepare(sql);
     if (!s.ok()) return s.status();
@@ -273,15 +286,14 @@ Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter
 
 Result<std::optional<Job>> SqlStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
   std::optional<Job> claimed;
-  Status st = Write([&](Tx& tx) -> Status {
-    if (const char* iso = sql::ClaimIsolation(dialect()); *iso != '\0') {
-      MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript(iso));
-    }
-    auto c = ClaimInTx(tx, filter, lease_ms);
-    if (!c.ok()) return c.status();
-    claimed = std::move(c).value();
-    return Status::Ok();
-  });
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        auto c = ClaimInTx(tx, filter, lease_ms);
+        if (!c.ok()) return c.status();
+        claimed = std::move(c).value();
+        return Status::Ok();
+      },
+      nullptr, sql::TxKind::kClaim);
   if (!st.ok()) return st;
   return claimed;
 }
@@ -290,9 +302,9 @@ Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
                                                         const JobOutcome& outcome,
                                                         const ClaimFilter& filter,
                                                         int64_t lease_ms) {
-  if (*sql::ClaimIsolation(dialect()) != '\0') {
-    // The finish needs SERIALIZABLE (fan-in), the claim READ COMMITTED: two
-    // transactions. One commit for both pays off only with SQLite's single
+  if (dialect() != sql::Dialect::kSqlite) {
+    // The finish is a kWrite (SERIALIZABLE: fan-in), the claim a kClaim
+    // (READ COMMITTED): two transactions. One commit for both pays off only with SQLite's single
     // writer.
     MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
     return ClaimNextJob(filter, lease_ms);

@@ -18,14 +18,15 @@ SqlStore::SqlStore(std::unique_ptr<sql::SqlEngine> engine, StoreOptions options)
 
 SqlStore::~SqlStore() = default;
 
-Status SqlStore::Write(const std::function<Status(Tx&)>& body, sql::TxEffects* committed_out) {
+Status SqlStore::Write(const std::function<Status(Tx&)>& body, sql::TxEffects* committed_out,
+                       sql::TxKind kind) {
   sql::TxEffects committed;
   Status st = engine_->Write(
       [&](sql::Conn& conn, TimeMs now, sql::TxEffects& effects) -> Status {
         Tx tx{conn, now, effects};
         return body(tx);
       },
-      &committed);
+      &committed, kind);
   if (!st.ok()) return st;
   if (committed.job_available && options_.on_job_available) options_.on_job_available();
   if (options_.on_commit) options_.on_commit(committed.events);

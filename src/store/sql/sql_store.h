@@ -109,7 +109,8 @@ class SqlStore : public Store {
  private:
   // Runs `body` atomically and durably (possibly more than once, see
   // above), then fires the hooks for what the committed attempt did.
-  Status Write(const std::function<Status(Tx&)>& body, sql::TxEffects* committed_out = nullptr);
+  Status Write(const std::function<Status(Tx&)>& body, sql::TxEffects* committed_out = nullptr,
+               sql::TxKind kind = sql::TxKind::kWrite);
   Status Read(const std::function<Status(sql::Conn&)>& body);
   sql::Dialect dialect() const { return dialect_; }
 

@@ -4,14 +4,12 @@
 
 #include <vector>
 
+#include "store/sql/migration.h"
+
 namespace maestro::sqlite {
 namespace {
 
-struct Migration {
-  int version;
-  const char* name;
-  const char* sql;
-};
+using sql::Migration;
 
 // Append only: never edit a migration that has shipped.
 const std::vector<Migration>& Migrations() {
@@ -197,28 +195,14 @@ Result<int> ApplyMigrations(SqliteConn& conn, int64_t now_ms) {
   int applied = 0;
   for (const auto& m : Migrations()) {
     MAESTRO_RETURN_IF_ERROR(conn.ExecScript("BEGIN IMMEDIATE"));
-    auto body = [&]() -> Result<bool> {
-      auto check = conn.Prepare("SELECT 1 FROM schema_migrations WHERE version = ?1");
-      if (!check.ok()) return check.status();
-      check->Bind(1, m.version);
-      auto present = check->Step();
-      if (!present.ok() || *present) return present;
-      MAESTRO_RETURN_IF_ERROR(conn.ExecScript(m.sql));
-      auto ins = conn.Prepare(
-          "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?1, ?2, ?3)");
-      if (!ins.ok()) return ins.status();
-      ins->Bind(1, m.version).Bind(2, m.name).Bind(3, now_ms);
-      MAESTRO_RETURN_IF_ERROR(ins->Exec());
-      return false;
-    };
-    auto r = body();
+    auto r = sql::ApplyMigrationInTx(conn, m, now_ms);
     if (!r.ok()) {
       conn.ExecScript("ROLLBACK").IgnoreError();
       return Status(r.status().code(),
                     fmt::format("migration {} ({}): {}", m.version, m.name, r.status().message()));
     }
     MAESTRO_RETURN_IF_ERROR(conn.ExecScript("COMMIT"));
-    if (!*r) ++applied;
+    if (*r) ++applied;
   }
   return applied;
 }

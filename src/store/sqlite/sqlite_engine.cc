@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "store/sql/migration.h"
 #include "store/sqlite/migrations.h"
 
 namespace maestro::sqlite {
@@ -59,7 +60,8 @@ void SqliteEngine::Release(std::unique_ptr<SqliteConn> conn) {
 // been committed by a leader. Under concurrency the hot pages (queue index,
 // events, tasks) are written to the WAL once per batch instead of once per
 // caller; alone, a caller leads its own batch of one with no hand-off.
-Status SqliteEngine::Write(const sql::TxBody& body, sql::TxEffects* committed) {
+Status SqliteEngine::Write(const sql::TxBody& body, sql::TxEffects* committed,
+                           sql::TxKind /*kind: writers are serialized*/) {
   PendingWrite op;
   op.body = &body;
   std::unique_lock<std::mutex> lock(queue_mu_);
@@ -130,11 +132,7 @@ Status SqliteEngine::Read(const std::function<Status(sql::Conn&)>& body) {
 Result<int> SqliteEngine::SchemaVersion() {
   int version = 0;
   Status st = Read([&](sql::Conn& conn) -> Status {
-    auto s = conn.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-    if (!s.ok()) return s.status();
-    auto row = s->Step();
-    if (!row.ok()) return row.status();
-    version = static_cast<int>(s->Int(0));
+    MAESTRO_ASSIGN_OR_RETURN(version, sql::ReadSchemaVersion(conn));
     return Status::Ok();
   });
   if (!st.ok()) return st;

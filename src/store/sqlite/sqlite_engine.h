@@ -30,7 +30,7 @@ class SqliteEngine final : public sql::SqlEngine {
   static Result<std::unique_ptr<SqliteEngine>> Open(const std::string& path, Clock* clock);
 
   sql::Dialect dialect() const override { return sql::Dialect::kSqlite; }
-  Status Write(const sql::TxBody& body, sql::TxEffects* committed) override;
+  Status Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) override;
   Status Read(const std::function<Status(sql::Conn&)>& body) override;
   Result<int> SchemaVersion() override;
 

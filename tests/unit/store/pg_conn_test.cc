@@ -373,7 +373,7 @@ TEST_F(PgTest, EngineWriteRetriesASerializationFailureAndCommitsOnce) {
         up->Bind(1, v + "+mine");
         return up->Exec();
       },
-      &committed);
+      &committed, sql::TxKind::kWrite);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(attempts, 2);
   EXPECT_EQ(engine->retries(), 1);
@@ -396,7 +396,7 @@ TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
                         MAESTRO_RETURN_IF_ERROR(SeedTask(c, "T", now));
                         return InsertJob(c, "J1", "T", "running", now);
                       },
-                      &fx)
+                      &fx, sql::TxKind::kWrite)
                   .ok());
   // A second running job for T: the unique index refuses it; the engine
   // reruns the body, which now sees the running job and backs off.
@@ -406,7 +406,7 @@ TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
         if (++attempts == 1) return InsertJob(c, "J2", "T", "running", now);
         return InsertJob(c, "J2", "T", "queued", now);
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(attempts, 2);
   // Any other unique violation is the caller's conflict, not retried.
@@ -416,7 +416,7 @@ TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
         ++attempts;
         return InsertJob(c, "J2", "T", "queued", now);
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   EXPECT_EQ(st.code(), StatusCode::kConflict) << st.ToString();
   EXPECT_EQ(attempts, 1);
   // An error of the body's own is returned as is, after a rollback.
@@ -425,7 +425,7 @@ TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
         MAESTRO_RETURN_IF_ERROR(SeedTask(c, "T2", now));
         return NotFound("no such thing");
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
   // A body that swallows a failed statement cannot commit.
   st = engine->Write(
@@ -434,7 +434,7 @@ TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
         InsertJob(c, "J2", "T", "queued", now).IgnoreError();
         return Status::Ok();
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   EXPECT_FALSE(st.ok());
   Status read = engine->Read([](sql::Conn& c) -> Status {
     auto s = c.Prepare("SELECT COUNT(*) FROM tasks WHERE id IN ('T2', 'T3')");
@@ -465,7 +465,7 @@ TEST_F(PgTest, PoolBoundsConnectionsAndServesConcurrentWriters) {
               if (!s.ok()) return s.status();
               return s->Exec();
             },
-            &fx);
+            &fx, sql::TxKind::kWrite);
         if (!st.ok()) ++failures;
       }
     });
@@ -515,7 +515,7 @@ TEST_F(PgTest, NotifyFromAnotherEngineReachesTheHooks) {
         effects.events.push_back({"T", "", "task.created"});
         return Status::Ok();
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   ASSERT_TRUE(st.ok()) << st.ToString();
   bool got = false;
   while (!got && std::chrono::steady_clock::now() < start + std::chrono::seconds(1)) {
@@ -543,7 +543,7 @@ TEST_F(PgTest, NotifyFromAnotherEngineReachesTheHooks) {
         effects.job_available = true;
         return Status::Ok();
       },
-      &fx);
+      &fx, sql::TxKind::kWrite);
   EXPECT_EQ(st.code(), StatusCode::kConflict);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::lock_guard<std::mutex> lock(mu);
