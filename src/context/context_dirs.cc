@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -90,19 +91,25 @@ Result<std::string> ContextDirs::Ensure(const std::string& task_id, Placement p)
 }
 
 Result<std::string> ContextDirs::MoveTo(const std::string& task_id, Placement p) const {
-  auto from = Find(task_id);
-  if (!from) return NotFound("no context directory for task " + task_id);
-  std::string to = PathOf(p, task_id);
-  if (*from == p) return to;
-  MAESTRO_RETURN_IF_ERROR(Init());
-  std::string src = PathOf(*from, task_id);
-  // rename(2) is atomic: the directory is in the old place or the new one.
-  if (std::rename(src.c_str(), to.c_str()) != 0) {
-    return Internal("rename " + src + " -> " + to + ": " + std::strerror(errno));
+  const std::string to = PathOf(p, task_id);
+  // A few tries: another process sharing the data dir (a worker's startup
+  // reconcile) may move the directory between Find and rename.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto from = Find(task_id);
+    if (!from) return NotFound("no context directory for task " + task_id);
+    if (*from == p) return to;
+    MAESTRO_RETURN_IF_ERROR(Init());
+    std::string src = PathOf(*from, task_id);
+    // rename(2) is atomic: the directory is in the old place or the new one.
+    if (std::rename(src.c_str(), to.c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return Internal("rename " + src + " -> " + to + ": " + std::strerror(errno));
+    }
+    MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(to).parent_path().string()));
+    MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(src).parent_path().string()));
+    return to;
   }
-  MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(to).parent_path().string()));
-  MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(src).parent_path().string()));
-  return to;
+  return Unavailable("context directory of task " + task_id + " kept moving");
 }
 
 std::vector<std::string> ContextDirs::ListIn(Placement p) const {
@@ -140,6 +147,9 @@ Result<ReconcileReport> ContextDirs::Reconcile(Store& store) const {
       }
       std::string src = PathOf(p, id);
       if (std::rename(src.c_str(), target.c_str()) != 0) {
+        // Another process sharing the data dir (a `maestro worker`) moved it
+        // since it was listed: it is where that process's job put it.
+        if (errno == ENOENT) continue;
         return Internal("rename " + src + " -> " + target + ": " + std::strerror(errno));
       }
       report.moved.emplace_back(id, *want);
