@@ -1,7 +1,8 @@
 // The app shell: token gate, header (demo banner, notification bell), the
 // task list and the chat pane of the selected task. The selected task is in
 // the address (/tasks/<id>) so a reload or a shared link opens it again.
-import { useCallback, useEffect, useState } from 'react';
+// Keyboard: n new task, / search, Escape closes the dialog.
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Api, getToken, setToken, setUnauthorizedHandler } from './api';
 import type { ServerInfo } from './types';
 import { Login } from './components/Login';
@@ -9,7 +10,9 @@ import { TaskList } from './components/TaskList';
 import { ChatPane } from './components/ChatPane';
 import { CreateTaskDialog } from './components/CreateTaskDialog';
 import { NotificationBell } from './components/NotificationBell';
-import { ToastProvider } from './components/Toasts';
+import { ToastProvider, useToastSweep } from './components/Toasts';
+import { useShortcuts } from './useShortcuts';
+import { useTasks } from './useTasks';
 
 function taskFromPath(): string {
   const m = window.location.pathname.match(/^\/tasks\/([^/]+)/);
@@ -54,6 +57,46 @@ export function App() {
 
   return (
     <ToastProvider>
+      <Shell info={info} taskId={taskId} open={open} onSignOut={() => {
+        setToken('');
+        setTok('');
+      }} creating={creating} setCreating={setCreating} listVersion={listVersion} setListVersion={setListVersion} listChanged={listChanged} />
+    </ToastProvider>
+  );
+}
+
+interface ShellProps {
+  info: ServerInfo | null;
+  taskId: string;
+  open: (id: string) => void;
+  onSignOut: () => void;
+  creating: boolean;
+  setCreating: (b: boolean) => void;
+  listVersion: number;
+  setListVersion: (f: (v: number) => number) => void;
+  listChanged: () => void;
+}
+
+// Inside the ToastProvider: the list's tasks also sweep stale toasts.
+function Shell({ info, taskId, open, onSignOut, creating, setCreating, listVersion, setListVersion, listChanged }: ShellProps) {
+  const { tasks, loaded, error } = useTasks(listVersion);
+  const search = useRef<HTMLInputElement>(null);
+  const sweep = useToastSweep();
+  useEffect(() => {
+    if (!loaded) return;
+    const status = new Map(tasks.map((t) => [t.id, t.status]));
+    // "needs you" is stale once the task waits for nobody (or is gone).
+    sweep((t) => t.topic === 'needs_you' && !!t.taskId && status.get(t.taskId) !== 'waiting_human');
+  }, [tasks, loaded, sweep]);
+  useShortcuts({
+    newTask: () => setCreating(true),
+    focusSearch: () => {
+      if (taskId && window.matchMedia('(max-width: 760px)').matches) open('');
+      window.setTimeout(() => search.current?.focus(), 0);
+    },
+    escape: () => setCreating(false),
+  });
+  return (
       <div className={`app ${taskId ? 'has-task' : ''}`}>
         <header className="topbar">
           <button className="brand" onClick={() => open('')} aria-label="All tasks">
@@ -65,23 +108,20 @@ export function App() {
             </span>
           )}
           <span className="spacer" />
-          <button className="primary" onClick={() => setCreating(true)}>
+          <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
             New task
           </button>
           <NotificationBell onOpen={open} />
           <button
             className="ghost"
             title="Forget the API token"
-            onClick={() => {
-              setToken('');
-              setTok('');
-            }}
+            onClick={onSignOut}
           >
             Sign out
           </button>
         </header>
         <main className="layout">
-          <TaskList selected={taskId} onSelect={open} version={listVersion} />
+          <TaskList ref={search} tasks={tasks} error={error} selected={taskId} onSelect={open} />
           {taskId ? (
             <ChatPane key={taskId} taskId={taskId} onBack={() => open('')} onChanged={listChanged} />
           ) : (
@@ -108,6 +148,5 @@ export function App() {
           />
         )}
       </div>
-    </ToastProvider>
   );
 }

@@ -1,6 +1,9 @@
 // The REST client: every call carries the bearer token kept in localStorage.
 // Errors come back as ApiError with the server's {"error":{code,message}}.
-import type { ApprovalRequest, Comment, Job, Notification, Piece, ServerInfo, Space, Task, TaskDetail } from './types';
+import type {
+  ApprovalRequest, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
+  WorkspaceFile, WorkspaceListing,
+} from './types';
 
 const TOKEN_KEY = 'maestro.token';
 
@@ -75,6 +78,24 @@ export const Api = {
       `/api/local/tasks/${r.task_id}/${r.kind}-requests/${r.id}/decide`,
       post(scope ? { decision, scope } : { decision }),
     ),
+  renameTask: (id: string, title: string) =>
+    api<{ task: Task }>(`/api/local/tasks/${id}`, { method: 'PATCH', body: JSON.stringify({ title }) }),
+  // The tool ledger, every page (the route pages with ?after=).
+  toolCalls: async (id: string) => {
+    const all: LedgerCall[] = [];
+    let after: number | null = null;
+    for (let page = 0; page < 50; page++) {
+      const q: string = after === null ? '?limit=500' : `?limit=500&after=${after}`;
+      const r = await api<{ tool_calls: LedgerCall[]; next_after: number | null }>(`/api/local/tasks/${id}/tool-calls${q}`);
+      all.push(...r.tool_calls);
+      if (r.next_after === null || r.next_after === undefined || r.tool_calls.length === 0) break;
+      after = r.next_after;
+    }
+    return all;
+  },
+  files: (id: string) => api<WorkspaceListing>(`/api/local/tasks/${id}/files`),
+  file: (id: string, path: string) => api<WorkspaceFile>(`/api/local/tasks/${id}/files/${encodePath(path)}`),
+  diff: (id: string) => api<TaskDiff>(`/api/local/tasks/${id}/diff`),
   pieces: () => api<{ pieces: Piece[] }>('/api/pieces'),
   // The persistent spaces; a server without the route (404) has none.
   spaces: () =>
@@ -88,3 +109,26 @@ export const Api = {
   notifications: () => api<{ notifications: Notification[]; unread: number }>('/api/local/notifications'),
   markRead: (ids: string[]) => api<{ marked: boolean }>('/api/local/notifications/read', post({ ids })),
 };
+
+// A workspace path in a URL: each segment encoded, the slashes kept.
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+// Downloads a workspace file's bytes (?raw=1) with the bearer token — a plain
+// link could not send it — and saves them under the file's name.
+export async function downloadFile(taskId: string, path: string): Promise<void> {
+  const res = await fetch(`/api/local/tasks/${taskId}/files/${encodePath(path)}?raw=1`, {
+    headers: { Authorization: `Bearer ${getToken()}` },
+  });
+  if (!res.ok) throw new ApiError(res.status, String(res.status), `download failed (HTTP ${res.status})`);
+  const blob = await res.blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = path.split('/').pop() || 'download';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10000);
+}

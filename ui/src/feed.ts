@@ -5,7 +5,7 @@
 // (result / question / note) and a status line for parks, failures and
 // cancels. Comments are the durable record; deltas add what happened in
 // between while the server still buffers them.
-import { TERMINAL, type Comment, type Delta, type Job, type TaskEvent } from './types';
+import { TERMINAL, type Comment, type Delta, type Job, type LedgerCall, type TaskEvent } from './types';
 
 export interface ToolCard {
   id: string;
@@ -18,14 +18,27 @@ export interface ToolCard {
   // No result and the job is not running: the call parked the job (an
   // approval, a question) or the job stopped before it finished.
   stalled?: boolean;
+  // The call parked the job (a request awaiting the person): its result so
+  // far is "request created", the real one comes when the job resumes.
+  waiting?: boolean;
+  // A parked call that was replayed on resume: the park's result.
+  parkNote?: string;
+  // The ledger's duration (when the deltas' stamps are gone).
+  durationMs?: number;
+  // The ledger marked the call reconciled (interrupted by a restart).
+  reconciled?: boolean;
   children: FeedItem[]; // a delegate's nested stream
 }
+
+// Tools whose call parks the job until a person decides.
+const PARKING_TOOLS = new Set(['RequestTool', 'RequestPackage', 'SpinOffTask']);
 
 export type FeedItem =
   | { kind: 'comment'; key: string; comment: Comment; delivery?: Delivery }
   | { kind: 'assistant'; key: string; text: string; reasoning: string; live: boolean }
   | { kind: 'tool'; key: string; card: ToolCard }
   | { kind: 'movement'; key: string; movement: string }
+  | { kind: 'job'; key: string; job: Job; index: number }
   | { kind: 'notice'; key: string; tone: 'info' | 'warn' | 'error'; text: string };
 
 // Whether a person's comment has reached the agent: "delivered" once the
@@ -42,7 +55,13 @@ export function isPersonComment(c: Comment): boolean {
 }
 
 // Folds one job's deltas into feed items.
-export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string, Comment>, live: boolean): FeedItem[] {
+export function foldDeltas(
+  jobId: string,
+  deltas: Delta[],
+  comments: Map<string, Comment>,
+  live: boolean,
+  parked = false,
+): FeedItem[] {
   const items: FeedItem[] = [];
   const cards = new Map<string, ToolCard>();
   const byIndex = new Map<string, ToolCard>(); // `${parent}#${index}`
@@ -64,6 +83,10 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
     for (const [k, card] of cards) if (k.endsWith(`/${parent}`)) return card.children;
     return items;
   };
+  // Cards answered before the latest movement start: a parked call the
+  // engine replays when the job resumes comes again with the same id and is
+  // the same logical call (one card).
+  const resumable = new Map<string, ToolCard>();
   let textOwner = '';
   for (const d of deltas) {
     // Text continues only within the same conversation (parent or one delegate).
@@ -89,6 +112,18 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         // An id seen before whose call already has its result is a new call
         // (scripted servers reuse ids).
         if (card && card.result !== undefined) card = undefined;
+        const replayed = !card && id ? resumable.get(id) : undefined;
+        if (replayed && (!d.name || String(d.name) === replayed.name)) {
+          resumable.delete(id);
+          replayed.parkNote = replayed.result;
+          replayed.result = undefined;
+          replayed.isError = false;
+          replayed.args = '';
+          replayed.finishedAt = undefined;
+          cards.set(id, replayed);
+          byIndex.set(`${parentOf(d)}#${index}`, replayed);
+          card = replayed;
+        }
         if (!card) {
           card = { id: id || `${jobId}-${index}-${d.seq}`, name: '', args: '', children: [], startedAt: d.at as number | undefined };
           if (id) cards.set(id, card);
@@ -123,7 +158,9 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
         lastMovement = movement;
         text = null;
         byIndex.clear();
-        cards.clear(); // a resumed call is a new card
+        resumable.clear();
+        for (const [id, c] of cards) if (c.result !== undefined) resumable.set(id, c);
+        cards.clear();
         break;
       }
       case 'llm_retry':
@@ -149,8 +186,88 @@ export function foldDeltas(jobId: string, deltas: Delta[], comments: Map<string,
   }
   if (live && text) text.live = true;
   if (!live) for (const c of all) if (c.result === undefined) c.stalled = true;
-  // `complete` is shown as the agent's result comment, not as a card.
-  return items.filter((i) => !(i.kind === 'tool' && i.card.name === 'complete'));
+  // A parked job's last call is the one it waits on.
+  if (parked) {
+    const last = [...items].reverse().find((i) => i.kind === 'tool');
+    if (last && last.kind === 'tool' && PARKING_TOOLS.has(last.card.name) && last.card.result !== undefined) last.card.waiting = true;
+  }
+  return items;
+}
+
+// `complete` is shown as the agent's result comment, not as a card.
+const notComplete = (i: FeedItem) => !(i.kind === 'tool' && i.card.name === 'complete');
+
+// Merges the task's tool ledger into one job's items: every card the deltas
+// built is matched by call id and completed from the ledger (a waiting park,
+// the full result, the duration); ledger calls without a card — their deltas
+// are gone after a restart, or were dropped from the buffer — are shown as
+// cards before the deltas' stream. The ledger may list a call twice (the
+// park, then its replay): the last entry wins, the park is kept as a note.
+export function mergeLedger(jobId: string, items: FeedItem[], deltas: Delta[], calls: LedgerCall[]): FeedItem[] {
+  const byId = new Map<string, LedgerCall>();
+  const parks = new Map<string, LedgerCall>();
+  const order: string[] = [];
+  for (const c of calls) {
+    if (c.job_id !== jobId) continue;
+    const prev = byId.get(c.call_id);
+    if (!prev) order.push(c.call_id);
+    else if (prev.status === 'waiting' && c.status !== 'waiting') parks.set(c.call_id, prev);
+    byId.set(c.call_id, c);
+  }
+  if (!byId.size) return items;
+  const matched = new Set<string>();
+  for (const i of items) {
+    if (i.kind !== 'tool') continue;
+    const callId = i.card.id.startsWith('/') ? i.card.id.slice(1) : '';
+    const entry = callId ? byId.get(callId) : undefined;
+    if (!entry) continue;
+    matched.add(callId);
+    applyLedger(i.card, entry, parks.get(callId));
+  }
+  const firstAt = deltas.length ? Number(deltas[0].at ?? 0) : 0;
+  const missing = order
+    .filter((id) => !matched.has(id))
+    .map((id) => byId.get(id)!)
+    .filter((c) => !deltas.length || (firstAt > 0 && Number(c.started_at ?? 0) > 0 && Number(c.started_at) < firstAt));
+  if (!missing.length) return items;
+  const cards: FeedItem[] = missing.map((c) => {
+    const card: ToolCard = { id: `/${c.call_id}`, name: c.tool, args: JSON.stringify(c.args ?? {}), children: [] };
+    applyLedger(card, c, parks.get(c.call_id));
+    return { kind: 'tool', key: `ledger:${jobId}:${c.call_id}`, card };
+  });
+  return [...cards, ...items];
+}
+
+function applyLedger(card: ToolCard, c: LedgerCall, park: LedgerCall | undefined): void {
+  if (!card.name) card.name = c.tool;
+  if (!card.args) card.args = JSON.stringify(c.args ?? {});
+  const result = c.result ?? undefined;
+  switch (c.status) {
+    case 'waiting':
+      card.waiting = true;
+      card.stalled = false;
+      if (card.result === undefined && result !== undefined) card.result = result;
+      break;
+    case 'finished':
+    case 'error':
+      card.waiting = false;
+      card.stalled = false;
+      // The deltas carry the first 2000 bytes; the ledger's may be longer.
+      if (result !== undefined && (card.result === undefined || result.length > card.result.length)) card.result = result;
+      if (c.status === 'error') card.isError = true;
+      break;
+    case 'reconciled':
+      card.reconciled = true;
+      if (card.result === undefined) {
+        card.stalled = true;
+        if (result) card.result = result;
+      }
+      break;
+    default:
+      break;
+  }
+  if (park && !card.parkNote) card.parkNote = park.result ?? 'waited for a decision';
+  if (c.duration_ms !== null && c.duration_ms !== undefined && c.status !== 'waiting') card.durationMs = c.duration_ms;
 }
 
 function statusLine(job: Job): FeedItem | null {
@@ -180,13 +297,13 @@ export function deliveryOf(c: Comment, taskActive: boolean): Delivery | undefine
   return taskActive ? 'pending' : undefined;
 }
 
-export function buildFeed(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>): FeedItem[] {
-  const items = buildItems(jobs, comments, deltas);
+export function buildFeed(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>, ledger: LedgerCall[] = []): FeedItem[] {
+  const items = buildItems(jobs, comments, deltas, ledger);
   const active = jobs.some((j) => !TERMINAL.has(j.status));
   return items.map((i) => (i.kind === 'comment' ? { ...i, delivery: deliveryOf(i.comment, active) } : i));
 }
 
-function buildItems(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>): FeedItem[] {
+function buildItems(jobs: Job[], comments: Comment[], deltas: Record<string, Delta[]>, ledger: LedgerCall[]): FeedItem[] {
   const items: FeedItem[] = [];
   const byJob = new Map<string, Comment[]>();
   for (const c of comments) {
@@ -197,21 +314,24 @@ function buildItems(jobs: Job[], comments: Comment[], deltas: Record<string, Del
   const jobIds = new Set(jobs.map((j) => j.id));
   // Comments not tied to a listed job keep their place by time, on top.
   for (const c of comments) if (!jobIds.has(c.job_id)) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
-  for (const job of jobs) {
+  jobs.forEach((job, index) => {
+    items.push({ kind: 'job', key: `job:${job.id}`, job, index });
     const own = byJob.get(job.id) ?? [];
     const pending = new Map(own.filter((c) => c.kind === 'interjection').map((c) => [c.id, c]));
     for (const c of own) {
       if (isPersonComment(c) && c.kind !== 'interjection') items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
     }
     const live = job.status === 'running';
-    items.push(...foldDeltas(job.id, deltas[job.id] ?? [], pending, live));
+    const jobDeltas = deltas[job.id] ?? [];
+    const folded = foldDeltas(job.id, jobDeltas, pending, live, job.status === 'waiting_human');
+    items.push(...mergeLedger(job.id, folded, jobDeltas, ledger).filter(notComplete));
     for (const c of pending.values()) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
     for (const c of own) {
       if (!isPersonComment(c)) items.push({ kind: 'comment', key: `c:${c.id}`, comment: c });
     }
     const line = statusLine(job);
     if (line) items.push(line);
-  }
+  });
   return items;
 }
 

@@ -16,6 +16,7 @@ export interface Task {
   llm_call_count: number;
   tool_call_count: number;
   total_tokens: number;
+  usage?: Usage;
   created_at: number;
   updated_at: number;
   completed_at: number;
@@ -33,6 +34,7 @@ export interface Job {
   error_message: string;
   result: string;
   next_retry_at: number;
+  usage?: Usage;
   created_at: number;
   started_at: number;
   finished_at: number;
@@ -60,6 +62,10 @@ export interface ApprovalRequest {
   reason: string;
   status: string;
   scope: string;
+  // false: the server will not grant this (e.g. a tool outside the space's
+  // policy); only Deny is offered, with the reason.
+  grantable?: boolean;
+  not_grantable_reason?: string;
   created_at: number;
 }
 
@@ -127,3 +133,69 @@ export interface Delta {
 }
 
 export const TERMINAL: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+// What a task or job cost: model calls, tokens, cache reuse and the price
+// (null when the server has no price table).
+export interface Usage {
+  llm_calls: number;
+  prompt_tokens: number;
+  cached_tokens: number;
+  completion_tokens: number;
+  cache_hit_pct: number;
+  model_ms: number;
+  cost: number | null;
+  currency: string;
+}
+
+// One entry of the task's tool ledger (GET /tasks/:id/tool-calls).
+export interface LedgerCall {
+  job_id: string;
+  call_id: string;
+  tool: string;
+  args: Record<string, unknown>;
+  read_only?: boolean;
+  status: 'running' | 'finished' | 'error' | 'waiting' | 'reconciled' | string;
+  result?: string | null;
+  duration_ms?: number | null;
+  started_at?: number | null;
+  finished_at?: number | null;
+}
+
+// GET /tasks/:id/files
+export interface WorkspaceEntry {
+  path: string;
+  type: 'file' | 'dir' | 'symlink';
+  size: number;
+  modified_at: number;
+}
+export interface WorkspaceListing {
+  root_kind: 'ephemeral' | 'space' | string;
+  space: string;
+  files: WorkspaceEntry[];
+  truncated: boolean;
+}
+export interface WorkspaceFile {
+  path: string;
+  size: number;
+  binary: boolean;
+  truncated: boolean;
+  content: string | null;
+}
+
+// GET /tasks/:id/diff
+export interface DiffFile {
+  path: string;
+  old_path?: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | string;
+  binary: boolean;
+  additions: number;
+  deletions: number;
+  patch: string;
+  patch_truncated: boolean;
+}
+export interface TaskDiff {
+  repository?: boolean;
+  jobs: { job_id: string; commit: string; message: string; files: DiffFile[] }[];
+  uncommitted: { files: DiffFile[] };
+  total: { files: DiffFile[] };
+}

@@ -8,15 +8,20 @@
 // hook polls the events as JSON (`?after=`) every 2 s instead — REST polling
 // is the fallback, nothing is missed either way.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Api, api } from './api';
+import { Api, ApiError, api } from './api';
 import { openSse, type SseState } from './sse';
-import type { Comment, Delta, TaskDetail, TaskEvent } from './types';
+import type { Comment, Delta, LedgerCall, TaskDetail, TaskEvent } from './types';
 
 export interface TaskLive {
   detail: TaskDetail | null;
   comments: Comment[];
   events: TaskEvent[];
   deltas: Record<string, Delta[]>;
+  // The task's tool ledger (every job's calls, also after a restart); empty
+  // on a server without the route.
+  ledger: LedgerCall[];
+  // The task does not exist (or is not visible): 404 on its id.
+  notFound: boolean;
   connection: SseState | 'polling';
   error: string;
   refresh: () => void;
@@ -31,6 +36,9 @@ export function useTaskLive(taskId: string): TaskLive {
   const [deltas, setDeltas] = useState<Record<string, Delta[]>>({});
   const [connection, setConnection] = useState<SseState | 'polling'>('connecting');
   const [error, setError] = useState('');
+  const [ledger, setLedger] = useState<LedgerCall[]>([]);
+  const [notFound, setNotFound] = useState(false);
+  const ledgerMissing = useRef(false);
   const lastEventId = useRef('');
   const deltasRef = useRef<Record<string, Delta[]>>({});
   deltasRef.current = deltas;
@@ -42,8 +50,18 @@ export function useTaskLive(taskId: string): TaskLive {
       setDetail(d);
       setComments(c.comments);
       setError('');
+      setNotFound(false);
     } catch (e) {
-      setError(String((e as Error).message));
+      if (e instanceof ApiError && e.status === 404) setNotFound(true);
+      else setError(String((e as Error).message));
+      return;
+    }
+    if (ledgerMissing.current) return;
+    try {
+      setLedger(await Api.toolCalls(taskId));
+    } catch (e) {
+      // A server without the ledger route: the deltas alone drive the cards.
+      if (e instanceof ApiError && e.status === 404) ledgerMissing.current = true;
     }
   }, [taskId]);
 
@@ -72,12 +90,16 @@ export function useTaskLive(taskId: string): TaskLive {
     setComments([]);
     setEvents([]);
     setDeltas({});
+    setLedger([]);
+    setNotFound(false);
+    ledgerMissing.current = false;
     lastEventId.current = '';
     void load();
   }, [taskId, load]);
 
   // Durable events: SSE, with polling while it is down.
   useEffect(() => {
+    if (notFound) return;
     let poll: number | undefined;
     const stopPolling = () => {
       window.clearInterval(poll);
@@ -119,7 +141,7 @@ export function useTaskLive(taskId: string): TaskLive {
       stop();
       stopPolling();
     };
-  }, [taskId, addEvents]);
+  }, [taskId, addEvents, notFound]);
 
   // Live deltas of the newest jobs.
   const jobIds = (detail?.jobs ?? []).slice(-MAX_STREAMED_JOBS).map((j) => j.id).join(',');
@@ -155,7 +177,7 @@ export function useTaskLive(taskId: string): TaskLive {
     return () => stops.forEach((s) => s());
   }, [jobIds, refresh]);
 
-  return { detail, comments, events, deltas, connection, error, refresh };
+  return { detail, comments, events, deltas, ledger, notFound, connection, error, refresh };
 }
 
 function lastSeq(list: Delta[] | undefined): string {

@@ -1,8 +1,11 @@
-// ChatMessage: one feed item — a person's or the agent's comment, the
-// streaming assistant text, a collapsible tool-call card (arguments, result,
-// duration, nested delegate stream), a movement transition or a notice.
-import { useState } from 'react';
-import type { FeedItem, ToolCard } from '../feed';
+// ChatMessage: one feed item — a person's or the agent's comment (markdown),
+// the streaming assistant text (markdown, a blinking cursor while live), a
+// tool-call card, a job divider, a movement transition or a notice.
+import type { FeedItem } from '../feed';
+import { JobDivider } from './JobDivider';
+import { MarkdownView } from './MarkdownView';
+import { RelativeTime } from './RelativeTime';
+import { ToolCallCard } from './ToolCallCard';
 
 const KIND_LABEL: Record<string, string> = {
   instruction: 'Instruction',
@@ -26,10 +29,10 @@ export function ChatMessage({ item }: { item: FeedItem }) {
             <strong>{KIND_LABEL[c.kind] ?? c.kind}</strong>
             <small className="muted">
               {' '}
-              {mine ? c.author : 'agent'} · {new Date(c.created_at).toLocaleTimeString()}
+              {mine ? c.author : 'agent'} · <RelativeTime ms={c.created_at} />
             </small>
           </header>
-          <div className="msg-body">{c.body}</div>
+          <MarkdownView className="msg-body" text={c.body} />
           {item.delivery && (
             <small className={`delivery delivery-${item.delivery}`} data-testid="delivery">
               {item.delivery === 'delivered' ? 'delivered' : 'will be delivered to the next step'}
@@ -44,19 +47,16 @@ export function ChatMessage({ item }: { item: FeedItem }) {
           {item.reasoning && (
             <details className="reasoning">
               <summary>Reasoning</summary>
-              <div className="msg-body">{item.reasoning}</div>
+              <div className="msg-body plain">{item.reasoning}</div>
             </details>
           )}
-          {(item.text || item.live) && (
-            <div className="msg-body">
-              {item.text}
-              {item.live && <span className="cursor" aria-label="streaming" />}
-            </div>
-          )}
+          {(item.text || item.live) && <MarkdownView className="msg-body" text={item.text} live={item.live} />}
         </article>
       );
     case 'tool':
       return <ToolCallCard card={item.card} />;
+    case 'job':
+      return <JobDivider job={item.job} index={item.index} />;
     case 'movement':
       return (
         <div className="movement" role="separator">
@@ -69,59 +69,5 @@ export function ChatMessage({ item }: { item: FeedItem }) {
           {item.text}
         </div>
       );
-  }
-}
-
-function prettyArgs(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args), null, 2);
-  } catch {
-    return args;
-  }
-}
-
-function ToolCallCard({ card }: { card: ToolCard }) {
-  const [open, setOpen] = useState(false);
-  const state = card.result === undefined ? (card.stalled ? 'stalled' : 'running') : card.isError ? 'error' : 'ok';
-  const icon = { running: '⏳', stalled: '⏸', error: '⚠️', ok: '✔' }[state];
-  const ms = card.startedAt && card.finishedAt ? card.finishedAt - card.startedAt : undefined;
-  return (
-    <div className={`tool-card tool-${state}`} data-testid="tool-card" data-tool={card.name}>
-      <button className="tool-head" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        <span className="tool-icon" aria-label={state}>{icon}</span>
-        <code>{card.name || 'tool'}</code>
-        <span className="muted tool-summary">{summary(card.args)}</span>
-        <span className="spacer" />
-        {ms !== undefined && <small className="muted">{ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}</small>}
-        <span className="chev">{open ? '▾' : '▸'}</span>
-      </button>
-      {open && (
-        <div className="tool-detail">
-          <div className="label">Arguments</div>
-          <pre>{prettyArgs(card.args)}</pre>
-          <div className="label">Result</div>
-          <pre className={card.isError ? 'error' : ''}>
-            {card.result ?? (card.stalled ? '(no result: the job parked or stopped here)' : '(running…)')}
-          </pre>
-          {card.children.length > 0 && (
-            <div className="nested">
-              {card.children.map((c) => (
-                <ChatMessage key={c.key} item={c} />
-              ))}
-            </div>
-          )}
-        </div>
-      )}
-    </div>
-  );
-}
-
-function summary(args: string): string {
-  try {
-    const o = JSON.parse(args) as Record<string, unknown>;
-    const first = Object.values(o).find((v) => typeof v === 'string') as string | undefined;
-    return first ? first.slice(0, 60) : '';
-  } catch {
-    return '';
   }
 }

@@ -1,31 +1,60 @@
 // ChatPane (seed 000 §4: ChatPane → ChatMessageFeed → ChatMessage): one
-// task's live conversation — header with status and Cancel / Continue, the
-// feed, the composer with approval cards, and the activity timeline.
-import { useEffect, useMemo, useState } from 'react';
+// task's live conversation — header (editable title, status, tokens and
+// cost, Cancel / Continue, Files, Activity), the feed, the composer with
+// approval cards, the activity timeline and the workspace pane.
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Api } from '../api';
 import { buildFeed } from '../feed';
+import { plural } from '../format';
 import { useTaskLive } from '../useTaskLive';
+import { useWorkspace } from '../useWorkspace';
+import { OpenFileContext } from '../workspaceLink';
 import { TERMINAL } from '../types';
 import { ActivityTimeline } from './ActivityTimeline';
 import { ChatComposerPanel } from './ChatComposerPanel';
 import { ChatMessageFeed } from './ChatMessageFeed';
+import { NotFoundPage } from './NotFoundPage';
 import { StatusBadge } from './StatusBadge';
+import { TaskTitle, taskName } from './TaskTitle';
 import { useToast } from './Toasts';
+import { UsageSummary } from './UsageSummary';
+import { WorkspacePane, type WorkspaceTab } from './WorkspacePane';
 
 export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack: () => void; onChanged: () => void }) {
   const live = useTaskLive(taskId);
   const [showActivity, setShowActivity] = useState(false);
+  const [wsOpen, setWsOpen] = useState(false);
+  const [wsTab, setWsTab] = useState<WorkspaceTab>('files');
+  const [wsPath, setWsPath] = useState('');
   const toast = useToast();
   const { detail } = live;
   const jobs = detail?.jobs ?? [];
   const latest = detail?.latest_job ?? null;
-  const feed = useMemo(() => buildFeed(jobs, live.comments, live.deltas), [jobs, live.comments, live.deltas]);
+  const feed = useMemo(() => buildFeed(jobs, live.comments, live.deltas, live.ledger), [jobs, live.comments, live.deltas, live.ledger]);
   const active = latest !== null && !TERMINAL.has(latest.status);
+  // The workspace reloads when a tool call or a job status is recorded.
+  const wsVersion = live.events.filter((e) => e.type === 'tool.call' || e.type === 'job.status').length;
+  const ws = useWorkspace(taskId, wsOpen, wsVersion);
   // The task list shows statuses too: refresh it when this task's changes.
   const latestStatus = latest ? `${latest.id}:${latest.status}` : '';
   useEffect(() => {
     if (latestStatus) onChanged();
   }, [latestStatus, onChanged]);
+  const name = detail ? taskName(detail.task) : '';
+  useEffect(() => {
+    document.title = live.notFound ? 'Task not found — maestro' : name ? `${name} — maestro` : 'maestro';
+    return () => {
+      document.title = 'maestro';
+    };
+  }, [name, live.notFound]);
+
+  const openFile = useCallback((path: string) => {
+    setWsPath(path);
+    setWsTab('files');
+    setWsOpen(true);
+  }, []);
+
+  if (live.notFound) return <NotFoundPage taskId={taskId} onBack={onBack} />;
 
   const cancel = async () => {
     try {
@@ -48,57 +77,95 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
     }
   };
 
+  const t = detail?.task;
   return (
-    <section className="chat-pane" aria-label="Chat">
-      <div className="chat-header">
-        <button className="ghost back" onClick={onBack} aria-label="Back to tasks">
-          ←
-        </button>
-        <div className="chat-title">
-          <h2>{detail ? detail.task.title || detail.task.instruction.slice(0, 80) : 'Loading…'}</h2>
-          {detail && (
-            <small className="muted">
-              {detail.task.piece}
-              {detail.task.space ? ` · space ${detail.task.space}` : ''} · {detail.task.llm_call_count} model calls ·{' '}
-              {detail.task.tool_call_count} tool calls
-            </small>
+    <OpenFileContext.Provider value={ws.available ? openFile : null}>
+      <section className="chat-pane" aria-label="Chat">
+        <div className="chat-header">
+          <button className="ghost back" onClick={onBack} aria-label="Back to tasks">
+            ←
+          </button>
+          <div className="chat-title">
+            {t ? (
+              <TaskTitle
+                task={t}
+                onSaved={() => {
+                  live.refresh();
+                  onChanged();
+                }}
+              />
+            ) : (
+              <h2>Loading…</h2>
+            )}
+            {t && (
+              <small className="muted chat-meta" data-testid="chat-meta">
+                {t.piece}
+                {t.space ? ` · space ${t.space}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
+                {plural(t.tool_call_count, 'tool call')}
+                {t.usage && (
+                  <>
+                    {' · '}
+                    <UsageSummary usage={t.usage} />
+                  </>
+                )}
+              </small>
+            )}
+          </div>
+          {detail && <StatusBadge status={latest?.status ?? detail.task.status} />}
+          <span className={`conn conn-${live.connection}`} title="live connection" data-testid="connection">
+            {live.connection === 'open' ? 'live' : live.connection}
+          </span>
+          {active && (
+            <button className="danger" onClick={cancel}>
+              Cancel
+            </button>
           )}
+          {latest && !active && (
+            <button onClick={doContinue} title="Start a new job that continues from this conversation">
+              Continue
+            </button>
+          )}
+          {ws.available && (
+            <button className="ghost" aria-pressed={wsOpen} onClick={() => setWsOpen((o) => !o)}>
+              Files
+            </button>
+          )}
+          <button className="ghost" aria-pressed={showActivity} onClick={() => setShowActivity((s) => !s)}>
+            Activity
+          </button>
         </div>
-        {detail && <StatusBadge status={latest?.status ?? detail.task.status} />}
-        <span className={`conn conn-${live.connection}`} title="live connection" data-testid="connection">
-          {live.connection === 'open' ? 'live' : live.connection}
-        </span>
-        {active && (
-          <button className="danger" onClick={cancel}>
-            Cancel
-          </button>
-        )}
-        {latest && !active && (
-          <button onClick={doContinue} title="Start a new job that continues from this conversation">
-            Continue
-          </button>
-        )}
-        <button className="ghost" aria-pressed={showActivity} onClick={() => setShowActivity((s) => !s)}>
-          Activity
-        </button>
-      </div>
-      {live.error && <p className="error pad">{live.error}</p>}
-      <div className="chat-body">
-        <ChatMessageFeed items={feed} />
-        {showActivity && <ActivityTimeline events={live.events} />}
-      </div>
-      {detail && (
-        <ChatComposerPanel
-          taskId={taskId}
-          job={latest}
-          requests={detail.pending_requests}
-          comments={live.comments}
-          onChanged={() => {
-            live.refresh();
-            onChanged();
-          }}
-        />
-      )}
-    </section>
+        {live.error && <p className="error pad">{live.error}</p>}
+        <div className="chat-body">
+          <div className="chat-main">
+            <ChatMessageFeed items={feed} />
+            {detail && (
+              <ChatComposerPanel
+                taskId={taskId}
+                job={latest}
+                requests={detail.pending_requests}
+                comments={live.comments}
+                onChanged={() => {
+                  live.refresh();
+                  onChanged();
+                }}
+              />
+            )}
+          </div>
+          {wsOpen && ws.available && (
+            <WorkspacePane
+              taskId={taskId}
+              ws={ws}
+              tab={wsTab}
+              path={wsPath}
+              version={wsVersion}
+              onTab={setWsTab}
+              onPath={setWsPath}
+              onClose={() => setWsOpen(false)}
+            />
+          )}
+          {showActivity && <ActivityTimeline events={live.events} />}
+        </div>
+      </section>
+    </OpenFileContext.Provider>
   );
 }

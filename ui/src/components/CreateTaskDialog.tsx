@@ -2,7 +2,9 @@
 // space — a picker filled from GET /api/spaces whose first option is the
 // task's own ephemeral workspace (no space sent); a server without the route
 // (404) or without spaces offers only that. In demo mode it offers
-// instructions that trigger each demo feature.
+// instructions that trigger each demo feature; choosing one also picks the
+// `chat` piece the demo script answers for. Escape or a press on the
+// backdrop closes it.
 import { useEffect, useState } from 'react';
 import { Api } from '../api';
 import type { Piece, Space } from '../types';
@@ -56,8 +58,13 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
 
   return (
     <div className="modal-backdrop" onClick={onClose}>
-      <form className="modal card" role="dialog" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
-        onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+      <form className="modal card" role="dialog" aria-modal="true" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.stopPropagation();
+            onClose();
+          }
+        }}>
         <h2>New task</h2>
         <label htmlFor="instruction">Instruction</label>
         <textarea id="instruction" autoFocus rows={5} value={instruction} onChange={(e) => setInstruction(e.target.value)}
@@ -68,7 +75,15 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
         {demo && (
           <div className="demo-prompts" aria-label="Demo instructions">
             {DEMO_PROMPTS.map((p) => (
-              <button type="button" className="chip" key={p.label} onClick={() => setInstruction(p.text)}>
+              <button
+                type="button"
+                className="chip"
+                key={p.label}
+                onClick={() => {
+                  setInstruction(p.text);
+                  setPiece('chat');
+                }}
+              >
                 {p.label}
               </button>
             ))}

@@ -2,10 +2,14 @@
 // task needs them, a question was answered, a session handed off to a fresh
 // one, a task finished or failed — polled every 5 s. The server says what
 // happened (`summary`) and names the task (`task_name`: its title, else the
-// instruction's first line). A new unread one also raises a toast.
-import { useEffect, useRef, useState } from 'react';
+// instruction's first line). A new unread one also raises a toast that opens
+// the task; a "needs you" toast stays until the task no longer needs the
+// person (App sweeps it). Escape or a press outside closes the panel.
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Api } from '../api';
 import type { Notification } from '../types';
+import { RelativeTime } from './RelativeTime';
+import { useDismiss } from '../useDismiss';
 import { useToast } from './Toasts';
 
 // Older servers send only the job's status.
@@ -33,7 +37,13 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
   const [unread, setUnread] = useState(0);
   const [open, setOpen] = useState(false);
   const seen = useRef<Set<string> | null>(null);
+  const panel = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
   const toast = useToast();
+  const close = useCallback(() => setOpen(false), []);
+  useDismiss(open, panel, close, button);
+  const openRef = useRef(onOpen);
+  openRef.current = onOpen;
 
   useEffect(() => {
     let alive = true;
@@ -45,7 +55,14 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
         setUnread(r.unread);
         if (seen.current) {
           for (const n of r.notifications) {
-            if (!n.read && !seen.current.has(n.id)) toast(`${notificationTask(n)}: ${notificationText(n)}`, toneOf(n));
+            if (n.read || seen.current.has(n.id)) continue;
+            const needsYou = (n.outcome ?? (n.status === 'waiting_human' ? 'needs_you' : '')) === 'needs_you';
+            toast(`${notificationTask(n)}: ${notificationText(n)}`, toneOf(n), {
+              taskId: n.task_id,
+              topic: needsYou ? 'needs_you' : n.outcome ?? n.status,
+              sticky: needsYou,
+              onClick: () => openRef.current(n.task_id),
+            });
           }
         }
         seen.current = new Set(r.notifications.map((n) => n.id));
@@ -69,7 +86,7 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
 
   return (
     <div className="bell">
-      <button className="ghost" aria-label={`Notifications (${unread} unread)`} onClick={() => setOpen((o) => !o)}>
+      <button ref={button} className="ghost" aria-label={`Notifications (${unread} unread)`} onClick={() => setOpen((o) => !o)}>
         <svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="2">
           <path d="M18 8a6 6 0 0 0-12 0c0 7-3 9-3 9h18s-3-2-3-9" />
           <path d="M13.7 21a2 2 0 0 1-3.4 0" />
@@ -77,7 +94,7 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
         {unread > 0 && <span className="bell-count">{unread}</span>}
       </button>
       {open && (
-        <div className="bell-panel card" role="dialog" aria-label="Notifications">
+        <div ref={panel} className="bell-panel card" role="dialog" aria-label="Notifications">
           <div className="row">
             <strong>Notifications</strong>
             <span className="spacer" />
@@ -101,7 +118,10 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
                   <span className={`note-outcome outcome-${n.outcome ?? n.status}`} data-outcome={n.outcome ?? n.status}>
                     {notificationText(n)}
                   </span>
-                  <small className="muted"> {new Date(n.created_at).toLocaleTimeString()}</small>
+                  <small className="muted">
+                    {' '}
+                    <RelativeTime ms={n.created_at} />
+                  </small>
                 </button>
               </li>
             ))}

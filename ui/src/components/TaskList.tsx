@@ -1,36 +1,26 @@
-// The task list: status badges, a status filter and a text search over
-// title and instruction; refreshed every 3 s and after local changes.
-import { useEffect, useMemo, useState } from 'react';
-import { Api } from '../api';
+// The task list: title (the server auto-titles tasks), status badge, piece,
+// cost (or tokens) and a relative time per row; a status filter and a text
+// search over title and instruction.
+import { forwardRef, useMemo, useState } from 'react';
 import type { Task } from '../types';
+import { RelativeTime } from './RelativeTime';
 import { StatusBadge } from './StatusBadge';
+import { taskName } from './TaskTitle';
+import { UsageSummary } from './UsageSummary';
 
 const FILTERS = ['all', 'active', 'waiting_human', 'succeeded', 'failed', 'cancelled'];
 const ACTIVE = new Set(['queued', 'running', 'retry', 'waiting_subtasks', 'waiting_human']);
 
-export function TaskList({ selected, onSelect, version }: { selected: string; onSelect: (id: string) => void; version: number }) {
-  const [tasks, setTasks] = useState<Task[]>([]);
+interface Props {
+  tasks: Task[];
+  error: string;
+  selected: string;
+  onSelect: (id: string) => void;
+}
+
+export const TaskList = forwardRef<HTMLInputElement, Props>(function TaskList({ tasks, error, selected, onSelect }, searchRef) {
   const [filter, setFilter] = useState('all');
   const [query, setQuery] = useState('');
-  const [error, setError] = useState('');
-
-  useEffect(() => {
-    let alive = true;
-    const load = () =>
-      Api.tasks()
-        .then((r) => {
-          if (!alive) return;
-          setTasks(r.tasks);
-          setError('');
-        })
-        .catch((e) => alive && setError((e as Error).message));
-    void load();
-    const t = window.setInterval(load, 3000);
-    return () => {
-      alive = false;
-      window.clearInterval(t);
-    };
-  }, [version]);
 
   const shown = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -44,7 +34,20 @@ export function TaskList({ selected, onSelect, version }: { selected: string; on
   return (
     <nav className="task-list" aria-label="Tasks">
       <div className="task-tools">
-        <input type="search" placeholder="Search tasks" aria-label="Search tasks" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          ref={searchRef}
+          type="search"
+          placeholder="Search tasks  ( / )"
+          aria-label="Search tasks"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') {
+              setQuery('');
+              e.currentTarget.blur();
+            }
+          }}
+        />
         <select aria-label="Filter by status" value={filter} onChange={(e) => setFilter(e.target.value)}>
           {FILTERS.map((f) => (
             <option key={f} value={f}>
@@ -58,12 +61,15 @@ export function TaskList({ selected, onSelect, version }: { selected: string; on
         {shown.map((t) => (
           <li key={t.id}>
             <button className={`task-item ${t.id === selected ? 'selected' : ''}`} onClick={() => onSelect(t.id)} data-task-id={t.id}>
-              <span className="task-title">{t.title || t.instruction.slice(0, 80)}</span>
+              <span className="task-title" title={t.instruction}>
+                {taskName(t)}
+              </span>
               <span className="task-meta">
                 <StatusBadge status={t.status} />
                 <small className="muted">
-                  {t.piece} · {new Date(t.created_at).toLocaleString()}
+                  {t.piece} · <RelativeTime ms={t.created_at} />
                 </small>
+                {t.usage && <UsageSummary usage={t.usage} compact />}
               </span>
             </button>
           </li>
@@ -72,4 +78,4 @@ export function TaskList({ selected, onSelect, version }: { selected: string; on
       </ul>
     </nav>
   );
-}
+});
