@@ -2,7 +2,7 @@
 // a real `maestro serve` (own data dir, free loopback ports) and Debian's
 // Chromium through playwright-core (no browser download). Binaries come from
 // MAESTRO_BIN / MAESTRO_FAKELLM_BIN, else build/debug, else build/release.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,8 +90,31 @@ export function stopChild(child, ms = 10000) {
   });
 }
 
+// The price table the harness configures so the UI shows costs (USD per
+// million tokens). Only written when this server build knows `llm.price`
+// (an older one refuses unknown keys).
+export const PRICE = { input: 2, cached_input: 0.5, output: 8 };
+
+function supportsPrice(base) {
+  const dir = mkdtempSync(join(tmpdir(), 'maestro-e2e-probe-'));
+  const cfg = join(dir, 'maestro.yaml');
+  writeFileSync(cfg, base + priceYaml());
+  const r = spawnSync(MAESTRO_BIN(), ['--config', cfg, 'task', 'list'], {
+    env: { ...process.env, MAESTRO_DATA_DIR: dir },
+    encoding: 'utf8',
+    timeout: 30000,
+  });
+  rmSync(dir, { recursive: true, force: true });
+  return !/unknown key/.test(`${r.stdout}${r.stderr}`);
+}
+
+const priceYaml = () =>
+  `llm:\n  price:\n    input: ${PRICE.input}\n    cached_input: ${PRICE.cached_input}\n    output: ${PRICE.output}\n`;
+
 // Starts maestro serve. `script`: run our own fakellm with it and point
 // MAESTRO_LLM_BASE_URL there; `demoScript`: no base URL — demo mode.
+// `restart()` stops serve (SIGTERM) and starts it again on the same data dir
+// and port; the fake model keeps running.
 export async function startStack({ script, demoScript, name }) {
   suite = name;
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -100,8 +123,10 @@ export async function startStack({ script, demoScript, name }) {
   const config = join(dataDir, 'maestro.yaml');
   // A stand-in pip installer (runs sandboxed, writes a marker) so an approved
   // package request completes without a download.
-  writeFileSync(config, 'jobs:\n  shutdown_grace_ms: 500\n' +
-    'packages:\n  installers:\n    pip: "echo {name}{version_spec} > {target}/INSTALLED"\n');
+  const base = 'jobs:\n  shutdown_grace_ms: 500\n' +
+    'packages:\n  installers:\n    pip: "echo {name}{version_spec} > {target}/INSTALLED"\n';
+  const priced = supportsPrice(base);
+  writeFileSync(config, base + (priced ? priceYaml() : ''));
   const port = await freePort();
   const env = { ...process.env };
   delete env.MAESTRO_LLM_BASE_URL;
@@ -121,24 +146,46 @@ export async function startStack({ script, demoScript, name }) {
   } else {
     env.MAESTRO_DEMO_SCRIPT = demoScript;
   }
-  const base = `http://127.0.0.1:${port}`;
-  const serve = spawn(MAESTRO_BIN(), ['--config', config, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = createWriteStream(join(ARTIFACTS, `${name}-serve.log`));
-  serve.stdout.pipe(log);
-  serve.stderr.pipe(log);
-  await waitHealthy(base, 60000);
-  return {
-    base,
-    serve,
+  const url = `http://127.0.0.1:${port}`;
+  let runs = 0;
+  const launch = async () => {
+    runs += 1;
+    const serve = spawn(MAESTRO_BIN(), ['--config', config, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const log = createWriteStream(join(ARTIFACTS, `${name}-serve${runs > 1 ? `-${runs}` : ''}.log`));
+    serve.stdout.pipe(log);
+    serve.stderr.pipe(log);
+    await waitHealthy(url, 60000);
+    return serve;
+  };
+  const stack = {
+    base: url,
+    serve: await launch(),
     fake,
     dataDir,
+    priced,
+    async restart() {
+      const code = await stopChild(stack.serve, 40000);
+      stack.serve = await launch();
+      return code;
+    },
     async stop() {
-      const code = await stopChild(serve, 40000);
+      const code = await stopChild(stack.serve, 40000);
       await stopChild(fake);
       rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };
+  return stack;
+}
+
+// A REST call with the admin token (setup and checks beside the page).
+export async function apiCall(stack, path, init = {}) {
+  const res = await fetch(`${stack.base}${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
 }
 
 export async function launchBrowser() {

@@ -39,6 +39,8 @@ export function useTaskLive(taskId: string): TaskLive {
   const [ledger, setLedger] = useState<LedgerCall[]>([]);
   const [notFound, setNotFound] = useState(false);
   const ledgerMissing = useRef(false);
+  const detailRef = useRef<TaskDetail | null>(null);
+  detailRef.current = detail;
   const lastEventId = useRef('');
   const deltasRef = useRef<Record<string, Delta[]>>({});
   deltasRef.current = deltas;
@@ -52,7 +54,8 @@ export function useTaskLive(taskId: string): TaskLive {
       setError('');
       setNotFound(false);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) setNotFound(true);
+      // A malformed id in the address is as missing as an unknown one.
+      if (e instanceof ApiError && (e.status === 404 || (e.status === 400 && !detailRef.current))) setNotFound(true);
       else setError(String((e as Error).message));
       return;
     }
