@@ -6,6 +6,7 @@
 #include "core/utf8.h"
 #include "engine/delegate.h"
 #include "engine/handoff_step.h"
+#include "engine/piece_tools.h"
 #include "engine/subtasks.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
@@ -62,6 +63,21 @@ std::string HandleComplete(const std::string& movement, const tools::ToolCall& c
   return fmt::format("Movement finished with status {}.", status);
 }
 
+// A RequestTool for a tool the movement cannot use: an approval would not
+// make it callable here, so no card is shown to the person at all (the agent
+// would only loop on the grant). Empty when the request may go ahead.
+std::string UngrantableHere(const AgentLoopDeps& d, const std::string& movement,
+                            const tools::ToolCall& call) {
+  if (call.name != "RequestTool") return "";
+  const Movement* mv = d.piece->FindMovement(movement);
+  const Json& tool = call.arguments.value("tool", Json());
+  if (!mv || !tool.is_string() || ToolAllowedInMovement(*mv, tool.get<std::string>())) return "";
+  return fmt::format(
+      "Error: {} cannot be used in movement '{}' even with approval, so no request was made. "
+      "Work with the tools this movement allows, or transition to a movement that allows it.",
+      ValidUtf8(Utf8Prefix(tool.get<std::string>(), 80)), movement);
+}
+
 // RequestTool / RequestPackage / SpinOffTask to another space.
 std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
                               const tools::ToolCall& call, const tools::ControlToolInfo& info,
@@ -93,6 +109,7 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
     case tools::ReentryState::kNew:
       break;
   }
+  if (std::string refused = UngrantableHere(d, movement, call); !refused.empty()) return refused;
   auto key = tools::RequestKeyFor(call);
   if (!key.ok()) return "Error: " + key.status().message();
   auto created = d.store->CreateRequest(tools::NewRequestFor(*key, d.task_id, d.job_id, call));

@@ -143,7 +143,21 @@ class ParkFlowTest : public ::testing::Test {
         std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
     ASSERT_TRUE(reg.ok());
     registry_ = std::move(reg).value();
-    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
+    // `lookonly`: a movement that may read but never write, even if granted.
+    std::filesystem::create_directories(dir_.File("pieces"));
+    std::ofstream(dir_.File("pieces/lookonly.yaml")) << R"(name: lookonly
+description: Read, never write.
+movements:
+  - name: look
+    description: Look around.
+    allowed_tools: [ReadFile, RequestTool]
+    guidance: Read and report.
+    rules: []
+)";
+    PieceCatalogOptions po;
+    po.user_dirs = {dir_.File("pieces")};
+    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load(po));
+    ASSERT_NE(catalog_->Find("lookonly"), nullptr);
     PieceExecutorOptions o;
     o.store = store_.get();
     o.catalog = catalog_.get();
@@ -173,11 +187,12 @@ class ParkFlowTest : public ::testing::Test {
     pool_->Start();
   }
 
-  Store::CreatedTask NewTask(const std::string& instruction, const std::string& space = "proj") {
+  Store::CreatedTask NewTask(const std::string& instruction, const std::string& space = "proj",
+                             const std::string& piece = "chat") {
     maestro::NewTask t;
     t.title = instruction.substr(0, 20);
     t.instruction = instruction;
-    t.piece = "chat";
+    t.piece = piece;
     t.space = space;
     auto c = store_->CreateTask(t);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -192,8 +207,8 @@ class ParkFlowTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     auto j = store_->GetJob(job_id);
-    ADD_FAILURE() << "job " << job_id << " is " << (j.ok() ? JobStatusName(j->status) : "?")
-                  << " (" << (j.ok() ? j->error_message + j->result : "") << "), wanted "
+    ADD_FAILURE() << "job " << job_id << " is " << (j.ok() ? JobStatusName(j->status) : "?") << " ("
+                  << (j.ok() ? j->error_message + j->result : "") << "), wanted "
                   << JobStatusName(want);
     return j.ok() ? *j : Job{};
   }
@@ -275,14 +290,26 @@ TEST_F(ParkFlowTest, RequestToolDeniedReissuedCallGetsTheDenialWithoutANewReques
   EXPECT_FALSE(std::filesystem::exists(dir_.File("proj/hello.txt")));
 }
 
+// An approval could not make WriteFile callable in `look`, so the request is
+// refused at once: no card for the person, the agent is told why.
+TEST_F(ParkFlowTest, RequestToolForAToolTheMovementForbidsIsRefusedWithoutARequest) {
+  llm_.Set(WriteWithApproval);
+  StartPool();
+  auto t = NewTask("write hello.txt", "proj", "lookonly");
+  Job done = WaitFor(t.job.id, JobStatus::kSucceeded);
+  EXPECT_EQ(done.result.rfind("gave up: Error: WriteFile cannot be used in", 0), 0u) << done.result;
+  EXPECT_TRUE(Requests(t.task.id).empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_.File("proj/hello.txt")));
+}
+
 TEST_F(ParkFlowTest, AskParksWithAQuestionAndTheAnswersFollowUpResumesTheMovement) {
   llm_.Set([](const std::string&, const std::vector<Json>& m) {
     if (AnyContains(m, "user", "## Follow-up") && AnyContains(m, "user", "blue")) {
       return Complete("painting it blue");
     }
-    return One("complete", {{"status", "needs_user_input"},
-                            {"result", "need a color"},
-                            {"question", "Which color?"}});
+    return One(
+        "complete",
+        {{"status", "needs_user_input"}, {"result", "need a color"}, {"question", "Which color?"}});
   });
   StartPool();
   auto t = NewTask("paint the fence");
@@ -430,13 +457,14 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
                     ->Started({t.task.id, j1.id, "call_w"}, "WriteFile",
                               {{"path", "out.txt"}, {"content", "x"}}, false)
                     .ok());
-    ASSERT_TRUE((*ledger)->Started({t.task.id, j1.id, "call_r"}, "ReadFile",
-                                   {{"path", "a.txt"}}, true)
+    ASSERT_TRUE((*ledger)
+                    ->Started({t.task.id, j1.id, "call_r"}, "ReadFile", {{"path", "a.txt"}}, true)
                     .ok());
   }
   // The lease sweeper's verdict on the dead worker: retry now.
-  ASSERT_TRUE(store_->FinishJob(Lease{j1.id, j1.worker_id, j1.fencing_token},
-                                JobOutcome::Retry("worker died", 1))
+  ASSERT_TRUE(store_
+                  ->FinishJob(Lease{j1.id, j1.worker_id, j1.fencing_token},
+                              JobOutcome::Retry("worker died", 1))
                   .ok());
   StartPool();
   Job parked = WaitFor(j1.id, JobStatus::kWaitingHuman);
