@@ -87,6 +87,9 @@ export function foldDeltas(
   // engine replays when the job resumes comes again with the same id and is
   // the same logical call (one card).
   const resumable = new Map<string, ToolCard>();
+  // Park calls answered before a resume: the model's re-issue of the same
+  // request after it (a new call id, the same tool and arguments) folds in.
+  const parkedBefore = new Set<ToolCard>();
   let textOwner = '';
   for (const d of deltas) {
     // Text continues only within the same conversation (parent or one delegate).
@@ -160,6 +163,7 @@ export function foldDeltas(
         byIndex.clear();
         resumable.clear();
         for (const [id, c] of cards) if (c.result !== undefined) resumable.set(id, c);
+        for (const c of all) if (c.result !== undefined && PARKING_TOOLS.has(c.name)) parkedBefore.add(c);
         cards.clear();
         break;
       }
@@ -185,6 +189,9 @@ export function foldDeltas(
     }
   }
   if (live && text) text.live = true;
+  const folded = foldReissues(items, parkedBefore);
+  items.length = 0;
+  items.push(...folded);
   if (!live) for (const c of all) if (c.result === undefined) c.stalled = true;
   // A parked job's last call is the one it waits on.
   if (parked) {
@@ -192,6 +199,33 @@ export function foldDeltas(
     if (last && last.kind === 'tool' && PARKING_TOOLS.has(last.card.name) && last.card.result !== undefined) last.card.waiting = true;
   }
   return items;
+}
+
+// A re-issued park call (same tool and arguments as a call answered before
+// the job resumed) ends the earlier card instead of opening a new one.
+function foldReissues(items: FeedItem[], parked: Set<ToolCard>): FeedItem[] {
+  if (!parked.size) return items;
+  const open = [...parked];
+  return items.filter((i) => {
+    if (i.kind !== 'tool' || parked.has(i.card) || !PARKING_TOOLS.has(i.card.name)) return true;
+    const k = open.findIndex((p) => p.name === i.card.name && sameArgs(p.args, i.card.args));
+    if (k < 0) return true;
+    const first = open.splice(k, 1)[0];
+    if (i.card.result === undefined) return true; // still streaming: merge once it answered
+    first.parkNote = first.parkNote ?? first.result;
+    first.result = i.card.result;
+    first.isError = i.card.isError;
+    first.finishedAt = i.card.finishedAt;
+    return false;
+  });
+}
+
+function sameArgs(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return a === b;
+  }
 }
 
 // `complete` is shown as the agent's result comment, not as a card.

@@ -15,7 +15,7 @@ export function tokens(n: number): string {
 
 // 0.012345 USD → "$0.0123"; other currencies keep their code.
 export function cost(value: number, currency = 'USD'): string {
-  const digits = value >= 1 ? 2 : value >= 0.01 ? 3 : 4;
+  const digits = value >= 1 ? 2 : 4;
   const n = value.toFixed(digits);
   return currency === 'USD' ? `$${n}` : `${n} ${currency}`;
 }

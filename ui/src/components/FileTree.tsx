@@ -52,7 +52,7 @@ function TreeNode({ node, selected, onSelect, depth }: { node: Node; selected: s
         data-path={node.entry.path}
         onClick={() => (isDir ? setOpen((o) => !o) : onSelect(node.entry.path))}
       >
-        <span aria-hidden="true">{isDir ? (open ? '▾ 📁' : '▸ 📁') : node.entry.type === 'symlink' ? '↪' : '📄'}</span> {node.name}
+        <span aria-hidden="true">{isDir ? (open ? '▾' : '▸') : node.entry.type === 'symlink' ? '↪' : '·'}</span> {node.name}
         {!isDir && <small className="muted"> {bytes(node.entry.size)}</small>}
       </button>
       {isDir && open && node.children.length > 0 && (

@@ -37,7 +37,7 @@ export const TaskList = forwardRef<HTMLInputElement, Props>(function TaskList({ 
         <input
           ref={searchRef}
           type="search"
-          placeholder="Search tasks  ( / )"
+          placeholder="Search  /"
           aria-label="Search tasks"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
