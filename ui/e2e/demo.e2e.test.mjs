@@ -34,8 +34,15 @@ test('the UI says plainly that it is a demo model', async () => {
 
 test('a demo task: streamed text, tool approval, result', async () => {
   await page.getByRole('button', { name: 'New task' }).click();
+  // A demo chip picks the chat piece the demo script answers for, whatever
+  // piece was chosen before.
+  const piece = page.getByRole('dialog', { name: 'New task' }).getByLabel('Piece', { exact: true });
+  await piece.locator('option[value="coding"]').waitFor({ state: 'attached' });
+  await piece.selectOption('coding');
   await page.getByRole('button', { name: 'Tool approval' }).click();
   assert.equal(await page.getByLabel('Instruction', { exact: true }).inputValue(), 'Demo: save a note about the meeting');
+  assert.equal(await piece.inputValue(), 'chat', 'the demo chip selected the chat piece');
+  await screenshot(page, 'demo-chip-chat');
   await page.getByRole('button', { name: 'Create task' }).click();
   const card = page.getByTestId('tool-request');
   await card.waitFor();
@@ -45,5 +52,10 @@ test('a demo task: streamed text, tool approval, result', async () => {
   await card.getByRole('button', { name: 'Approve once' }).click();
   await page.getByTestId('feed').getByText('Saved the meeting note in NOTE.md.').waitFor();
   await page.locator('[data-testid="tool-card"][data-tool="WriteFile"]').waitFor();
+  // The approval is one card (the park and its replay), done.
+  const request = page.locator('[data-testid="tool-card"][data-tool="RequestTool"]');
+  assert.equal(await request.count(), 1);
+  assert.equal(await request.getAttribute('data-state'), 'ok');
+  // The demo's markdown note is rendered (a heading, a list).
   await screenshot(page, 'demo-done');
 });

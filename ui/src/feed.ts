@@ -190,8 +190,7 @@ export function foldDeltas(
   }
   if (live && text) text.live = true;
   const folded = foldReissues(items, parkedBefore);
-  items.length = 0;
-  items.push(...folded);
+  if (folded !== items) items.splice(0, items.length, ...folded);
   if (!live) for (const c of all) if (c.result === undefined) c.stalled = true;
   // A parked job's last call is the one it waits on.
   if (parked) {
