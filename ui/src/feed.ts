@@ -388,6 +388,8 @@ export function describeEvent(e: TaskEvent): string {
       return `comment (${String(p.kind ?? '')})`;
     case 'task.created':
       return 'task created';
+    case 'task.updated':
+      return p.title ? `renamed to “${String(p.title)}”` : 'task updated';
     case 'job.cancel_requested':
       return 'cancel requested';
     case 'grant.created':

@@ -57,7 +57,7 @@ export function TaskTitle({ task, onSaved }: { task: Task; onSaved: () => void }
         aria-label="Task title"
         autoFocus
         value={value}
-        maxLength={400}
+        maxLength={200}
         onChange={(e) => setValue(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === 'Escape') {
