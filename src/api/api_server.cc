@@ -110,6 +110,7 @@ void ApiServer::Routes() {
   LiveRoutes();
   InboxRoutes();
   McpRoutes();
+  WorkspaceRoutes();
   UiRoutes();
 }
 

@@ -10,7 +10,10 @@
 //   GET  /api/local/tasks/:id/{tool,package,spawn}-requests
 //   POST /api/local/tasks/:id/{tool,package,spawn}-requests/:rid/decide
 //   GET  /api/local/tasks/:id/events              SSE (Last-Event-ID) or JSON polling
-//   GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
+//   GET  /api/local/tasks/:id/files[/<path>]      the workspace: listing, one file
+//   (routes_workspace.cc) GET  /api/local/tasks/:id/diff                per job commit,
+//   uncommitted, total GET  /api/local/tasks/:id/tool-calls          the tool ledger as one card
+//   per call GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
 //   GET  /api/local/notifications, POST .../read  the user's inbox
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
@@ -84,6 +87,9 @@ struct ApiOptions {
   // used goes first), each forgotten after this long unused.
   size_t mcp_max_sessions = 1000;
   std::chrono::milliseconds mcp_session_idle{30 * 60 * 1000};
+  // The data directory: the tasks' ephemeral workspaces and context
+  // directories (tools.jsonl) the workspace routes read; "" serves none.
+  std::string data_dir;
 };
 
 class ApiServer {
@@ -117,6 +123,7 @@ class ApiServer {
   void InboxRoutes();
   void UiRoutes();
   void McpRoutes();
+  void WorkspaceRoutes();
   // Auth, then the route, then the UI fallback, then 404.
   api::HttpResponse Handle(api::HttpRequest& req);
   // The web UI for a GET outside /api/ and /metrics (routes_ui.cc).

@@ -31,11 +31,11 @@ int HexValue(char c) {
   return -1;
 }
 
-std::string Decode(std::string_view s) {
+std::string Decode(std::string_view s, bool plus_is_space = true) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
+    if (plus_is_space && s[i] == '+') {
       out += ' ';
     } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
                HexValue(s[i + 2]) >= 0) {
@@ -50,6 +50,8 @@ std::string Decode(std::string_view s) {
 
 }  // namespace
 
+std::string DecodePath(std::string_view path) { return Decode(path, /*plus_is_space=*/false); }
+
 void Router::Add(std::string method, std::string_view pattern, Handler handler) {
   Route route{std::move(method), {}, std::move(handler)};
   for (std::string_view part : SplitPath(pattern)) {
@@ -57,8 +59,10 @@ void Router::Add(std::string method, std::string_view pattern, Handler handler) 
     struct {
       std::string_view name;
       Kind kind;
-    } const kPlaceholders[] = {
-        {"{uuid}", Kind::kUuid}, {"{id}", Kind::kId}, {"{ulid}", Kind::kUlid}};
+    } const kPlaceholders[] = {{"{uuid}", Kind::kUuid},
+                               {"{id}", Kind::kId},
+                               {"{ulid}", Kind::kUlid},
+                               {"{rest}", Kind::kRest}};
     for (const auto& p : kPlaceholders) {
       if (part.substr(0, p.name.size()) == p.name) {
         seg.kind = p.kind;
@@ -95,6 +99,7 @@ bool Router::MatchSegment(const Segment& seg, std::string_view part, std::string
            AllOf(value, [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); });
       break;
     case Kind::kLiteral:
+    case Kind::kRest:  // matched by Match (it spans segments)
       break;
   }
   if (ok) *capture = std::string(value);
@@ -106,13 +111,24 @@ const Router::Handler* Router::Match(std::string_view method, std::string_view p
   if (path.empty() || path.front() != '/') return nullptr;
   const std::vector<std::string_view> parts = SplitPath(path);
   for (const Route& route : routes_) {
-    if (route.method != method || route.segments.size() != parts.size()) continue;
+    if (route.method != method) continue;
+    const bool rest = !route.segments.empty() && route.segments.back().kind == Kind::kRest;
+    const size_t fixed = route.segments.size() - (rest ? 1 : 0);
+    if (rest ? parts.size() <= fixed : parts.size() != fixed) continue;
     std::vector<std::string> captures;
     bool matched = true;
-    for (size_t i = 0; i < parts.size() && matched; ++i) {
+    for (size_t i = 0; i < fixed && matched; ++i) {
       std::string capture;
       matched = MatchSegment(route.segments[i], parts[i], &capture);
       if (matched && route.segments[i].kind != Kind::kLiteral) captures.push_back(capture);
+    }
+    if (matched && rest) {
+      // Everything after the fixed segments, as sent; an empty tail is no match.
+      size_t at = 0;
+      for (size_t i = 0; i < fixed; ++i) at += parts[i].size() + 1;
+      std::string_view tail = path.substr(at + 1);
+      matched = !tail.empty();
+      if (matched) captures.emplace_back(tail);
     }
     if (matched) {
       *params = std::move(captures);

@@ -4,6 +4,9 @@
 //   {uuid}  36 characters of [0-9a-fA-F-]           (task ids)
 //   {id}    26..36 characters of [0-9A-Za-z-]        (job ids: ULID or UUID)
 //   {ulid}  26 characters of [0-9A-Z]                (request ids)
+//   {rest}  the last segment only: one or more remaining segments, captured
+//           as they came (joined with '/', not percent-decoded; the route
+//           decodes and validates, e.g. a file path inside a workspace)
 // A placeholder may carry a literal suffix in its segment ("{uuid}.json").
 // Captures land in HttpRequest::params in pattern order. A path that matches
 // no pattern is the caller's 404; the order of Add() does not matter because
@@ -31,7 +34,7 @@ class Router {
                        std::vector<std::string>* params) const;
 
  private:
-  enum class Kind { kLiteral, kUuid, kId, kUlid };
+  enum class Kind { kLiteral, kUuid, kId, kUlid, kRest };
   struct Segment {
     Kind kind = Kind::kLiteral;
     std::string text;  // the literal, or the placeholder's suffix
@@ -50,5 +53,9 @@ class Router {
 // ('+' is a space in the query, as HTML forms send it).
 void SplitTarget(std::string_view target, std::string* path,
                  std::vector<std::pair<std::string, std::string>>* query);
+
+// Percent-decodes a path (no '+' rule: that is the query's). kNotFound-free:
+// a malformed escape ("%zz", "%4") stays as it is.
+std::string DecodePath(std::string_view path);
 
 }  // namespace maestro::api

@@ -43,6 +43,29 @@ TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
   EXPECT_EQ(router.Match("GET", "/api/local/jobs/../stream", &p), nullptr);
 }
 
+TEST(RouterTest, ARestPlaceholderTakesTheRemainingSegmentsAsSent) {
+  Router router;
+  router.Add("GET", "/api/local/tasks/{uuid}/files",
+             [](const HttpRequest&) { return Named("list"); });
+  router.Add("GET", "/api/local/tasks/{uuid}/files/{rest}",
+             [](const HttpRequest&) { return Named("file"); });
+  const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+  const std::string base = "/api/local/tasks/" + task + "/files";
+  std::vector<std::string> p;
+  const Router::Handler* h = router.Match("GET", base, &p);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ((*h)(HttpRequest{}).body, "list");
+  h = router.Match("GET", base + "/dir/sub/a%20b.md", &p);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ((*h)(HttpRequest{}).body, "file");
+  EXPECT_EQ(p, (std::vector<std::string>{task, "dir/sub/a%20b.md"})) << "not decoded";
+  ASSERT_NE(router.Match("GET", base + "/%2e%2e/x", &p), nullptr);
+  EXPECT_EQ(p[1], "%2e%2e/x");
+  EXPECT_EQ(router.Match("GET", base + "/", &p), nullptr) << "an empty tail is no match";
+  EXPECT_EQ(router.Match("GET", "/api/local/tasks/short/files/a", &p), nullptr);
+  EXPECT_EQ(DecodePath("a%20b+c/%2e%2e%2F%zz%4"), "a b+c/../%zz%4");
+}
+
 TEST(RouterTest, TargetsSplitIntoPathAndDecodedQuery) {
   std::string path;
   std::vector<std::pair<std::string, std::string>> q;
