@@ -4,6 +4,7 @@
 // Routes (DESIGN.md §6; docs/api.md has examples):
 //   GET  /api/health                              open
 //   POST /api/local/tasks, GET /api/local/tasks, GET /api/local/tasks/:id
+//   PATCH /api/local/tasks/:id                    {"title"}: rename (task.updated event)
 //   GET|POST /api/local/tasks/:id/comments        POST runs the write gate
 //   POST /api/local/tasks/:id/continue            the continue gate
 //   POST /api/local/tasks/:id/cancel              job + children; running ones stop
@@ -52,6 +53,7 @@
 #include "api/job_status_cache.h"
 #include "api/router.h"
 #include "api/task_choices.h"
+#include "api/usage_view.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
 #include "store/store.h"
@@ -66,6 +68,11 @@ struct ApiOptions {
   std::string admin_token;
   std::string version;
   int schema_version = 0;
+  // The store's backend for maestro_build_info: "sqlite" | "postgres".
+  std::string backend = "sqlite";
+  // USD per million tokens by profile (api/usage_view.h); a profile absent
+  // here makes the cost of its jobs unknown (null).
+  api::PriceTable prices;
   int workers = 0;
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
@@ -124,14 +131,20 @@ class ApiServer {
   void UiRoutes();
   void McpRoutes();
   void WorkspaceRoutes();
-  // Auth, then the route, then the UI fallback, then 404.
+  // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
+  // Auth, then the route, then the UI fallback, then 404 (a malformed task
+  // or job id: "no such task|job: <id>"). `*pattern`: the matched route's.
+  api::HttpResponse Dispatch(api::HttpRequest& req, std::string* pattern);
   // The web UI for a GET outside /api/ and /metrics (routes_ui.cc).
   api::HttpResponse ServeUi(const api::HttpRequest& req) const;
   // Concurrent streams are capped per bearer token (HttpServerOptions).
   static std::string StreamKey(const api::HttpRequest& req);
-  // The task if it exists and `user` may see it; kNotFound otherwise.
+  // The task if it exists and `user` may see it; kNotFound "no such task:
+  // <id>" otherwise.
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
+  // TaskJson of each task with its "usage" (one grouped store read).
+  Result<Json> TasksWithUsage(const std::vector<Task>& tasks);
 
   // Task operations shared by the REST routes and the MCP tools (one code
   // path, so both check and answer alike). `user` is the caller; a task it

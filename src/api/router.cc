@@ -53,7 +53,7 @@ std::string Decode(std::string_view s, bool plus_is_space = true) {
 std::string DecodePath(std::string_view path) { return Decode(path, /*plus_is_space=*/false); }
 
 void Router::Add(std::string method, std::string_view pattern, Handler handler) {
-  Route route{std::move(method), {}, std::move(handler)};
+  Route route{std::move(method), std::string(pattern), {}, std::move(handler)};
   for (std::string_view part : SplitPath(pattern)) {
     Segment seg;
     struct {
@@ -106,8 +106,55 @@ bool Router::MatchSegment(const Segment& seg, std::string_view part, std::string
   return ok;
 }
 
+bool Router::Fits(std::string_view placeholder, std::string_view value) {
+  Segment seg;
+  if (placeholder == "{uuid}") {
+    seg.kind = Kind::kUuid;
+  } else if (placeholder == "{id}") {
+    seg.kind = Kind::kId;
+  } else if (placeholder == "{ulid}") {
+    seg.kind = Kind::kUlid;
+  } else {
+    return false;
+  }
+  std::string capture;
+  return MatchSegment(seg, value, &capture);
+}
+
+void Router::CountRequest(std::string_view method, std::string_view pattern, int status) {
+  static constexpr std::string_view kVerbs[] = {"GET",    "HEAD",    "POST", "PUT",
+                                                "DELETE", "OPTIONS", "PATCH"};
+  std::string verb = "OTHER";
+  for (std::string_view v : kVerbs) {
+    if (method == v) verb = std::string(v);
+  }
+  std::string route = kUnmatched;
+  if (!pattern.empty()) {
+    // Only a pattern of the table becomes a label (bounded cardinality).
+    for (const Route& r : routes_) {
+      if (r.pattern == pattern) {
+        route = r.pattern;
+        break;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  ++counts_[{std::move(verb), std::move(route), status}];
+}
+
+std::vector<Router::RequestCount> Router::RequestCounts() const {
+  std::vector<RequestCount> out;
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  out.reserve(counts_.size());
+  for (const auto& [key, n] : counts_) {
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
+  }
+  return out;
+}
+
 const Router::Handler* Router::Match(std::string_view method, std::string_view path,
-                                     std::vector<std::string>* params) const {
+                                     std::vector<std::string>* params, std::string* pattern) const {
+  if (pattern) pattern->clear();
   if (path.empty() || path.front() != '/') return nullptr;
   const std::vector<std::string_view> parts = SplitPath(path);
   for (const Route& route : routes_) {
@@ -132,6 +179,7 @@ const Router::Handler* Router::Match(std::string_view method, std::string_view p
     }
     if (matched) {
       *params = std::move(captures);
+      if (pattern) *pattern = route.pattern;
       return &route.handler;
     }
   }

@@ -70,6 +70,8 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.admin_token = cfg.admin_token;
   ao.version = MAESTRO_VERSION;
   ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;
+  ao.backend = cfg.database.url.empty() ? "sqlite" : "postgres";
+  ao.prices = api::PricesFromConfig(cfg);
   ao.workers = cfg.workers;
   ao.demo = DemoWanted(cfg);
   ao.model = cfg.llm.model;
