@@ -61,7 +61,7 @@ bool LibgitTask(const std::string& data, const std::string& id) {
   auto ws = tools::PrepareWorkspace(opts, spaces, id, "");
   if (!ws.ok()) return false;
   std::ofstream(ws->root + "/result.txt") << "done " << id << "\n";
-  auto c = tools::CommitWorkspace(*ws, id, "bench");
+  auto c = tools::CommitWorkspace(*ws, id, "bench-job", "bench");
   return c.ok() && c->has_value();
 }
 

@@ -1,6 +1,9 @@
 #include "api/api_server.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <optional>
 
 #include "api/http_util.h"
 #include "core/hash.h"
@@ -61,9 +64,12 @@ ApiServer::ApiServer(Store& store, ApiOptions options)
 
 Result<Task> ApiServer::VisibleTask(const std::string& task_id, const std::string& user) {
   auto task = store_.GetTask(task_id);
-  if (!task.ok()) return task.status();
-  // Same answer as a missing task: the id of a private task does not leak.
-  if (!api::Authenticator::Visible(*task, user)) return NotFound("task " + task_id + " not found");
+  // Same answer for a missing task and another user's private one: the id
+  // of a private task does not leak.
+  if ((!task.ok() && task.status().code() == StatusCode::kNotFound) ||
+      (task.ok() && !api::Authenticator::Visible(*task, user))) {
+    return NotFound("no such task: " + api::SafeEcho(task_id));
+  }
   return task;
 }
 
@@ -74,7 +80,41 @@ std::string ApiServer::StreamKey(const api::HttpRequest& req) {
 }
 
 api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
+  std::string pattern;
+  try {
+    api::HttpResponse res = Dispatch(req, &pattern);
+    router_.CountRequest(req.method, pattern, res.status);
+    return res;
+  } catch (...) {
+    router_.CountRequest(req.method, pattern, 500);  // the server answers 500 for it
+    throw;
+  }
+}
+
+namespace {
+
+// A path under /api/local/tasks/ or /api/local/jobs/ whose id segment can
+// never be an id: 404 "no such task: <id>" (or job) instead of "no such
+// route", with the id echoed safely.
+std::optional<Status> MalformedId(std::string_view path) {
+  struct {
+    std::string_view prefix, placeholder, noun;
+  } const kIds[] = {{"/api/local/tasks/", "{uuid}", "task"}, {"/api/local/jobs/", "{id}", "job"}};
+  for (const auto& k : kIds) {
+    if (path.substr(0, k.prefix.size()) != k.prefix) continue;
+    std::string_view id = path.substr(k.prefix.size());
+    id = id.substr(0, id.find('/'));
+    if (id.empty() || api::Router::Fits(k.placeholder, id)) return std::nullopt;
+    return NotFound(fmt::format("no such {}: {}", k.noun, api::SafeEcho(id)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* pattern) {
   const std::string& path = req.path;
+  const auto* handler = router_.Match(req.method, path, &req.params, pattern);
   bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
                  path == "/api/spaces" || path == "/mcp";
   if (guarded) {
@@ -90,7 +130,8 @@ api::HttpResponse ApiServer::Handle(api::HttpRequest& req) {
     }
     req.user = *user;
   }
-  if (const auto* handler = router_.Match(req.method, path, &req.params)) return (*handler)(req);
+  if (handler) return (*handler)(req);
+  if (auto bad = MalformedId(path)) return api::ReplyError(*bad);
   bool api_path = path.rfind("/api/", 0) == 0 || path == "/api" || path == "/metrics";
   if (req.method == "GET" && !api_path) return ServeUi(req);
   return api::ReplyError(NotFound("no such route"));
@@ -110,6 +151,7 @@ void ApiServer::Routes() {
   LiveRoutes();
   InboxRoutes();
   McpRoutes();
+  WorkspaceRoutes();
   UiRoutes();
 }
 

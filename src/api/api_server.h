@@ -4,13 +4,17 @@
 // Routes (DESIGN.md §6; docs/api.md has examples):
 //   GET  /api/health                              open
 //   POST /api/local/tasks, GET /api/local/tasks, GET /api/local/tasks/:id
+//   PATCH /api/local/tasks/:id                    {"title"}: rename (task.updated event)
 //   GET|POST /api/local/tasks/:id/comments        POST runs the write gate
 //   POST /api/local/tasks/:id/continue            the continue gate
 //   POST /api/local/tasks/:id/cancel              job + children; running ones stop
 //   GET  /api/local/tasks/:id/{tool,package,spawn}-requests
 //   POST /api/local/tasks/:id/{tool,package,spawn}-requests/:rid/decide
 //   GET  /api/local/tasks/:id/events              SSE (Last-Event-ID) or JSON polling
-//   GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
+//   GET  /api/local/tasks/:id/files[/<path>]      the workspace: listing, one file
+//   (routes_workspace.cc) GET  /api/local/tasks/:id/diff                per job commit,
+//   uncommitted, total GET  /api/local/tasks/:id/tool-calls          the tool ledger as one card
+//   per call GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
 //   GET  /api/local/notifications, POST .../read  the user's inbox
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
@@ -49,6 +53,7 @@
 #include "api/job_status_cache.h"
 #include "api/router.h"
 #include "api/task_choices.h"
+#include "api/usage_view.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
 #include "store/store.h"
@@ -63,6 +68,11 @@ struct ApiOptions {
   std::string admin_token;
   std::string version;
   int schema_version = 0;
+  // The store's backend for maestro_build_info: "sqlite" | "postgres".
+  std::string backend = "sqlite";
+  // USD per million tokens by profile (api/usage_view.h); a profile absent
+  // here makes the cost of its jobs unknown (null).
+  api::PriceTable prices;
   int workers = 0;
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
@@ -84,6 +94,9 @@ struct ApiOptions {
   // used goes first), each forgotten after this long unused.
   size_t mcp_max_sessions = 1000;
   std::chrono::milliseconds mcp_session_idle{30 * 60 * 1000};
+  // The data directory: the tasks' ephemeral workspaces and context
+  // directories (tools.jsonl) the workspace routes read; "" serves none.
+  std::string data_dir;
 };
 
 class ApiServer {
@@ -117,14 +130,21 @@ class ApiServer {
   void InboxRoutes();
   void UiRoutes();
   void McpRoutes();
-  // Auth, then the route, then the UI fallback, then 404.
+  void WorkspaceRoutes();
+  // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
+  // Auth, then the route, then the UI fallback, then 404 (a malformed task
+  // or job id: "no such task|job: <id>"). `*pattern`: the matched route's.
+  api::HttpResponse Dispatch(api::HttpRequest& req, std::string* pattern);
   // The web UI for a GET outside /api/ and /metrics (routes_ui.cc).
   api::HttpResponse ServeUi(const api::HttpRequest& req) const;
   // Concurrent streams are capped per bearer token (HttpServerOptions).
   static std::string StreamKey(const api::HttpRequest& req);
-  // The task if it exists and `user` may see it; kNotFound otherwise.
+  // The task if it exists and `user` may see it; kNotFound "no such task:
+  // <id>" otherwise.
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
+  // TaskJson of each task with its "usage" (one grouped store read).
+  Result<Json> TasksWithUsage(const std::vector<Task>& tasks);
 
   // Task operations shared by the REST routes and the MCP tools (one code
   // path, so both check and answer alike). `user` is the caller; a task it

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <strings.h>
 
+#include <algorithm>
+
 #include "api/api_server.h"
 #include "core/utf8.h"
 
@@ -134,6 +136,38 @@ Status RequiredString(const Json& body, const char* field, std::string* out) {
     return InvalidArgument(std::string(field) + " must not be empty", field);
   }
   return Status::Ok();
+}
+
+}  // namespace maestro::api
+
+namespace maestro::api {
+
+Status OnlyFields(const Json& body, const std::vector<std::string>& known) {
+  for (const auto& [key, _] : body.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string name = SafeEcho(key);
+      return InvalidArgument(
+          fmt::format("unknown field '{}'; known: {}", name, fmt::join(known, ", ")), name);
+    }
+  }
+  return Status::Ok();
+}
+
+std::string SafeEcho(std::string_view text, size_t max_bytes) {
+  const std::string valid = ValidUtf8(text);
+  std::string clean;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto u = static_cast<unsigned char>(valid[i]);
+    if (u < 0x20 || u == 0x7F) continue;
+    // C1 controls U+0080..U+009F are 0xC2 0x80..0x9F.
+    if (u == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      ++i;
+      continue;
+    }
+    clean += valid[i];
+  }
+  if (clean.size() <= max_bytes) return clean;
+  return std::string(Utf8Prefix(clean, max_bytes)) + "…";
 }
 
 }  // namespace maestro::api

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/http.h"
 #include "core/json.h"
@@ -30,5 +32,13 @@ Status OptionalString(const Json& body, const char* field, std::string* out);
 Status OptionalInt(const Json& body, const char* field, int64_t min, int64_t max, int* out);
 // Required non-blank string field.
 Status RequiredString(const Json& body, const char* field, std::string* out);
+// Fields of `body` not in `known`: kInvalidArgument naming the first one
+// ("unknown field 'x'; known: a, b"), field = its name.
+Status OnlyFields(const Json& body, const std::vector<std::string>& known);
+
+// Client text safe to echo in an error message: control characters
+// removed, invalid UTF-8 replaced, at most `max_bytes` (cut at a character
+// boundary, "…" appended).
+std::string SafeEcho(std::string_view text, size_t max_bytes = 64);
 
 }  // namespace maestro::api

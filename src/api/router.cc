@@ -31,11 +31,11 @@ int HexValue(char c) {
   return -1;
 }
 
-std::string Decode(std::string_view s) {
+std::string Decode(std::string_view s, bool plus_is_space = true) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
+    if (plus_is_space && s[i] == '+') {
       out += ' ';
     } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
                HexValue(s[i + 2]) >= 0) {
@@ -50,15 +50,19 @@ std::string Decode(std::string_view s) {
 
 }  // namespace
 
+std::string DecodePath(std::string_view path) { return Decode(path, /*plus_is_space=*/false); }
+
 void Router::Add(std::string method, std::string_view pattern, Handler handler) {
-  Route route{std::move(method), {}, std::move(handler)};
+  Route route{std::move(method), std::string(pattern), {}, std::move(handler)};
   for (std::string_view part : SplitPath(pattern)) {
     Segment seg;
     struct {
       std::string_view name;
       Kind kind;
-    } const kPlaceholders[] = {
-        {"{uuid}", Kind::kUuid}, {"{id}", Kind::kId}, {"{ulid}", Kind::kUlid}};
+    } const kPlaceholders[] = {{"{uuid}", Kind::kUuid},
+                               {"{id}", Kind::kId},
+                               {"{ulid}", Kind::kUlid},
+                               {"{rest}", Kind::kRest}};
     for (const auto& p : kPlaceholders) {
       if (part.substr(0, p.name.size()) == p.name) {
         seg.kind = p.kind;
@@ -95,27 +99,87 @@ bool Router::MatchSegment(const Segment& seg, std::string_view part, std::string
            AllOf(value, [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'); });
       break;
     case Kind::kLiteral:
+    case Kind::kRest:  // matched by Match (it spans segments)
       break;
   }
   if (ok) *capture = std::string(value);
   return ok;
 }
 
+bool Router::Fits(std::string_view placeholder, std::string_view value) {
+  Segment seg;
+  if (placeholder == "{uuid}") {
+    seg.kind = Kind::kUuid;
+  } else if (placeholder == "{id}") {
+    seg.kind = Kind::kId;
+  } else if (placeholder == "{ulid}") {
+    seg.kind = Kind::kUlid;
+  } else {
+    return false;
+  }
+  std::string capture;
+  return MatchSegment(seg, value, &capture);
+}
+
+void Router::CountRequest(std::string_view method, std::string_view pattern, int status) {
+  static constexpr std::string_view kVerbs[] = {"GET",    "HEAD",    "POST", "PUT",
+                                                "DELETE", "OPTIONS", "PATCH"};
+  std::string verb = "OTHER";
+  for (std::string_view v : kVerbs) {
+    if (method == v) verb = std::string(v);
+  }
+  std::string route = kUnmatched;
+  if (!pattern.empty()) {
+    // Only a pattern of the table becomes a label (bounded cardinality).
+    for (const Route& r : routes_) {
+      if (r.pattern == pattern) {
+        route = r.pattern;
+        break;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  ++counts_[{std::move(verb), std::move(route), status}];
+}
+
+std::vector<Router::RequestCount> Router::RequestCounts() const {
+  std::vector<RequestCount> out;
+  std::lock_guard<std::mutex> lock(counts_mu_);
+  out.reserve(counts_.size());
+  for (const auto& [key, n] : counts_) {
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
+  }
+  return out;
+}
+
 const Router::Handler* Router::Match(std::string_view method, std::string_view path,
-                                     std::vector<std::string>* params) const {
+                                     std::vector<std::string>* params, std::string* pattern) const {
+  if (pattern) pattern->clear();
   if (path.empty() || path.front() != '/') return nullptr;
   const std::vector<std::string_view> parts = SplitPath(path);
   for (const Route& route : routes_) {
-    if (route.method != method || route.segments.size() != parts.size()) continue;
+    if (route.method != method) continue;
+    const bool rest = !route.segments.empty() && route.segments.back().kind == Kind::kRest;
+    const size_t fixed = route.segments.size() - (rest ? 1 : 0);
+    if (rest ? parts.size() <= fixed : parts.size() != fixed) continue;
     std::vector<std::string> captures;
     bool matched = true;
-    for (size_t i = 0; i < parts.size() && matched; ++i) {
+    for (size_t i = 0; i < fixed && matched; ++i) {
       std::string capture;
       matched = MatchSegment(route.segments[i], parts[i], &capture);
       if (matched && route.segments[i].kind != Kind::kLiteral) captures.push_back(capture);
     }
+    if (matched && rest) {
+      // Everything after the fixed segments, as sent; an empty tail is no match.
+      size_t at = 0;
+      for (size_t i = 0; i < fixed; ++i) at += parts[i].size() + 1;
+      std::string_view tail = path.substr(at + 1);
+      matched = !tail.empty();
+      if (matched) captures.emplace_back(tail);
+    }
     if (matched) {
       *params = std::move(captures);
+      if (pattern) *pattern = route.pattern;
       return &route.handler;
     }
   }

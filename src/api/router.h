@@ -4,17 +4,31 @@
 //   {uuid}  36 characters of [0-9a-fA-F-]           (task ids)
 //   {id}    26..36 characters of [0-9A-Za-z-]        (job ids: ULID or UUID)
 //   {ulid}  26 characters of [0-9A-Z]                (request ids)
+//   {rest}  the last segment only: one or more remaining segments, captured
+//           as they came (joined with '/', not percent-decoded; the route
+//           decodes and validates, e.g. a file path inside a workspace)
 // A placeholder may carry a literal suffix in its segment ("{uuid}.json").
 // Captures land in HttpRequest::params in pattern order. A path that matches
 // no pattern is the caller's 404; the order of Add() does not matter because
 // a path matches at most one pattern per method in maestro's table.
 //
-// Thread safety: Add() before serving; Match() from any thread after.
+// The router also counts the requests it routed for /metrics
+// (maestro_http_requests_total{method,route,code}): the label is the matched
+// PATTERN ("/api/local/tasks/{uuid}"), never the raw path, and anything that
+// matched no pattern is route "unmatched" with a method outside the HTTP
+// verbs as "OTHER" — so the label set is bounded by the route table.
+//
+// Thread safety: Add() before serving; Match(), CountRequest() and
+// RequestCounts() from any thread after (the counts are guarded by a mutex).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "api/http.h"
@@ -26,29 +40,57 @@ class Router {
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
   void Add(std::string method, std::string_view pattern, Handler handler);
-  // The handler for (method, path) with its captures, or nullptr.
+  // The handler for (method, path) with its captures, or nullptr. When
+  // `pattern` is given it receives the matched route's pattern ("" when
+  // none matched).
   const Handler* Match(std::string_view method, std::string_view path,
-                       std::vector<std::string>* params) const;
+                       std::vector<std::string>* params, std::string* pattern = nullptr) const;
+
+  // Whether `value` fits a placeholder ("{uuid}", "{id}", "{ulid}") as a
+  // whole path segment; false for an unknown placeholder.
+  static bool Fits(std::string_view placeholder, std::string_view value);
+
+  // Label of requests that matched no pattern.
+  static constexpr const char* kUnmatched = "unmatched";
+  // Counts one answered request. `pattern` must be a pattern given to Add()
+  // (or "" / kUnmatched for none); anything else is counted as unmatched.
+  void CountRequest(std::string_view method, std::string_view pattern, int status);
+  struct RequestCount {
+    std::string method;
+    std::string route;  // the pattern, or "unmatched"
+    int code = 0;
+    uint64_t count = 0;
+  };
+  // Every (method, route, code) counted so far, in label order.
+  std::vector<RequestCount> RequestCounts() const;
 
  private:
-  enum class Kind { kLiteral, kUuid, kId, kUlid };
+  enum class Kind { kLiteral, kUuid, kId, kUlid, kRest };
   struct Segment {
     Kind kind = Kind::kLiteral;
     std::string text;  // the literal, or the placeholder's suffix
   };
   struct Route {
     std::string method;
+    std::string pattern;
     std::vector<Segment> segments;
     Handler handler;
   };
   static bool MatchSegment(const Segment& seg, std::string_view part, std::string* capture);
 
   std::vector<Route> routes_;
+  mutable std::mutex counts_mu_;
+  // (method, route, code) → requests.
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> counts_;  // GUARDED_BY(counts_mu_)
 };
 
 // Splits "/a/b?x=1&y=%20" into the path and the decoded query pairs
 // ('+' is a space in the query, as HTML forms send it).
 void SplitTarget(std::string_view target, std::string* path,
                  std::vector<std::pair<std::string, std::string>>* query);
+
+// Percent-decodes a path (no '+' rule: that is the query's). kNotFound-free:
+// a malformed escape ("%zz", "%4") stays as it is.
+std::string DecodePath(std::string_view path);
 
 }  // namespace maestro::api

@@ -105,7 +105,7 @@ void ApiServer::LiveRoutes() {
     auto job = store_.GetJob(job_id);
     if (!job.ok()) return ReplyError(job.status());
     if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
-      return ReplyError(NotFound("job " + job_id + " not found"));
+      return ReplyError(NotFound("no such job: " + api::SafeEcho(job_id)));
     }
     std::string last = req.Header("Last-Event-ID");
     if (last.empty()) last = req.Query("after");

@@ -6,6 +6,7 @@
 // on the 15 s keep-alive tick). A client that disconnects only ends its own
 // source; the jobs never notice.
 #include <sstream>
+#include <string_view>
 
 #include "api/api_server.h"
 #include "api/http_util.h"
@@ -76,6 +77,45 @@ void WriteToolDurations(std::ostream& out, const std::map<std::string, ToolDurat
   }
 }
 
+// A histogram of LLM call durations from the llm.call events (so it counts
+// the calls of workers in every process sharing the store).
+void WriteLlmHistogram(std::ostream& out, const char* name, const char* help,
+                       const LlmDurationStats& s) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
+  for (size_t i = 0; i < s.buckets.size(); ++i) {
+    out << name << "_bucket{le=\"" << kLlmDurationBuckets[i] << "\"} " << s.buckets[i] << "\n";
+  }
+  out << name << "_bucket{le=\"+Inf\"} " << s.count << "\n"
+      << name << "_sum " << static_cast<double>(s.sum_ms) / 1000.0 << "\n"
+      << name << "_count " << s.count << "\n";
+}
+
+// Prometheus label value: backslash, quote and newline escaped.
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// maestro_http_requests_total{method,route,code}: counted by the Router in
+// this process (route = the matched pattern, or "unmatched").
+void WriteHttpRequests(std::ostream& out, const std::vector<api::Router::RequestCount>& counts) {
+  out << "# HELP maestro_http_requests_total HTTP requests answered by this process, by method, "
+         "route pattern and status code.\n"
+      << "# TYPE maestro_http_requests_total counter\n";
+  for (const auto& c : counts) {
+    out << "maestro_http_requests_total{method=\"" << c.method << "\",route=\""
+        << LabelValue(c.route) << "\",code=\"" << c.code << "\"} " << c.count << "\n";
+  }
+}
+
 }  // namespace
 
 void ApiServer::StreamRoutes() {
@@ -107,6 +147,10 @@ void ApiServer::StreamRoutes() {
     auto counts = store_.CountJobsByStatus();
     if (!counts.ok()) return ReplyError(counts.status());
     std::ostringstream out;
+    out << "# HELP maestro_build_info The running maestro: version, schema version, store "
+           "backend.\n# TYPE maestro_build_info gauge\nmaestro_build_info{version=\""
+        << LabelValue(options_.version) << "\",schema=\"" << options_.schema_version
+        << "\",backend=\"" << LabelValue(options_.backend) << "\"} 1\n";
     out << "# HELP maestro_jobs Jobs by status.\n# TYPE maestro_jobs gauge\n";
     for (const char* s : {"queued", "running", "waiting_human", "waiting_subtasks", "retry",
                           "succeeded", "failed", "cancelled"}) {
@@ -138,6 +182,12 @@ void ApiServer::StreamRoutes() {
         << "\nmaestro_webhook_deliveries_total{result=\"failed\"} " << m->webhook_deliveries_failed
         << "\n";
     WriteToolDurations(out, m->tool_durations);
+    WriteLlmHistogram(out, "maestro_llm_request_duration_seconds",
+                      "Duration of LLM calls (retries included), from llm.call events.",
+                      m->llm_duration);
+    WriteLlmHistogram(out, "maestro_llm_ttft_seconds",
+                      "Time to the first token of LLM calls that reported one.", m->llm_ttft);
+    WriteHttpRequests(out, router_.RequestCounts());
     const api::HttpServerStats edge = server_->stats();
     out << "# HELP maestro_http_connections Open HTTP connections.\n"
         << "# TYPE maestro_http_connections gauge\nmaestro_http_connections " << edge.connections

@@ -1,9 +1,12 @@
 // Task routes: create, list, show, comments (the write gate), continue,
 // cancel, and the spaces a task may name; and the task operations behind
 // them that the MCP tools share (ApiServer::CreateTaskFor, TaskDetail, ...).
+#include <map>
+
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
+#include "store/title.h"
 
 namespace maestro {
 
@@ -51,26 +54,65 @@ Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string
   if (!jobs.ok()) return jobs.status();
   auto requests = store_.ListRequests(task_id, "");
   if (!requests.ok()) return requests.status();
+  auto usage = store_.ListJobUsage({task_id});
+  if (!usage.ok()) return usage.status();
+  std::map<std::string, api::UsageTotals> by_job;
+  api::UsageTotals total;
+  for (const auto& u : *usage) {
+    api::UsageTotals t = api::JobTotals(u, options_.prices);
+    api::AddTotals(&total, t);
+    by_job[u.job_id] = t;
+  }
+  auto job_json = [&](const Job& j) {
+    Json out = api::JobJson(j);
+    auto it = by_job.find(j.id);
+    out["usage"] = api::UsageJson(it == by_job.end() ? api::UsageTotals{} : it->second);
+    return out;
+  };
   Json pending = Json::array();
   for (const auto& r : *requests) {
     if (r.status == "pending") pending.push_back(api::RequestJson(r));
   }
   Json all_jobs = Json::array();
-  for (const auto& j : *jobs) all_jobs.push_back(api::JobJson(j));
-  return Json{{"task", api::TaskJson(*task)},
-              {"latest_job", jobs->empty() ? Json(nullptr) : api::JobJson(jobs->back())},
+  for (const auto& j : *jobs) all_jobs.push_back(job_json(j));
+  Json task_json = api::TaskJson(*task);
+  task_json["usage"] = api::UsageJson(total);
+  return Json{{"task", task_json},
+              {"latest_job", jobs->empty() ? Json(nullptr) : job_json(jobs->back())},
               {"jobs", all_jobs},
               {"pending_requests", pending}};
+}
+
+Result<Json> ApiServer::TasksWithUsage(const std::vector<Task>& tasks) {
+  std::vector<std::string> ids;
+  ids.reserve(tasks.size());
+  for (const auto& t : tasks) ids.push_back(t.id);
+  auto usage = store_.ListJobUsage(ids);
+  if (!usage.ok()) return usage.status();
+  std::map<std::string, api::UsageTotals> by_task;
+  for (const auto& u : *usage) {
+    api::AddTotals(&by_task[u.task_id], api::JobTotals(u, options_.prices));
+  }
+  Json arr = Json::array();
+  for (const auto& t : tasks) {
+    Json j = api::TaskJson(t);
+    auto it = by_task.find(t.id);
+    j["usage"] = api::UsageJson(it == by_task.end() ? api::UsageTotals{} : it->second);
+    arr.push_back(std::move(j));
+  }
+  return arr;
 }
 
 Result<Json> ApiServer::VisibleTasks(const std::string& status, const std::string& user) {
   auto tasks = store_.ListTasks(status, 200);
   if (!tasks.ok()) return tasks.status();
-  Json arr = Json::array();
-  for (const auto& t : *tasks) {
-    if (api::Authenticator::Visible(t, user)) arr.push_back(api::TaskJson(t));
+  std::vector<Task> visible;
+  for (auto& t : *tasks) {
+    if (api::Authenticator::Visible(t, user)) visible.push_back(std::move(t));
   }
-  return Json{{"tasks", arr}};
+  auto arr = TasksWithUsage(visible);
+  if (!arr.ok()) return arr.status();
+  return Json{{"tasks", *arr}};
 }
 
 Result<Json> ApiServer::CommentOn(const std::string& task_id, const std::string& user,
@@ -132,6 +174,26 @@ void ApiServer::TaskRoutes() {
     auto detail = TaskDetail(req.params[0], req.user);
     if (!detail.ok()) return ReplyError(detail.status());
     return Reply(200, *detail);
+  });
+
+  // Rename: {"title": "…"} only (1..200 characters after trimming, no
+  // control characters); a task.updated event makes live views refresh.
+  router_.Add("PATCH", kTaskPath, [this](const api::HttpRequest& req) {
+    if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) return ReplyError(t.status());
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    if (Status st = api::OnlyFields(*body, {"title"}); !st.ok()) return ReplyError(st);
+    const auto it = body->find("title");
+    if (it == body->end() || !it->is_string()) {
+      return ReplyError(InvalidArgument("title is required and must be a string", "title"));
+    }
+    std::string title;
+    if (Status st = CheckTitle(it->get<std::string>(), &title); !st.ok()) return ReplyError(st);
+    auto task = store_.SetTaskTitle(req.params[0], title);
+    if (!task.ok()) return ReplyError(task.status());
+    auto with_usage = TasksWithUsage({*task});
+    if (!with_usage.ok()) return ReplyError(with_usage.status());
+    return Reply(200, {{"task", (*with_usage)[0]}});
   });
 
   router_.Add("GET", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {

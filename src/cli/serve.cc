@@ -70,10 +70,13 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.admin_token = cfg.admin_token;
   ao.version = MAESTRO_VERSION;
   ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;
+  ao.backend = cfg.database.url.empty() ? "sqlite" : "postgres";
+  ao.prices = api::PricesFromConfig(cfg);
   ao.workers = cfg.workers;
   ao.demo = DemoWanted(cfg);
   ao.model = cfg.llm.model;
   ao.ui_dir = ui_dir;
+  ao.data_dir = cfg.data_dir;  // workspaces and tools.jsonl for the workspace routes
   // The pool starts after the API is bound; the hook finds it once it runs.
   ao.cancel_running = [hooks](const std::string& job_id) {
     if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);

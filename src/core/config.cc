@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 
 #include "core/config_sections.h"
@@ -151,6 +152,7 @@ const std::map<std::string, Setter>& Keys() {
                        1, [](Config& c, int64_t v) { c.llm.max_attempts = static_cast<int>(v); })},
                   // Maps, handled in ApplyYamlMap; listed so typos get a suggestion.
                   {"llm.headers", nullptr},
+                  {"llm.price", nullptr},
                   {"llm_profiles", nullptr},
                   {"context_storage", nullptr},
                   {"packages", nullptr},
@@ -237,7 +239,68 @@ std::vector<std::string> ChildKeys(const std::string& prefix) {
 }
 
 Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
-                    const std::string& path);
+                    const std::string& path, const std::string& shown_prefix = "");
+
+// `price: {input, cached_input?, output}` in USD per million tokens: numbers
+// >= 0; cached_input defaults to input. `name` is the key errors name
+// ("llm.price", "llm_profiles.fast.price").
+Status ApplyPrice(LlmConfig& llm, const YAML::Node& node, const std::string& path,
+                  const std::string& name) {
+  if (!node.IsMap()) {
+    return InvalidArgument(
+        fmt::format("{}: {} must be a mapping of input, cached_input, output (USD per million "
+                    "tokens)",
+                    YamlPosition(path, node), name),
+        name);
+  }
+  LlmPrice price;
+  std::optional<double> input, cached, output;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string field = name + "." + key;
+    std::optional<double>* slot = key == "input"          ? &input
+                                  : key == "cached_input" ? &cached
+                                  : key == "output"       ? &output
+                                                          : nullptr;
+    if (!slot) {
+      return InvalidArgument(fmt::format("{}: unknown key '{}'; {} has input, cached_input, output",
+                                         YamlPosition(path, kv.first), field, name),
+                             field);
+    }
+    double v = -1;
+    bool number = false;
+    if (kv.second.IsScalar()) {
+      const std::string& text = kv.second.Scalar();
+      try {
+        size_t used = 0;
+        v = std::stod(text, &used);
+        number = used == text.size() && std::isfinite(v);
+      } catch (const std::exception&) {
+        number = false;
+      }
+    }
+    if (!number || v < 0) {
+      return InvalidArgument(
+          fmt::format("{}: {} must be a number >= 0 (USD per million tokens), got '{}'",
+                      YamlPosition(path, kv.second), field,
+                      kv.second.IsScalar() ? kv.second.Scalar() : std::string("a non-scalar")),
+          field);
+    }
+    *slot = v;
+  }
+  for (const auto& [value, key] : {std::pair{&input, "input"}, std::pair{&output, "output"}}) {
+    if (!*value) {
+      return InvalidArgument(fmt::format("{}: {}.{} is required (USD per million tokens)",
+                                         YamlPosition(path, node), name, key),
+                             name + "." + key);
+    }
+  }
+  price.input = *input;
+  price.output = *output;
+  price.cached_input = cached ? *cached : *input;
+  llm.price = price;
+  return Status::Ok();
+}
 
 Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
@@ -266,8 +329,10 @@ Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& pat
   }
   for (const auto& p : node) {
     Config scratch;
-    MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(scratch, p.second, "llm.", path));
-    cfg.llm_profiles[p.first.as<std::string>()] = scratch.llm;
+    const std::string name = p.first.as<std::string>();
+    MAESTRO_RETURN_IF_ERROR(
+        ApplyYamlMap(scratch, p.second, "llm.", path, "llm_profiles." + name + "."));
+    cfg.llm_profiles[name] = scratch.llm;
   }
   return Status::Ok();
 }
@@ -306,8 +371,11 @@ Status ApplyWebhooks(Config& cfg, const YAML::Node& list, const std::string& pat
   return Status::Ok();
 }
 
+// `shown_prefix` ("" = `prefix`) is how errors name the keys: a profile is
+// parsed with the `llm.` table but its keys are `llm_profiles.<name>.…`.
 Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefix,
-                    const std::string& path) {
+                    const std::string& path, const std::string& shown_prefix) {
+  const std::string& shown = shown_prefix.empty() ? prefix : shown_prefix;
   if (!map.IsMap()) {
     return InvalidArgument(fmt::format("{}: expected a mapping{}", YamlPosition(path, map),
                                        prefix.empty() ? "" : " for '" + prefix + "'"));
@@ -319,6 +387,10 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     std::string pos = YamlPosition(path, kv.first);
     if (key == "llm.headers") {
       MAESTRO_RETURN_IF_ERROR(ApplyHeaders(cfg.llm, kv.second, path));
+      continue;
+    }
+    if (key == "llm.price") {
+      MAESTRO_RETURN_IF_ERROR(ApplyPrice(cfg.llm, kv.second, path, shown + name));
       continue;
     }
     if (key == "context_storage") {
@@ -364,22 +436,24 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     }
     auto it = Keys().find(key);
     if (it != Keys().end()) {
+      const std::string shown_key = shown + name;
       if (!kv.second.IsScalar()) {
-        return InvalidArgument(fmt::format("{}: '{}' must be a scalar value", pos, key), key);
+        return InvalidArgument(fmt::format("{}: '{}' must be a scalar value", pos, shown_key),
+                               shown_key);
       }
-      Status st = it->second(cfg, kv.second.Scalar(), key);
-      if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", pos, st.message()), key);
+      Status st = it->second(cfg, kv.second.Scalar(), shown_key);
+      if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", pos, st.message()), shown_key);
       continue;
     }
     if (std::find(children.begin(), children.end(), name) != children.end()) {
-      MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(cfg, kv.second, key + ".", path));
+      MAESTRO_RETURN_IF_ERROR(ApplyYamlMap(cfg, kv.second, key + ".", path, shown + name + "."));
       continue;
     }
     std::string hint = NearestWord(name, children);
     return InvalidArgument(
-        fmt::format("{}: unknown key '{}'{}", pos, key,
-                    hint.empty() ? "" : "; did you mean '" + prefix + hint + "'?"),
-        key);
+        fmt::format("{}: unknown key '{}'{}", pos, shown + name,
+                    hint.empty() ? "" : "; did you mean '" + shown + hint + "'?"),
+        shown + name);
   }
   return Status::Ok();
 }

@@ -33,6 +33,15 @@ struct JobsConfig {
   RetryConfig retry;
 };
 
+// What a profile's tokens cost, in USD per million tokens (`price:` of
+// `llm:` or of an `llm_profiles:` entry). Only the API's usage view reads it
+// (api/usage_view.h); no price: a task's cost is unknown (null).
+struct LlmPrice {
+  double input = 0;         // prompt tokens not served from the cache
+  double cached_input = 0;  // prompt tokens served from the cache (default: input)
+  double output = 0;        // completion tokens
+};
+
 // One OpenAI-compatible server/model ("model profile"). `llm:` in the file is
 // the default profile; `llm_profiles: {name: {...same keys...}}` adds more.
 struct LlmConfig {
@@ -47,6 +56,7 @@ struct LlmConfig {
   int64_t idle_timeout_ms = 300'000;  // no byte for this long: the stream stalled
   int64_t total_timeout_ms = 0;       // 0: no limit for one attempt
   int max_attempts = 4;               // per call, retries included
+  std::optional<LlmPrice> price;      // unset: the cost of its calls is unknown
 };
 
 // A webhook: events are POSTed to `url`, signed with HMAC-SHA256 of the body

@@ -1,6 +1,9 @@
 #include "engine/movement_calls.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 
 #include "core/crash_point.h"
 #include "core/utf8.h"
@@ -179,6 +182,24 @@ void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
   (void)d.store->AppendEvent(e);  // audit only: a lost event never fails the call
 }
 
+// The park tools' one ledger record each (tools/ledger.h: the Dispatcher
+// records the regular calls), so the task's tool cards show them: `parked`
+// when the call parked the job, else finished/error with its answer.
+bool IsParkTool(const std::string& name) {
+  return name == "RequestTool" || name == "RequestPackage" || name == "SpinOffTask" ||
+         name == "WaitSubTask";
+}
+
+void RecordParkCall(AgentLoopDeps& d, const tools::ToolCall& call, bool parked,
+                    const std::string& content, int64_t duration_ms) {
+  if (d.dispatch.ledger == nullptr || d.delegate_depth > 0) return;
+  tools::ToolResult r = tools::ToolResult::Ok(content);
+  r.is_error = content.rfind("Error", 0) == 0;
+  Status st = d.dispatch.ledger->ParkCall({d.task_id, d.job_id, call.id}, call.name, call.arguments,
+                                          parked, duration_ms, r);
+  if (!st.ok()) spdlog::warn("job {}: tool ledger: {}", d.job_id, st.ToString());
+}
+
 std::string NotAllowed(const Movement& mv, const std::string& name) {
   std::string list;
   for (const auto& t : mv.allowed_tools.value_or(std::vector<std::string>{})) {
@@ -221,7 +242,14 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
     } else if (name == "transition") {
       content = HandleTransition(d, movement, p.call, out.settled);
     } else if (control) {
+      const auto started = std::chrono::steady_clock::now();
       content = HandleControl(d, movement, p.call, *tools::FindControlTool(name), out.settled);
+      if (IsParkTool(name)) {
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+        RecordParkCall(d, p.call, out.settled.has_value(), content, ms);
+      }
     } else if (mv && !ToolAllowedInMovement(*mv, name)) {
       content = NotAllowed(*mv, name);
     } else {

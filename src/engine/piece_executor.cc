@@ -153,7 +153,7 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
   if (!r.handed_off) PostResultComment(task, job, r);  // a handoff has its own comment
   if (r.status == PieceRunStatus::kCompleted && !r.handed_off) {
-    auto commit = tools::CommitWorkspace(*ws, task.id, task.title);
+    auto commit = tools::CommitWorkspace(*ws, task.id, job.id, task.title);
     if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
   }
   return ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());

@@ -52,6 +52,23 @@ struct ToolDurationStats {
   std::vector<int64_t> buckets = std::vector<int64_t>(std::size(kToolDurationBuckets), 0);
 };
 
+// Durations of LLM calls (from `llm.call` events' totalMs / ttftMs) as a
+// Prometheus histogram: buckets[i] = calls that took <= kLlmDurationBuckets[i]
+// seconds.
+inline constexpr double kLlmDurationBuckets[] = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+struct LlmDurationStats {
+  int64_t count = 0;
+  int64_t sum_ms = 0;
+  std::vector<int64_t> buckets = std::vector<int64_t>(std::size(kLlmDurationBuckets), 0);
+  void Add(int64_t ms) {
+    ++count;
+    sum_ms += ms;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      if (static_cast<double>(ms) <= kLlmDurationBuckets[i] * 1000.0) ++buckets[i];
+    }
+  }
+};
+
 struct ApiMetrics {
   int64_t queue_wait_count = 0;   // jobs that started
   int64_t queue_wait_sum_ms = 0;  // sum of started_at - created_at
@@ -62,6 +79,21 @@ struct ApiMetrics {
   int64_t webhook_deliveries_failed = 0;
   int64_t webhook_deliveries_ok = 0;
   std::map<std::string, ToolDurationStats> tool_durations;  // by tool name
+  LlmDurationStats llm_duration;  // whole calls (totalMs, retries included)
+  LlmDurationStats llm_ttft;      // time to first token (calls that reported one)
+};
+
+// The LLM usage of one job, summed over its `llm.call` events (one per LLM
+// call the engine made). `profile` is the job's LLM profile ("" = default).
+struct JobUsage {
+  std::string task_id;
+  std::string job_id;
+  std::string profile;
+  int64_t llm_calls = 0;
+  int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;  // of prompt_tokens, served from the server's cache
+  int64_t completion_tokens = 0;
+  int64_t model_ms = 0;  // sum of the calls' totalMs
 };
 
 }  // namespace maestro

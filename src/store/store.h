@@ -36,7 +36,8 @@ class Store {
   virtual ~Store() = default;
 
   // ---- tasks and comments
-  // Creates the task, its instruction comment and its first queued job.
+  // Creates the task, its instruction comment and its first queued job. A
+  // task without a title gets AutoTitle(instruction) (store/title.h).
   struct CreatedTask {
     Task task;
     Job job;
@@ -240,6 +241,19 @@ class Store {
     return NoApiSupport();
   }
   virtual Result<ApiMetrics> ComputeApiMetrics() { return NoApiSupport(); }
+  // The usage of every job of the given tasks that made an LLM call, from
+  // their `llm.call` events, in one grouped read: by task, then by the job's
+  // first call. Jobs without a call are absent.
+  virtual Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& /*task_ids*/) {
+    return NoApiSupport();
+  }
+  // Sets the task's title (store/title.h CheckTitle: trimmed, 1..200
+  // characters, no control characters; else kInvalidArgument naming
+  // "title") and appends a `task.updated` event {title} in the same
+  // transaction. Returns the updated task; kNotFound when it does not exist.
+  virtual Result<Task> SetTaskTitle(const std::string& /*task_id*/, const std::string& /*title*/) {
+    return NoApiSupport();
+  }
 
  private:
   static Status NoApiSupport() { return Unimplemented("not supported by this store"); }

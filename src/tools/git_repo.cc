@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <mutex>
 
+#include "tools/git_owned.h"
+
 namespace maestro::tools {
 
 namespace fs = std::filesystem;
+using namespace git_internal;
 
 namespace {
 
@@ -26,31 +29,6 @@ void InitLibgit2() {
     }
     git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
   });
-}
-
-// RAII owners for the libgit2 objects a function holds.
-template <typename T, void (*Free)(T*)>
-struct Owned {
-  T* ptr = nullptr;
-  Owned() = default;
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() {
-    if (ptr) Free(ptr);
-  }
-};
-using Index = Owned<git_index, git_index_free>;
-using Tree = Owned<git_tree, git_tree_free>;
-using Commit = Owned<git_commit, git_commit_free>;
-using Signature = Owned<git_signature, git_signature_free>;
-using StatusList = Owned<git_status_list, git_status_list_free>;
-
-// A Status naming what failed and libgit2's last error message.
-Status GitError(const std::string& what, int code) {
-  const git_error* e = git_error_last();
-  std::string msg = what + " failed (" + std::to_string(code) + ")";
-  if (e && e->message) msg += ": " + std::string(e->message);
-  return Internal(msg);
 }
 
 std::string Canonical(const std::string& path) {

@@ -18,16 +18,46 @@
 // directory are serialized by the index lock file (the loser gets an error).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
 struct git_repository;
 
 namespace maestro::tools {
+
+// One file of a diff (GitRepo::DiffCommit / DiffWorkdir / DiffRange).
+struct GitFileDiff {
+  std::string path;      // the new path (the old one for a deletion)
+  std::string old_path;  // set for a rename only
+  std::string status;    // added | modified | deleted | renamed
+  bool binary = false;
+  int64_t additions = 0;
+  int64_t deletions = 0;
+  std::string patch;  // unified diff text of this file, at most kMaxPatchBytes
+  bool patch_truncated = false;
+};
+
+struct GitDiffResult {
+  std::vector<GitFileDiff> files;  // path order, at most kMaxDiffFiles
+  bool truncated = false;          // more files differed than were listed
+};
+
+struct GitCommitInfo {
+  std::string id;      // 40 hex digits
+  std::string parent;  // first parent's id; "" for a root commit
+  std::string message;
+};
+
+inline constexpr size_t kMaxPatchBytes = 256 * 1024;
+inline constexpr size_t kMaxDiffFiles = 2000;
+// A file larger than this is diffed as binary (never loaded for a patch).
+inline constexpr int64_t kMaxDiffBlobBytes = 4 * 1024 * 1024;
 
 class GitRepo {
  public:
@@ -58,12 +88,31 @@ class GitRepo {
   // For tests and tools that read the result of CommitAll.
   Result<std::pair<std::string, std::string>> Head() const;
 
+  // Diffs (git_diff.cc). No external diff driver or textconv runs (libgit2
+  // has none); renames are detected; a blob over kMaxDiffBlobBytes counts
+  // as binary. Read-only: the index is read, never written.
+  //
+  // HEAD's history, newest first (time order), at most `max` commits; empty
+  // while HEAD is unborn.
+  Result<std::vector<GitCommitInfo>> History(size_t max) const;
+  // `commit` (40 hex digits) against its first parent (the empty tree for a
+  // root commit). kNotFound for an unknown commit.
+  Result<GitDiffResult> DiffCommit(const std::string& commit) const;
+  // The working tree (untracked files included, ignored ones not) against
+  // HEAD (the empty tree while HEAD is unborn): what CommitAll would commit.
+  Result<GitDiffResult> DiffWorkdir() const;
+  // The working tree against `from` (a commit id; "" = the empty tree).
+  Result<GitDiffResult> DiffRange(const std::string& from) const;
+
  private:
   struct RepoFree {
     void operator()(git_repository* r) const;
   };
   explicit GitRepo(git_repository* repo) : repo_(repo) {}
   static Result<GitRepo> Checked(git_repository* repo);
+  // The working tree against the tree of `from` ("" = empty tree; "HEAD"
+  // allowed, unborn = empty).
+  Result<GitDiffResult> DiffToWorkdir(const std::string& from) const;
 
   std::unique_ptr<git_repository, RepoFree> repo_;
 };

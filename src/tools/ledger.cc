@@ -23,7 +23,7 @@ Json ToJson(const LedgerRecord& r) {
             {"tool", r.tool},
             {"read_only", r.read_only},
             {"ts", r.ts}};
-  if (r.event == "started") j["args"] = r.args;
+  if (r.event == "started" || !r.args.is_null()) j["args"] = r.args;
   if (r.event != "started") j["duration_ms"] = r.duration_ms;
   if (!r.result.empty()) j["result"] = r.result;
   return j;
@@ -61,7 +61,11 @@ Result<std::vector<LedgerRecord>> ToolLedger::Read(const std::string& dir) {
     if (line.empty()) continue;
     Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) continue;  // a torn append
-    out.push_back(FromJson(j));
+    try {
+      out.push_back(FromJson(j));
+    } catch (const Json::exception&) {
+      continue;  // a field of the wrong type: not one of our records
+    }
   }
   return out;
 }
@@ -137,6 +141,18 @@ Status ToolLedger::Reconciled(const IdempotencyKey& key, const std::string& tool
   r.key = key;
   r.tool = tool;
   r.result = Truncate(note);
+  return Append(std::move(r));
+}
+
+Status ToolLedger::ParkCall(const IdempotencyKey& key, const std::string& tool, const Json& args,
+                            bool parked, int64_t duration_ms, const ToolResult& result) {
+  LedgerRecord r;
+  r.event = parked ? "parked" : result.is_error ? "error" : "finished";
+  r.key = key;
+  r.tool = tool;
+  r.args = args.is_null() ? Json::object() : args;
+  r.duration_ms = duration_ms;
+  r.result = Truncate(result.content);
   return Append(std::move(r));
 }
 

@@ -13,9 +13,16 @@
 // wait_reason=reconcile and a comment saying which call may or may not have
 // taken effect. Once a person has looked, Reconciled() closes the call.
 //
+// Park tools (RequestTool, RequestPackage, SpinOffTask, WaitSubTask) are
+// handled by the engine, not the Dispatcher; it records each of them once,
+// after the call was handled: `parked` when the call parked the job (the
+// re-issued call after the resume is recorded again), else `finished` /
+// `error` — both with the args and no `started` (nothing to reconcile).
+//
 // Format: one JSON object per line {"seq","event","task_id","job_id",
 // "call_id","tool","args"?,"read_only","ts","duration_ms"?,"result"?}.
-// A torn last line (crash mid-append) is ignored on read.
+// A torn last line (crash mid-append) or any line that is not a record is
+// ignored on read.
 //
 // Thread safety: all methods may be called from any thread (one mutex
 // serializes appends; parallel read-only calls share one ledger).
@@ -35,10 +42,10 @@ namespace maestro::tools {
 
 struct LedgerRecord {
   int64_t seq = 0;
-  std::string event;  // started | finished | error | reconciled
+  std::string event;  // started | finished | error | reconciled | parked
   IdempotencyKey key;
   std::string tool;
-  Json args;  // on `started` only
+  Json args;  // on `started`, and on the one record of a park tool call
   bool read_only = false;
   TimeMs ts = 0;
   int64_t duration_ms = 0;
@@ -62,6 +69,10 @@ class ToolLedger {
                   int64_t duration_ms, const ToolResult& result);
   // Closes a call that needed reconciliation (`note` says how it was settled).
   Status Reconciled(const IdempotencyKey& key, const std::string& tool, const std::string& note);
+  // The one record of a park tool call handled by the engine: `parked` when
+  // it parked the job, else `finished`/`error` (result.is_error).
+  Status ParkCall(const IdempotencyKey& key, const std::string& tool, const Json& args, bool parked,
+                  int64_t duration_ms, const ToolResult& result);
 
   const std::string& path() const { return path_; }
 

@@ -36,8 +36,8 @@ std::vector<const Space*> SpaceRegistry::List() const {
 
 const std::vector<std::string>& SpacePolicyToolNames() {
   static const std::vector<std::string> names = {
-      "ReadFile",   "WriteFile", "EditFile", "ListDir",     "Glob",
-      "Grep",       "RunCommand", "delegate", "SpinOffTask", "WaitSubTask"};
+      "ReadFile", "WriteFile",  "EditFile", "ListDir",     "Glob",
+      "Grep",     "RunCommand", "delegate", "SpinOffTask", "WaitSubTask"};
   return names;
 }
 
@@ -53,10 +53,9 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config) {
   for (const auto& t : config.tools) {
     if (std::find(known.begin(), known.end(), t) == known.end()) {
       std::string hint = NearestWord(t, known);
-      return InvalidArgument(
-          config.where + ": spaces." + config.name + ".tools: unknown tool '" + t + "'" +
-              (hint.empty() ? "" : "; did you mean '" + hint + "'?"),
-          "spaces." + config.name + ".tools");
+      return InvalidArgument(config.where + ": spaces." + config.name + ".tools: unknown tool '" +
+                                 t + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"),
+                             "spaces." + config.name + ".tools");
     }
     s.policy.allowed_tools.insert(t);
   }
@@ -92,6 +91,10 @@ Status RegisterConfiguredSpaces(const std::map<std::string, SpaceConfig>& spaces
   return Status::Ok();
 }
 
+std::string EphemeralWorkspaceDir(const std::string& data_dir, const std::string& task_id) {
+  return (fs::path(data_dir) / "workspaces" / "tasks" / task_id).string();
+}
+
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
                                    const std::string& task_id, const std::string& space) {
   Workspace ws;
@@ -107,7 +110,7 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
       task_id.find("..") != std::string::npos) {
     return InvalidArgument("bad task id for a workspace", "task_id");
   }
-  fs::path dir = fs::path(options.data_dir) / "workspaces" / "tasks" / task_id;
+  fs::path dir = EphemeralWorkspaceDir(options.data_dir, task_id);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
@@ -118,14 +121,35 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
   return ws;
 }
 
+std::string WorkspaceCommitMessage(const std::string& task_id, const std::string& job_id,
+                                   const std::string& title) {
+  return "maestro: " + (title.empty() ? std::string("task result") : title) + " (task " + task_id +
+         ", job " + job_id + ")";
+}
+
+std::optional<std::string> TaskCommitJob(const std::string& message, const std::string& task_id) {
+  if (task_id.empty()) return std::nullopt;
+  const std::string marker = "(task " + task_id;
+  // The last marker: a title may itself mention "(task ...".
+  for (size_t at = message.rfind(marker); at != std::string::npos;
+       at = at == 0 ? std::string::npos : message.rfind(marker, at - 1)) {
+    const size_t after = at + marker.size();
+    if (message.compare(after, 1, ")") == 0) return std::string();
+    if (message.compare(after, 6, ", job ") != 0) continue;
+    const size_t close = message.find(')', after + 6);
+    if (close == std::string::npos) continue;
+    return message.substr(after + 6, close - after - 6);
+  }
+  return std::nullopt;
+}
+
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
+                                                   const std::string& job_id,
                                                    const std::string& title) {
   auto repo = GitRepo::Open(ws.root);
   if (repo.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
   if (!repo.ok()) return repo.status();
-  const std::string message = "maestro: " + (title.empty() ? std::string("task result") : title) +
-                              " (task " + task_id + ")";
-  return repo->CommitAll(message);
+  return repo->CommitAll(WorkspaceCommitMessage(task_id, job_id, title));
 }
 
 }  // namespace maestro::tools

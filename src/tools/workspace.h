@@ -76,6 +76,10 @@ struct WorkspaceOptions {
   ToolPolicy ephemeral_policy;  // the policy of ephemeral workspaces
 };
 
+// Where the ephemeral workspace of `task_id` lives (whether or not it exists):
+// <data_dir>/workspaces/tasks/<task id>.
+std::string EphemeralWorkspaceDir(const std::string& data_dir, const std::string& task_id);
+
 // The task's workspace: its space when `space` is set (kNotFound if not
 // registered), else its ephemeral workspace, created and made a git
 // repository (GitRepo::Init) on first use.
@@ -83,11 +87,21 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
                                    const std::string& task_id, const std::string& space);
 
 // Commits every change in the workspace (GitRepo::CommitAll, like
-// `git add -A`) with the message "maestro: <title> (task <id>)". Returns the
+// `git add -A`) with the message "maestro: <title> (task <id>, job <job id>)"
+// (GET /api/local/tasks/:id/diff finds a job's commit by it). Returns the
 // new commit id, or nullopt when nothing changed or the directory is not in
 // a git work tree; an error when the repository is refused (bare, or its git
 // directory is not the work tree's own `.git`).
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
+                                                   const std::string& job_id,
                                                    const std::string& title);
+
+// The commit message CommitWorkspace writes.
+std::string WorkspaceCommitMessage(const std::string& task_id, const std::string& job_id,
+                                   const std::string& title);
+// Whether `message` is a commit CommitWorkspace wrote for `task_id`: it
+// carries "(task <id>, job <job id>)" — or "(task <id>)", the format before
+// commits named their job. Returns the job id ("" for the old format).
+std::optional<std::string> TaskCommitJob(const std::string& message, const std::string& task_id);
 
 }  // namespace maestro::tools

@@ -20,6 +20,13 @@ Result<int64_t> ParseEventId(const std::string& id, const char* field) {
   return v;
 }
 
+// SUM of an integer field of `llm.call` payloads in `col`. The engine writes
+// camelCase (seed 000 `cachedPromptTokens`); snake_case is accepted too.
+std::string SumLlmField(sql::Dialect d, const char* col, const char* camel, const char* snake) {
+  return "COALESCE(SUM(COALESCE(" + sql::JsonInt(d, col, camel) + ", " +
+         sql::JsonInt(d, col, snake) + ")), 0)";
+}
+
 // A single-row, single-integer query.
 Result<int64_t> ScalarInt(sql::Conn& conn, const std::string& sql) {
   auto s = conn.Prepare(sql);
@@ -266,6 +273,23 @@ Status ReadToolDurations(sql::Conn& conn, ApiMetrics* m) {
   }
 }
 
+// The latency histograms of the `llm.call` events: whole calls (totalMs) and
+// time to first token (ttftMs, when the call reported one: -1 = none).
+Status ReadLlmDurations(sql::Conn& conn, ApiMetrics* m) {
+  const sql::Dialect d = conn.dialect();
+  auto q = conn.Prepare("SELECT COALESCE(" + sql::JsonInt(d, "payload", "totalMs") + ", 0), " +
+                        "COALESCE(" + sql::JsonInt(d, "payload", "ttftMs") + ", -1)" +
+                        " FROM events WHERE type = 'llm.call'");
+  if (!q.ok()) return q.status();
+  while (true) {
+    auto row = q->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+    m->llm_duration.Add(q->Int(0));
+    if (q->Int(1) >= 0) m->llm_ttft.Add(q->Int(1));
+  }
+}
+
 }  // namespace
 
 Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
@@ -279,12 +303,9 @@ Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
     if (!row.ok()) return row.status();
     m.queue_wait_count = q->Int(0);
     m.queue_wait_sum_ms = q->Int(1);
-    // The engine writes camelCase (seed 000 `cachedPromptTokens`);
-    // snake_case is accepted too.
     const sql::Dialect d = conn.dialect();
     auto sum = [d](const char* camel, const char* snake) {
-      return "COALESCE(SUM(COALESCE(" + sql::JsonInt(d, "payload", camel) + ", " +
-             sql::JsonInt(d, "payload", snake) + ")), 0)";
+      return SumLlmField(d, "payload", camel, snake);
     };
     auto l = conn.Prepare("SELECT COUNT(*), " + sum("promptTokens", "prompt_tokens") + ", " +
                           sum("cachedPromptTokens", "cached_prompt_tokens") + ", " +
@@ -303,10 +324,49 @@ Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
     auto ok = ScalarInt(conn, "SELECT COUNT(*) FROM webhook_deliveries WHERE ok = 1");
     if (!ok.ok()) return ok.status();
     m.webhook_deliveries_ok = *ok;
+    MAESTRO_RETURN_IF_ERROR(ReadLlmDurations(conn, &m));
     return ReadToolDurations(conn, &m);
   });
   if (!st.ok()) return st;
   return m;
+}
+
+Result<std::vector<JobUsage>> SqlStore::ListJobUsage(const std::vector<std::string>& task_ids) {
+  std::vector<JobUsage> out;
+  if (task_ids.empty()) return out;
+  const std::string ids = Json(task_ids).dump();
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    const sql::Dialect d = conn.dialect();
+    auto q =
+        conn.Prepare("SELECT e.task_id, e.job_id, COALESCE(MAX(j.profile), ''), COUNT(*), " +
+                     SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") + ", " +
+                     SumLlmField(d, "e.payload", "cachedPromptTokens", "cached_prompt_tokens") +
+                     ", " + SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") +
+                     ", " + SumLlmField(d, "e.payload", "totalMs", "total_ms") +
+                     " FROM events e LEFT JOIN jobs j ON j.id = e.job_id"
+                     " WHERE e.type = 'llm.call' AND e.job_id IS NOT NULL AND e.task_id IN (" +
+                     sql::JsonTextArray(d, "?1") +
+                     ") GROUP BY e.task_id, e.job_id ORDER BY e.task_id, MIN(e.id)");
+    if (!q.ok()) return q.status();
+    q->Bind(1, ids);
+    for (;;) {
+      auto row = q->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::Ok();
+      JobUsage u;
+      u.task_id = q->Text(0);
+      u.job_id = q->Text(1);
+      u.profile = q->Text(2);
+      u.llm_calls = q->Int(3);
+      u.prompt_tokens = q->Int(4);
+      u.cached_tokens = q->Int(5);
+      u.completion_tokens = q->Int(6);
+      u.model_ms = q->Int(7);
+      out.push_back(std::move(u));
+    }
+  });
+  if (!st.ok()) return st;
+  return out;
 }
 
 }  // namespace maestro

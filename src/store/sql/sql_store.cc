@@ -10,6 +10,7 @@
 
 #include "core/ids.h"
 #include "store/sql/rows.h"
+#include "store/title.h"
 
 namespace maestro {
 
@@ -92,8 +93,11 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
   }
   CreatedTask out;
   std::string task_id = NewUuid();
+  // Every create path (API, MCP, CLI, subtasks) names an untitled task here.
+  const std::string title = request.title.empty() ? AutoTitle(request.instruction) : request.title;
   Status st = Write([&](Tx& tx) -> Status {
     NewTask in = request;  // a retried transaction starts again from the request
+    in.title = title;
     if (!in.parent_job_id.empty()) MAESTRO_RETURN_IF_ERROR(InheritFromParentJob(tx.conn, &in));
     if (!in.spawn_key.empty()) {
       auto found = FindSpawned(tx, in.spawn_key);
@@ -200,6 +204,22 @@ Status SqlStore::AddTaskStats(const std::string& task_id, const TaskStatsDelta& 
     if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
     return Status::Ok();
   });
+}
+
+Result<Task> SqlStore::SetTaskTitle(const std::string& task_id, const std::string& title) {
+  std::string clean;
+  MAESTRO_RETURN_IF_ERROR(CheckTitle(title, &clean));
+  Status st = Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare("UPDATE tasks SET title = ?2, updated_at = ?3 WHERE id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id).Bind(2, clean).Bind(3, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
+    // Live views (the task-events stream) refresh on it.
+    return sql::InsertEvent(tx, task_id, "", "task.updated", {{"title", clean}});
+  });
+  if (!st.ok()) return st;
+  return GetTask(task_id);
 }
 
 // ---- comments

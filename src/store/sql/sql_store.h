@@ -92,6 +92,8 @@ class SqlStore : public Store {
   Status MarkNotificationsRead(const std::string& user,
                                const std::vector<std::string>& ids) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
+  Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
+  Result<Task> SetTaskTitle(const std::string& task_id, const std::string& title) override;
 
   // Schema version after migrations (for tests and `maestro version`).
   Result<int> SchemaVersion();

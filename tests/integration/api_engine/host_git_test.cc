@@ -44,7 +44,8 @@ TEST_F(HostGitTest, ATaskCommitsItsWorkspaceWithoutEverRunningTheGitBinary) {
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(head.ok()) << head.status().ToString() << "\n" << LogTail();
-  EXPECT_TRUE(Contains(head->second, "(task " + c["task"]["id"].get<std::string>() + ")"))
+  EXPECT_TRUE(Contains(head->second, "(task " + c["task"]["id"].get<std::string>() + ", job " +
+                                         c["job"]["id"].get<std::string>() + ")"))
       << head->second;
   EXPECT_TRUE(tools::GitRepo::Open(ws)->ChangedFiles()->empty()) << "out/result.txt committed";
   EXPECT_FALSE(fs::exists(marker)) << "serve ran git: " << std::ifstream(marker).rdbuf();

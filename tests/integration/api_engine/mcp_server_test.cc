@@ -375,7 +375,7 @@ TEST_F(McpServerTest, GetListCommentAndCancelTasksThroughTools) {
   std::string bob_session = Initialize("2025-11-25", bob);
   Json hidden = Call(bob_session, "get_task", {{"task_id", task}}, bob);
   EXPECT_EQ(hidden["isError"], true);
-  EXPECT_NE(Text(hidden).find("not found"), std::string::npos) << hidden.dump();
+  EXPECT_NE(Text(hidden).find("no such task"), std::string::npos) << hidden.dump();
   EXPECT_EQ(
       Call(bob_session, "list_tasks", Json::object(), bob)["structuredContent"]["tasks"].size(),
       0u);
@@ -404,13 +404,15 @@ TEST_F(McpServerTest, BadArgumentsAreToolErrorsAndUnknownToolsAreProtocolErrors)
            {"create_task", {{"instruction", "x"}, {"colour", "red"}}, "unknown argument 'colour'"},
            {"create_task", {{"instruction", 5}}, "instruction must be a string"},
            {"get_task", Json::object(), "task_id is required"},
-           {"get_task", {{"task_id", "00000000-0000-0000-0000-000000000000"}}, "not found"},
+           {"get_task", {{"task_id", "00000000-0000-0000-0000-000000000000"}}, "no such task"},
            {"list_tasks", {{"status", "sleeping"}}, "status must be one of"},
            {"comment", {{"task_id", "00000000-0000-0000-0000-000000000000"}}, "body is required"},
            {"decide_request",
             {{"task_id", "t"}, {"kind", "bogus"}, {"request_id", "r"}, {"decision", "approve"}},
             "kind must be tool, package or spawn"},
-           {"cancel_task", {{"task_id", "00000000-0000-0000-0000-000000000000"}}, "not found"}}) {
+           {"cancel_task",
+            {{"task_id", "00000000-0000-0000-0000-000000000000"}},
+            "no such task"}}) {
     Json r = Call(session, c.tool, c.args);
     EXPECT_EQ(r["isError"], true) << c.tool << " " << r.dump();
     EXPECT_NE(Text(r).find(c.says), std::string::npos) << c.tool << ": " << r.dump();

@@ -54,7 +54,7 @@ class ServeEngineTest : public ::testing::Test {
         << extra_jobs_config_ << "llm:\n  base_url: " << fake_->base_url()
         << "\n  model: fake\n  max_attempts: 1\n"
         << "  context_length: 1000000\n"
-        << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
+        << extra_llm_config_ << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
         << std::filesystem::path(installer).parent_path().string() << "]\n"
         << ExtraConfig();
@@ -216,6 +216,7 @@ class ServeEngineTest : public ::testing::Test {
   // Appended to maestro.yaml by Start (top-level sections: spaces, llm_profiles...).
   std::string extra_config_;
   std::string extra_jobs_config_;  // more keys of the `jobs:` section (two-space indent)
+  std::string extra_llm_config_;   // more keys of the `llm:` section (two-space indent)
   int max_attempts_ = 3;           // jobs.retry.max_attempts
   // Added to serve's environment by Start (e.g. a PATH with a fake binary).
   std::map<std::string, std::string> serve_env_;

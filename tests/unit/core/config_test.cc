@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <vector>
 
 #include "support/temp_dir.h"
 
@@ -157,9 +158,68 @@ TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
 
   auto bad = LoadConfig(Write(dir, "llm_profiles:\n  x:\n    modle: m\n"), {});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find(":3:5: unknown key 'llm.modle'; did you mean 'llm.model'?"),
+  EXPECT_NE(bad.status().message().find(
+                ":3:5: unknown key 'llm_profiles.x.modle'; did you mean 'llm_profiles.x.model'?"),
             std::string::npos)
       << bad.status().message();
+}
+
+TEST(ConfigTest, PricesPerProfileInUsdPerMillionTokens) {
+  testing::TempDir dir;
+  auto cfg = LoadConfig(Write(dir,
+                              "llm:\n"
+                              "  model: qwen3\n"
+                              "  price: {input: 0.5, cached_input: 0.05, output: 2}\n"
+                              "llm_profiles:\n"
+                              "  fast:\n"
+                              "    model: small\n"
+                              "    price:\n"
+                              "      input: 1.25\n"
+                              "      output: 10\n"
+                              "  free:\n"
+                              "    model: local\n"),
+                        {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_TRUE(cfg->llm.price.has_value());
+  EXPECT_DOUBLE_EQ(cfg->llm.price->input, 0.5);
+  EXPECT_DOUBLE_EQ(cfg->llm.price->cached_input, 0.05);
+  EXPECT_DOUBLE_EQ(cfg->llm.price->output, 2);
+  const auto& fast = cfg->llm_profiles.at("fast").price;
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_DOUBLE_EQ(fast->input, 1.25);
+  EXPECT_DOUBLE_EQ(fast->cached_input, 1.25) << "cached_input defaults to input";
+  EXPECT_DOUBLE_EQ(fast->output, 10);
+  EXPECT_FALSE(cfg->llm_profiles.at("free").price.has_value());
+}
+
+TEST(ConfigTest, BadPricesAreErrorsNamingTheKeyAndPosition) {
+  testing::TempDir dir;
+  struct Case {
+    std::string yaml, says, field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"llm_profiles:\n  fast:\n    price: {input: -1, output: 2}\n",
+            ":3:20: llm_profiles.fast.price.input must be a number >= 0",
+            "llm_profiles.fast.price.input"},
+           {"llm_profiles:\n  fast:\n    price:\n      input: cheap\n      output: 2\n",
+            ":4:14: llm_profiles.fast.price.input must be a number >= 0 (USD per million tokens), "
+            "got 'cheap'",
+            "llm_profiles.fast.price.input"},
+           {"llm:\n  price: {input: 1, output: [2]}\n", ":2:29: llm.price.output must be a number",
+            "llm.price.output"},
+           {"llm:\n  price: {input: 1}\n", ":2:10: llm.price.output is required",
+            "llm.price.output"},
+           {"llm:\n  price: {input: 1, output: 1, cache: 1}\n",
+            ":2:32: unknown key 'llm.price.cache'", "llm.price.cache"},
+           {"llm:\n  price: 3\n", ":2:10: llm.price must be a mapping", "llm.price"},
+       }) {
+    auto cfg = LoadConfig(Write(dir, c.yaml), {});
+    ASSERT_FALSE(cfg.ok()) << c.yaml;
+    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(cfg.status().message().find(c.says), std::string::npos) << c.yaml << "\n"
+                                                                      << cfg.status().message();
+    EXPECT_EQ(cfg.status().field(), c.field) << c.yaml;
+  }
 }
 
 TEST(ConfigTest, ExplicitMissingFileIsAnError) {

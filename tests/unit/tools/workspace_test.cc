@@ -29,19 +29,19 @@ TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   EXPECT_EQ(ws->policy.allowed_tools.count("ReadFile"), 1u);
 
   // Nothing changed yet: no commit.
-  auto none = CommitWorkspace(*ws, "3f2b8c1e-task", "Fix the parser");
+  auto none = CommitWorkspace(*ws, "3f2b8c1e-task", "01JOB", "Fix the parser");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_FALSE(none->has_value());
 
   std::ofstream(ws->root + "/result.txt") << "done\n";
-  auto commit = CommitWorkspace(*ws, "3f2b8c1e-task", "Fix the parser");
+  auto commit = CommitWorkspace(*ws, "3f2b8c1e-task", "01JOB", "Fix the parser");
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   ASSERT_TRUE(commit->has_value());
   EXPECT_EQ((*commit)->size(), 40u);
   auto repo = GitRepo::Open(ws->root);
   ASSERT_TRUE(repo.ok()) << repo.status().ToString();
   EXPECT_EQ(repo->Head()->first, **commit);
-  EXPECT_EQ(repo->Head()->second, "maestro: Fix the parser (task 3f2b8c1e-task)");
+  EXPECT_EQ(repo->Head()->second, "maestro: Fix the parser (task 3f2b8c1e-task, job 01JOB)");
   EXPECT_TRUE(repo->ChangedFiles()->empty()) << "result.txt is in the commit";
 
   // Preparing again reuses the same directory.
@@ -70,7 +70,7 @@ TEST(WorkspaceTest, TheJobEndCommitRunsNoHookFsmonitorOrFilterTheAgentWrote) {
   }
   std::ofstream(ws->root + "/.gitattributes") << "* filter=x\n";
   std::ofstream(ws->root + "/result.txt") << "done\n";
-  auto commit = CommitWorkspace(*ws, "t-hostile", "hostile");
+  auto commit = CommitWorkspace(*ws, "t-hostile", "j1", "hostile");
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   EXPECT_TRUE(commit->has_value());
   EXPECT_TRUE(GitRepo::Open(ws->root)->ChangedFiles()->empty());
@@ -99,7 +99,7 @@ TEST(WorkspaceTest, PersistentSpacesAreRegisteredDirectories) {
             StatusCode::kNotFound);
   // Not a git repository: nothing to commit into, and no error.
   std::ofstream(ws->root + "/a.txt") << "x";
-  auto c = CommitWorkspace(*ws, "t1", "x");
+  auto c = CommitWorkspace(*ws, "t1", "j1", "x");
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->has_value());
 }
@@ -117,8 +117,8 @@ TEST(WorkspaceTest, ConfiguredSpacesGetTheirPolicyAndAMissingDirectoryIsCreated)
   tools_listed.tools = {"ReadFile", "Grep"};
   SpaceRegistry spaces;
   std::vector<std::string> created;
-  ASSERT_TRUE(RegisterConfiguredSpaces({{"docs", docs}, {"ro", tools_listed}}, &spaces, &created)
-                  .ok());
+  ASSERT_TRUE(
+      RegisterConfiguredSpaces({{"docs", docs}, {"ro", tools_listed}}, &spaces, &created).ok());
   EXPECT_EQ(created, std::vector<std::string>{dir.File("spaces/docs")});
   EXPECT_TRUE(fs::is_directory(dir.File("spaces/docs")));
   const Space* d = spaces.Find("docs");
@@ -137,6 +137,19 @@ TEST(WorkspaceTest, ConfiguredSpacesGetTheirPolicyAndAMissingDirectoryIsCreated)
   Status st = RegisterConfiguredSpaces({{"bad", typo}}, &spaces, nullptr);
   EXPECT_EQ(st.field(), "spaces.bad.tools");
   EXPECT_NE(st.message().find("did you mean 'ReadFile'"), std::string::npos) << st.message();
+}
+
+TEST(WorkspaceTest, ACommitMessageNamesItsTaskAndJob) {
+  const std::string task = "3f2b8c1e-0000-4000-8000-000000000001";
+  const std::string msg = WorkspaceCommitMessage(task, "01JOBA", "Fix (task x) parser");
+  EXPECT_EQ(msg, "maestro: Fix (task x) parser (task " + task + ", job 01JOBA)");
+  EXPECT_EQ(TaskCommitJob(msg, task), "01JOBA");
+  // The format before commits named their job still belongs to the task.
+  EXPECT_EQ(TaskCommitJob("maestro: old (task " + task + ")", task), "");
+  EXPECT_EQ(TaskCommitJob(msg, "3f2b8c1e-0000-4000-8000-000000000002"), std::nullopt);
+  EXPECT_EQ(TaskCommitJob("(task " + task + "0, job j)", task), std::nullopt) << "another id";
+  EXPECT_EQ(TaskCommitJob("a person's commit", task), std::nullopt);
+  EXPECT_EQ(TaskCommitJob(msg, ""), std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,72 @@
+#include "api/usage_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace maestro::api {
+
+PriceTable PricesFromConfig(const Config& cfg) {
+  PriceTable out;
+  if (cfg.llm.price) out["default"] = *cfg.llm.price;
+  for (const auto& [name, llm] : cfg.llm_profiles) {
+    if (llm.price) out[name] = *llm.price;
+  }
+  return out;
+}
+
+double CostUsd(const JobUsage& u, const LlmPrice& price) {
+  const int64_t cached = std::min(u.cached_tokens, u.prompt_tokens);
+  const double uncached = static_cast<double>(u.prompt_tokens - cached);
+  return (uncached * price.input + static_cast<double>(cached) * price.cached_input +
+          static_cast<double>(u.completion_tokens) * price.output) /
+         1e6;
+}
+
+UsageTotals JobTotals(const JobUsage& u, const PriceTable& prices) {
+  UsageTotals t;
+  t.llm_calls = u.llm_calls;
+  t.prompt_tokens = u.prompt_tokens;
+  t.cached_tokens = u.cached_tokens;
+  t.completion_tokens = u.completion_tokens;
+  t.model_ms = u.model_ms;
+  if (u.llm_calls == 0) return t;
+  auto it = prices.find(u.profile.empty() ? "default" : u.profile);
+  if (it == prices.end()) {
+    t.cost_known = false;
+  } else {
+    t.cost = CostUsd(u, it->second);
+  }
+  return t;
+}
+
+void AddTotals(UsageTotals* sum, const UsageTotals& job) {
+  sum->llm_calls += job.llm_calls;
+  sum->prompt_tokens += job.prompt_tokens;
+  sum->cached_tokens += job.cached_tokens;
+  sum->completion_tokens += job.completion_tokens;
+  sum->model_ms += job.model_ms;
+  sum->cost += job.cost;
+  sum->cost_known = sum->cost_known && job.cost_known;
+}
+
+Json UsageJson(const UsageTotals& t) {
+  double pct = 0;
+  if (t.prompt_tokens > 0) {
+    pct = std::round(1000.0 * static_cast<double>(t.cached_tokens) /
+                     static_cast<double>(t.prompt_tokens)) /
+          10.0;
+  }
+  // Ten decimals: enough for a single token at any price, and no float
+  // noise (0.30000000000000004) in the JSON.
+  Json cost = t.cost_known ? Json(std::round(t.cost * 1e10) / 1e10) : Json(nullptr);
+  return {{"llm_calls", t.llm_calls},
+          {"prompt_tokens", t.prompt_tokens},
+          {"cached_tokens", t.cached_tokens},
+          {"completion_tokens", t.completion_tokens},
+          {"cache_hit_pct", pct},
+          {"model_ms", t.model_ms},
+          {"cost", cost},
+          {"currency", "USD"}};
+}
+
+}  // namespace maestro::api

@@ -1,0 +1,162 @@
+#include "tools/workspace_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/utf8.h"
+#include "tools/workspace_path.h"
+
+namespace maestro::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxDepth = 128;
+
+TimeMs MtimeMs(const struct stat& st) {
+  return static_cast<TimeMs>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+// The names in directory `dir`, sorted, without "." and "..".
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Walk(const std::string& root, const std::string& rel, int depth, size_t max,
+          WorkspaceListing* out) {
+  for (const std::string& name : Names(rel.empty() ? root : root + "/" + rel)) {
+    if (name == ".git") continue;
+    if (out->entries.size() >= max) {
+      out->truncated = true;
+      return;
+    }
+    const std::string path = rel.empty() ? name : rel + "/" + name;
+    struct stat st {};
+    if (lstat((root + "/" + path).c_str(), &st) != 0) continue;  // gone meanwhile
+    WorkspaceEntry e;
+    e.path = path;
+    e.modified_at = MtimeMs(st);
+    if (S_ISDIR(st.st_mode)) {
+      e.type = "dir";
+    } else if (S_ISLNK(st.st_mode)) {
+      e.type = "symlink";
+      e.size = st.st_size;
+    } else if (S_ISREG(st.st_mode)) {
+      e.type = "file";
+      e.size = st.st_size;
+    } else {
+      continue;  // fifo, socket, device: nothing a client could read
+    }
+    out->entries.push_back(std::move(e));
+    if (S_ISDIR(st.st_mode) && depth < kMaxDepth) {
+      Walk(root, path, depth + 1, max, out);
+      if (out->truncated) return;
+    }
+  }
+}
+
+bool HasGitComponent(const fs::path& p) {
+  for (const auto& part : p) {
+    if (part == ".git") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+WorkspaceListing ListWorkspace(const std::string& root, size_t max_entries) {
+  WorkspaceListing out;
+  Walk(root, "", 0, max_entries, &out);
+  return out;
+}
+
+Status CheckClientPath(const std::string& relative) {
+  if (relative.empty()) return InvalidArgument("path is empty", "path");
+  if (relative.find('\0') != std::string::npos) {
+    return InvalidArgument("path contains a NUL byte", "path");
+  }
+  const fs::path p(relative);
+  if (p.is_absolute()) return InvalidArgument("path must be relative to the workspace", "path");
+  for (const auto& part : p) {
+    if (part == "..") return InvalidArgument("path may not contain '..'", "path");
+    if (part == ".git") return InvalidArgument("path may not name .git", "path");
+  }
+  return Status::Ok();
+}
+
+Result<WorkspaceFile> ReadWorkspaceFile(const std::string& root, const std::string& relative,
+                                        size_t max) {
+  MAESTRO_RETURN_IF_ERROR(CheckClientPath(relative));
+  MAESTRO_ASSIGN_OR_RETURN(std::string abs, ResolveInWorkspace(root, relative));
+  // A symlink inside the workspace may still point into .git.
+  const std::string resolved_rel = RelativeToWorkspace(root, abs);
+  if (abs == root || HasGitComponent(resolved_rel)) {
+    return InvalidArgument("path '" + relative + "' does not name a readable file", "path");
+  }
+  int fd = open(abs.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return NotFound("no file " + relative);
+    return InvalidArgument("path '" + relative + "' cannot be read", "path");
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return InvalidArgument("path '" + relative + "' is not a regular file", "path");
+  }
+  WorkspaceFile f;
+  f.path = fs::path(relative).lexically_normal().string();
+  f.size = st.st_size;
+  const size_t want = std::min<size_t>(max, static_cast<size_t>(std::max<off_t>(st.st_size, 0)));
+  f.bytes.resize(want);
+  size_t got = 0;
+  while (got < want) {
+    ssize_t n = read(fd, f.bytes.data() + got, want - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // an error or a file that shrank meanwhile
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  f.bytes.resize(got);
+  f.truncated = static_cast<size_t>(std::max<off_t>(st.st_size, 0)) > got;
+  return f;
+}
+
+bool LooksLikeText(const std::string& bytes, bool cut) {
+  if (bytes.find('\0') != std::string::npos) return false;
+  std::string_view text(bytes);
+  if (cut) {
+    // The read may have stopped inside a character: drop an incomplete
+    // sequence at the very end (its lead byte and up to 2 continuations).
+    size_t lead = text.size();
+    for (size_t back = 0; back < 3 && lead > 0; ++back) {
+      const unsigned char c = static_cast<unsigned char>(text[lead - 1]);
+      if ((c & 0xC0) != 0x80) break;
+      --lead;
+    }
+    if (lead > 0) {
+      const unsigned char c = static_cast<unsigned char>(text[lead - 1]);
+      const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (need > 1 && text.size() - (lead - 1) < need) text = text.substr(0, lead - 1);
+    }
+  }
+  return IsValidUtf8(text);
+}
+
+}  // namespace maestro::tools
