@@ -165,7 +165,7 @@ test('the WriteFile card shows the content as text and opens it in the workspace
   if (await diff.count()) {
     const file = diff.locator('[data-testid="diff-file"][data-path="NOTE.md"]');
     await file.waitFor();
-    assert.match(await file.innerText(), /added/);
+    assert.equal(await file.locator('.diff-status').textContent(), 'added');
     assert.match(await file.locator('.diff-add').first().innerText(), /^\+/);
     assert.match(await file.innerText(), /\+# NOTE-HEADING/);
     const scopes = await pane.getByLabel('Diff scope').locator('option').allInnerTexts();

@@ -32,6 +32,8 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
   const latest = detail?.latest_job ?? null;
   const feed = useMemo(() => buildFeed(jobs, live.comments, live.deltas, live.ledger), [jobs, live.comments, live.deltas, live.ledger]);
   const active = latest !== null && !TERMINAL.has(latest.status);
+  // Logical calls (one per card) once the ledger is known; else the server's count.
+  const toolCards = live.ledger.length ? feed.filter((i) => i.kind === 'tool').length : undefined;
   // The workspace reloads when a tool call or a job status is recorded.
   const wsVersion = live.events.filter((e) => e.type === 'tool.call' || e.type === 'job.status').length;
   const ws = useWorkspace(taskId, wsOpen, wsVersion);
@@ -101,7 +103,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
               <small className="muted chat-meta" data-testid="chat-meta">
                 {t.piece}
                 {t.space ? ` · space ${t.space}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
-                {plural(t.tool_call_count, 'tool call')}
+                {plural(toolCards ?? t.tool_call_count, 'tool call')}
                 {t.usage && (
                   <>
                     {' · '}

@@ -57,6 +57,8 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
           for (const n of r.notifications) {
             if (n.read || seen.current.has(n.id)) continue;
             const needsYou = (n.outcome ?? (n.status === 'waiting_human' ? 'needs_you' : '')) === 'needs_you';
+            // Already stale: a newer notification of the same task (newest first).
+            if (needsYou && r.notifications.some((m) => m.task_id === n.task_id && m.created_at > n.created_at)) continue;
             toast(`${notificationTask(n)}: ${notificationText(n)}`, toneOf(n), {
               taskId: n.task_id,
               topic: needsYou ? 'needs_you' : n.outcome ?? n.status,

@@ -25,9 +25,14 @@ function prettyArgs(args: string): string {
   }
 }
 
+// The argument that says what the call is about: a path, a command, … else
+// the first string.
+const SUMMARY_KEYS = ['path', 'command', 'pattern', 'query', 'url', 'name', 'task', 'tool'];
+
 function summary(args: string): string {
   const o = parseFileArgs(args);
-  const first = o ? (Object.values(o).find((v) => typeof v === 'string') as string | undefined) : undefined;
+  const key = o ? SUMMARY_KEYS.find((k) => typeof o[k] === 'string' && o[k]) : undefined;
+  const first = o ? ((key ? o[key] : Object.values(o).find((v) => typeof v === 'string')) as string | undefined) : undefined;
   return first ? first.slice(0, 60) : '';
 }
 
