@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
 import type { ApprovalRequest, Comment, Job } from '../types';
+import { MarkdownView } from './MarkdownView';
 import { PackageRequestApproval } from './PackageRequestApproval';
 import { ToolRequestApproval } from './ToolRequestApproval';
 import { useToast } from './Toasts';
@@ -73,7 +74,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }
       {asking && (
         <div className="ask card" data-testid="ask-question">
           <div className="label">The agent asks — awaiting your answer</div>
-          <div className="msg-body">{question?.body ?? job?.result ?? 'The agent needs your input.'}</div>
+          <MarkdownView className="msg-body" text={question?.body ?? job?.result ?? 'The agent needs your input.'} />
         </div>
       )}
       <div className="composer-row">
