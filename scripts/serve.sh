@@ -27,13 +27,16 @@ export MAESTRO_DATA_DIR="${MAESTRO_DATA_DIR:-$PWD/data}"
 bin="$PWD/build/release/src/cli/maestro"
 listen="${MAESTRO_LISTEN:-127.0.0.1:8080}"
 token_file="$MAESTRO_DATA_DIR/admin_token"
+client_env="MAESTRO_DATA_DIR=$MAESTRO_DATA_DIR"
+[[ $listen == 127.0.0.1:8080 ]] || client_env+=" MAESTRO_SERVER=http://$listen"
 cat <<BANNER
 
   maestro is starting
     URL:     http://$listen/
     token:   $token_file$([[ -f $token_file ]] && echo " ($(head -n1 "$token_file"))" || echo " (created now; printed below once)")
     binary:  $bin   (install: cmake --install build/release --prefix ~/.local)
-    CLI:     $bin task list      (talks to this server; token read from the file above)
+    CLI:     $client_env $bin task list
+             (talks to this server, token from the file above; docs/cli.md)
     stop:    Ctrl-C (or kill -TERM the maestro process)
 
 BANNER

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -55,11 +56,19 @@ std::string ContinueHint(const Config& cfg, const std::string& config_path, Stor
   std::error_code ec;
   std::string dir = std::filesystem::absolute(cfg.data_dir, ec).lexically_normal().string();
   std::string env = "MAESTRO_DATA_DIR=" + dir + " ";
-  std::string cfg_flag = config_path.empty() ? "" : " --config " + config_path;
+  // The server needs the same model: the same config file (also the
+  // implicit ./maestro.yaml, named absolutely) and MAESTRO_LLM_BASE_URL.
+  std::string file = config_path;
+  if (file.empty() && std::filesystem::exists("maestro.yaml", ec)) {
+    file = std::filesystem::absolute("maestro.yaml", ec).string();
+  }
+  std::string cfg_flag = file.empty() ? "" : " --config " + file;
+  const char* llm = std::getenv("MAESTRO_LLM_BASE_URL");
+  std::string serve_env = env + (llm && *llm ? fmt::format("MAESTRO_LLM_BASE_URL={} ", llm) : "");
   std::string out = fmt::format(
       "to go on: start a server on the same data dir (in another shell):\n"
       "  {}maestro{} serve\nthen, in this shell:\n",
-      env, cfg_flag);
+      serve_env, cfg_flag);
   if (job.wait_reason == "ask" || job.wait_reason == "reconcile") {
     out += "  " + env + AnswerCommand(job.task_id) + "\n";
   } else if (auto requests = store.ListRequests(job.task_id, ""); requests.ok()) {

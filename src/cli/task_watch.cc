@@ -79,8 +79,9 @@ class DeltaPrinter {
 
   // `caught_up` runs once the deltas buffered at connect time are printed
   // (the first body chunk) or the stream is over, whichever comes first.
-  void Follow(const std::string& job_id, bool once, const std::function<bool()>& stop,
-              const std::function<void()>& caught_up = [] {}) {
+  void Follow(
+      const std::string& job_id, bool once, const std::function<bool()>& stop,
+      const std::function<void()>& caught_up = [] {}) {
     bool told = false;
     auto tell = [&] {
       if (!told) caught_up();
@@ -203,9 +204,9 @@ class JobFollower {
   DeltaPrinter printer_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
+  std::deque<std::string> queue_;    // GUARDED_BY(mu_)
   std::set<std::string> caught_up_;  // GUARDED_BY(mu_)
-  bool stop_ = false;              // GUARDED_BY(mu_)
+  bool stop_ = false;                // GUARDED_BY(mu_)
   std::thread thread_;
 };
 

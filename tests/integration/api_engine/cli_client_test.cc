@@ -97,8 +97,8 @@ TEST_F(CliTaskTest, WithoutAServerItSaysSoExits2AndCreatesNothing) {
   const std::string empty = dir_.File("empty");
   fs::create_directories(empty);
   const int port = FreePort();  // nothing listens there
-  for (const std::string& cmd : {"list", "show 00000000-0000-4000-8000-000000000000",
-                                 "watch 00000000-0000-4000-8000-000000000000"}) {
+  for (const char* cmd : {"list", "show 00000000-0000-4000-8000-000000000000",
+                          "watch 00000000-0000-4000-8000-000000000000"}) {
     auto [code, out] = RunCommand(
         {"/bin/sh", "-c",
          std::string("cd '") + empty + "' && exec " + MAESTRO_BIN + " task " + cmd},
