@@ -97,12 +97,18 @@ Result<HttpReply> ApiClient::Stream(const std::string& path, const std::string& 
 }
 
 int ReportTransportError(const ClientOptions& o, const Status& st) {
-  if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded) {
+  // Nothing answered (refused, unknown host, connect timeout) — as opposed
+  // to a server that answered and then broke off or went silent.
+  const std::string_view m = st.message();
+  const bool nobody =
+      (st.code() == StatusCode::kUnavailable && m.starts_with("cannot reach")) ||
+      (st.code() == StatusCode::kDeadlineExceeded && m.find("onnect") != std::string_view::npos);
+  if (nobody) {
     std::cerr << "maestro: no server at " << RedactUrl(o.server)
               << " (start one with `maestro serve`, or name one with --server / MAESTRO_SERVER)\n";
     return 2;
   }
-  std::cerr << "maestro: " << RedactUrl(o.server) << ": " << st.message() << "\n";
+  std::cerr << "maestro: " << st.message() << "\n";
   return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 

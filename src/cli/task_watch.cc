@@ -103,6 +103,9 @@ class DeltaPrinter {
           [&](std::string_view chunk) {
             for (const SseFrame& f : parser.Feed(chunk)) {
               if (!f.id.empty()) last = f.id;
+              // The deltas live in the stopping server's memory: the next
+              // one numbers them afresh.
+              if (f.event == "shutdown") last.clear();
               if (f.event == "end") ended = true;
               if (f.event == "delta") Print(f.data, &calls, &args_by_id);
             }

@@ -174,6 +174,38 @@ TEST_F(CliTaskTest, WatchFollowsAnAskAcrossTheAnswerToTheEnd) {
   EXPECT_TRUE(Contains(backlog, "result:\nWATCH-RESULT blue")) << backlog;
 }
 
+// The server restarts while the task waits: the watch reconnects with
+// Last-Event-ID (the question is not printed twice) and still ends with the
+// result; Ctrl-C ends a watch at once with 130.
+TEST_F(CliTaskTest, WatchSurvivesAServerRestartAndCtrlCEndsIt) {
+  Json followup = Matching(Complete({{"status", "success"}, {"result", "RESTART-RESULT ok"}}),
+                           "ANSWER-RESTART");
+  Start(Json::array({Complete({{"status", "needs_user_input"}, {"question", "RESTART-Q go?"}}),
+                     followup,
+                     Complete({{"status", "needs_user_input"}, {"question", "SECOND-Q?"}})}));
+  Json c = Create("ask then go");
+  auto watch = Watch({Id(c)});
+  ASSERT_TRUE(WaitOutput(*watch, "answer: maestro task comment")) << watch->Stdout();
+  RestartServe();
+  std::this_thread::sleep_for(1s);  // the watch reconnects (every 0.5 s)
+  auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "ANSWER-RESTART"}});
+  ASSERT_EQ(code, 201) << body.dump();
+  auto exit = watch->Wait(30s);
+  ASSERT_TRUE(exit.has_value()) << watch->Stdout();
+  EXPECT_EQ(*exit, 0) << watch->Stdout() << watch->Stderr();
+  const std::string out = watch->Stdout();
+  EXPECT_TRUE(Contains(out, "result:\nRESTART-RESULT ok")) << out;
+  EXPECT_EQ(out.find("question: RESTART-Q"), out.rfind("question: RESTART-Q")) << out;
+
+  Json second = Create("second");
+  auto interrupted = Watch({Id(second)});
+  ASSERT_TRUE(WaitOutput(*interrupted, "question: SECOND-Q?")) << interrupted->Stdout();
+  interrupted->Signal(SIGINT);
+  auto code2 = interrupted->Wait(10s);
+  ASSERT_TRUE(code2.has_value()) << "Ctrl-C ends the watch";
+  EXPECT_EQ(*code2, 130) << interrupted->Stderr();
+}
+
 TEST_F(CliTaskTest, WatchUntilWaitExitsAtTheQuestionWithTheHint) {
   Start(Json::array({Complete({{"status", "needs_user_input"}, {"question", "UNTIL-Q size?"}})}));
   Json c = Create("pick a size");
