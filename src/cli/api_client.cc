@@ -132,34 +132,4 @@ int ReportHttpError(const ClientOptions& o, const ApiReply& r) {
   return r.status < 500 ? 2 : 1;
 }
 
-std::vector<SseFrame> SseParser::Feed(std::string_view chunk) {
-  buf_.append(chunk);
-  std::vector<SseFrame> out;
-  for (size_t end; (end = buf_.find("\n\n")) != std::string::npos;) {
-    std::string frame = buf_.substr(0, end);
-    buf_.erase(0, end + 2);
-    SseFrame f;
-    bool any = false;
-    for (size_t pos = 0; pos < frame.size();) {
-      size_t nl = frame.find('\n', pos);
-      std::string l = frame.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      pos = nl == std::string::npos ? frame.size() : nl + 1;
-      if (!l.empty() && l.back() == '\r') l.pop_back();
-      auto field = [&](const char* name, std::string* to, bool join) {
-        std::string p = std::string(name) + ":";
-        if (l.rfind(p, 0) != 0) return;
-        std::string v = l.substr(p.size());
-        if (!v.empty() && v[0] == ' ') v.erase(0, 1);
-        *to = join && !to->empty() ? *to + "\n" + v : v;
-        any = true;
-      };
-      field("id", &f.id, false);
-      field("event", &f.event, false);
-      field("data", &f.data, true);
-    }
-    if (any) out.push_back(std::move(f));
-  }
-  return out;
-}
-
 }  // namespace maestro::cli

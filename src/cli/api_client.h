@@ -17,9 +17,8 @@
 
 #include <functional>
 #include <string>
-#include <string_view>
-#include <vector>
 
+#include "cli/sse_frames.h"
 #include "core/http_client.h"
 #include "core/json.h"
 #include "core/status.h"
@@ -76,20 +75,5 @@ class ApiClient {
 // Prints the one-line error for a failed call and returns its exit code.
 int ReportTransportError(const ClientOptions& o, const Status& st);
 int ReportHttpError(const ClientOptions& o, const ApiReply& r);
-
-// One SSE frame: `id:`, `event:` and the joined `data:` lines.
-struct SseFrame {
-  std::string id, event, data;
-};
-
-// Splits an SSE byte stream into frames; keep-alive comments are dropped.
-class SseParser {
- public:
-  // Appends `chunk`; returns the frames it completed.
-  std::vector<SseFrame> Feed(std::string_view chunk);
-
- private:
-  std::string buf_;
-};
 
 }  // namespace maestro::cli
