@@ -36,16 +36,22 @@ bool IsTerminal(const std::string& s) {
 // a whole line starts on a fresh line.
 class Printer {
  public:
-  explicit Printer(std::ostream& out) : out_(out) {}
+  // `muted`: --json, where only Raw() lines (the server's events) print.
+  Printer(std::ostream& out, bool muted) : out_(out), muted_(muted) {}
+  void Raw(const std::string& line) {
+    std::lock_guard lock(mu_);
+    out_ << line << "\n" << std::flush;
+  }
   void Text(const std::string& s) {
     std::lock_guard lock(mu_);
-    if (s.empty()) return;
+    if (s.empty() || muted_) return;
     out_ << s << std::flush;
     at_line_start_ = s.back() == '\n';
     last_text_ = Clock::now();
   }
   void Line(const std::string& s) {
     std::lock_guard lock(mu_);
+    if (muted_) return;
     if (!at_line_start_) out_ << "\n";
     out_ << s << "\n" << std::flush;
     at_line_start_ = true;
@@ -66,6 +72,7 @@ class Printer {
  private:
   std::mutex mu_;
   std::ostream& out_;
+  const bool muted_;
   bool at_line_start_ = true;
   Clock::time_point last_text_{};
 };
@@ -217,7 +224,7 @@ class JobFollower {
 class TaskWatcher {
  public:
   TaskWatcher(const ClientOptions& o, std::string task_id, WatchOptions w, std::ostream& out)
-      : c_(o), task_id_(std::move(task_id)), w_(w), p_(out) {}
+      : c_(o), task_id_(std::move(task_id)), w_(w), p_(out, o.json) {}
 
   int Run() {
     // The task must exist (and be visible) before anything is streamed.
@@ -245,7 +252,7 @@ class TaskWatcher {
       for (const Json& e : events) {
         std::string job = e.value("job_id", "");
         if (e.value("type", "") == "job.status" && !job.empty() && jobs_.insert(job).second) {
-          deltas.Follow(job, true, Interrupted);
+          if (!c_.options().json) deltas.Follow(job, true, Interrupted);
         }
         if (int code = 0; Handle(e, &code)) return code;
         after = e.value("id", "");
@@ -256,7 +263,7 @@ class TaskWatcher {
 
   int Follow() {
     JobFollower follower(c_, p_);
-    follower_ = &follower;
+    if (!c_.options().json) follower_ = &follower;  // --json: the task's events only
     std::signal(SIGINT, OnInterrupt);
     std::string last;
     int code = -1;
@@ -300,6 +307,7 @@ class TaskWatcher {
 
   // One task event. Returns true (with *code) when the watch is over.
   bool Handle(const Json& e, int* code) {
+    if (c_.options().json) p_.Raw(e.dump());
     const std::string type = e.value("type", "");
     const Json p = e.value("payload", Json::object());
     std::string job = e.value("job_id", "");
@@ -327,7 +335,7 @@ class TaskWatcher {
 
   bool OnJobStatus(const std::string& job, const Json& p, int* code) {
     const std::string to = p.value("to", "");
-    if (!job.empty() && follower_ && jobs_.insert(job).second) {
+    if (!job.empty() && jobs_.insert(job).second && follower_) {
       if (jobs_.size() > 1) p_.Line(fmt::format("[job {}]", job.substr(0, 8)));
       follower_->Add(job);
     }

@@ -15,6 +15,10 @@
 // the first current wait (after the hints); follow=false prints what has
 // happened so far and returns.
 //
+// With ClientOptions::json the task's events are printed as the server sent
+// them, one JSON object a line (no text deltas, no hints); the end is the
+// same.
+//
 // Exit codes: 0 the task succeeded (or until_wait hit a wait, or no-follow),
 // 1 it failed or was cancelled or the stream was lost for good, 2 no server /
 // refused, 130 interrupted (SIGINT).

@@ -172,6 +172,18 @@ TEST_F(CliTaskTest, WatchFollowsAnAskAcrossTheAnswerToTheEnd) {
   EXPECT_EQ(ncode, 0) << backlog;
   EXPECT_TRUE(Contains(backlog, "question: WATCH-Q which colour?")) << backlog;
   EXPECT_TRUE(Contains(backlog, "result:\nWATCH-RESULT blue")) << backlog;
+
+  // --json: the server's events, one per line, unchanged.
+  auto [jcode, lines] = Cli({"task", "watch", Id(c), "--no-follow", "--json"});
+  EXPECT_EQ(jcode, 0) << lines;
+  std::istringstream in(lines);
+  Json events = Events(Id(c));
+  size_t n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    ASSERT_LT(n, events.size()) << lines;
+    EXPECT_EQ(Json::parse(line), events[n]) << line;
+  }
+  EXPECT_EQ(n, events.size()) << lines;
 }
 
 // The server restarts while the task waits: the watch reconnects with
