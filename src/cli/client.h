@@ -1,27 +1,24 @@
-// The CLI's HTTP client side: `maestro task comment|continue|cancel|approve|
-// deny|watch --server URL` drive a running `maestro serve` through its API
-// (docs/api.md), the same way any program would. Where it sits: in the
-// `maestro` binary only; main.cc parses arguments and calls these.
+// The CLI's one-request commands against a running `maestro serve`:
+// `maestro task create|list|show|comment|continue|cancel|approve|deny`
+// (`task watch`: task_watch.h). Where it sits: in the `maestro` binary only;
+// main.cc parses arguments and calls these with the resolved ClientOptions
+// (api_client.h: which server, which token).
 //
-// Every command prints the server's JSON reply (or, for `watch`, one line per
-// event) and returns a process exit code: 0 ok, 1 server/transport error,
-// 2 refused input (4xx).
+// Each prints a human summary (format.h) or, with ClientOptions::json, the
+// server's JSON unchanged, and returns the exit code: 0 ok, 2 no server /
+// token refused / refused input (4xx), 1 server error (5xx).
 //
 // Thread safety: each call is self-contained; no shared state.
 #pragma once
 
-#include <iosfwd>
 #include <string>
+
+#include "cli/api_client.h"
 
 namespace maestro::cli {
 
-struct ClientOptions {
-  std::string server = "http://127.0.0.1:8080";  // --server or MAESTRO_SERVER
-  std::string token;                             // --token or MAESTRO_TOKEN
-};
-
-// task create | list | show through the API (the task is owned by the token's
-// user; list/show see only what that user may see).
+// The task is owned by the token's user; list/show see only what that user
+// may see.
 int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
                      const std::string& piece, const std::string& title, int priority = 0);
 int TaskListRemote(const ClientOptions& o, const std::string& status);
@@ -34,13 +31,8 @@ int TaskCancelRemote(const ClientOptions& o, const std::string& task_id);
 int TaskDecide(const ClientOptions& o, const std::string& task_id, const std::string& kind,
                const std::string& request_id, const std::string& decision,
                const std::string& scope);
-// Follows the task's event stream (SSE, resuming with Last-Event-ID after a
-// dropped connection) and prints one line per event to `out`. Returns when a
-// job of the task reaches a terminal status (or `follow` is false and the
-// backlog is printed).
-int TaskWatch(const ClientOptions& o, const std::string& task_id, bool follow, std::ostream& out);
 
-// One event as a terminal line: "#id type key=value ..." (exposed for tests).
-std::string RenderEventLine(const std::string& data_json);
+// Milliseconds since the epoch (the server's timestamps are the same unit).
+int64_t NowMs();
 
 }  // namespace maestro::cli

@@ -52,6 +52,13 @@ Result<std::string> ReadLine(int fd, std::chrono::milliseconds timeout) {
   return Unavailable("maestro-fakellm did not start within 10 s");
 }
 
+// Where `cmake --install` puts the data files: <prefix>/share/maestro next
+// to <prefix>/bin/maestro.
+fs::path InstalledShareDir() {
+  std::string exe = SelfExe();
+  return exe.empty() ? fs::path() : fs::path(exe).parent_path() / ".." / "share" / "maestro";
+}
+
 }  // namespace
 
 DemoLlm::~DemoLlm() {
@@ -132,8 +139,9 @@ Result<std::string> FindDemoScript(const Config& cfg) {
     if (IsFile(cfg.demo_script)) return cfg.demo_script;
     return InvalidArgument("demo.script: no such file " + cfg.demo_script, "demo.script");
   }
-  for (const fs::path& p : {fs::path("demo/demo-script.yaml"),
-                            fs::path(MAESTRO_SOURCE_DIR) / "demo" / "demo-script.yaml"}) {
+  for (const fs::path& p :
+       {fs::path("demo/demo-script.yaml"), InstalledShareDir() / "demo" / "demo-script.yaml",
+        fs::path(MAESTRO_SOURCE_DIR) / "demo" / "demo-script.yaml"}) {
     if (IsFile(p)) return fs::absolute(p).lexically_normal().string();
   }
   return NotFound("demo mode: demo/demo-script.yaml not found (set MAESTRO_DEMO_SCRIPT)");
@@ -147,7 +155,8 @@ std::string FindUiDir(const Config& cfg) {
     spdlog::warn("ui.dir {} has no index.html: the web UI is not served", cfg.ui_dir);
     return "";
   }
-  for (const fs::path& c : {fs::path("ui/dist"), fs::path(MAESTRO_SOURCE_DIR) / "ui" / "dist"}) {
+  for (const fs::path& c : {fs::path("ui/dist"), InstalledShareDir() / "ui" / "dist",
+                            fs::path(MAESTRO_SOURCE_DIR) / "ui" / "dist"}) {
     if (IsFile(c / "index.html")) return fs::absolute(c).lexically_normal().string();
   }
   return "";

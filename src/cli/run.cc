@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <thread>
 
 #include "api/notification_view.h"
+#include "cli/format.h"
 #include "cli/runtime.h"
 #include "core/log.h"
 
@@ -45,43 +48,67 @@ Result<std::vector<Job>> FollowTask(Store& store, const std::string& task_id) {
   }
 }
 
-// What the person is asked for: the agent's question, or the pending
-// requests to decide.
-std::string WaitingFor(Store& store, const Job& job) {
-  std::string out;
-  if (job.wait_reason == "ask" || job.wait_reason == "reconcile") {
-    auto comments = store.ListComments(job.task_id);
-    if (comments.ok()) {
-      for (const Comment& c : *comments) {
-        if (c.job_id == job.id && c.author != "user") out = c.body;
-      }
-    }
-    return out;
+// How to go on after `run` stopped at a wait: the task stays parked in the
+// data dir; a server started on that data dir takes the answer or decision
+// and runs the rest (its admin_token file there is what the client reads).
+std::string ContinueHint(const Config& cfg, const std::string& config_path, Store& store,
+                         const Job& job) {
+  std::error_code ec;
+  std::string dir = std::filesystem::absolute(cfg.data_dir, ec).lexically_normal().string();
+  std::string env = "MAESTRO_DATA_DIR=" + dir + " ";
+  // The server needs the same model: the same config file (also the
+  // implicit ./maestro.yaml, named absolutely) and MAESTRO_LLM_BASE_URL.
+  std::string file = config_path;
+  if (file.empty() && std::filesystem::exists("maestro.yaml", ec)) {
+    file = std::filesystem::absolute("maestro.yaml", ec).string();
   }
-  auto requests = store.ListRequests(job.task_id, "");
-  if (requests.ok()) {
+  std::string cfg_flag = file.empty() ? "" : " --config " + file;
+  const char* llm = std::getenv("MAESTRO_LLM_BASE_URL");
+  std::string serve_env = env + (llm && *llm ? fmt::format("MAESTRO_LLM_BASE_URL={} ", llm) : "");
+  std::string out = fmt::format(
+      "to go on: start a server on the same data dir (in another shell):\n"
+      "  {}maestro{} serve\nthen, in this shell:\n",
+      serve_env, cfg_flag);
+  if (job.wait_reason == "ask" || job.wait_reason == "reconcile") {
+    out += "  " + env + AnswerCommand(job.task_id) + "\n";
+  } else if (auto requests = store.ListRequests(job.task_id, ""); requests.ok()) {
     for (const Request& r : *requests) {
       if (r.status != "pending") continue;
-      out += fmt::format("{}{} request {}: {}{}", out.empty() ? "" : "\n", r.kind, r.id, r.name,
+      out += fmt::format("  {} request {}: {}{}\n", r.kind, r.id, r.name,
                          r.reason.empty() ? "" : " — " + r.reason);
+      out += DecideCommands(job.task_id, {{"id", r.id}, {"kind", r.kind}}, "    " + env);
+    }
+  }
+  out += fmt::format("  {}maestro task watch {}\n", env, job.task_id);
+  return out;
+}
+
+// The agent's question, when the job waits on one.
+std::string QuestionOf(Store& store, const Job& job) {
+  std::string out;
+  if (job.wait_reason != "ask" && job.wait_reason != "reconcile") return out;
+  auto comments = store.ListComments(job.task_id);
+  if (comments.ok()) {
+    for (const Comment& c : *comments) {
+      if (c.job_id == job.id && c.kind == "question") out = c.body;
     }
   }
   return out;
 }
 
 // Prints the final job's outcome and maps it to the exit code.
-int ReportEnd(Store& store, const Job& job) {
+int ReportEnd(const Config& cfg, const std::string& config_path, Store& store, const Job& job) {
   std::cout << "\n";
   if (job.status == JobStatus::kSucceeded) {
     std::cout << job.result << "\n";
     return 0;
   }
   if (job.status == JobStatus::kWaitingHuman) {
-    std::string what = WaitingFor(store, job);
-    std::cerr << fmt::format(
-        "maestro: task {} needs you: job {} is waiting_human ({}){}\n"
-        "answer or decide with `maestro serve` running: maestro task comment|approve|deny {} …\n",
-        job.task_id, job.id, job.wait_reason, what.empty() ? "" : "\n" + what, job.task_id);
+    std::string what = QuestionOf(store, job);
+    std::cerr << fmt::format("maestro: task {} needs you: job {} is waiting_human ({}){}\n{}",
+                             job.task_id, job.id, job.wait_reason,
+                             what.empty() ? "" : "\nquestion: " + what,
+                             ContinueHint(cfg, config_path, store, job));
     return kRunExitWaitingHuman;
   }
   auto comments = store.ListComments(job.task_id);
@@ -127,7 +154,7 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
   auto jobs = FollowTask(*rt->store, created->task.id);
   rt->Stop();
   if (!jobs.ok()) return Fail(jobs.status());
-  return ReportEnd(*rt->store, jobs->back());
+  return ReportEnd(*cfg, config_path, *rt->store, jobs->back());
 }
 
 }  // namespace maestro::cli

@@ -202,27 +202,72 @@ const std::map<std::string, Setter>& Keys() {
   return keys;
 }
 
-// Environment variable -> dotted key.
-const std::map<std::string, std::string>& EnvKeys() {
-  static const std::map<std::string, std::string> env = {
-      {"MAESTRO_DATA_DIR", "data_dir"},
-      {"MAESTRO_DATABASE_URL", "database_url"},
-      {"MAESTRO_LISTEN", "listen"},
-      {"MAESTRO_WORKERS", "workers"},
-      {"MAESTRO_ADMIN_TOKEN", "admin_token"},
-      {"MAESTRO_HTTP_MAX_CONNECTIONS", "http.max_connections"},
-      {"MAESTRO_HTTP_MAX_STREAMS_PER_TOKEN", "http.max_streams_per_token"},
-      {"MAESTRO_HTTP_HEADER_TIMEOUT_MS", "http.header_timeout_ms"},
-      {"MAESTRO_UI_DIR", "ui.dir"},
-      {"MAESTRO_DEMO", "demo.enabled"},
-      {"MAESTRO_DEMO_SCRIPT", "demo.script"},
-      {"MAESTRO_LOG_LEVEL", "log.level"},
-      {"MAESTRO_LOG_FORMAT", "log.format"},
-      {"MAESTRO_LLM_BASE_URL", "llm.base_url"},
-      {"MAESTRO_LLM_API_KEY", "llm.api_key"},
-      {"MAESTRO_LLM_MODEL", "llm.model"},
-      {"MAESTRO_LLM_CONTEXT_LENGTH", "llm.context_length"},
+// The documented settings: one row per environment variable (and per key
+// `maestro serve --help` lists), next to the setters above. The default is
+// read from a default-constructed Config, so the help cannot drift from it.
+std::string Str(int64_t v) { return std::to_string(v); }
+std::string Bool(bool v) { return v ? "true" : "false"; }
+
+const std::vector<SettingInfo>& SettingsTable() {
+  using G = std::function<std::string(const Config&)>;
+  static const std::vector<SettingInfo> rows = {
+      {"data_dir", "MAESTRO_DATA_DIR", "SQLite file, admin_token, task files",
+       G([](const Config& c) { return c.data_dir; })},
+      {"database_url", "MAESTRO_DATABASE_URL", "postgresql://… (empty: SQLite in data_dir)",
+       G([](const Config& c) { return c.database.url; })},
+      {"listen", "MAESTRO_LISTEN", "HOST:PORT of the HTTP API and web UI",
+       G([](const Config& c) { return c.listen_host + ":" + Str(c.listen_port); })},
+      {"workers", "MAESTRO_WORKERS", "worker threads (0: API only)",
+       G([](const Config& c) { return Str(c.workers); })},
+      {"admin_token", "MAESTRO_ADMIN_TOKEN", "admin bearer token (empty: data_dir/admin_token)",
+       G([](const Config& c) { return c.admin_token; })},
+      {"http.max_connections", "MAESTRO_HTTP_MAX_CONNECTIONS", "open HTTP connections",
+       G([](const Config& c) { return Str(c.http.max_connections); })},
+      {"http.max_streams_per_token", "MAESTRO_HTTP_MAX_STREAMS_PER_TOKEN",
+       "open SSE streams per token",
+       G([](const Config& c) { return Str(c.http.max_streams_per_token); })},
+      {"http.header_timeout_ms", "MAESTRO_HTTP_HEADER_TIMEOUT_MS", "request headers deadline",
+       G([](const Config& c) { return Str(c.http.header_timeout_ms); })},
+      {"ui.dir", "MAESTRO_UI_DIR", "built web UI (empty: searched)",
+       G([](const Config& c) { return c.ui_dir; })},
+      {"demo.enabled", "MAESTRO_DEMO", "demo model when no llm.base_url",
+       G([](const Config& c) { return Bool(c.demo_enabled); })},
+      {"demo.script", "MAESTRO_DEMO_SCRIPT", "demo model script (empty: searched)",
+       G([](const Config& c) { return c.demo_script; })},
+      {"log.level", "MAESTRO_LOG_LEVEL", "trace|debug|info|warn|error",
+       G([](const Config& c) { return c.log_level; })},
+      {"log.format", "MAESTRO_LOG_FORMAT", "text|json",
+       G([](const Config& c) { return c.log_format; })},
+      {"llm.base_url", "MAESTRO_LLM_BASE_URL", "OpenAI-compatible server, e.g. http://host:8081/v1",
+       G([](const Config& c) { return c.llm.base_url; })},
+      {"llm.api_key", "MAESTRO_LLM_API_KEY", "API key sent to the LLM server",
+       G([](const Config& c) { return c.llm.api_key; })},
+      {"llm.model", "MAESTRO_LLM_MODEL", "model name sent to the LLM server",
+       G([](const Config& c) { return c.llm.model; })},
+      {"llm.context_length", "MAESTRO_LLM_CONTEXT_LENGTH", "the model's context window (tokens)",
+       G([](const Config& c) { return Str(c.llm.context_length); })},
+      {"jobs.lease_ms", "", "a claim's lease without heartbeat",
+       G([](const Config& c) { return Str(c.jobs.lease_ms); })},
+      {"jobs.retry.max_attempts", "", "claims per job before it fails",
+       G([](const Config& c) { return Str(c.jobs.retry.max_attempts); })},
+      // Read by the `maestro task …` client commands, not by the server.
+      {"", "MAESTRO_SERVER", "client: server URL for `maestro task`",
+       G([](const Config&) { return std::string("http://127.0.0.1:8080"); })},
+      {"", "MAESTRO_TOKEN", "client: bearer token (else data_dir/admin_token)",
+       G([](const Config&) { return std::string(); })},
   };
+  return rows;
+}
+
+// Environment variable -> dotted key ("" for a client-only variable).
+const std::map<std::string, std::string>& EnvKeys() {
+  static const std::map<std::string, std::string> env = [] {
+    std::map<std::string, std::string> m;
+    for (const SettingInfo& s : SettingsTable()) {
+      if (!s.env.empty()) m[s.env] = s.key;
+    }
+    return m;
+  }();
   return env;
 }
 
@@ -460,6 +505,21 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
 
 }  // namespace
 
+const std::vector<SettingInfo>& Settings() { return SettingsTable(); }
+
+std::string SettingsHelp() {
+  const Config defaults;
+  std::string out = "Settings (maestro.yaml key, environment variable, default):\n";
+  for (const SettingInfo& s : Settings()) {
+    std::string def = s.default_of ? s.default_of(defaults) : "";
+    out += fmt::format("  {:<26} {:<36} {}\n", s.key.empty() ? "-" : s.key,
+                       s.env.empty() ? "-" : s.env, def.empty() ? "\"\"" : def);
+    out += fmt::format("      {}\n", s.help);
+  }
+  out += "Every key of maestro.yaml: docs/operations.md.\n";
+  return out;
+}
+
 Status ParseListen(const std::string& value, std::string* host, int* port) {
   auto colon = value.rfind(':');
   if (colon == std::string::npos || colon == 0) {
@@ -498,6 +558,7 @@ Result<Config> LoadConfig(const std::optional<std::string>& path, const EnvMap& 
       cfg.warnings.push_back(fmt::format("ignoring unknown environment variable {}", name));
       continue;
     }
+    if (it->second.empty()) continue;  // a client variable (MAESTRO_SERVER, MAESTRO_TOKEN)
     MAESTRO_RETURN_IF_ERROR(Keys().at(it->second)(cfg, value, name));
   }
   if (cfg.jobs.heartbeat_ms >= cfg.jobs.lease_ms) {

@@ -6,6 +6,7 @@
 // silently falls back to a default.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -167,6 +168,24 @@ EnvMap MaestroEnvFromProcess();
 // Loads `path` if given (a missing explicit file is an error) and applies
 // `env` on top. Validates ranges; errors name the key or variable.
 Result<Config> LoadConfig(const std::optional<std::string>& path, const EnvMap& env);
+
+// One documented setting: its maestro.yaml key ("" for a client-only
+// variable), its environment variable ("" when it has none), what it does,
+// and how to read its default from a default-constructed Config.
+struct SettingInfo {
+  std::string key;
+  std::string env;
+  std::string help;
+  std::function<std::string(const Config&)> default_of;
+};
+
+// The table LoadConfig reads environment variables from (so a documented
+// variable is never "unknown"); MAESTRO_SERVER and MAESTRO_TOKEN are the
+// client's and leave the Config unchanged.
+const std::vector<SettingInfo>& Settings();
+
+// Settings() as text for `maestro serve --help`.
+std::string SettingsHelp();
 
 // Parses "host:port" (e.g. "127.0.0.1:8080").
 Status ParseListen(const std::string& value, std::string* host, int* port);

@@ -141,9 +141,10 @@ TEST_F(ServeTest, AdminTokenIsRequiredWhenConfigured) {
 
 TEST_F(ServeTest, JobsCreatedByAnotherProcessArePickedUpByPolling) {
   auto serve = StartServe();
-  auto [code, out] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "task", "create", "from the CLI", "--piece", "chat"}, env_,
-      dir_.File("cli"));
+  auto [code, out] =
+      testing::RunCommand({MAESTRO_BIN, "--config", config_, "task", "create", "from the CLI",
+                           "--piece", "chat", "--db", dir_.File("data")},
+                          env_, dir_.File("cli"));
   ASSERT_EQ(code, 0) << out;
   std::string task_id = Json::parse(out.substr(0, out.rfind('}') + 1))["task_id"];
   Json t;
@@ -154,7 +155,8 @@ TEST_F(ServeTest, JobsCreatedByAnotherProcessArePickedUpByPolling) {
   }
   EXPECT_EQ(t["latest_job"]["status"], "failed") << t.dump();
   auto [show_code, show] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "task", "show", task_id}, env_, dir_.File("show"));
+      {MAESTRO_BIN, "--config", config_, "task", "show", task_id, "--db", dir_.File("data")}, env_,
+      dir_.File("show"));
   EXPECT_EQ(show_code, 0);
   EXPECT_NE(show.find("\"failed\""), std::string::npos) << show;
 }
@@ -176,12 +178,14 @@ TEST_F(ServeTest, RunAndTaskCreateRefuseAnUnknownPieceAndWriteNoTask) {
   EXPECT_EQ(run_code, 2) << run_out;
   EXPECT_NE(run_out.find("unknown piece 'nosuch'; known pieces: chat"), std::string::npos)
       << run_out;
-  auto [create_code, create_out] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "task", "create", "x", "--piece", "nosuch"}, env_,
-      dir_.File("create"));
+  auto [create_code, create_out] =
+      testing::RunCommand({MAESTRO_BIN, "--config", config_, "task", "create", "x", "--piece",
+                           "nosuch", "--db", dir_.File("data")},
+                          env_, dir_.File("create"));
   EXPECT_EQ(create_code, 2) << create_out;
   auto [list_code, list_out] = testing::RunCommand(
-      {MAESTRO_BIN, "--config", config_, "task", "list"}, env_, dir_.File("list"));
+      {MAESTRO_BIN, "--config", config_, "task", "list", "--db", dir_.File("data")}, env_,
+      dir_.File("list"));
   EXPECT_EQ(list_code, 0) << list_out;
   EXPECT_EQ(list_out, "") << "no task was written";
 }

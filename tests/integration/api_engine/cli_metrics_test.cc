@@ -1,4 +1,4 @@
-// `maestro task create|list|show --server` against a running server, and the
+// `maestro task create|list|show --server --json` against a running server, and the
 // tool-duration histogram of GET /metrics after a real run.
 #include "serve_fixture.h"
 
@@ -7,10 +7,10 @@ namespace {
 
 class CliClientTest : public ServeEngineTest {
  protected:
-  // Runs the maestro CLI; returns {exit code, stdout + stderr}.
+  // Runs the maestro CLI (--json: the server's replies); returns {exit code, stdout + stderr}.
   std::pair<int, std::string> Cli(std::vector<std::string> args, const std::string& token = "tok") {
     args.insert(args.begin(), MAESTRO_BIN);
-    args.insert(args.end(), {"--server", ServerUrl(), "--token", token});
+    args.insert(args.end(), {"--server", ServerUrl(), "--token", token, "--json"});
     return RunCommand(args, {{"MAESTRO_DATA_DIR", dir_.File("elsewhere")}},
                       dir_.File("cli" + std::to_string(++runs_)));
   }
@@ -70,7 +70,8 @@ TEST_F(CliClientTest, MetricsHaveToolDurationsByTool) {
   // The 0.3 s command is above the 0.1 s bucket and within the 0.5 s one.
   EXPECT_TRUE(Contains(m, "maestro_tool_duration_seconds_bucket{tool=\"RunCommand\",le=\"0.1\"} 0"))
       << m;
-  EXPECT_TRUE(Contains(m, "maestro_tool_duration_seconds_bucket{tool=\"RunCommand\",le=\"+Inf\"} 1"));
+  EXPECT_TRUE(
+      Contains(m, "maestro_tool_duration_seconds_bucket{tool=\"RunCommand\",le=\"+Inf\"} 1"));
   EXPECT_TRUE(Contains(m, "maestro_tool_errors_total{tool=\"ReadFile\"} 1")) << m;
   EXPECT_TRUE(Contains(m, "maestro_tool_errors_total{tool=\"ListDir\"} 0")) << m;
   // LLM figures come from the engine's llm.call events (5 calls, real usage).

@@ -79,6 +79,51 @@ TEST_F(CliRunTest, ATaskThatEndsWaitingForAPersonExits4WithTheQuestion) {
   EXPECT_NE(r.err.find("RUN-QUESTION which colour?"), std::string::npos) << r.err;
 }
 
+// The hint names the data dir and the exact commands; run as printed (with
+// the test's port), a server on that data dir takes the answer and finishes
+// the task.
+TEST_F(CliRunTest, TheWaitHintSaysHowToAnswerAndThatWorks) {
+  Json answer = Complete({{"status", "success"}, {"result", "HINT-DONE red"}});
+  answer["match"] = {{"last_message_contains", "HINT-ANSWER"}};
+  auto r = Run(
+      Json::array({Complete({{"status", "needs_user_input"}, {"question", "HINT-Q?"}}), answer}),
+      "pick a colour", 1'000'000);
+  ASSERT_EQ(r.code, 4) << r.err;
+  const std::string env = "MAESTRO_DATA_DIR=" + dir_.File("data") + " ";
+  const std::string serve_line = env + "maestro --config " + dir_.File("maestro.yaml") + " serve";
+  ASSERT_NE(r.err.find("  " + serve_line + "\n"), std::string::npos) << r.err;
+  auto tasks = Jobs();
+  ASSERT_EQ(tasks.size(), 1u);
+  const std::string task = tasks[0].task_id;
+  const std::string comment_line = env + "maestro task comment " + task + " \"<answer>\"";
+  ASSERT_NE(r.err.find("  " + comment_line + "\n"), std::string::npos) << r.err;
+
+  const std::string listen = "127.0.0.1:" + std::to_string(FreePort());
+  Process serve({MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
+                {{"MAESTRO_DATA_DIR", dir_.File("data")}, {"MAESTRO_LISTEN", listen}},
+                dir_.File("serve.out"), dir_.File("serve.err"));
+  httplib::Client c(listen.substr(0, listen.find(':')), std::stoi(listen.substr(10)));
+  for (int i = 0; i < 1000; ++i) {
+    if (auto h = c.Get("/api/health"); h && h->status == 200) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  // The printed command, with "<answer>" filled in; the token comes from the
+  // data dir the server just wrote its admin_token into.
+  auto [code, out] =
+      RunCommand({MAESTRO_BIN, "task", "comment", task, "HINT-ANSWER red"},
+                 {{"MAESTRO_DATA_DIR", dir_.File("data")}, {"MAESTRO_SERVER", "http://" + listen}},
+                 dir_.File("comment"));
+  ASSERT_EQ(code, 0) << out << serve.Stderr();
+  for (int i = 0; i < 2000; ++i) {
+    auto jobs = Jobs();
+    if (jobs.size() == 2u && jobs[1].status == JobStatus::kSucceeded) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  auto jobs = Jobs();
+  ASSERT_EQ(jobs.size(), 2u) << serve.Stderr();
+  EXPECT_EQ(jobs[1].result, "HINT-DONE red");
+}
+
 TEST_F(CliRunTest, AFailedTaskExits1) {
   auto r = Run(Json::array({Complete({{"status", "error"}, {"result", "RUN-ABORT cannot"}})}),
                "do the impossible", 1'000'000);

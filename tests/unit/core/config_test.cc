@@ -130,6 +130,33 @@ TEST(ConfigTest, UnknownMaestroVariablesAreWarnings) {
   EXPECT_NE(cfg->warnings[0].find("MAESTRO_WORKRES"), std::string::npos);
 }
 
+TEST(ConfigTest, TheClientVariablesAreKnownAndChangeNothing) {
+  auto cfg = LoadConfig(std::nullopt, {{"MAESTRO_TOKEN", "t"}, {"MAESTRO_SERVER", "http://h:1"}});
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_TRUE(cfg->warnings.empty()) << cfg->warnings[0];
+  EXPECT_EQ(cfg->listen_port, 8080);
+}
+
+// Every documented variable is read by LoadConfig (no warning) and its
+// default in the help is the default Config's value.
+TEST(ConfigTest, TheSettingsTableDrivesTheEnvironmentAndTheHelp) {
+  for (const SettingInfo& s : Settings()) {
+    if (s.env.empty()) continue;
+    auto cfg = LoadConfig(std::nullopt, {{s.env, s.default_of(Config{})}});
+    // An empty default (e.g. llm.base_url) is a valid value for the string keys.
+    ASSERT_TRUE(cfg.ok()) << s.env << ": " << cfg.status().ToString();
+    EXPECT_TRUE(cfg->warnings.empty()) << s.env;
+  }
+  auto workers = LoadConfig(std::nullopt, {{"MAESTRO_WORKERS", "7"}});
+  ASSERT_TRUE(workers.ok());
+  EXPECT_EQ(workers->workers, 7);
+  std::string help = SettingsHelp();
+  EXPECT_NE(help.find("database_url"), std::string::npos) << help;
+  EXPECT_NE(help.find("MAESTRO_DATABASE_URL"), std::string::npos) << help;
+  EXPECT_NE(help.find("127.0.0.1:8080"), std::string::npos) << "listen's default: " << help;
+  EXPECT_NE(help.find("MAESTRO_TOKEN"), std::string::npos) << help;
+}
+
 TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
   testing::TempDir dir;
   auto path = Write(dir,
