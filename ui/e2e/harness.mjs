@@ -99,7 +99,7 @@ function supportsPrice(base) {
   const dir = mkdtempSync(join(tmpdir(), 'maestro-e2e-probe-'));
   const cfg = join(dir, 'maestro.yaml');
   writeFileSync(cfg, base + priceYaml());
-  const r = spawnSync(MAESTRO_BIN(), ['--config', cfg, 'task', 'list'], {
+  const r = spawnSync(MAESTRO_BIN(), ['--config', cfg, 'piece', 'list'], {
     env: { ...process.env, MAESTRO_DATA_DIR: dir },
     encoding: 'utf8',
     timeout: 30000,
