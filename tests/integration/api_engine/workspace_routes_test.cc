@@ -114,6 +114,37 @@ TEST_F(WorkspaceRoutesTest, ATaskFilesDiffAndToolCallsAreReadableAndSurviveARest
   EXPECT_EQ(GetWithStatus(task + "/files", "").first, 401);
 }
 
+// A park call is one card: `waiting` while the job is parked, then folded
+// with the call the resumed job re-issues, `finished` with its answer.
+TEST_F(WorkspaceRoutesTest, AParkedRequestToolIsOneCardWaitingThenFinished) {
+  Json park = ToolCallReply("RequestTool", {{"tool", "RunCommand"},
+                                            {"arguments", {{"command", "echo hi"}}},
+                                            {"reason", "needs a shell"}});
+  Start(Json::array({ToolCallReply("transition", {{"next", "implement"}}), park, park,
+                     ToolCallReply("complete", {{"status", "success"}, {"result", "done"}})}));
+  Json c = Create("do the change", "coding");
+  ASSERT_EQ(WaitStatus(c, "waiting_human")["status"], "waiting_human") << LogTail();
+  const std::string task = TaskPath(c);
+  Json calls = Get(task + "/tool-calls")["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << calls.dump();
+  EXPECT_EQ(calls[0]["tool"], "RequestTool");
+  EXPECT_EQ(calls[0]["status"], "waiting");
+  EXPECT_TRUE(calls[0]["finished_at"].is_null());
+  EXPECT_EQ(calls[0]["args"]["reason"], "needs a shell");
+
+  Json req = Get(task + "/tool-requests")["requests"][0];
+  auto [code, body] = Post(task + "/tool-requests/" + req["id"].get<std::string>() + "/decide",
+                           {{"decision", "approve"}, {"scope", "once"}});
+  ASSERT_EQ(code, 200) << body.dump();
+  ASSERT_EQ(WaitStatus(c, "succeeded")["status"], "succeeded") << LogTail();
+  calls = Get(task + "/tool-calls")["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << "the park and its re-issue are one card: " << calls.dump();
+  EXPECT_EQ(calls[0]["status"], "finished");
+  EXPECT_TRUE(Contains(calls[0]["result"], "Approved")) << calls.dump();
+  EXPECT_TRUE(calls[0]["finished_at"].is_number());
+  EXPECT_GE(calls[0]["finished_at"].get<int64_t>(), calls[0]["started_at"].get<int64_t>());
+}
+
 TEST_F(WorkspaceRoutesTest, ATaskWithoutAWorkspaceYetListsNothing) {
   // workers: 0 — the job stays queued, so no workspace is made.
   Start(Json::array(), /*workers=*/0);
