@@ -80,6 +80,28 @@ TEST_F(WorkspaceRoutesTest, ATaskFilesDiffAndToolCallsAreReadableAndSurviveARest
   }
   EXPECT_EQ(GetWithStatus(task + "/files/notes/none.md").first, 404);
 
+  // Untrusted bytes the agent could have left: a name that is not UTF-8,
+  // binary content, a symlink to a file outside the workspace.
+  const std::string ws = DataDir() + "/workspaces/tasks/" + c["task"]["id"].get<std::string>();
+  std::ofstream(ws + "/bad\xff.txt") << "x";
+  std::ofstream(ws + "/blob.bin", std::ios::binary) << std::string("\x00\x01zz", 4);
+  std::ofstream(dir_.File("outside-secret.txt")) << "TOP SECRET";
+  std::filesystem::create_symlink(dir_.File("outside-secret.txt"), ws + "/leak");
+  auto [ls_status, listed] = GetWithStatus(task + "/files");
+  EXPECT_EQ(ls_status, 200);
+  EXPECT_FALSE(FindPath(listed["files"], "bad\xef\xbf\xbd.txt").is_null())
+      << "shown with U+FFFD: " << listed.dump();
+  EXPECT_EQ(FindPath(listed["files"], "leak")["type"], "symlink");
+  Json blob = Get(task + "/files/blob.bin");
+  EXPECT_EQ(blob["binary"], true) << blob.dump();
+  EXPECT_TRUE(blob["content"].is_null());
+  auto [leak_status, leak] = GetWithStatus(task + "/files/leak");
+  EXPECT_EQ(leak_status, 400) << leak.dump();
+  EXPECT_EQ(GetWithStatus(task + "/files/leak?raw=1").first, 400);
+  Json dirty = Get(task + "/diff");
+  EXPECT_EQ(FindPath(dirty["uncommitted"]["files"], "blob.bin")["binary"], true) << dirty.dump();
+  EXPECT_FALSE(Contains(dirty.dump(), "TOP SECRET")) << "the symlink is not followed";
+
   auto check_calls = [&](const std::string& when) {
     Json calls = Get(task + "/tool-calls");
     ASSERT_TRUE(calls["tool_calls"].is_array()) << when << calls.dump();
