@@ -188,7 +188,10 @@ void ApiServer::WorkspaceRoutes() {
     // that is not the workspace's own: nothing of this task to show.
     if (repo.status().code() == StatusCode::kNotFound) return Reply(200, none);
     if (!repo.ok()) return ReplyError(repo.status());
-    if (ws.ephemeral && repo->WorkTree() != ws.root) return Reply(200, none);
+    std::error_code ec;
+    if (ws.ephemeral && fs::canonical(repo->WorkTree(), ec).string() != ws.root) {
+      return Reply(200, none);
+    }
     auto history = repo->History(kMaxHistory);
     if (!history.ok()) return ReplyError(history.status());
     Json jobs = Json::array();

@@ -1,5 +1,6 @@
 #include "tools/tool_cards.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -23,6 +24,7 @@ std::vector<ToolCard> FoldToolCards(const std::vector<LedgerRecord>& records,
   std::vector<ToolCard> cards;
   std::map<std::pair<std::string, std::string>, size_t> by_call;  // (job, call) → card
   std::vector<bool> parked;                                       // per card: ended parked
+  std::vector<size_t> open_parks;  // cards that ended parked, oldest first
   for (const LedgerRecord& r : records) {
     const bool known_event = r.event == "started" || r.event == "finished" || r.event == "error" ||
                              r.event == "reconciled" || r.event == "parked";
@@ -30,10 +32,10 @@ std::vector<ToolCard> FoldToolCards(const std::vector<LedgerRecord>& records,
     const auto key = std::make_pair(r.key.job_id, r.key.call_id);
     auto it = by_call.find(key);
     if (it == by_call.end()) {
-      // A re-issued park call joins the park's card.
-      for (size_t i = cards.size(); i-- > 0;) {
-        if (parked[i] && SameLogicalCall(cards[i], r)) {
-          it = by_call.emplace(key, i).first;
+      // A re-issued park call joins the park's card (the newest that matches).
+      for (auto p = open_parks.rbegin(); p != open_parks.rend(); ++p) {
+        if (SameLogicalCall(cards[*p], r)) {
+          it = by_call.emplace(key, *p).first;
           break;
         }
       }
@@ -61,7 +63,15 @@ std::vector<ToolCard> FoldToolCards(const std::vector<LedgerRecord>& records,
     c.finished_at = r.ts;
     // A re-issue's end: the card lasted from the park to now (the wait too).
     c.duration_ms = parked[it->second] ? r.ts - c.started_at : r.duration_ms;
-    parked[it->second] = r.event == "parked";
+    const bool now_parked = r.event == "parked";
+    if (parked[it->second] != now_parked) {
+      if (now_parked) {
+        open_parks.push_back(it->second);
+      } else {
+        open_parks.erase(std::find(open_parks.begin(), open_parks.end(), it->second));
+      }
+    }
+    parked[it->second] = now_parked;
     c.status = r.event;  // finished | error | reconciled | parked (settled below)
   }
   for (size_t i = 0; i < cards.size(); ++i) {

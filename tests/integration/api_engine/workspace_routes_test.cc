@@ -5,6 +5,7 @@
 // WriteFile call — still after a restart on the same data dir. Bad paths
 // are 400 naming `path`; another user's private task is 404 on every route.
 #include "serve_fixture.h"
+#include "tools/git_repo.h"
 
 namespace maestro::testing {
 namespace {
@@ -80,6 +81,28 @@ TEST_F(WorkspaceRoutesTest, ATaskFilesDiffAndToolCallsAreReadableAndSurviveARest
   }
   EXPECT_EQ(GetWithStatus(task + "/files/notes/none.md").first, 404);
 
+  // Untrusted bytes the agent could have left: a name that is not UTF-8,
+  // binary content, a symlink to a file outside the workspace.
+  const std::string ws = DataDir() + "/workspaces/tasks/" + c["task"]["id"].get<std::string>();
+  std::ofstream(ws + "/bad\xff.txt") << "x";
+  std::ofstream(ws + "/blob.bin", std::ios::binary) << std::string("\x00\x01zz", 4);
+  std::ofstream(dir_.File("outside-secret.txt")) << "TOP SECRET";
+  std::filesystem::create_symlink(dir_.File("outside-secret.txt"), ws + "/leak");
+  auto [ls_status, listed] = GetWithStatus(task + "/files");
+  EXPECT_EQ(ls_status, 200);
+  EXPECT_FALSE(FindPath(listed["files"], "bad\xef\xbf\xbd.txt").is_null())
+      << "shown with U+FFFD: " << listed.dump();
+  EXPECT_EQ(FindPath(listed["files"], "leak")["type"], "symlink");
+  Json blob = Get(task + "/files/blob.bin");
+  EXPECT_EQ(blob["binary"], true) << blob.dump();
+  EXPECT_TRUE(blob["content"].is_null());
+  auto [leak_status, leak] = GetWithStatus(task + "/files/leak");
+  EXPECT_EQ(leak_status, 400) << leak.dump();
+  EXPECT_EQ(GetWithStatus(task + "/files/leak?raw=1").first, 400);
+  Json dirty = Get(task + "/diff");
+  EXPECT_EQ(FindPath(dirty["uncommitted"]["files"], "blob.bin")["binary"], true) << dirty.dump();
+  EXPECT_FALSE(Contains(dirty.dump(), "TOP SECRET")) << "the symlink is not followed";
+
   auto check_calls = [&](const std::string& when) {
     Json calls = Get(task + "/tool-calls");
     ASSERT_TRUE(calls["tool_calls"].is_array()) << when << calls.dump();
@@ -112,6 +135,86 @@ TEST_F(WorkspaceRoutesTest, ATaskFilesDiffAndToolCallsAreReadableAndSurviveARest
     EXPECT_EQ(GetWithStatus(task + route, bob).first, 404) << route;
   }
   EXPECT_EQ(GetWithStatus(task + "/files", "").first, 401);
+}
+
+// A park call is one card: `waiting` while the job is parked, then folded
+// with the call the resumed job re-issues, `finished` with its answer.
+TEST_F(WorkspaceRoutesTest, AParkedRequestToolIsOneCardWaitingThenFinished) {
+  Json park = ToolCallReply("RequestTool", {{"tool", "RunCommand"},
+                                            {"arguments", {{"command", "echo hi"}}},
+                                            {"reason", "needs a shell"}});
+  Start(Json::array({ToolCallReply("transition", {{"next", "implement"}}), park, park,
+                     ToolCallReply("complete", {{"status", "success"}, {"result", "done"}})}));
+  Json c = Create("do the change", "coding");
+  ASSERT_EQ(WaitStatus(c, "waiting_human")["status"], "waiting_human") << LogTail();
+  const std::string task = TaskPath(c);
+  Json calls = Get(task + "/tool-calls")["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << calls.dump();
+  EXPECT_EQ(calls[0]["tool"], "RequestTool");
+  EXPECT_EQ(calls[0]["status"], "waiting");
+  EXPECT_TRUE(calls[0]["finished_at"].is_null());
+  EXPECT_EQ(calls[0]["args"]["reason"], "needs a shell");
+
+  Json req = Get(task + "/tool-requests")["requests"][0];
+  auto [code, body] = Post(task + "/tool-requests/" + req["id"].get<std::string>() + "/decide",
+                           {{"decision", "approve"}, {"scope", "once"}});
+  ASSERT_EQ(code, 200) << body.dump();
+  ASSERT_EQ(WaitStatus(c, "succeeded")["status"], "succeeded") << LogTail();
+  calls = Get(task + "/tool-calls")["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << "the park and its re-issue are one card: " << calls.dump();
+  EXPECT_EQ(calls[0]["status"], "finished");
+  EXPECT_TRUE(Contains(calls[0]["result"], "Approved")) << calls.dump();
+  EXPECT_TRUE(calls[0]["finished_at"].is_number());
+  EXPECT_GE(calls[0]["finished_at"].get<int64_t>(), calls[0]["started_at"].get<int64_t>());
+}
+
+// A persistent space: root_kind "space"; not a git repository → the diff
+// says so; once it is one, only the task's commit is under `jobs` and
+// `total` starts at that commit's parent (a person's earlier commit is not
+// in it).
+TEST_F(WorkspaceRoutesTest, ASpaceTaskListsTheSpaceAndDiffsOnlyWhatTheTaskChanged) {
+  const std::string space = dir_.File("spaces/docs");
+  std::filesystem::create_directories(space);
+  std::ofstream(space + "/before.txt") << "a person's file\n";
+  extra_config_ = "spaces:\n  docs:\n    path: " + space +
+                  "\n    edit_allowed: true\n    tools: [ReadFile, WriteFile, ListDir]\n";
+  Json write = ToolCallReply("WriteFile", {{"path", "notes/task.txt"}, {"content", "BY-TASK\n"}});
+  Json done = ToolCallReply("complete", {{"status", "success"}, {"result", "ok"}});
+  Start(Json::array({write, done, write, done}));
+
+  auto [code, plain] = Post("/api/local/tasks", {{"instruction", "write"}, {"space", "docs"}});
+  ASSERT_EQ(code, 201) << plain.dump();
+  ASSERT_EQ(WaitStatus(plain, "succeeded")["status"], "succeeded") << LogTail();
+  Json files = Get(TaskPath(plain) + "/files");
+  EXPECT_EQ(files["root_kind"], "space");
+  EXPECT_EQ(files["space"], "docs");
+  EXPECT_FALSE(FindPath(files["files"], "notes/task.txt").is_null()) << files.dump();
+  EXPECT_FALSE(FindPath(files["files"], "before.txt").is_null());
+  Json no_repo = Get(TaskPath(plain) + "/diff");
+  EXPECT_EQ(no_repo["repository"], false) << no_repo.dump();
+  EXPECT_TRUE(no_repo["total"]["files"].empty());
+
+  // The space becomes a repository with a person's commit of before.txt.
+  auto repo = tools::GitRepo::Init(space);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  std::filesystem::remove(space + "/notes/task.txt");
+  ASSERT_TRUE(repo->CommitAll("a person's commit").ok());
+  auto [code2, c] = Post("/api/local/tasks", {{"instruction", "write again"}, {"space", "docs"}});
+  ASSERT_EQ(code2, 201) << c.dump();
+  ASSERT_EQ(WaitStatus(c, "succeeded")["status"], "succeeded") << LogTail();
+  Json diff;
+  for (int i = 0; i < 300; ++i) {
+    diff = Get(TaskPath(c) + "/diff");
+    if (diff.value("jobs", Json::array()).size() == 1) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(diff["jobs"].size(), 1u) << diff.dump() << LogTail();
+  EXPECT_EQ(diff["jobs"][0]["job_id"], c["job"]["id"]);
+  ASSERT_EQ(diff["total"]["files"].size(), 1u) << diff.dump();
+  EXPECT_EQ(diff["total"]["files"][0]["path"], "notes/task.txt");
+  EXPECT_EQ(diff["total"]["files"][0]["status"], "added");
+  EXPECT_TRUE(Get(TaskPath(plain) + "/diff")["jobs"].empty())
+      << "the first task made no commit (the space was no repository then)";
 }
 
 TEST_F(WorkspaceRoutesTest, ATaskWithoutAWorkspaceYetListsNothing) {

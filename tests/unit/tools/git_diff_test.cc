@@ -4,6 +4,7 @@
 // points outside the work tree (shown as its target text, never followed),
 // a file name that is not UTF-8, and the per-file patch cap.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,19 @@ TEST(GitDiffTest, ASymlinkOutsideIsItsTargetTextAndBadFileNamesAndBigPatchesAreH
   ASSERT_TRUE(committed.ok());
   ASSERT_NE(Find(*committed, "link"), nullptr);
   EXPECT_EQ(Find(*committed, "link")->patch.find("TOP SECRET"), std::string::npos);
+}
+
+TEST(GitDiffTest, AFifoInTheWorkingTreeIsNeverOpened) {
+  testing::TempDir dir;
+  auto repo = GitRepo::Init(dir.path());
+  ASSERT_TRUE(repo.ok());
+  Write(dir.File("a.txt"), "a\n");
+  ASSERT_EQ(::mkfifo(dir.File("pipe").c_str(), 0600), 0);
+  // Reading the fifo would block this call forever (no writer).
+  auto d = repo->DiffWorkdir();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_NE(Find(*d, "a.txt"), nullptr);
+  EXPECT_EQ(Find(*d, "pipe"), nullptr);
 }
 
 }  // namespace
