@@ -23,8 +23,6 @@ export function App() {
   const [token, setTok] = useState(getToken());
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [taskId, setTaskId] = useState(taskFromPath());
-  const [creating, setCreating] = useState(false);
-  const [listVersion, setListVersion] = useState(0);
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
@@ -37,30 +35,19 @@ export function App() {
     return () => window.removeEventListener('popstate', onPop);
   }, []);
 
-  const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
   const open = useCallback((id: string) => {
     window.history.pushState(null, '', id ? `/tasks/${encodeURIComponent(id)}` : '/');
     setTaskId(id);
   }, []);
+  const signIn = (t: string) => {
+    setToken(t);
+    setTok(t);
+  };
 
-  if (!token) {
-    return (
-      <Login
-        demo={info?.demo ?? false}
-        onToken={(t) => {
-          setToken(t);
-          setTok(t);
-        }}
-      />
-    );
-  }
-
+  if (!token) return <Login demo={info?.demo ?? false} onToken={signIn} />;
   return (
     <ToastProvider>
-      <Shell info={info} taskId={taskId} open={open} onSignOut={() => {
-        setToken('');
-        setTok('');
-      }} creating={creating} setCreating={setCreating} listVersion={listVersion} setListVersion={setListVersion} listChanged={listChanged} />
+      <Shell info={info} taskId={taskId} open={open} onSignOut={() => signIn('')} />
     </ToastProvider>
   );
 }
@@ -70,15 +57,14 @@ interface ShellProps {
   taskId: string;
   open: (id: string) => void;
   onSignOut: () => void;
-  creating: boolean;
-  setCreating: (b: boolean) => void;
-  listVersion: number;
-  setListVersion: (f: (v: number) => number) => void;
-  listChanged: () => void;
 }
 
-// Inside the ToastProvider: the list's tasks also sweep stale toasts.
-function Shell({ info, taskId, open, onSignOut, creating, setCreating, listVersion, setListVersion, listChanged }: ShellProps) {
+// The signed-in page, inside the ToastProvider: the list's tasks also sweep
+// stale toasts, and the shortcuts act on it.
+function Shell({ info, taskId, open, onSignOut }: ShellProps) {
+  const [creating, setCreating] = useState(false);
+  const [listVersion, setListVersion] = useState(0);
+  const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
   const { tasks, loaded, error } = useTasks(listVersion);
   const search = useRef<HTMLInputElement>(null);
   const sweep = useToastSweep();
@@ -97,56 +83,52 @@ function Shell({ info, taskId, open, onSignOut, creating, setCreating, listVersi
     escape: () => setCreating(false),
   });
   return (
-      <div className={`app ${taskId ? 'has-task' : ''}`}>
-        <header className="topbar">
-          <button className="brand" onClick={() => open('')} aria-label="All tasks">
-            maestro
-          </button>
-          {info?.demo && (
-            <span className="demo-badge" data-testid="demo-banner" title="No LLM server is configured">
-              Demo model — scripted answers, not a real LLM
-            </span>
-          )}
-          <span className="spacer" />
-          <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
-            New task
-          </button>
-          <NotificationBell onOpen={open} />
-          <button
-            className="ghost"
-            title="Forget the API token"
-            onClick={onSignOut}
-          >
-            Sign out
-          </button>
-        </header>
-        <main className="layout">
-          <TaskList ref={search} tasks={tasks} error={error} selected={taskId} onSelect={open} />
-          {taskId ? (
-            <ChatPane key={taskId} taskId={taskId} onBack={() => open('')} onChanged={listChanged} />
-          ) : (
-            <section className="empty-pane">
-              <p>Select a task, or create one.</p>
-              {info?.demo && (
-                <p className="muted">
-                  This server runs the bundled demo model. Create a task and pick one of the suggested
-                  instructions to see streaming, tool approvals, package requests, questions and cancel.
-                </p>
-              )}
-            </section>
-          )}
-        </main>
-        {creating && (
-          <CreateTaskDialog
-            demo={info?.demo ?? false}
-            onClose={() => setCreating(false)}
-            onCreated={(id) => {
-              setCreating(false);
-              setListVersion((v) => v + 1);
-              open(id);
-            }}
-          />
+    <div className={`app ${taskId ? 'has-task' : ''}`}>
+      <header className="topbar">
+        <button className="brand" onClick={() => open('')} aria-label="All tasks">
+          maestro
+        </button>
+        {info?.demo && (
+          <span className="demo-badge" data-testid="demo-banner" title="No LLM server is configured">
+            Demo model — scripted answers, not a real LLM
+          </span>
         )}
-      </div>
+        <span className="spacer" />
+        <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
+          New task
+        </button>
+        <NotificationBell onOpen={open} />
+        <button className="ghost" title="Forget the API token" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      <main className="layout">
+        <TaskList ref={search} tasks={tasks} error={error} selected={taskId} onSelect={open} />
+        {taskId ? (
+          <ChatPane key={taskId} taskId={taskId} onBack={() => open('')} onChanged={listChanged} />
+        ) : (
+          <section className="empty-pane">
+            <p>Select a task, or create one.</p>
+            {info?.demo && (
+              <p className="muted">
+                This server runs the bundled demo model. Create a task and pick one of the suggested
+                instructions to see streaming, tool approvals, package requests, questions and cancel.
+              </p>
+            )}
+          </section>
+        )}
+      </main>
+      {creating && (
+        <CreateTaskDialog
+          demo={info?.demo ?? false}
+          onClose={() => setCreating(false)}
+          onCreated={(id) => {
+            setCreating(false);
+            listChanged();
+            open(id);
+          }}
+        />
+      )}
+    </div>
   );
 }
