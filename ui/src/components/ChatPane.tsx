@@ -104,7 +104,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
                 {t.piece}
                 {t.space ? ` · space ${t.space}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
                 {plural(toolCards ?? t.tool_call_count, 'tool call')}
-                {t.usage && (
+                {t.usage && t.usage.llm_calls > 0 && (
                   <>
                     {' · '}
                     <UsageSummary usage={t.usage} />

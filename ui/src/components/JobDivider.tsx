@@ -11,7 +11,7 @@ export function JobDivider({ job, index }: { job: Job; index: number }) {
       <span>
         <strong>Job {index + 1}</strong> · {job.piece} · {job.status.replace('_', ' ')}
         {job.created_at ? <> · <RelativeTime ms={job.created_at} /></> : null}
-        {job.usage && (
+        {job.usage && job.usage.llm_calls > 0 && (
           <>
             {' · '}
             {plural(job.usage.llm_calls, 'model call')} · <UsageSummary usage={job.usage} />

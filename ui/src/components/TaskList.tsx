@@ -69,7 +69,7 @@ export const TaskList = forwardRef<HTMLInputElement, Props>(function TaskList({ 
                 <small className="muted">
                   {t.piece} · <RelativeTime ms={t.created_at} />
                 </small>
-                {t.usage && <UsageSummary usage={t.usage} compact />}
+                {t.usage && t.usage.llm_calls > 0 && <UsageSummary usage={t.usage} compact />}
               </span>
             </button>
           </li>
