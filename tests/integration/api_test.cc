@@ -197,7 +197,7 @@ TEST_F(ApiTest, CliClientDrivesTheRunningServer) {
   };
   auto [c1, out1] = run({"comment", id, "make it rhyme"}, "tok", "comment");
   EXPECT_EQ(c1, 0) << out1;
-  EXPECT_NE(out1.find("\"outcome\": \"reused\""), std::string::npos) << out1;
+  EXPECT_NE(out1.find("comment posted (reused)"), std::string::npos) << out1;
   // The comment is in the task's comments.
   auto [code, comments] = Get("/api/local/tasks/" + id + "/comments");
   EXPECT_NE(comments.dump().find("make it rhyme"), std::string::npos);
@@ -211,15 +211,19 @@ TEST_F(ApiTest, CliClientDrivesTheRunningServer) {
   // continue is refused while the job is not finished (409 -> 2).
   auto [c4, out4] = run({"continue", id}, "tok", "continue");
   EXPECT_EQ(c4, 2) << out4;
-  // cancel, then watch renders the events through the terminal job.status.
+  // cancel, then watch follows the events to the end: a cancelled task
+  // exits 1; --json prints the events as the server sent them.
   auto [c5, out5] = run({"cancel", id}, "tok", "cancel");
   EXPECT_EQ(c5, 0) << out5;
   auto [c6, out6] = run({"watch", id}, "tok", "watch");
-  EXPECT_EQ(c6, 0) << out6;
-  EXPECT_NE(out6.find(" task.created"), std::string::npos) << out6;
-  EXPECT_NE(out6.find(" comment.created"), std::string::npos) << out6;
-  EXPECT_NE(out6.find("job.status"), std::string::npos) << out6;
-  EXPECT_NE(out6.find("to=cancelled"), std::string::npos) << out6;
+  EXPECT_EQ(c6, 1) << out6;
+  EXPECT_NE(out6.find("task cancelled"), std::string::npos) << out6;
+  auto [c7, out7] = run({"watch", id, "--json"}, "tok", "watch-json");
+  EXPECT_EQ(c7, 1) << out7;
+  EXPECT_NE(out7.find("\"task.created\""), std::string::npos) << out7;
+  EXPECT_NE(out7.find("\"comment.created\""), std::string::npos) << out7;
+  EXPECT_NE(out7.find("\"job.status\""), std::string::npos) << out7;
+  EXPECT_NE(out7.find("cancelled"), std::string::npos) << out7;
 }
 
 }  // namespace
