@@ -64,8 +64,6 @@ export interface ApprovalRequest {
   scope: string;
   // false: the server will not grant this (e.g. a tool outside the space's
   // policy); only Deny is offered, with the reason.
-  grantable?: boolean;
-  not_grantable_reason?: string;
   created_at: number;
 }
 

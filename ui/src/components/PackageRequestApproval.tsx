@@ -25,17 +25,10 @@ export function PackageRequestApproval({ request, onDone }: { request: ApprovalR
       {request.reason && <p className="approval-reason">{request.reason}</p>}
       <div className="label">Exact request</div>
       <pre className="approval-args">{JSON.stringify(request.args, null, 2)}</pre>
-      {request.grantable === false && (
-        <p className="not-grantable" data-testid="not-grantable">
-          This cannot be approved: {request.not_grantable_reason || 'the server does not allow it here'}
-        </p>
-      )}
       <div className="row wrap">
-        {request.grantable !== false && (
-          <button className="primary" disabled={busy} onClick={() => decide(request, 'approve')}>
-            Approve
-          </button>
-        )}
+        <button className="primary" disabled={busy} onClick={() => decide(request, 'approve')}>
+          Approve
+        </button>
         <button className="danger" disabled={busy} onClick={() => decide(request, 'deny')}>
           Deny
         </button>

@@ -1,8 +1,7 @@
 // ToolRequestApproval: the card for a RequestTool park — the tool, the exact
 // arguments the agent will call it with, its reason, and approve once
-// (bound to these arguments) / approve for this task / deny. A request the
-// server will not grant (`grantable: false`) offers only Deny, with the
-// server's reason.
+// (bound to these arguments) / approve for this task / deny. (A tool the
+// movement forbids never gets here: the server refuses that RequestTool.)
 import { useState } from 'react';
 import { Api } from '../api';
 import type { ApprovalRequest } from '../types';
@@ -41,22 +40,13 @@ export function ToolRequestApproval({ request, onDone }: { request: ApprovalRequ
       {request.reason && <p className="approval-reason">{request.reason}</p>}
       <div className="label">Exact arguments</div>
       <pre className="approval-args">{JSON.stringify(toolArgs(request), null, 2)}</pre>
-      {request.grantable === false && (
-        <p className="not-grantable" data-testid="not-grantable">
-          This cannot be approved: {request.not_grantable_reason || 'the server does not allow it here'}
-        </p>
-      )}
       <div className="row wrap">
-        {request.grantable !== false && (
-          <>
-            <button className="primary" disabled={busy} onClick={() => decide(request, 'approve', 'once')}>
-              Approve once
-            </button>
-            <button disabled={busy} onClick={() => decide(request, 'approve', 'task')} title="Any arguments, for the rest of this task">
-              Approve for this task
-            </button>
-          </>
-        )}
+        <button className="primary" disabled={busy} onClick={() => decide(request, 'approve', 'once')}>
+          Approve once
+        </button>
+        <button disabled={busy} onClick={() => decide(request, 'approve', 'task')} title="Any arguments, for the rest of this task">
+          Approve for this task
+        </button>
         <button className="danger" disabled={busy} onClick={() => decide(request, 'deny')}>
           Deny
         </button>
