@@ -11,8 +11,8 @@
 //
 // Markers are texts of the engine's tool results (src/tools, src/engine),
 // never words of the system prompt: "wrote N bytes to <file>", "Subtask …
-// created (job …)", "The subtasks of this job have ended", "Approved
-// (request …)". A command's output is told from its command line by
+// created (job …)", "The subtasks of this job have ended", "All subtasks have
+// finished", "Approved (request …)". A command's output is told from its command line by
 // arithmetic: `echo A-$((6*7))` prints "A-42", which the call never shows.
 #pragma once
 
@@ -87,13 +87,16 @@ inline Json ApprovedCommand(const std::string& tag, const std::string& out,
 }
 
 // SpinOffTask (child instruction tagged `child_tag`), WaitSubTask, then the
-// answer once the children ended; the child answers `child_answer`. The
-// parent's replies come first: the child's conversation never holds the
-// parent's tag, while the parent's may quote the child's.
+// answer once the children ended — after the resume notice, or at once when
+// the child (on another worker) ended before WaitSubTask and it answered
+// without parking. The child answers `child_answer`. The parent's replies
+// come first: the child's conversation never holds the parent's tag, while
+// the parent's may quote the child's.
 inline Json WithSubtask(const std::string& tag, const std::string& child_tag,
                         const std::string& child_answer, const std::string& answer) {
   return Json::array(
       {On(Complete(answer), {tag, "The subtasks of this job have ended"}),
+       On(Complete(answer), {tag, "All subtasks have finished"}),
        On(ToolCallReply("WaitSubTask", Json::object()), {tag, "created (job "}),
        On(ToolCallReply("SpinOffTask",
                         {{"title", "part"}, {"instruction", child_tag + " do the part"}}),
