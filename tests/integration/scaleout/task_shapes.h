@@ -12,8 +12,9 @@
 // Markers are texts of the engine's tool results (src/tools, src/engine),
 // never words of the system prompt: "wrote N bytes to <file>", "Subtask …
 // created (job …)", "The subtasks of this job have ended", "All subtasks have
-// finished", "Approved (request …)". A command's output is told from its command line by
-// arithmetic: `echo A-$((6*7))` prints "A-42", which the call never shows.
+// finished", "Approved (request …)". A command's output is told from its
+// command line by arithmetic: `echo A-$((6*7))` prints "A-42", which the call
+// never shows.
 #pragma once
 
 #include <string>
