@@ -24,8 +24,13 @@ bool ProcessWithArg(const std::string& marker) {
   bool found = false;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd;
+    try {
+      std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+      cmd.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;  // it exited while we read it (ESRCH): not running any more
+    }
     for (char& c : cmd) c = c == '\0' ? ' ' : c;
     // bwrap, the shell and both sleeps carry it; nothing else does.
     if (Contains(cmd, marker)) found = true;
@@ -76,7 +81,8 @@ TEST_F(ServeEngineTest, CancelDuringRunCommandKillsItsProcessesAndTheSubtask) {
   Start(Json::array({child, spin, run}));
   Json c = Create("PARENT-MARK spin off and wait");
   ASSERT_TRUE(WaitFor([] { return ProcessWithArg("30.123") && ProcessWithArg("30.456"); }, 20s))
-      << "the commands did not start\n" << LogTail();
+      << "the commands did not start\n"
+      << LogTail();
   std::string parent_job = c["job"]["id"];
   // The child job: the other running job (its task is the spun-off one).
   std::string child_job;
@@ -84,7 +90,8 @@ TEST_F(ServeEngineTest, CancelDuringRunCommandKillsItsProcessesAndTheSubtask) {
   for (const auto& task : all_tasks) {
     if (task["id"] == c["task"]["id"]) continue;
     Json ct = Get("/api/local/tasks/" + task["id"].get<std::string>());
-    if (ct["latest_job"]["parent_job_id"] == parent_job) child_job = ct["latest_job"]["id"].get<std::string>();
+    if (ct["latest_job"]["parent_job_id"] == parent_job)
+      child_job = ct["latest_job"]["id"].get<std::string>();
   }
   ASSERT_FALSE(child_job.empty()) << "no subtask job found";
 
@@ -187,13 +194,13 @@ TEST_F(ParkResumeTest, ApprovedToolRequestResumesTheSameMovementAndGrantsTheCall
   Json args = {{"command", "echo granted-7"}, {"network", true}};
   Json park = ToolCallReply("RequestTool",
                             {{"tool", "RunCommand"}, {"arguments", args}, {"reason", "net"}});
-  Json c = StartAndPark(park, Json::array({ToolCallReply("RunCommand", args),
-                                           ToolCallReply("complete", {{"status", "success"},
-                                                                      {"result", "done"}})}));
+  Json c = StartAndPark(
+      park, Json::array({ToolCallReply("RunCommand", args),
+                         ToolCallReply("complete", {{"status", "success"}, {"result", "done"}})}));
   Json req = Pending(c, "tool");
-  auto [code, body] = Post(TaskPath(c) + "/tool-requests/" + req["id"].get<std::string>() +
-                               "/decide",
-                           {{"decision", "approve"}, {"scope", "once"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/tool-requests/" + req["id"].get<std::string>() + "/decide",
+           {{"decision", "approve"}, {"scope", "once"}});
   ASSERT_EQ(code, 200) << body.dump();
   Json job = WaitStatus(c, "succeeded");
   EXPECT_EQ(job["id"], c["job"]["id"]) << "the same job resumed";
@@ -207,15 +214,16 @@ TEST_F(ParkResumeTest, ApprovedToolRequestResumesTheSameMovementAndGrantsTheCall
 }
 
 TEST_F(ParkResumeTest, DeniedToolRequestResumesWithTheDenialAndNoSecondCard) {
-  Json park = ToolCallReply("RequestTool", {{"tool", "RunCommand"},
-                                            {"arguments", {{"command", "curl x"}}},
-                                            {"reason", "net"}});
-  Json c = StartAndPark(park, Json::array({ToolCallReply(
-                                  "complete", {{"status", "success"}, {"result", "without"}})}));
+  Json park = ToolCallReply(
+      "RequestTool",
+      {{"tool", "RunCommand"}, {"arguments", {{"command", "curl x"}}}, {"reason", "net"}});
+  Json c = StartAndPark(
+      park,
+      Json::array({ToolCallReply("complete", {{"status", "success"}, {"result", "without"}})}));
   Json req = Pending(c, "tool");
-  auto [code, body] = Post(TaskPath(c) + "/tool-requests/" + req["id"].get<std::string>() +
-                               "/decide",
-                           {{"decision", "deny"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/tool-requests/" + req["id"].get<std::string>() + "/decide",
+           {{"decision", "deny"}});
   ASSERT_EQ(code, 200) << body.dump();
   WaitStatus(c, "succeeded");
   Json reqs = FakeRequests();
@@ -226,10 +234,9 @@ TEST_F(ParkResumeTest, DeniedToolRequestResumesWithTheDenialAndNoSecondCard) {
 }
 
 Json PackageCall(const std::string& name) {
-  return ToolCallReply("RequestPackage", {{"ecosystem", "fakeeco"},
-                                          {"name", name},
-                                          {"version", "1.2"},
-                                          {"reason", "needed"}});
+  return ToolCallReply(
+      "RequestPackage",
+      {{"ecosystem", "fakeeco"}, {"name", name}, {"version", "1.2"}, {"reason", "needed"}});
 }
 
 TEST_F(ParkResumeTest, ApprovedPackageRequestRunsTheInstallerAndResumes) {
@@ -241,9 +248,9 @@ TEST_F(ParkResumeTest, ApprovedPackageRequestRunsTheInstallerAndResumes) {
                         Json::array({use, ToolCallReply("complete", {{"status", "success"},
                                                                      {"result", "installed"}})}));
   Json req = Pending(c, "package");
-  auto [code, body] = Post(TaskPath(c) + "/package-requests/" + req["id"].get<std::string>() +
-                               "/decide",
-                           {{"decision", "approve"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/package-requests/" + req["id"].get<std::string>() + "/decide",
+           {{"decision", "approve"}});
   ASSERT_EQ(code, 200) << body.dump();
   WaitStatus(c, "succeeded");
   const std::string target =
@@ -267,28 +274,28 @@ TEST_F(ParkResumeTest, ApprovedPackageRequestRunsTheInstallerAndResumes) {
 }
 
 TEST_F(ParkResumeTest, DeniedPackageRequestResumesWithTheDenialAndInstallsNothing) {
-  Json c = StartAndPark(PackageCall("left-pad"),
-                        Json::array({ToolCallReply("complete", {{"status", "success"},
-                                                                {"result", "without"}})}));
+  Json c = StartAndPark(
+      PackageCall("left-pad"),
+      Json::array({ToolCallReply("complete", {{"status", "success"}, {"result", "without"}})}));
   Json req = Pending(c, "package");
-  auto [code, body] = Post(TaskPath(c) + "/package-requests/" + req["id"].get<std::string>() +
-                               "/decide",
-                           {{"decision", "deny"}});
+  auto [code, body] =
+      Post(TaskPath(c) + "/package-requests/" + req["id"].get<std::string>() + "/decide",
+           {{"decision", "deny"}});
   ASSERT_EQ(code, 200) << body.dump();
   WaitStatus(c, "succeeded");
   Json reqs = FakeRequests();
   ExpectSameMovementResume(reqs);
   ASSERT_EQ(reqs.size(), 4u);
   EXPECT_TRUE(Contains(reqs[3]["body"]["messages"].back().dump(), "the user denied"));
-  EXPECT_FALSE(std::filesystem::exists(DataDir() + "/tasks/" +
-                                       c["task"]["id"].get<std::string>() + "/packages"));
+  EXPECT_FALSE(std::filesystem::exists(DataDir() + "/tasks/" + c["task"]["id"].get<std::string>() +
+                                       "/packages"));
 }
 
 TEST_F(ParkResumeTest, DoubleDecideGivesOne200AndOne409AndOneGrant) {
   Json args = {{"command", "echo once"}, {"network", true}};
   Json park = ToolCallReply("RequestTool", {{"tool", "RunCommand"}, {"arguments", args}});
-  Json c = StartAndPark(park, Json::array({ToolCallReply("complete", {{"status", "success"},
-                                                                      {"result", "x"}})}));
+  Json c = StartAndPark(
+      park, Json::array({ToolCallReply("complete", {{"status", "success"}, {"result", "x"}})}));
   std::string path =
       TaskPath(c) + "/tool-requests/" + Pending(c, "tool")["id"].get<std::string>() + "/decide";
   std::atomic<int> ok{0}, conflict{0};
@@ -351,10 +358,9 @@ std::vector<std::pair<std::string, std::string>> ReadEvents(
 TEST_F(ServeEngineTest, SseResumeWithLastEventIdLosesNothingDuringARealRun) {
   Json replies = Json::array();
   // Four different calls (the same batch three times in a row is a loop).
-  for (const Json& call : {ToolCallReply("ListDir", Json::object()),
-                           ToolCallReply("ListDir", {{"path", "."}}),
-                           ToolCallReply("Glob", {{"pattern", "*"}}),
-                           ToolCallReply("Glob", {{"pattern", "*.md"}})}) {
+  for (const Json& call :
+       {ToolCallReply("ListDir", Json::object()), ToolCallReply("ListDir", {{"path", "."}}),
+        ToolCallReply("Glob", {{"pattern", "*"}}), ToolCallReply("Glob", {{"pattern", "*.md"}})}) {
     Json r = call;
     r["delay_ms"] = 150;
     replies.push_back(r);
