@@ -31,6 +31,12 @@ int ThreadCount() {
   return n;
 }
 
+SpanStart Named(const std::string& name) {
+  SpanStart s;
+  s.name = name;
+  return s;
+}
+
 SpanData Sample(const std::string& name) {
   SpanData s;
   s.name = name;
@@ -194,7 +200,7 @@ TEST(TelemetryTracer, TelemetryOffStartsNoThreadAndRecordsNothing) {
   TelemetryConfig off;  // no endpoint
   auto tracer = MakeTracer(off, "test");
   EXPECT_FALSE(tracer->enabled());
-  Span s = tracer->Start({"invoke_agent x"});
+  Span s = tracer->Start(Named("invoke_agent x"));
   EXPECT_FALSE(s.recording());
   EXPECT_FALSE(s.context().valid());
   EXPECT_EQ(ThreadCount(), before) << "no exporter thread with telemetry off";
@@ -214,10 +220,10 @@ TEST(TelemetryTracer, TelemetryOffStartsNoThreadAndRecordsNothing) {
 TEST(TelemetryTracer, ChildrenShareTheTraceAndUnsampledTracesRecordNothing) {
   OtlpReceiver rx;
   OtlpTracer tracer(ExporterTo(rx), /*sample_ratio=*/1.0, /*capture_content=*/false);
-  SpanStart root_start{"invoke_agent p"};
+  SpanStart root_start = Named("invoke_agent p");
   root_start.trace_id = TraceIdForTask("t1");
   Span root = tracer.Start(root_start);
-  SpanStart child_start{"plan"};
+  SpanStart child_start = Named("plan");
   child_start.parent = root.context();
   Span child = tracer.Start(child_start);
   EXPECT_EQ(Hex(child.context().trace_id), Hex(TraceIdForTask("t1")));
@@ -230,7 +236,7 @@ TEST(TelemetryTracer, ChildrenShareTheTraceAndUnsampledTracesRecordNothing) {
   EXPECT_FALSE(r.recording());
   EXPECT_TRUE(r.context().valid());
   EXPECT_FALSE(r.context().sampled);
-  SpanStart c2{"child"};
+  SpanStart c2 = Named("child");
   c2.parent = r.context();
   EXPECT_FALSE(none.Start(c2).recording()) << "parent-based: an unsampled trace stays unsampled";
   EXPECT_EQ(none.exporter().queued(), 0u);
@@ -241,7 +247,7 @@ TEST(TelemetryTracer, ToolContentIsCapturedOnlyWhenAskedFor) {
     OtlpReceiver rx;
     OtlpTracer tracer(ExporterTo(rx), 1.0, capture);
     tracer.exporter().Start();
-    Span parent = tracer.Start({"m"});
+    Span parent = tracer.Start(Named("m"));
     Span tool = genai::StartToolSpan(tracer, parent.context(), "ReadFile", "call_1");
     genai::EndToolSpan(tracer, tool, /*is_error=*/true, R"({"path":"SECRET-ARG"})",
                        "Error: SECRET-RESULT");
