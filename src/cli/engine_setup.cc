@@ -4,6 +4,7 @@
 
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
+#include "telemetry/telemetry.h"
 #include "tools/builtin.h"
 #include "tools/sandbox.h"
 
@@ -56,6 +57,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
     s.executor = std::make_unique<EngineUnavailableExecutor>();
     return s;
   }
+  s.tracer = telemetry::MakeTracer(cfg.telemetry, MAESTRO_VERSION);
   engine::PieceCatalogOptions po;
   po.user_dirs = engine::DefaultUserPieceDirs(cfg.data_dir);
   s.catalog = std::make_unique<engine::PieceCatalog>(engine::PieceCatalog::Load(po));
@@ -108,6 +110,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
       allowed.insert(name);
     }
   }
+  o.tracer = s.tracer.get();
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
 }

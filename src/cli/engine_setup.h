@@ -15,6 +15,7 @@
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
 #include "store/store.h"
+#include "telemetry/tracer.h"
 #include "tools/package_installer.h"
 #include "tools/registry.h"
 #include "tools/workspace.h"
@@ -27,6 +28,9 @@ struct EngineSetup {
   std::unique_ptr<tools::ToolRegistry> registry;
   std::unique_ptr<tools::SpaceRegistry> spaces;
   std::unique_ptr<tools::PackageInstaller> packages;  // approved RequestPackage installs
+  // The job spans' tracer (`telemetry:`; no-op when off), borrowed by the
+  // executor: shut down after the workers stop (Runtime::Stop).
+  std::unique_ptr<telemetry::Tracer> tracer;
   std::unique_ptr<JobExecutor> executor;
   bool llm_configured = false;
 };

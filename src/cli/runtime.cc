@@ -73,6 +73,8 @@ Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<voi
 
 void Runtime::Stop() {
   if (pool) pool->Shutdown();
+  // The job spans ended with the jobs: send them, waiting a bounded time.
+  if (engine.tracer) engine.tracer->Shutdown(std::chrono::milliseconds(3000));
   if (sweeper) sweeper->Stop();
   if (janitor) janitor->Stop();
 }

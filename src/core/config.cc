@@ -160,6 +160,42 @@ const std::map<std::string, Setter>& Keys() {
                   {"mcp_servers", nullptr},
                   {"webhooks", nullptr},
                   {"spaces", nullptr},
+                  {"telemetry.headers", nullptr},
+                  {"telemetry.otlp_endpoint",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     if (!v.empty() &&
+                         ((v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) ||
+                          v.find_first_of(" \t\n") != std::string::npos ||
+                          v.size() <= v.find("//") + 2)) {
+                       return InvalidArgument(
+                           fmt::format("{}: expected an http:// or https:// URL, got '{}'", where,
+                                       v),
+                           where);
+                     }
+                     c.telemetry.otlp_endpoint = v;
+                     return Status::Ok();
+                   }},
+                  {"telemetry.sample_ratio",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     try {
+                       size_t used = 0;
+                       double d = std::stod(v, &used);
+                       if (used != v.size() || !(d >= 0 && d <= 1)) throw std::invalid_argument(v);
+                       c.telemetry.sample_ratio = d;
+                       return Status::Ok();
+                     } catch (const std::exception&) {
+                       return InvalidArgument(
+                           fmt::format("{}: expected a number between 0 and 1, got '{}'", where, v),
+                           where);
+                     }
+                   }},
+                  {"telemetry.capture_content", OneOf({"true", "false"},
+                                                      [](Config& c, const std::string& v) {
+                                                        c.telemetry.capture_content = v == "true";
+                                                      })},
+                  {"telemetry.service_name",
+                   StringField(
+                       [](Config& c, const std::string& v) { c.telemetry.service_name = v; })},
                   {"jobs.lease_ms",
                    IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
                   {"jobs.heartbeat_ms",
@@ -238,6 +274,9 @@ const std::vector<SettingInfo>& SettingsTable() {
        G([](const Config& c) { return c.log_level; })},
       {"log.format", "MAESTRO_LOG_FORMAT", "text|json",
        G([](const Config& c) { return c.log_format; })},
+      {"telemetry.otlp_endpoint", "MAESTRO_OTLP_ENDPOINT",
+       "OTLP/HTTP receiver for traces, e.g. http://127.0.0.1:4318 (empty: telemetry off)",
+       G([](const Config& c) { return c.telemetry.otlp_endpoint; })},
       {"llm.base_url", "MAESTRO_LLM_BASE_URL", "OpenAI-compatible server, e.g. http://host:8081/v1",
        G([](const Config& c) { return c.llm.base_url; })},
       {"llm.api_key", "MAESTRO_LLM_API_KEY", "API key sent to the LLM server",
@@ -364,6 +403,24 @@ Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& p
   return Status::Ok();
 }
 
+// `telemetry.headers: {name: value}`: sent with every OTLP export.
+Status ApplyTelemetryHeaders(TelemetryConfig& t, const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap()) {
+    return InvalidArgument(fmt::format("{}: telemetry.headers must be a mapping of name: value",
+                                       YamlPosition(path, node)),
+                           "telemetry.headers");
+  }
+  for (const auto& h : node) {
+    if (!h.second.IsScalar()) {
+      return InvalidArgument(
+          fmt::format("{}: telemetry.headers values must be strings", YamlPosition(path, h.second)),
+          "telemetry.headers");
+    }
+    t.headers[h.first.as<std::string>()] = h.second.Scalar();
+  }
+  return Status::Ok();
+}
+
 // `llm_profiles: {name: {<llm keys>}}`: each profile is parsed with the same
 // key table as `llm:` into a scratch config.
 Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& path) {
@@ -432,6 +489,10 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     std::string pos = YamlPosition(path, kv.first);
     if (key == "llm.headers") {
       MAESTRO_RETURN_IF_ERROR(ApplyHeaders(cfg.llm, kv.second, path));
+      continue;
+    }
+    if (key == "telemetry.headers") {
+      MAESTRO_RETURN_IF_ERROR(ApplyTelemetryHeaders(cfg.telemetry, kv.second, path));
       continue;
     }
     if (key == "llm.price") {

@@ -116,6 +116,16 @@ struct DatabaseConfig {
   bool notify = true;
 };
 
+// `telemetry:` — OpenTelemetry trace export (src/telemetry; docs/operations.md
+// "Telemetry"). Off while otlp_endpoint is empty.
+struct TelemetryConfig {
+  std::string otlp_endpoint;  // http(s)://host:4318 — spans go to <endpoint>/v1/traces
+  std::map<std::string, std::string> headers;  // sent with every export (auth)
+  double sample_ratio = 1.0;                   // share of tasks whose trace is kept, 0..1
+  bool capture_content = false;                // prompts, completions, tool arguments/results
+  std::string service_name = "maestro";
+};
+
 struct Config {
   std::string data_dir = "./data";
   DatabaseConfig database;
@@ -146,6 +156,7 @@ struct Config {
   Json mcp_servers = Json::object();
   std::string mcp_servers_where;
   JobsConfig jobs;
+  TelemetryConfig telemetry;
   std::vector<WebhookConfig> webhooks;
   std::map<std::string, SpaceConfig> spaces;  // by name
   // Web UI and demo mode (`maestro serve`, see docs/ui.md): where the built

@@ -11,6 +11,7 @@
 #include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
 #include "engine/prompt_builder.h"
+#include "engine/trace_spans.h"
 
 namespace maestro::engine {
 namespace {
@@ -256,7 +257,8 @@ Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement) {
   return Status::Ok();
 }
 
-MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
+namespace {
+MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
   const Movement* mv = d.piece->FindMovement(movement);
   int max_iterations = mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
   Emit(d, {{"type", "movement"}, {"movement", movement}});
@@ -274,8 +276,11 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
     llm::ChatRequest req;
     req.messages_path = guard.messages_path;
     req.tools_path = d.tools_path;
+    telemetry::Span chat = StartChatSpan(d, req);
     llm::LlmCallResult call = d.llm->Chat(
         req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);
+    RecordChatEnd(d, chat, call);
+    chat.End();
     if (!call.ok()) {
       std::optional<MovementResult> failed = OnLlmFailure(d, movement, call, st);
       if (failed) return *failed;
@@ -315,6 +320,20 @@ MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
   }
   return Abort(movement, kAbortMaxIterations,
                fmt::format("movement '{}' used its {} iterations", movement, max_iterations));
+}
+}  // namespace
+
+// The loop inside a `{movement}` span: chat and tool spans go under it.
+MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
+  telemetry::Span span = StartMovementSpan(d, movement);
+  const telemetry::SpanContext outer = d.trace_parent;
+  const telemetry::SpanContext outer_tools = d.dispatch.trace_parent;
+  d.trace_parent = d.dispatch.trace_parent = span.context();
+  MovementResult r = RunMovementLoop(d, movement);
+  d.trace_parent = outer;
+  d.dispatch.trace_parent = outer_tools;
+  RecordMovementEnd(span, r);
+  return r;
 }
 
 }  // namespace maestro::engine

@@ -11,6 +11,7 @@
 #include "engine/handoff_step.h"
 #include "engine/piece_tools.h"
 #include "engine/subtasks.h"
+#include "telemetry/genai.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
 
@@ -233,6 +234,12 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
     std::string& content = out.contents[i];
     const std::string& name = p.call.name;
     bool control = name == "complete" || name == "transition" || tools::FindControlTool(name);
+    // The Dispatcher traces the calls it runs; the engine those it answers.
+    const bool dispatched =
+        p.error.empty() && !control && !(mv && !ToolAllowedInMovement(*mv, name));
+    telemetry::Span span;
+    if (!dispatched)
+      span = telemetry::genai::StartToolSpan(*d.tracer, d.trace_parent, name, p.call.id);
     if (!p.error.empty()) {
       content = p.error;
     } else if (control && out.settled) {
@@ -258,6 +265,11 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
       continue;
     }
     out.is_error[i] = content.rfind("Error", 0) == 0;
+    if (span.recording() && out.settled && IsParkTool(name))
+      span.SetAttribute("maestro.parked", true);
+    telemetry::genai::EndToolSpan(*d.tracer, span, out.is_error[i],
+                                  d.tracer->capture_content() ? calls[i].arguments : "",
+                                  d.tracer->capture_content() ? content : "");
   }
   if (!regular.empty()) {
     std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);

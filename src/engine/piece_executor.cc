@@ -18,6 +18,7 @@
 #include "engine/prompt_paths.h"
 #include "engine/reconcile.h"
 #include "engine/subtasks.h"
+#include "engine/trace_spans.h"
 #include "tools/dispatcher.h"
 
 namespace maestro::engine {
@@ -145,9 +146,14 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   auto ws = tools::PrepareWorkspace(opt_.workspace, *opt_.spaces, task.id, task.space);
   if (!ws.ok()) return JobOutcome::Failed("workspace: " + ws.status().message());
   JobStatus final_status = JobStatus::kFailed;
-  auto run = Run(task, job, *piece, *ws, cancel, &final_status);
-  if (!run.ok()) return run.status();  // the worker's retry policy classifies it
+  telemetry::Span span = StartJobSpan(*opt_.tracer, task, job, piece->name);
+  auto run = Run(task, job, *piece, *ws, cancel, &final_status, span);
+  if (!run.ok()) {
+    span.SetError(std::string(StatusCodeName(run.status().code())), run.status().ToString());
+    return run.status();  // the worker's retry policy classifies it
+  }
   const PieceRunResult& r = *run;
+  RecordJobEnd(span, r);
   spdlog::info("job {}: piece {} ended {} in movement {} {}", job.id, piece->name,
                PieceRunStatusName(r.status), r.last_movement, r.reason);
   if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
@@ -161,7 +167,7 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
 
 Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, const Piece& piece,
                                           const tools::Workspace& ws, CancelToken& cancel,
-                                          JobStatus* final_status) {
+                                          JobStatus* final_status, telemetry::Span& job_span) {
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmClient> llm, opt_.llm_factory(job.profile));
   // Workers claim any job (no model filter), so a job for a model this
   // process does not serve ends here with a reason instead of staying queued.
@@ -238,6 +244,7 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   }
   std::string transcript = ctx->messages().transcript_path();
   const std::string start = StartMovement(piece, job, ctx->messages(), ran_before);
+  if (ran_before) RecordJobResume(job_span, start);
   MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan,
                            PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
   // Seed 000's subtask resume notice: the ended children's results — once:
@@ -299,6 +306,10 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.task_id = task.id;
   d.job_id = job.id;
   d.handoff = &handoff;
+  d.tracer = opt_.tracer;
+  d.trace_parent = job_span.context();
+  d.dispatch.tracer = opt_.tracer;
+  d.dispatch.trace_parent = job_span.context();
 
   PieceRunOptions ro;
   ro.start_movement = in.start_movement;

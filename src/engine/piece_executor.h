@@ -37,6 +37,7 @@
 #include "llm/llm_client.h"
 #include "mcp/mcp_tools.h"
 #include "store/store.h"
+#include "telemetry/tracer.h"
 #include "tools/registry.h"
 #include "tools/workspace.h"
 #include "worker/executor.h"
@@ -70,6 +71,8 @@ struct PieceExecutorOptions {
   std::map<std::string, std::set<std::string>> mcp_servers_by_space;
   std::shared_ptr<const tools::Sandbox> sandbox;
   Clock* clock = SystemClock::Default();
+  // Spans of each job run (engine/trace_spans.h); the no-op tracer: none.
+  telemetry::Tracer* tracer = &telemetry::NoopTracer();
 };
 
 class PieceExecutor final : public JobExecutor {
@@ -80,7 +83,7 @@ class PieceExecutor final : public JobExecutor {
  private:
   Result<PieceRunResult> Run(const Task& task, const Job& job, const Piece& piece,
                              const tools::Workspace& ws, CancelToken& cancel,
-                             JobStatus* final_status);
+                             JobStatus* final_status, telemetry::Span& job_span);
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
   Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,
                                                   const std::string& job_id) const;

@@ -379,8 +379,9 @@ Result<CallResult> ClientImpl::CallTool(const std::string& name, const Json& arg
   spec.cancel = options.cancel;
   spec.progress = std::make_shared<ProgressSink>();
   spec.progress->fn = options.on_progress;
-  MAESTRO_ASSIGN_OR_RETURN(
-      Json result, Request("tools/call", {{"name", name}, {"arguments", std::move(args)}}, spec));
+  Json params = {{"name", name}, {"arguments", std::move(args)}};
+  if (!options.traceparent.empty()) params["_meta"]["traceparent"] = options.traceparent;
+  MAESTRO_ASSIGN_OR_RETURN(Json result, Request("tools/call", std::move(params), spec));
   return ParseCallResult(std::move(result));
 }
 

@@ -107,6 +107,9 @@ struct CallOptions {
   // notifications/progress of this call: progress, total (if sent), message.
   std::function<void(double progress, std::optional<double> total, const std::string& message)>
       on_progress;
+  // W3C trace context of the caller's span, sent as params._meta.traceparent
+  // ("" = none).
+  std::string traceparent;
 };
 
 // True when `st` is the server refusing our credentials (HTTP 401/403).

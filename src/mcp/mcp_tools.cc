@@ -212,6 +212,7 @@ tools::ToolHandler CallHandler(std::shared_ptr<Client> client, std::string tool,
                                 std::chrono::duration_cast<std::chrono::milliseconds>(left));
         }
         co.cancel = ctx.cancel;
+        co.traceparent = ctx.traceparent;
         if (progress) {
           co.on_progress = [progress, exposed, &ctx](double p, std::optional<double> total,
                                                      const std::string& message) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/utf8.h"
+#include "telemetry/genai.h"
 #include "tools/output_cap.h"
 #include "tools/schema.h"
 
@@ -54,6 +55,18 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
 }
 
 ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) const {
+  if (ctx.tracer == nullptr) return RunTraced(call, ctx, "");
+  telemetry::Span span =
+      telemetry::genai::StartToolSpan(*ctx.tracer, ctx.trace_parent, call.name, call.id);
+  ToolResult r = RunTraced(call, ctx, span.recording() ? span.context().Traceparent() : "");
+  const bool content = ctx.tracer->capture_content();
+  telemetry::genai::EndToolSpan(*ctx.tracer, span, r.is_error, content ? call.arguments.dump() : "",
+                                content ? r.content : "");
+  return r;
+}
+
+ToolResult Dispatcher::RunTraced(const ToolCall& call, const DispatchContext& ctx,
+                                 const std::string& traceparent) const {
   const IdempotencyKey key{ctx.task_id, ctx.job_id, ctx.call_key_prefix + call.id};
   Permission perm;
   if (auto refused = Admit(call, ctx, &perm)) {
@@ -70,6 +83,7 @@ ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) 
   tctx.key = key;
   tctx.cancel = ctx.cancel;
   tctx.packages_dir = ctx.packages_dir;
+  tctx.traceparent = traceparent;
   const auto start = std::chrono::steady_clock::now();
   tctx.deadline = start + spec.timeout;
   if (ctx.ledger) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/cancel.h"
+#include "telemetry/tracer.h"
 #include "tools/ledger.h"
 #include "tools/policy.h"
 #include "tools/registry.h"
@@ -47,6 +48,10 @@ struct DispatchContext {
   // otherwise collide with the parent's (e.g. "delegate:call_7/").
   std::string call_key_prefix;
   std::string packages_dir;  // see ToolContext::packages_dir; "" = none
+  // Each call is an `execute_tool` span under `trace_parent` (the movement's
+  // span); null tracer or an invalid parent: no span.
+  telemetry::Tracer* tracer = nullptr;
+  telemetry::SpanContext trace_parent = {};
 };
 
 class Dispatcher {
@@ -63,6 +68,8 @@ class Dispatcher {
   ToolResult RunOne(const ToolCall& call, const DispatchContext& ctx) const;
 
  private:
+  ToolResult RunTraced(const ToolCall& call, const DispatchContext& ctx,
+                       const std::string& traceparent) const;
   std::optional<ToolResult> Admit(const ToolCall& call, const DispatchContext& ctx,
                                   Permission* perm) const;
   bool IsReadOnly(const ToolCall& call) const;

@@ -83,6 +83,9 @@ struct ToolContext {
   // ecosystem, written by the PackageInstaller); RunCommand binds it
   // read-only. "" = none.
   std::string packages_dir;
+  // W3C traceparent of the call's execute_tool span ("" = not traced); MCP
+  // tools send it in the request's params._meta.
+  std::string traceparent;
 
   bool Expired() const {
     return (cancel && cancel->IsCancelled()) || std::chrono::steady_clock::now() >= deadline;

@@ -199,6 +199,9 @@ class FakeMcp {
           {{"type", "resource"}, {"resource", {{"uri", "file:///x.bin"}, {"blob", "AAAA"}}}},
           {{"type", "hologram"}}};
       res.set_content(Rpc(id, {{"content", content}, {"isError", true}}), "application/json");
+    } else if (tool == "meta") {  // echoes the request's params._meta
+      res.set_content(Rpc(id, TextResult(DumpJson(m["params"].value("_meta", Json::object())))),
+                      "application/json");
     } else {
       res.set_content(Rpc(id, TextResult("ok")), "application/json");
     }
@@ -294,6 +297,24 @@ TEST(McpHttp, AnOlderRevisionWithJsonRepliesSessionAndPagination) {
   int gets = 0;
   for (const auto& s : server.seen()) gets += s.what == "GET";
   EXPECT_EQ(gets, 1);
+}
+
+// The caller's execute_tool span continues in the server: W3C trace context
+// in params._meta.traceparent (beside the progress token), only when given.
+TEST(McpHttp, ATracedCallCarriesTraceparentInMeta) {
+  FakeMcp server;
+  auto c = Client::Connect(At(server.Url()), Quick());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  CallOptions traced;
+  traced.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  auto r = (*c)->CallTool("meta", Json::object(), traced);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Json meta = Json::parse(r->text);
+  EXPECT_EQ(meta["traceparent"], traced.traceparent);
+  EXPECT_TRUE(meta.contains("progressToken")) << meta.dump();
+  auto plain = (*c)->CallTool("meta", Json::object(), {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(Json::parse(plain->text).contains("traceparent")) << plain->text;
 }
 
 TEST(McpHttp, ContentWithoutTextIsRenderedForTheModel) {

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "support/temp_dir.h"
+#include "telemetry/telemetry.h"
 
 namespace maestro::tools {
 namespace {
@@ -194,6 +195,38 @@ TEST_F(DispatcherTest, ACancelledJobRunsNothingMore) {
   auto r = dispatcher_.Run({Call("1", "Poke", {{"tag", "w"}})}, ctx_);
   EXPECT_TRUE(r[0].is_error);
   EXPECT_TRUE(probe_.log().empty());
+}
+
+// Each dispatched call is an execute_tool span under the context's parent,
+// and the tool sees that span's traceparent (what an MCP tool sends on).
+TEST_F(DispatcherTest, ATracedCallIsAChildSpanAndItsToolSeesTheTraceparent) {
+  std::string seen;
+  ToolSpec spec{"Trace", "traced", {{"type", "object"}}, true, ToolClass::kRead};
+  ASSERT_TRUE(registry_
+                  .Register(spec,
+                            [&seen](const Json&, const ToolContext& ctx) {
+                              seen = ctx.traceparent;
+                              return ToolResult::Ok("ok");
+                            })
+                  .ok());
+  ctx_.policy.allowed_tools.insert("Trace");
+  EXPECT_EQ(dispatcher_.RunOne(Call("u1", "Trace", Json::object()), ctx_).content, "ok");
+  EXPECT_EQ(seen, "") << "no tracer: no trace context";
+
+  telemetry::OtlpExporterOptions eo;
+  eo.endpoint = "http://127.0.0.1:9";  // never started: spans stay queued
+  telemetry::OtlpTracer tracer(std::make_unique<telemetry::OtlpExporter>(eo), 1.0, false);
+  telemetry::SpanStart ps;
+  ps.name = "movement";
+  telemetry::Span parent = tracer.Start(ps);
+  ctx_.tracer = &tracer;
+  ctx_.trace_parent = parent.context();
+  EXPECT_EQ(dispatcher_.RunOne(Call("c9", "Trace", Json::object()), ctx_).content, "ok");
+  auto tp = telemetry::ParseTraceparent(seen);
+  ASSERT_TRUE(tp) << seen;
+  EXPECT_EQ(telemetry::Hex(tp->trace_id), telemetry::Hex(parent.context().trace_id));
+  EXPECT_NE(telemetry::Hex(tp->span_id), telemetry::Hex(parent.context().span_id));
+  EXPECT_EQ(tracer.exporter().queued(), 1u) << "the tool span ended";
 }
 
 }  // namespace
