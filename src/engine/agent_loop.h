@@ -12,6 +12,9 @@
 //                                      compress; still too big -> hand off
 //                                      (handoff_step.h), else ABORT
 //                                      context_overflow
+//   budget                             budget_step.h: the call would pass the
+//                                      task's budget -> park WAITING_HUMAN_BUDGET
+//                                      (budget_exceeded), no call made
 //   LLM call                           current.jsonl + the job's tools file,
 //                                      deltas -> on_delta; usage -> llm.call
 //                                      event + task statistics
@@ -42,6 +45,7 @@
 #include "context/task_context.h"
 #include "core/cancel.h"
 #include "core/json.h"
+#include "engine/budget_step.h"
 #include "engine/movement_result.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
@@ -59,11 +63,11 @@ namespace maestro::engine {
 using DeltaFn = std::function<void(const std::string& job_id, const Json& delta)>;
 
 struct LoopLimits {
-  int max_iterations = 60;        // per movement entry (Movement::max_iterations overrides)
-  int text_only_limit = 3;        // text-only replies in a row before ABORT
-  int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
-  int max_delegate_depth = 2;     // delegate nesting; a loop at this depth is not offered delegate
-  WatchdogLimits watchdog;        // no-progress rules, per movement entry
+  int max_iterations = 60;       // per movement entry (Movement::max_iterations overrides)
+  int text_only_limit = 3;       // text-only replies in a row before ABORT
+  int identical_call_limit = 3;  // the same call batch this many times in a row -> ABORT
+  int max_delegate_depth = 2;    // delegate nesting; a loop at this depth is not offered delegate
+  WatchdogLimits watchdog;       // no-progress rules, per movement entry
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -72,24 +76,25 @@ class HandoffStep;
 
 struct AgentLoopDeps {
   llm::LlmClient* llm = nullptr;
-  context::TaskContext* ctx = nullptr;             // the conversation + statistics
+  context::TaskContext* ctx = nullptr;               // the conversation + statistics
   context::ContextCompressor* compressor = nullptr;  // may be null: no compression
   Store* store = nullptr;
   const tools::Dispatcher* dispatcher = nullptr;
   tools::DispatchContext dispatch;  // task/job ids, workspace, policy, cancel, ledger
   const Piece* piece = nullptr;
   const PieceTools* piece_tools = nullptr;
-  std::string tools_path;  // the job's tools file: tools->bytes
+  std::string tools_path;         // the job's tools file: tools->bytes
   CancelToken* cancel = nullptr;  // may be null
   // Runs approved package requests on re-entry; null: none configured.
   const tools::PackageInstaller* packages = nullptr;
-  DeltaFn on_delta;               // may be empty
+  DeltaFn on_delta;  // may be empty
   LoopLimits limits;
   std::string task_id;
   std::string job_id;
-  int delegate_depth = 0;  // 0 = the job's own loop; n = a delegate sub-agent n levels down
+  int delegate_depth = 0;          // 0 = the job's own loop; n = a delegate sub-agent n levels down
   HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
   PromptGuardState guard;          // job-wide prompt guard state
+  const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

@@ -70,6 +70,8 @@ struct PieceExecutorOptions {
   std::map<std::string, std::set<std::string>> mcp_servers_by_space;
   std::shared_ptr<const tools::Sandbox> sandbox;
   Clock* clock = SystemClock::Default();
+  // USD per million tokens by profile, for a task's max_cost (budget_step.h).
+  budget::PriceTable prices;
 };
 
 class PieceExecutor final : public JobExecutor {
