@@ -4,7 +4,10 @@
 // the same job in the same movement with the prompt prefix cached, cancel
 // still stops a budget-parked job, the 400s of the budget field and route,
 // the daily-quota 429 with Retry-After, and the /metrics counters.
+#include <fmt/format.h>
+
 #include <cmath>
+#include <cstdio>
 
 #include "serve_fixture.h"
 
@@ -70,31 +73,41 @@ TEST_F(BudgetTest, ParksBeforeTheCallThatWouldPassMaxTokensAndResumesTheSameMove
   Json reqs = FakeRequests();
   ASSERT_EQ(reqs.size(), 3u) << "the first call of the budgeted task only";
 
+  // What the budgeted task spent: its one llm.call event.
+  int64_t spent = 0, calls = 0;
+  for (const auto& e : Events(task)) {
+    if (e["type"] != "llm.call") continue;
+    ++calls;
+    spent += e["payload"]["promptTokens"].get<int64_t>() +
+             e["payload"]["completionTokens"].get<int64_t>();
+  }
+  ASSERT_EQ(calls, 1);
   Json detail = Get("/api/local/tasks/" + task);
   const Json& b = detail["task"]["budget"];
   EXPECT_EQ(b["max_tokens"], max_tokens) << b.dump();
   EXPECT_EQ(b["spent"]["llm_calls"], 1);
-  EXPECT_EQ(b["spent"]["tokens"], first);
+  EXPECT_EQ(b["spent"]["tokens"], spent);
   bool event = false;
   for (const auto& e : Events(task)) {
     if (e["type"] != "budget.exceeded") continue;
     event = true;
     EXPECT_EQ(e["payload"]["which"], "max_tokens");
-    EXPECT_EQ(e["payload"]["spent"].get<double>(), static_cast<double>(first));
+    EXPECT_EQ(e["payload"]["spent"].get<double>(), static_cast<double>(spent));
     EXPECT_EQ(e["payload"]["limit"].get<double>(), static_cast<double>(max_tokens));
-    EXPECT_GT(first + e["payload"]["next"].get<double>(), static_cast<double>(max_tokens));
+    EXPECT_GT(spent + e["payload"]["next"].get<double>(), static_cast<double>(max_tokens));
   }
   EXPECT_TRUE(event);
   bool note = false;
-  for (const auto& c : Get("/api/local/tasks/" + task + "/comments")["comments"]) {
+  const Json comments = Get("/api/local/tasks/" + task + "/comments")["comments"];
+  for (const auto& c : comments) {
     const std::string body = c["body"];
     if (c["author"] == "system" &&
-        body.find(fmt::format("spent {} of {} tokens", first, max_tokens)) != std::string::npos &&
+        body.find(fmt::format("spent {} of {} tokens", spent, max_tokens)) != std::string::npos &&
         body.find("raise the budget or stop") != std::string::npos) {
       note = true;
     }
   }
-  EXPECT_TRUE(note) << Get("/api/local/tasks/" + task + "/comments").dump();
+  EXPECT_TRUE(note) << comments.dump();
   EXPECT_EQ(Metric("maestro_budget_exceeded_total"), 1);
 
   // The raise route's refusals.
@@ -104,7 +117,7 @@ TEST_F(BudgetTest, ParksBeforeTheCallThatWouldPassMaxTokensAndResumesTheSameMove
   auto [neg, negj] = Post("/api/local/tasks/" + task + "/budget", {{"max_tokens", -3}});
   EXPECT_EQ(neg, 400);
   EXPECT_EQ(negj["error"]["field"], "max_tokens");
-  auto [low, lowj] = Post("/api/local/tasks/" + task + "/budget", {{"max_tokens", first + 1}});
+  auto [low, lowj] = Post("/api/local/tasks/" + task + "/budget", {{"max_tokens", spent + 1}});
   EXPECT_EQ(low, 409) << lowj.dump() << ": the raised limit still stops the call";
   EXPECT_EQ(LatestJob(created)["status"], "waiting_human");
 
