@@ -63,11 +63,11 @@ namespace maestro::engine {
 using DeltaFn = std::function<void(const std::string& job_id, const Json& delta)>;
 
 struct LoopLimits {
-  int max_iterations = 60;       // per movement entry (Movement::max_iterations overrides)
-  int text_only_limit = 3;       // text-only replies in a row before ABORT
-  int identical_call_limit = 3;  // the same call batch this many times in a row -> ABORT
-  int max_delegate_depth = 2;    // delegate nesting; a loop at this depth is not offered delegate
-  WatchdogLimits watchdog;       // no-progress rules, per movement entry
+  int max_iterations = 60;        // per movement entry (Movement::max_iterations overrides)
+  int text_only_limit = 3;        // text-only replies in a row before ABORT
+  int identical_call_limit = 3;   // the same call batch this many times in a row -> ABORT
+  int max_delegate_depth = 2;     // delegate nesting; a loop at this depth is not offered delegate
+  WatchdogLimits watchdog;        // no-progress rules, per movement entry
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
@@ -76,22 +76,22 @@ class HandoffStep;
 
 struct AgentLoopDeps {
   llm::LlmClient* llm = nullptr;
-  context::TaskContext* ctx = nullptr;               // the conversation + statistics
+  context::TaskContext* ctx = nullptr;             // the conversation + statistics
   context::ContextCompressor* compressor = nullptr;  // may be null: no compression
   Store* store = nullptr;
   const tools::Dispatcher* dispatcher = nullptr;
   tools::DispatchContext dispatch;  // task/job ids, workspace, policy, cancel, ledger
   const Piece* piece = nullptr;
   const PieceTools* piece_tools = nullptr;
-  std::string tools_path;         // the job's tools file: tools->bytes
+  std::string tools_path;  // the job's tools file: tools->bytes
   CancelToken* cancel = nullptr;  // may be null
   // Runs approved package requests on re-entry; null: none configured.
   const tools::PackageInstaller* packages = nullptr;
-  DeltaFn on_delta;  // may be empty
+  DeltaFn on_delta;               // may be empty
   LoopLimits limits;
   std::string task_id;
   std::string job_id;
-  int delegate_depth = 0;          // 0 = the job's own loop; n = a delegate sub-agent n levels down
+  int delegate_depth = 0;  // 0 = the job's own loop; n = a delegate sub-agent n levels down
   HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
   PromptGuardState guard;          // job-wide prompt guard state
   const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
