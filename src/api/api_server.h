@@ -54,8 +54,10 @@
 #include "api/router.h"
 #include "api/task_choices.h"
 #include "api/usage_view.h"
+#include "core/clock.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
+#include "store/budget.h"
 #include "store/store.h"
 
 namespace maestro {
@@ -73,6 +75,10 @@ struct ApiOptions {
   // USD per million tokens by profile (api/usage_view.h); a profile absent
   // here makes the cost of its jobs unknown (null).
   api::PriceTable prices;
+  // Budget defaults and daily quotas (store/budget.h; `budgets:`/`quotas:`).
+  budget::Settings budgets;
+  // Quotas count since UTC midnight of this clock's day.
+  Clock* clock = SystemClock::Default();
   int workers = 0;
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
@@ -142,6 +148,11 @@ class ApiServer {
   static std::string StreamKey(const api::HttpRequest& req);
   // The task if it exists and `user` may see it; kNotFound "no such task:
   // <id>" otherwise.
+  // The daily quota gate of a new task (kResourceExhausted, field "quota",
+  // and a quota.refused event when refused).
+  Status CheckQuota(const std::string& user);
+  // POST /api/local/tasks/:id/budget (routes_tasks.cc).
+  Result<Json> RaiseBudget(const std::string& task_id, const std::string& user, const Json& body);
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
   // TaskJson of each task with its "usage" (one grouped store read).
   Result<Json> TasksWithUsage(const std::vector<Task>& tasks);

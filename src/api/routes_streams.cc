@@ -171,6 +171,12 @@ void ApiServer::StreamRoutes() {
         << "maestro_llm_tokens_total{kind=\"prompt\"} " << m->prompt_tokens << "\n"
         << "maestro_llm_tokens_total{kind=\"cached_prompt\"} " << m->cached_prompt_tokens << "\n"
         << "maestro_llm_tokens_total{kind=\"completion\"} " << m->completion_tokens << "\n";
+    out << "# HELP maestro_budget_exceeded_total Jobs parked because the next LLM call would pass "
+           "the task's budget.\n# TYPE maestro_budget_exceeded_total counter\n"
+        << "maestro_budget_exceeded_total " << m->budget_exceeded
+        << "\n# HELP maestro_quota_refusals_total New tasks refused by a daily quota.\n"
+        << "# TYPE maestro_quota_refusals_total counter\nmaestro_quota_refusals_total "
+        << m->quota_refusals << "\n";
     double ratio = m->prompt_tokens > 0 ? static_cast<double>(m->cached_prompt_tokens) /
                                               static_cast<double>(m->prompt_tokens)
                                         : 0.0;

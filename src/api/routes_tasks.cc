@@ -1,11 +1,14 @@
 // Task routes: create, list, show, comments (the write gate), continue,
 // cancel, and the spaces a task may name; and the task operations behind
 // them that the MCP tools share (ApiServer::CreateTaskFor, TaskDetail, ...).
+#include <fmt/format.h>
+
 #include <map>
 
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
+#include "store/budget.h"
 #include "store/title.h"
 
 namespace maestro {
@@ -36,15 +39,101 @@ Result<NewTask> NewTaskFromJson(const Json& body) {
   return t;
 }
 
+// The quota refusal's field: the create route answers it with 429.
+constexpr const char* kQuotaField = "quota";
+
+// The budget.exceeded event the task's job parked with last (its `next`
+// estimate decides whether raised limits still stop the call).
+double LastParkEstimate(Store& store, const std::string& task_id) {
+  auto events = store.ListEvents(task_id, "", 100000);
+  double next = 0;
+  if (!events.ok()) return next;
+  for (const Event& e : *events) {
+    if (e.type == "budget.exceeded") next = e.payload.value("next", 0.0);
+  }
+  return next;
+}
+
 }  // namespace
+
+Status ApiServer::CheckQuota(const std::string& user) {
+  const budget::QuotaLimits q = options_.budgets.quotas.For(user);
+  if (!q.max_tasks_per_day && !q.max_tokens_per_day) return Status::Ok();
+  const TimeMs now = options_.clock->NowMs();
+  auto used = store_.UserUsageSince(user, budget::UtcDayStart(now));
+  if (!used.ok()) return used.status();
+  auto refusal = budget::QuotaRefusal(q, user, used->tasks, used->tokens);
+  if (!refusal) return Status::Ok();
+  Event ev;
+  ev.type = "quota.refused";  // task-less: counted by maestro_quota_refusals_total
+  ev.payload = {{"user", user}, {"message", *refusal}};
+  if (auto r = store_.AppendEvent(ev); !r.ok()) return r.status();
+  return Status(StatusCode::kResourceExhausted, *refusal, kQuotaField);
+}
 
 Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std::string& user) {
   auto in = NewTaskFromJson(body);
   if (!in.ok()) return in.status();
+  auto asked = budget::ParseLimits(body.contains("budget") ? body["budget"] : Json(), "budget");
+  if (!asked.ok()) return asked.status();
   // Refused here, before anything is written (no task, no job).
   MAESTRO_RETURN_IF_ERROR(api::CheckNewTask(options_.choices, &*in));
   in->owner = user;
+  const budget::Limits limits =
+      budget::Effective(options_.budgets.budgets, in->piece, user, *asked);
+  const std::string profile = in->profile.empty() ? "default" : in->profile;
+  if (limits.max_cost && !options_.prices.count(profile)) {
+    return InvalidArgument(
+        fmt::format("budget.max_cost needs a price for the LLM profile '{}', and it has none: set "
+                    "{} in the config, or give max_tokens instead",
+                    profile,
+                    profile == "default" ? "llm.price" : "llm_profiles." + profile + ".price"),
+        "budget.max_cost");
+  }
+  in->budget = budget::LimitsJson(limits);
+  MAESTRO_RETURN_IF_ERROR(CheckQuota(user));
   return store_.CreateTask(*in);
+}
+
+Result<Json> ApiServer::RaiseBudget(const std::string& task_id, const std::string& user,
+                                    const Json& body) {
+  auto task = VisibleTask(task_id, user);
+  if (!task.ok()) return task.status();
+  auto raise = budget::ParseLimits(body, "");
+  if (!raise.ok()) return raise.status();
+  if (raise->empty()) {
+    return InvalidArgument("give at least one of max_tokens, max_cost, max_llm_calls, max_wall_s",
+                           "budget");
+  }
+  auto current = budget::ParseLimits(task->budget, "budget");
+  const budget::Limits limits = budget::Overlay(current.ok() ? *current : budget::Limits{}, *raise);
+  if (raise->max_cost && !options_.prices.count("default")) {
+    auto jobs = store_.ListJobs(task_id);
+    const std::string profile = jobs.ok() && !jobs->empty() && !jobs->back().profile.empty()
+                                    ? jobs->back().profile
+                                    : "default";
+    if (!options_.prices.count(profile)) {
+      return InvalidArgument("max_cost needs a price for the LLM profile '" + profile + "'",
+                             "max_cost");
+    }
+  }
+  auto usage = store_.ListJobUsage({task_id});
+  if (!usage.ok()) return usage.status();
+  const budget::Spent spent =
+      budget::SpentFrom(*usage, options_.prices, task->started_at, options_.clock->NowMs());
+  const budget::Verdict still =
+      budget::Check(limits, spent, static_cast<int64_t>(LastParkEstimate(store_, task_id)));
+  if (still.exceeded) {
+    return Status(StatusCode::kConflict,
+                  "the budget would still be exceeded: " + budget::ExceededText(still),
+                  still.which);
+  }
+  auto job = store_.RaiseTaskBudget(task_id, budget::LimitsJson(limits));
+  if (!job.ok()) return job.status();
+  auto detail = TaskDetail(task_id, user);
+  if (!detail.ok()) return detail.status();
+  (*detail)["job"] = api::JobJson(*job);
+  return *detail;
 }
 
 Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string& user) {
@@ -77,6 +166,7 @@ Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string
   for (const auto& j : *jobs) all_jobs.push_back(job_json(j));
   Json task_json = api::TaskJson(*task);
   task_json["usage"] = api::UsageJson(total);
+  task_json["budget"] = api::BudgetJson(*task, *usage, options_.prices, options_.clock->NowMs());
   return Json{{"task", task_json},
               {"latest_job", jobs->empty() ? Json(nullptr) : job_json(jobs->back())},
               {"jobs", all_jobs},
@@ -90,14 +180,18 @@ Result<Json> ApiServer::TasksWithUsage(const std::vector<Task>& tasks) {
   auto usage = store_.ListJobUsage(ids);
   if (!usage.ok()) return usage.status();
   std::map<std::string, api::UsageTotals> by_task;
+  std::map<std::string, std::vector<JobUsage>> usage_of;
   for (const auto& u : *usage) {
     api::AddTotals(&by_task[u.task_id], api::JobTotals(u, options_.prices));
+    usage_of[u.task_id].push_back(u);
   }
+  const TimeMs now = options_.clock->NowMs();
   Json arr = Json::array();
   for (const auto& t : tasks) {
     Json j = api::TaskJson(t);
     auto it = by_task.find(t.id);
     j["usage"] = api::UsageJson(it == by_task.end() ? api::UsageTotals{} : it->second);
+    j["budget"] = api::BudgetJson(t, usage_of[t.id], options_.prices, now);
     arr.push_back(std::move(j));
   }
   return arr;
@@ -155,6 +249,17 @@ void ApiServer::TaskRoutes() {
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     auto created = CreateTaskFor(*body, req.user);
+    if (!created.ok() && created.status().code() == StatusCode::kResourceExhausted &&
+        created.status().field() == kQuotaField) {
+      // A daily quota: come back at the next UTC midnight.
+      api::HttpResponse r = Reply(429, {{"error",
+                                         {{"code", "RESOURCE_EXHAUSTED"},
+                                          {"message", created.status().message()},
+                                          {"field", kQuotaField}}}});
+      r.headers.emplace_back("Retry-After",
+                             std::to_string(budget::SecondsToUtcMidnight(options_.clock->NowMs())));
+      return r;
+    }
     if (!created.ok()) return ReplyError(created.status());
     return Reply(201,
                  {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
@@ -247,6 +352,16 @@ void ApiServer::TaskRoutes() {
     auto r = store_.ContinueTask(req.params[0], piece, user, note);
     if (!r.ok()) return ReplyError(r.status());
     return Reply(201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
+  });
+
+  // Raise the budget of a task whose job parked on it: {max_tokens?, ...};
+  // the job resumes the same movement (store/budget.h, docs/api.md).
+  router_.Add("POST", std::string(kTaskPath) + "/budget", [this](const api::HttpRequest& req) {
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    auto r = RaiseBudget(req.params[0], req.user, *body);
+    if (!r.ok()) return ReplyError(r.status());
+    return Reply(200, *r);
   });
 
   router_.Add("POST", std::string(kTaskPath) + "/cancel", [this](const api::HttpRequest& req) {

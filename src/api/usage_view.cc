@@ -3,24 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "store/budget.h"
+
 namespace maestro::api {
 
-PriceTable PricesFromConfig(const Config& cfg) {
-  PriceTable out;
-  if (cfg.llm.price) out["default"] = *cfg.llm.price;
-  for (const auto& [name, llm] : cfg.llm_profiles) {
-    if (llm.price) out[name] = *llm.price;
-  }
-  return out;
-}
+PriceTable PricesFromConfig(const Config& cfg) { return budget::PricesFromConfig(cfg); }
 
-double CostUsd(const JobUsage& u, const LlmPrice& price) {
-  const int64_t cached = std::min(u.cached_tokens, u.prompt_tokens);
-  const double uncached = static_cast<double>(u.prompt_tokens - cached);
-  return (uncached * price.input + static_cast<double>(cached) * price.cached_input +
-          static_cast<double>(u.completion_tokens) * price.output) /
-         1e6;
-}
+double CostUsd(const JobUsage& u, const LlmPrice& price) { return budget::CostUsd(u, price); }
 
 UsageTotals JobTotals(const JobUsage& u, const PriceTable& prices) {
   UsageTotals t;
@@ -67,6 +56,14 @@ Json UsageJson(const UsageTotals& t) {
           {"model_ms", t.model_ms},
           {"cost", cost},
           {"currency", "USD"}};
+}
+
+Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage, const PriceTable& prices,
+                TimeMs now) {
+  const TimeMs end = task.completed_at > 0 ? task.completed_at : now;
+  Json out = task.budget.is_object() ? task.budget : Json::object();
+  out["spent"] = budget::SpentJson(budget::SpentFrom(usage, prices, task.started_at, end));
+  return out;
 }
 
 }  // namespace maestro::api

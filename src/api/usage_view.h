@@ -13,10 +13,12 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/json.h"
 #include "store/api_types.h"
+#include "store/types.h"
 
 namespace maestro::api {
 
@@ -48,5 +50,10 @@ void AddTotals(UsageTotals* sum, const UsageTotals& job);
 //  "cache_hit_pct" (0..100, one decimal; 0 without prompt tokens),
 //  "model_ms","cost" (number, or null when unknown),"currency":"USD"}
 Json UsageJson(const UsageTotals& t);
+// The task's `budget` as the API shows it: its effective limits (task.budget)
+// plus "spent" (store/budget.h SpentJson) from `usage` (the task's jobs);
+// wall time runs from the task's start to its completion, or to `now`.
+Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage, const PriceTable& prices,
+                TimeMs now);
 
 }  // namespace maestro::api

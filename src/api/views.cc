@@ -20,7 +20,8 @@ Json TaskJson(const Task& t) {
           {"created_at", t.created_at},
           {"started_at", t.started_at},
           {"completed_at", t.completed_at},
-          {"updated_at", t.updated_at}};
+          {"updated_at", t.updated_at},
+          {"budget", t.budget.is_object() ? t.budget : Json::object()}};
 }
 
 Json JobJson(const Job& j) {

@@ -45,8 +45,10 @@ int64_t NowMs() {
 }
 
 int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
-                     const std::string& piece, const std::string& title, int priority) {
+                     const std::string& piece, const std::string& title, int priority,
+                     const Json& budget) {
   Json b = {{"instruction", instruction}};
+  if (budget.is_object() && !budget.empty()) b["budget"] = budget;
   if (!piece.empty()) b["piece"] = piece;
   if (!title.empty()) b["title"] = title;
   if (priority != 0) b["priority"] = priority;

@@ -20,7 +20,8 @@ namespace maestro::cli {
 // The task is owned by the token's user; list/show see only what that user
 // may see.
 int TaskCreateRemote(const ClientOptions& o, const std::string& instruction,
-                     const std::string& piece, const std::string& title, int priority = 0);
+                     const std::string& piece, const std::string& title, int priority = 0,
+                     const Json& budget = Json::object());
 int TaskListRemote(const ClientOptions& o, const std::string& status);
 int TaskShowRemote(const ClientOptions& o, const std::string& task_id);
 int TaskComment(const ClientOptions& o, const std::string& task_id, const std::string& body);

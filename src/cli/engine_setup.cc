@@ -4,6 +4,7 @@
 
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
+#include "store/budget.h"
 #include "telemetry/telemetry.h"
 #include "tools/builtin.h"
 #include "tools/sandbox.h"
@@ -91,6 +92,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.data_dir = cfg.data_dir;
   o.llm_factory = engine::OpenAiFactory(cfg);
   o.retry = cfg.jobs.retry;
+  o.prices = budget::PricesFromConfig(cfg);
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
   o.packages = s.packages.get();

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "cli/client.h"
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
   task_create->add_option("--title", new_task.title, "Title");
   task_create->add_option("--priority", new_task.priority, "Higher runs first among queued jobs")
       ->check(CLI::Range(kMinPriority, kMaxPriority));
+  // The task's budget (docs/api.md "Budgets"); the server validates it.
+  std::optional<int64_t> max_tokens, max_llm_calls;
+  std::optional<double> max_cost, max_wall_s;
+  task_create->add_option("--max-tokens", max_tokens, "Budget: tokens (prompt + completion)");
+  task_create->add_option("--max-cost", max_cost, "Budget: USD, by the price table");
+  task_create->add_option("--max-llm-calls", max_llm_calls, "Budget: LLM calls");
+  task_create->add_option("--max-wall-s", max_wall_s, "Budget: seconds since the task started");
   std::string list_status;
   auto* task_list = task->add_subcommand("list", "List tasks, newest first");
   task_list->add_option("--status", list_status, "Only tasks with this status");
@@ -155,8 +163,13 @@ int main(int argc, char** argv) {
     remote->json = json;
     const cli::ClientOptions& o = *remote;
     if (*task_create) {
+      Json budget = Json::object();
+      if (max_tokens) budget["max_tokens"] = *max_tokens;
+      if (max_cost) budget["max_cost"] = *max_cost;
+      if (max_llm_calls) budget["max_llm_calls"] = *max_llm_calls;
+      if (max_wall_s) budget["max_wall_s"] = *max_wall_s;
       return cli::TaskCreateRemote(o, new_task.instruction, new_task.piece, new_task.title,
-                                   new_task.priority);
+                                   new_task.priority, budget);
     }
     if (*task_list) return cli::TaskListRemote(o, list_status);
     if (*task_show) return cli::TaskShowRemote(o, task_id);

@@ -14,6 +14,7 @@
 #include "cli/runtime.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
+#include "store/budget.h"
 #include "store/sqlite/migrations.h"
 
 #ifndef MAESTRO_VERSION
@@ -72,6 +73,8 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;
   ao.backend = cfg.database.url.empty() ? "sqlite" : "postgres";
   ao.prices = api::PricesFromConfig(cfg);
+  // Validated by Serve before the API is made.
+  if (auto b = budget::SettingsFromConfig(cfg); b.ok()) ao.budgets = *b;
   ao.workers = cfg.workers;
   ao.demo = DemoWanted(cfg);
   ao.model = cfg.llm.model;
@@ -124,6 +127,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return Fail(cfg.status());
   if (workers_override >= 0) cfg->workers = workers_override;
+  if (auto b = budget::SettingsFromConfig(*cfg); !b.ok()) return Fail(b.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
   auto hooks = std::make_shared<Hooks>();
   auto rt = OpenRuntime(*cfg, hooks, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);

@@ -157,6 +157,8 @@ const std::map<std::string, Setter>& Keys() {
                   {"context_storage", nullptr},
                   {"packages", nullptr},
                   {"sandbox", nullptr},
+                  {"budgets", nullptr},
+                  {"quotas", nullptr},
                   {"mcp_servers", nullptr},
                   {"webhooks", nullptr},
                   {"spaces", nullptr},
@@ -521,6 +523,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       }
       cfg.sandbox = YamlToJson(kv.second);
       cfg.sandbox_where = pos;
+      continue;
+    }
+    if (key == "budgets" || key == "quotas") {  // validated by store/budget.h
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: {} must be a mapping", pos, key), key);
+      }
+      (key == "budgets" ? cfg.budgets : cfg.quotas) = YamlToJson(kv.second);
+      (key == "budgets" ? cfg.budgets_where : cfg.quotas_where) = pos;
       continue;
     }
     if (key == "mcp_servers") {

@@ -151,6 +151,13 @@ struct Config {
   // src/tools, SandboxLimits::FromJson; docs/security.md).
   Json sandbox = Json::object();
   std::string sandbox_where;
+  // The `budgets` (per-task limits: default, pieces, users) and `quotas`
+  // (per-user daily limits) sections, validated by src/store
+  // (BudgetConfigFrom, store/budget.h; docs/operations.md).
+  Json budgets = Json::object();
+  std::string budgets_where;
+  Json quotas = Json::object();
+  std::string quotas_where;
   // The `mcp_servers` section (MCP servers the agents may use), validated
   // by src/mcp (ServersFromConfig; docs/mcp.md).
   Json mcp_servers = Json::object();

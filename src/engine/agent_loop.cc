@@ -8,6 +8,7 @@
 #include "context/token_estimate.h"
 #include "core/crash_point.h"
 #include "core/utf8.h"
+#include "engine/budget_step.h"
 #include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
 #include "engine/prompt_builder.h"
@@ -273,6 +274,7 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     if (auto end = WatchdogStep(d, movement, wd)) return *end;
     GuardOutcome guard = GuardPrompt(d, movement, /*server_overflow=*/false);
     if (guard.end) return *guard.end;
+    if (auto parked = BudgetStep(d, movement, guard.estimate)) return *parked;
     llm::ChatRequest req;
     req.messages_path = guard.messages_path;
     req.tools_path = d.tools_path;

@@ -12,6 +12,9 @@
 //                                      compress; still too big -> hand off
 //                                      (handoff_step.h), else ABORT
 //                                      context_overflow
+//   budget                             budget_step.h: the call would pass the
+//                                      task's budget -> park WAITING_HUMAN_BUDGET
+//                                      (budget_exceeded), no call made
 //   LLM call                           current.jsonl + the job's tools file,
 //                                      deltas -> on_delta; usage -> llm.call
 //                                      event + task statistics
@@ -42,6 +45,7 @@
 #include "context/task_context.h"
 #include "core/cancel.h"
 #include "core/json.h"
+#include "engine/budget_step.h"
 #include "engine/movement_result.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
@@ -95,6 +99,7 @@ struct AgentLoopDeps {
   // — the job's span, inside RunMovement the movement's.
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   telemetry::SpanContext trace_parent;
+  const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

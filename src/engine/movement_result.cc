@@ -119,6 +119,8 @@ std::string DefaultWaitReason(Sentinel s) {
       return "package_request";
     case Sentinel::kWaitingHumanSpawnRequest:
       return "spawn_request";
+    case Sentinel::kWaitingHumanBudget:
+      return "budget_exceeded";
     default:
       return "";
   }

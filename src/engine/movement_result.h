@@ -22,6 +22,7 @@
 //   WAITING_HUMAN_TOOL_REQUEST   -> waiting_human     current     tool_request
 //   WAITING_HUMAN_PACKAGE_REQUEST-> waiting_human     current     package_request
 //   WAITING_HUMAN_SPAWN_REQUEST  -> waiting_human     current     spawn_request
+//   WAITING_HUMAN_BUDGET         -> waiting_human     current     budget_exceeded
 //   a movement of the piece      -> next movement
 //   unset / unknown movement     -> error
 //
@@ -53,7 +54,7 @@ inline constexpr const char* kAbortLoopMonitor = "loop_monitor";
 inline constexpr const char* kAbortContextOverflow = "context_overflow";
 inline constexpr const char* kAbortAgentError = "agent_error";  // complete{status:error}
 inline constexpr const char* kAbortLlmError = "llm_error";      // terminal LLM failure
-inline constexpr const char* kAbortWatchdog = "watchdog";        // no progress after a warning
+inline constexpr const char* kAbortWatchdog = "watchdog";       // no progress after a warning
 
 // How one movement ended, as the agent loop reports it.
 struct MovementResult {

@@ -310,6 +310,13 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.trace_parent = job_span.context();
   d.dispatch.tracer = opt_.tracer;
   d.dispatch.trace_parent = job_span.context();
+  BudgetContext budget_ctx;
+  if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
+    budget_ctx = {*limits, opt_.prices, opt_.clock};
+    d.budget = &budget_ctx;
+  } else {
+    spdlog::warn("job {}: task budget ignored: {}", job.id, limits.status().ToString());
+  }
 
   PieceRunOptions ro;
   ro.start_movement = in.start_movement;
@@ -336,6 +343,7 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
       break;
     case PieceRunStatus::kWaitingHuman:
       // Request cards speak for themselves; an ASK and a reconcile park need words.
+      // (A budget park has its own system note: budget_step.cc.)
       if (r.wait_reason != "ask" && r.wait_reason != "reconcile" &&
           r.wait_reason != "mcp_auth_required") {
         return;

@@ -73,6 +73,8 @@ struct PieceExecutorOptions {
   Clock* clock = SystemClock::Default();
   // Spans of each job run (engine/trace_spans.h); the no-op tracer: none.
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
+  // USD per million tokens by profile, for a task's max_cost (budget_step.h).
+  budget::PriceTable prices;
 };
 
 class PieceExecutor final : public JobExecutor {

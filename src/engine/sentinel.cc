@@ -6,7 +6,7 @@
 namespace maestro::engine {
 
 namespace {
-constexpr std::array<std::pair<Sentinel, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<Sentinel, std::string_view>, 9> kNames = {{
     {Sentinel::kComplete, "COMPLETE"},
     {Sentinel::kAbort, "ABORT"},
     {Sentinel::kAsk, "ASK"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<Sentinel, std::string_view>, 8> kNames = {{
     {Sentinel::kWaitingHumanToolRequest, "WAITING_HUMAN_TOOL_REQUEST"},
     {Sentinel::kWaitingHumanPackageRequest, "WAITING_HUMAN_PACKAGE_REQUEST"},
     {Sentinel::kWaitingHumanSpawnRequest, "WAITING_HUMAN_SPAWN_REQUEST"},
+    {Sentinel::kWaitingHumanBudget, "WAITING_HUMAN_BUDGET"},
 }};
 }  // namespace
 

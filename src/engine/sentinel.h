@@ -24,6 +24,7 @@ enum class Sentinel {
   kWaitingHumanToolRequest,
   kWaitingHumanPackageRequest,
   kWaitingHumanSpawnRequest,
+  kWaitingHumanBudget,  // the budget check before an LLM call (engine/budget_step.h)
 };
 
 // "COMPLETE", "ABORT", "ASK", "WAIT_SUBTASKS", "WAITING_HUMAN_BROWSER", ...

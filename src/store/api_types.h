@@ -78,6 +78,8 @@ struct ApiMetrics {
   int64_t completion_tokens = 0;
   int64_t webhook_deliveries_failed = 0;
   int64_t webhook_deliveries_ok = 0;
+  int64_t budget_exceeded = 0;  // budget.exceeded events (jobs parked on a budget)
+  int64_t quota_refusals = 0;   // quota.refused events (tasks refused by a daily quota)
   std::map<std::string, ToolDurationStats> tool_durations;  // by tool name
   LlmDurationStats llm_duration;  // whole calls (totalMs, retries included)
   LlmDurationStats llm_ttft;      // time to first token (calls that reported one)

@@ -9,7 +9,7 @@ namespace maestro::policy {
 bool WaitsForDecision(const Job& j) {
   return j.status == JobStatus::kWaitingHuman &&
          (j.wait_reason == "tool_request" || j.wait_reason == "package_request" ||
-          j.wait_reason == "spawn_request");
+          j.wait_reason == "spawn_request" || j.wait_reason == "budget_exceeded");
 }
 
 CommentGate DecideCommentGate(const std::optional<Job>& newest) {

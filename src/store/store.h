@@ -254,6 +254,24 @@ class Store {
   virtual Result<Task> SetTaskTitle(const std::string& /*task_id*/, const std::string& /*title*/) {
     return NoApiSupport();
   }
+  // The budget gate (issue 18): when the task's newest job is parked
+  // waiting_human with wait_reason budget_exceeded, sets the task's budget
+  // limits to `budget` (store/budget.h LimitsJson), requeues that job to
+  // resume its movement and appends a `budget.raised` event {budget, job_id}
+  // — one transaction. kConflict (nothing changed) when no job is parked on
+  // the budget; kNotFound when the task does not exist. Returns the job.
+  virtual Result<Job> RaiseTaskBudget(const std::string& /*task_id*/, const Json& /*budget*/) {
+    return NoApiSupport();
+  }
+  // What `owner` used since `since` (the daily quotas): tasks created, and
+  // tokens (prompt + completion) of the `llm.call` events of their tasks.
+  struct UserUsage {
+    int64_t tasks = 0;
+    int64_t tokens = 0;
+  };
+  virtual Result<UserUsage> UserUsageSince(const std::string& /*owner*/, TimeMs /*since*/) {
+    return NoApiSupport();
+  }
 
  private:
   static Status NoApiSupport() { return Unimplemented("not supported by this store"); }

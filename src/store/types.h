@@ -56,6 +56,9 @@ struct Task {
   TimeMs started_at = 0;
   TimeMs completed_at = 0;
   TimeMs updated_at = 0;
+  // The effective budget limits (store/budget.h LimitsJson; {} = none),
+  // resolved at create and raised by RaiseTaskBudget.
+  Json budget = Json::object();
 };
 
 inline constexpr int kMinPriority = -100;
@@ -82,6 +85,8 @@ struct NewTask {
   // Idempotency key of a subtask ("<parent job>/<call id>"): CreateTask with a
   // key that exists returns that task and its first job, writing nothing.
   std::string spawn_key;
+  // The effective budget limits to store (store/budget.h LimitsJson).
+  Json budget = Json::object();
 };
 
 // Increments applied to a task's statistics columns (seed 002).

@@ -3,7 +3,8 @@
 // one card per approved call, tool cards from the ledger after a server
 // restart, tokens and cost, titles, toasts that never cover Approve/Deny and
 // go stale, the "Task not found" page, keyboard shortcuts and a tool the
-// movement forbids (no approval card). Debian's Chromium against a real
+// movement forbids (no approval card), and (issue 18) a task parked on its
+// budget: the card, raise and continue, the task finishes. Debian's Chromium against a real
 // `maestro serve` + `maestro-fakellm` (e2e-script.yaml); a screenshot per step.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -316,4 +317,41 @@ test('a tool the movement forbids is refused at once: no approval card, the agen
   await card.locator('.tool-head').click();
   await card.getByText("cannot be used in movement 'plan'", { exact: false }).waitFor();
   await screenshot(page, 'movement-forbids-tool');
+});
+
+test('budget: a task parks before the call that would pass max_tokens; raise and continue finishes it', async () => {
+  // Calibration: what the first call of such a conversation costs.
+  const cal = await apiCall(stack, '/api/local/tasks', { method: 'POST', body: JSON.stringify({ instruction: 'e2e-budgetcal: list the files' }) });
+  assert.equal(cal.status, 201, JSON.stringify(cal.body));
+  let first = 0;
+  for (let i = 0; i < 200 && first === 0; i++) {
+    const t = await apiCall(stack, `/api/local/tasks/${cal.body.task.id}`);
+    if (t.body.latest_job?.status === 'succeeded') first = t.body.task.usage.prompt_tokens + t.body.task.usage.completion_tokens;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(first > 0, 'calibration task finished');
+  const maxTokens = Math.floor((first * 3) / 2); // room for the first call, not the second
+  const created = await apiCall(stack, '/api/local/tasks', {
+    method: 'POST',
+    body: JSON.stringify({ instruction: 'e2e-budget: list the files', budget: { max_tokens: maxTokens } }),
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  await page.goto(`${stack.base}/tasks/${created.body.task.id}`);
+  const card = page.getByTestId('budget-exceeded');
+  await card.waitFor();
+  await card.getByText(`of ${maxTokens} tokens`, { exact: false }).waitFor();
+  await card.getByText('raise the budget or stop', { exact: false }).waitFor();
+  await screenshot(page, 'budget-exceeded-card');
+  const parked = await apiCall(stack, `/api/local/tasks/${created.body.task.id}`);
+  assert.equal(parked.body.latest_job.wait_reason, 'budget_exceeded');
+  assert.equal(parked.body.task.budget.spent.llm_calls, 1, 'the call that would pass it was not made');
+  await card.getByLabel('New budget limit').fill(String(maxTokens * 10));
+  await card.getByRole('button', { name: 'Raise and continue' }).click();
+  await feed().getByText('RESULT-BUDGET', { exact: false }).first().waitFor();
+  await card.waitFor({ state: 'detached' });
+  const done = await apiCall(stack, `/api/local/tasks/${created.body.task.id}`);
+  assert.equal(done.body.latest_job.status, 'succeeded');
+  assert.equal(done.body.latest_job.id, created.body.job.id, 'the same job resumed');
+  assert.equal(done.body.task.budget.max_tokens, maxTokens * 10);
+  await screenshot(page, 'budget-raised-finished');
 });

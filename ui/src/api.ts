@@ -70,6 +70,8 @@ export const Api = {
     api<{ task: Task; job: Job }>('/api/local/tasks', post(b)),
   comment: (id: string, body: string) =>
     api<{ comment: Comment; outcome: string; job: Job }>(`/api/local/tasks/${id}/comments`, post({ body })),
+  raiseBudget: (id: string, limits: Record<string, number>) =>
+    api<{ job: Job }>(`/api/local/tasks/${id}/budget`, post(limits)),
   cancel: (id: string) => api<{ cancelled: number; stopping: number }>(`/api/local/tasks/${id}/cancel`, post()),
   continueTask: (id: string, note: string) =>
     api<{ job: Job }>(`/api/local/tasks/${id}/continue`, post(note ? { note } : {})),

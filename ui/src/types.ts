@@ -17,9 +17,19 @@ export interface Task {
   tool_call_count: number;
   total_tokens: number;
   usage?: Usage;
+  budget?: Budget;
   created_at: number;
   updated_at: number;
   completed_at: number;
+}
+
+// The task's effective budget limits and what it spent (docs/api.md "Budget").
+export interface Budget {
+  max_tokens?: number;
+  max_cost?: number;
+  max_llm_calls?: number;
+  max_wall_s?: number;
+  spent?: { tokens: number; llm_calls: number; cost: number | null; wall_s: number };
 }
 
 export interface Job {

@@ -187,6 +187,10 @@ ALTER TABLE jobs ADD COLUMN priority BIGINT NOT NULL DEFAULT 0;
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 )sql"},
+      {3, "task budgets (sqlite 5)", R"sql(
+ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
+)sql"},
   };
   return m;
 }

@@ -324,6 +324,12 @@ Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
     auto ok = ScalarInt(conn, "SELECT COUNT(*) FROM webhook_deliveries WHERE ok = 1");
     if (!ok.ok()) return ok.status();
     m.webhook_deliveries_ok = *ok;
+    auto exceeded = ScalarInt(conn, "SELECT COUNT(*) FROM events WHERE type = 'budget.exceeded'");
+    if (!exceeded.ok()) return exceeded.status();
+    m.budget_exceeded = *exceeded;
+    auto refused = ScalarInt(conn, "SELECT COUNT(*) FROM events WHERE type = 'quota.refused'");
+    if (!refused.ok()) return refused.status();
+    m.quota_refusals = *refused;
     MAESTRO_RETURN_IF_ERROR(ReadLlmDurations(conn, &m));
     return ReadToolDurations(conn, &m);
   });
@@ -364,6 +370,32 @@ Result<std::vector<JobUsage>> SqlStore::ListJobUsage(const std::vector<std::stri
       u.model_ms = q->Int(7);
       out.push_back(std::move(u));
     }
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<Store::UserUsage> SqlStore::UserUsageSince(const std::string& owner, TimeMs since) {
+  UserUsage out;
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    auto t = conn.Prepare("SELECT COUNT(*) FROM tasks WHERE owner = ?1 AND created_at >= ?2");
+    if (!t.ok()) return t.status();
+    t->Bind(1, owner).Bind(2, since);
+    auto row = t->Step();
+    if (!row.ok()) return row.status();
+    out.tasks = *row ? t->Int(0) : 0;
+    const sql::Dialect d = conn.dialect();
+    auto e =
+        conn.Prepare("SELECT " + SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") +
+                     " + " + SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") +
+                     " FROM events e JOIN tasks t ON t.id = e.task_id"
+                     " WHERE t.owner = ?1 AND e.type = 'llm.call' AND e.created_at >= ?2");
+    if (!e.ok()) return e.status();
+    e->Bind(1, owner).Bind(2, since);
+    row = e->Step();
+    if (!row.ok()) return row.status();
+    out.tokens = *row ? e->Int(0) : 0;
+    return Status::Ok();
   });
   if (!st.ok()) return st;
   return out;

@@ -63,6 +63,10 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
     const std::optional<Job>& job = *newest;
     const policy::CommentGate gate = policy::DecideCommentGate(job);
     if (gate == policy::CommentGate::kDecideFirst) {
+      if (job->wait_reason == "budget_exceeded") {
+        return Conflict(
+            fmt::format("job {} is parked on its budget: raise the budget or cancel", job->id));
+      }
       return Conflict(fmt::format("job {} waits for a {} decision: decide the request first",
                                   job->id, job->wait_reason));
     }
@@ -232,6 +236,34 @@ Result<std::map<std::string, int64_t>> SqlStore::CountJobsByStatus() {
   });
   if (!st.ok()) return st;
   return out;
+}
+
+// ---- the budget gate (issue 18)
+
+Result<Job> SqlStore::RaiseTaskBudget(const std::string& task_id, const Json& budget) {
+  if (!budget.is_object()) return InvalidArgument("budget must be an object", "budget");
+  Job out;
+  Status st = Write([&](Tx& tx) -> Status {
+    auto task = LoadTask(tx.conn, task_id);
+    if (!task.ok()) return task.status();
+    auto newest = NewestJob(tx.conn, task_id);
+    if (!newest.ok()) return newest.status();
+    if (!*newest || (*newest)->status != JobStatus::kWaitingHuman ||
+        (*newest)->wait_reason != "budget_exceeded") {
+      return Conflict("the task has no job parked on its budget (wait_reason budget_exceeded)");
+    }
+    auto s = tx.conn.Prepare("UPDATE tasks SET budget = ?2, updated_at = ?3 WHERE id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, task_id).Bind(2, budget.dump()).Bind(3, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, task_id, (*newest)->id, "budget.raised",
+                                             {{"budget", budget}, {"job_id", (*newest)->id}}));
+    MAESTRO_RETURN_IF_ERROR(ResumeIfWaitingHuman(tx, (*newest)->id));
+    out = **newest;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return GetJob(out.id);
 }
 
 }  // namespace maestro

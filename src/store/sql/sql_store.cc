@@ -110,8 +110,8 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
     }
     auto ins = tx.conn.Prepare(
         "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
-        "llm_provider, model, context_length, created_at, updated_at, spawn_key) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12)");
+        "llm_provider, model, context_length, created_at, updated_at, spawn_key, budget) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12, ?13)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, task_id)
         .Bind(2, in.title)
@@ -124,7 +124,8 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
         .Bind(9, in.model)
         .Bind(10, in.context_length)
         .Bind(11, tx.now)
-        .BindNullable(12, in.spawn_key);
+        .BindNullable(12, in.spawn_key)
+        .Bind(13, (in.budget.is_object() ? in.budget : Json::object()).dump());
     MAESTRO_RETURN_IF_ERROR(ins->Exec());
     auto com = tx.conn.Prepare(
         "INSERT INTO comments(id, task_id, author, kind, body, created_at) "

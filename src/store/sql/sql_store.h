@@ -94,6 +94,8 @@ class SqlStore : public Store {
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<Task> SetTaskTitle(const std::string& task_id, const std::string& title) override;
+  Result<Job> RaiseTaskBudget(const std::string& task_id, const Json& budget) override;
+  Result<UserUsage> UserUsageSince(const std::string& owner, TimeMs since) override;
 
   // Schema version after migrations (for tests and `maestro version`).
   Result<int> SchemaVersion();

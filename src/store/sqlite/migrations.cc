@@ -180,6 +180,12 @@ ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 )sql"},
+      {5, "task budgets", R"sql(
+-- The effective budget limits of a task (store/budget.h), JSON.
+ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
+-- Daily quotas count a user's tasks since UTC midnight.
+CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
+)sql"},
   };
   return m;
 }

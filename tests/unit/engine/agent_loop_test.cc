@@ -123,6 +123,46 @@ TEST_F(AgentLoopTest, InterjectionIsDeliveredAtTheNextIterationBoundaryAndAcked)
   EXPECT_TRUE(pending->empty());
 }
 
+// The budget check sits right before the call: the call that would pass the
+// limit is never made; the movement ends parked to resume in itself.
+TEST_F(AgentLoopTest, TheCallThatWouldPassTheBudgetIsNotMadeAndTheMovementParks) {
+  llm_.Call("ReadFile", {{"path", "a.cc"}});
+  llm_.Call("complete", {{"status", "success"}, {"result", "never reached"}});
+  AgentLoopDeps d = Deps();
+  BudgetContext budget;
+  budget.limits.max_llm_calls = 1;
+  budget.clock = &clock_;
+  d.budget = &budget;
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_EQ(r.next, "WAITING_HUMAN_BUDGET");
+  EXPECT_EQ(r.wait_reason, "budget_exceeded");
+  EXPECT_EQ(r.resume_movement, "plan");
+  EXPECT_EQ(llm_.requests.size(), 1u) << "the second call was not made";
+  EXPECT_EQ(reads_, 1);
+  auto events = store_->ListEvents(created_.task.id, "", 1000);
+  ASSERT_TRUE(events.ok());
+  int exceeded = 0;
+  for (const Event& e : *events) {
+    if (e.type != "budget.exceeded") continue;
+    ++exceeded;
+    EXPECT_EQ(e.payload["which"], "max_llm_calls");
+    EXPECT_EQ(e.payload["spent"], 1);
+    EXPECT_EQ(e.payload["limit"], 1);
+  }
+  EXPECT_EQ(exceeded, 1);
+  auto comments = store_->ListComments(created_.task.id);
+  ASSERT_TRUE(comments.ok());
+  EXPECT_EQ(comments->back().author, "system");
+  EXPECT_EQ(comments->back().body,
+            "Budget reached: spent 1 of 1 LLM calls — raise the budget or stop.");
+  MovementMapContext mc;
+  mc.piece = &piece_;
+  MovementMapping m = mapMovementResult(r, mc);
+  EXPECT_EQ(m.done.status, PieceRunStatus::kWaitingHuman);
+  EXPECT_EQ(m.done.wait_reason, "budget_exceeded");
+  EXPECT_EQ(m.done.resume_movement, "plan");
+}
+
 TEST_F(AgentLoopTest, InvalidTransitionGetsAnErrorListingTheValidOptionsAndTheLoopGoesOn) {
   llm_.Call("transition", {{"next", "review"}});
   llm_.Call("transition", {{"next", "implement"}});

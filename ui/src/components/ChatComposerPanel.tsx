@@ -5,7 +5,8 @@
 // interjection the agent reads at its next step.
 import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
-import type { ApprovalRequest, Comment, Job } from '../types';
+import type { ApprovalRequest, Budget, Comment, Job } from '../types';
+import { BudgetExceededCard } from './BudgetExceededCard';
 import { MarkdownView } from './MarkdownView';
 import { PackageRequestApproval } from './PackageRequestApproval';
 import { ToolRequestApproval } from './ToolRequestApproval';
@@ -22,10 +23,11 @@ interface Props {
   job: Job | null;
   requests: ApprovalRequest[];
   comments: Comment[];
+  budget?: Budget;
   onChanged: () => void;
 }
 
-export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }: Props) {
+export function ChatComposerPanel({ taskId, job, requests, comments, budget, onChanged }: Props) {
   const [text, setText] = useState('');
   const [gate, setGate] = useState('');
   const [busy, setBusy] = useState(false);
@@ -36,6 +38,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }
     if (pending.length === 0) setGate('');
   }, [pending.length]);
   const asking = job?.status === 'waiting_human' && job.wait_reason === 'ask';
+  const overBudget = job?.status === 'waiting_human' && job.wait_reason === 'budget_exceeded';
   const question = asking ? [...comments].reverse().find((c) => c.kind === 'question' && c.job_id === job?.id) : undefined;
 
   const send = async () => {
@@ -71,6 +74,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, onChanged }
       )}
       {pending.length > 0 && !gate && <p className="gate-note muted">Messages are held until the request above is decided.</p>}
       {gate && <p className="gate-note error" role="alert">{gate}</p>}
+      {overBudget && job && <BudgetExceededCard taskId={taskId} job={job} budget={budget} comments={comments} onDone={onChanged} />}
       {asking && (
         <div className="ask card" data-testid="ask-question">
           <div className="label">The agent asks — awaiting your answer</div>

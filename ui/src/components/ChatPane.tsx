@@ -146,6 +146,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
                 job={latest}
                 requests={detail.pending_requests}
                 comments={live.comments}
+                budget={detail.task.budget}
                 onChanged={() => {
                   live.refresh();
                   onChanged();
