@@ -2,18 +2,18 @@
 // SqliteStore, a real TaskContext and the real Dispatcher.
 #include "engine/agent_loop.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "context/task_context.h"
-#include "engine_test_util.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt_builder.h"
+#include "engine_test_util.h"
 #include "scripted_llm.h"
-#include "test_tools.h"
 #include "support/store_fixture.h"
+#include "test_tools.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
@@ -66,8 +66,8 @@ class AgentLoopTest : public maestro::testing::StoreTest {
     d.dispatcher = &dispatcher_;
     tools::ToolPolicy policy;
     policy.allowed_tools = {"ReadFile"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr,
-                                        nullptr, {}, {}};
+    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
+                                        nullptr,          nullptr, {},          {}};
     d.piece = &piece_;
     d.piece_tools = &tools_;
     d.tools_path = tools_path_;
@@ -114,8 +114,7 @@ TEST_F(AgentLoopTest, InterjectionIsDeliveredAtTheNextIterationBoundaryAndAcked)
   ASSERT_GE(second.size(), 5u);
   EXPECT_EQ(second[second.size() - 2]["role"], "tool");
   EXPECT_EQ(Last(second)["role"], "user");
-  EXPECT_NE(Last(second)["content"].get<std::string>().find("also check b.cc"),
-            std::string::npos);
+  EXPECT_NE(Last(second)["content"].get<std::string>().find("also check b.cc"), std::string::npos);
   // The request prefix is the previous request unchanged (cache-stable).
   for (size_t i = 0; i < llm_.requests[0].size(); ++i) EXPECT_EQ(second[i], llm_.requests[0][i]);
   auto pending = store_->ListUndeliveredComments(job_.id);
@@ -344,8 +343,7 @@ TEST_F(AgentLoopTest, RunnerWalksTheCodingPieceThroughTheFixLoop) {
   for (const Json& dl : deltas_) {
     if (dl["type"] == "movement") movements.push_back(dl["movement"]);
   }
-  EXPECT_EQ(movements,
-            (std::vector<std::string>{"plan", "implement", "review", "fix", "review"}));
+  EXPECT_EQ(movements, (std::vector<std::string>{"plan", "implement", "review", "fix", "review"}));
 }
 
 TEST_F(AgentLoopTest, RunnerLoopMonitorAbortsANonConvergingFixLoop) {
