@@ -72,9 +72,9 @@ struct ApiOptions {
   int schema_version = 0;
   // The store's backend for maestro_build_info: "sqlite" | "postgres".
   std::string backend = "sqlite";
-  // USD per million tokens by profile (api/usage_view.h); a profile absent
+  // USD per million tokens by profile (store/budget.h); a profile absent
   // here makes the cost of its jobs unknown (null).
-  api::PriceTable prices;
+  budget::PriceTable prices;
   // Budget defaults and daily quotas (store/budget.h; `budgets:`/`quotas:`).
   budget::Settings budgets;
   // Quotas count since UTC midnight of this clock's day.

@@ -7,23 +7,17 @@
 
 namespace maestro::api {
 
-PriceTable PricesFromConfig(const Config& cfg) { return budget::PricesFromConfig(cfg); }
-
-double CostUsd(const JobUsage& u, const LlmPrice& price) { return budget::CostUsd(u, price); }
-
-UsageTotals JobTotals(const JobUsage& u, const PriceTable& prices) {
+UsageTotals JobTotals(const JobUsage& u, const budget::PriceTable& prices) {
   UsageTotals t;
   t.llm_calls = u.llm_calls;
   t.prompt_tokens = u.prompt_tokens;
   t.cached_tokens = u.cached_tokens;
   t.completion_tokens = u.completion_tokens;
   t.model_ms = u.model_ms;
-  if (u.llm_calls == 0) return t;
-  auto it = prices.find(u.profile.empty() ? "default" : u.profile);
-  if (it == prices.end()) {
-    t.cost_known = false;
+  if (auto cost = budget::JobCost(u, prices)) {
+    t.cost = *cost;
   } else {
-    t.cost = CostUsd(u, it->second);
+    t.cost_known = false;
   }
   return t;
 }
@@ -45,21 +39,18 @@ Json UsageJson(const UsageTotals& t) {
                      static_cast<double>(t.prompt_tokens)) /
           10.0;
   }
-  // Ten decimals: enough for a single token at any price, and no float
-  // noise (0.30000000000000004) in the JSON.
-  Json cost = t.cost_known ? Json(std::round(t.cost * 1e10) / 1e10) : Json(nullptr);
   return {{"llm_calls", t.llm_calls},
           {"prompt_tokens", t.prompt_tokens},
           {"cached_tokens", t.cached_tokens},
           {"completion_tokens", t.completion_tokens},
           {"cache_hit_pct", pct},
           {"model_ms", t.model_ms},
-          {"cost", cost},
+          {"cost", budget::CostJson(t.cost, t.cost_known)},
           {"currency", "USD"}};
 }
 
-Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage, const PriceTable& prices,
-                TimeMs now) {
+Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage,
+                const budget::PriceTable& prices, TimeMs now) {
   const TimeMs end = task.completed_at > 0 ? task.completed_at : now;
   Json out = task.budget.is_object() ? task.budget : Json::object();
   out["spent"] = budget::SpentJson(budget::SpentFrom(usage, prices, task.started_at, end));

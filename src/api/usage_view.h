@@ -3,10 +3,10 @@
 //
 // Where it sits: the Store sums each job's `llm.call` events
 // (Store::ListJobUsage, one grouped read); this view prices them with the
-// config's price table (`llm.price`, `llm_profiles.<name>.price`, USD per
-// million tokens) by the job's profile and adds a task's jobs up. A job that
-// made calls on a profile without a price has an unknown cost (null), and so
-// has its task.
+// config's price table (store/budget.h: `llm.price`,
+// `llm_profiles.<name>.price`, USD per million tokens) by the job's profile and adds a task's jobs
+// up. A job that made calls on a profile without a price has an unknown cost (null), and so has its
+// task.
 //
 // Thread safety: pure functions over immutable data.
 #pragma once
@@ -18,14 +18,10 @@
 #include "core/config.h"
 #include "core/json.h"
 #include "store/api_types.h"
+#include "store/budget.h"
 #include "store/types.h"
 
 namespace maestro::api {
-
-// Prices by profile name: "default" is the `llm:` section (a job's profile
-// "" means it too); profiles without a price are absent.
-using PriceTable = std::map<std::string, LlmPrice>;
-PriceTable PricesFromConfig(const Config& cfg);
 
 // A job's or a task's usage; `cost_known` false: some calls were made on a
 // profile without a price.
@@ -39,11 +35,9 @@ struct UsageTotals {
   bool cost_known = true;
 };
 
-// USD for `u` at `price`: ((prompt - cached) * input + cached * cached_input
-// + completion * output) / 1e6.
-double CostUsd(const JobUsage& u, const LlmPrice& price);
-// One job's totals, priced by its profile. No calls: cost 0 (known).
-UsageTotals JobTotals(const JobUsage& u, const PriceTable& prices);
+// One job's totals, priced by its profile (budget::JobCost). No calls: cost
+// 0 (known).
+UsageTotals JobTotals(const JobUsage& u, const budget::PriceTable& prices);
 // Adds `job` to the task's running `*sum`.
 void AddTotals(UsageTotals* sum, const UsageTotals& job);
 // {"llm_calls","prompt_tokens","cached_tokens","completion_tokens",
@@ -53,7 +47,7 @@ Json UsageJson(const UsageTotals& t);
 // The task's `budget` as the API shows it: its effective limits (task.budget)
 // plus "spent" (store/budget.h SpentJson) from `usage` (the task's jobs);
 // wall time runs from the task's start to its completion, or to `now`.
-Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage, const PriceTable& prices,
-                TimeMs now);
+Json BudgetJson(const Task& task, const std::vector<JobUsage>& usage,
+                const budget::PriceTable& prices, TimeMs now);
 
 }  // namespace maestro::api

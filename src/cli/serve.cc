@@ -72,7 +72,7 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.version = MAESTRO_VERSION;
   ao.schema_version = store.SchemaVersion().ok() ? *store.SchemaVersion() : 0;
   ao.backend = cfg.database.url.empty() ? "sqlite" : "postgres";
-  ao.prices = api::PricesFromConfig(cfg);
+  ao.prices = budget::PricesFromConfig(cfg);
   // Validated by Serve before the API is made.
   if (auto b = budget::SettingsFromConfig(cfg); b.ok()) ao.budgets = *b;
   ao.workers = cfg.workers;

@@ -204,18 +204,27 @@ double CostUsd(const JobUsage& u, const LlmPrice& price) {
          1e6;
 }
 
+std::optional<double> JobCost(const JobUsage& u, const PriceTable& prices) {
+  if (u.llm_calls == 0) return 0.0;
+  auto it = prices.find(u.profile.empty() ? "default" : u.profile);
+  if (it == prices.end()) return std::nullopt;
+  return CostUsd(u, it->second);
+}
+
+Json CostJson(double usd, bool known) {
+  return known ? Json(std::round(usd * 1e10) / 1e10) : Json(nullptr);
+}
+
 Spent SpentFrom(const std::vector<JobUsage>& usage, const PriceTable& prices, TimeMs first_started,
                 TimeMs now) {
   Spent s;
   for (const JobUsage& u : usage) {
     s.tokens += u.prompt_tokens + u.completion_tokens;
     s.llm_calls += u.llm_calls;
-    if (u.llm_calls == 0) continue;
-    auto it = prices.find(u.profile.empty() ? "default" : u.profile);
-    if (it == prices.end()) {
-      s.cost_known = false;
+    if (auto cost = JobCost(u, prices)) {
+      s.cost += *cost;
     } else {
-      s.cost += CostUsd(u, it->second);
+      s.cost_known = false;
     }
   }
   if (first_started > 0 && now > first_started) {
@@ -227,7 +236,7 @@ Spent SpentFrom(const std::vector<JobUsage>& usage, const PriceTable& prices, Ti
 Json SpentJson(const Spent& s) {
   return {{"tokens", s.tokens},
           {"llm_calls", s.llm_calls},
-          {"cost", s.cost_known ? Json(std::round(s.cost * 1e10) / 1e10) : Json(nullptr)},
+          {"cost", CostJson(s.cost, s.cost_known)},
           {"wall_s", std::round(s.wall_s * 10) / 10}};
 }
 

@@ -83,6 +83,12 @@ PriceTable PricesFromConfig(const Config& cfg);
 // USD for `u` at `price`: ((prompt - cached) * input + cached * cached_input
 // + completion * output) / 1e6.
 double CostUsd(const JobUsage& u, const LlmPrice& price);
+// A job's cost by its profile's price ("" = "default"): 0 when it made no
+// calls, nullopt when it made calls on a profile without a price.
+std::optional<double> JobCost(const JobUsage& u, const PriceTable& prices);
+// A cost in the JSON: rounded to ten decimals (enough for one token at any
+// price, without float noise like 0.30000000000000004), null when unknown.
+Json CostJson(double usd, bool known);
 
 // What a task has spent.
 struct Spent {

@@ -1,8 +1,10 @@
-// A fresh directory under /tmp removed (recursively) when the object dies.
+// A fresh directory under /tmp removed (recursively) when the object dies,
+// and WriteFile for filling it.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace maestro::testing {
@@ -25,5 +27,12 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Writes `bytes` to `path` (binary, replacing it), creating its parent
+// directories.
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
 
 }  // namespace maestro::testing

@@ -7,6 +7,11 @@
 namespace maestro::api {
 namespace {
 
+// The price math lives in store/budget.h; the view prices jobs with it.
+using budget::CostUsd;
+using budget::PricesFromConfig;
+using budget::PriceTable;
+
 JobUsage Usage(const std::string& profile, int64_t prompt, int64_t cached, int64_t completion,
                int64_t calls = 1) {
   JobUsage u;

@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "support/temp_dir.h"
 #include "tools/git_repo.h"
@@ -17,10 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void Write(const std::string& path, const std::string& bytes) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using testing::WriteFile;
 
 const GitFileDiff* Find(const GitDiffResult& d, const std::string& path) {
   for (const auto& f : d.files) {
@@ -40,11 +36,11 @@ TEST(GitDiffTest, EachCommitAgainstItsParentAndTheHistoryNewestFirst) {
   auto repo = GitRepo::Init(dir.path());
   ASSERT_TRUE(repo.ok()) << repo.status().ToString();
   EXPECT_TRUE(repo->History(10)->empty()) << "unborn HEAD";
-  Write(dir.File("keep.txt"), "one\ntwo\nthree\n");
-  Write(dir.File("gone.txt"), "bye\n");
+  WriteFile(dir.File("keep.txt"), "one\ntwo\nthree\n");
+  WriteFile(dir.File("gone.txt"), "bye\n");
   std::string moved_text;
   for (int i = 0; i < 40; ++i) moved_text += "line " + std::to_string(i) + " of the moved file\n";
-  Write(dir.File("old/name.txt"), moved_text);
+  WriteFile(dir.File("old/name.txt"), moved_text);
   const std::string first = Commit(*repo, "first");
 
   auto root = repo->DiffCommit(first);
@@ -54,11 +50,11 @@ TEST(GitDiffTest, EachCommitAgainstItsParentAndTheHistoryNewestFirst) {
   for (const auto& f : root->files) EXPECT_EQ(f.status, "added") << f.path;
   EXPECT_EQ(Find(*root, "keep.txt")->additions, 3);
 
-  Write(dir.File("keep.txt"), "one\nTWO\nthree\nfour\n");
+  WriteFile(dir.File("keep.txt"), "one\nTWO\nthree\nfour\n");
   fs::remove(dir.File("gone.txt"));
   fs::create_directories(dir.File("new"));
   fs::rename(dir.File("old/name.txt"), dir.File("new/name.txt"));
-  Write(dir.File("blob.bin"), std::string("\x00\x01\x02 binary\x00", 10));
+  WriteFile(dir.File("blob.bin"), std::string("\x00\x01\x02 binary\x00", 10));
   const std::string second = Commit(*repo, "second");
 
   auto d = repo->DiffCommit(second);
@@ -104,18 +100,18 @@ TEST(GitDiffTest, TheWorkingTreeShowsUntrackedFilesAndRespectsGitignore) {
   auto repo = GitRepo::Init(dir.path());
   ASSERT_TRUE(repo.ok());
   // Unborn HEAD: everything is new against the empty tree.
-  Write(dir.File("a.txt"), "a\n");
+  WriteFile(dir.File("a.txt"), "a\n");
   auto unborn = repo->DiffWorkdir();
   ASSERT_TRUE(unborn.ok()) << unborn.status().ToString();
   ASSERT_EQ(unborn->files.size(), 1u);
   EXPECT_EQ(unborn->files[0].status, "added");
   const std::string first = Commit(*repo, "first");
 
-  Write(dir.File(".gitignore"), "build/\n*.log\n");
-  Write(dir.File("build/out.o"), "obj");
-  Write(dir.File("run.log"), "log");
-  Write(dir.File("src/new.cc"), "int main() {}\n");
-  Write(dir.File("a.txt"), "a\nb\n");
+  WriteFile(dir.File(".gitignore"), "build/\n*.log\n");
+  WriteFile(dir.File("build/out.o"), "obj");
+  WriteFile(dir.File("run.log"), "log");
+  WriteFile(dir.File("src/new.cc"), "int main() {}\n");
+  WriteFile(dir.File("a.txt"), "a\nb\n");
   auto d = repo->DiffWorkdir();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   std::vector<std::string> paths;
@@ -141,15 +137,15 @@ TEST(GitDiffTest, TheWorkingTreeShowsUntrackedFilesAndRespectsGitignore) {
 TEST(GitDiffTest, ASymlinkOutsideIsItsTargetTextAndBadFileNamesAndBigPatchesAreHandled) {
   testing::TempDir dir;
   testing::TempDir outside;
-  Write(outside.File("secret.txt"), "TOP SECRET CONTENT\n");
+  WriteFile(outside.File("secret.txt"), "TOP SECRET CONTENT\n");
   auto repo = GitRepo::Init(dir.path());
   ASSERT_TRUE(repo.ok());
   fs::create_symlink(outside.File("secret.txt"), dir.File("link"));
   const std::string bad_name = std::string("bad\xff\xfe") + ".txt";
-  Write(dir.File(bad_name), "x\n");
+  WriteFile(dir.File(bad_name), "x\n");
   std::string big;
   while (big.size() < kMaxPatchBytes + 1000) big += "a long line of text for the patch cap\n";
-  Write(dir.File("big.txt"), big);
+  WriteFile(dir.File("big.txt"), big);
   auto d = repo->DiffWorkdir();
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   const GitFileDiff* link = Find(*d, "link");
@@ -175,7 +171,7 @@ TEST(GitDiffTest, AFifoInTheWorkingTreeIsNeverOpened) {
   testing::TempDir dir;
   auto repo = GitRepo::Init(dir.path());
   ASSERT_TRUE(repo.ok());
-  Write(dir.File("a.txt"), "a\n");
+  WriteFile(dir.File("a.txt"), "a\n");
   ASSERT_EQ(::mkfifo(dir.File("pipe").c_str(), 0600), 0);
   // Reading the fifo would block this call forever (no writer).
   auto d = repo->DiffWorkdir();

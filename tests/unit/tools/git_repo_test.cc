@@ -19,10 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using Paths = std::set<std::string>;
 
-void Write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using testing::WriteFile;
 
 TEST(GitRepoTest, InitThenCommitAllRecordsEveryChangeAndLeavesAStatusThatIsClean) {
   testing::TempDir dir;
@@ -35,11 +32,11 @@ TEST(GitRepoTest, InitThenCommitAllRecordsEveryChangeAndLeavesAStatusThatIsClean
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_FALSE(empty->has_value()) << "an empty tree on an unborn HEAD is no commit";
 
-  Write(dir.File("keep.txt"), "v1\n");
-  Write(dir.File("gone.txt"), "bye\n");
-  Write(dir.File(".gitignore"), "build/\n*.log\n");
-  Write(dir.File("build/out.o"), "obj");
-  Write(dir.File("debug.log"), "noise");
+  WriteFile(dir.File("keep.txt"), "v1\n");
+  WriteFile(dir.File("gone.txt"), "bye\n");
+  WriteFile(dir.File(".gitignore"), "build/\n*.log\n");
+  WriteFile(dir.File("build/out.o"), "obj");
+  WriteFile(dir.File("debug.log"), "noise");
   auto first = repo->ChangedFiles();
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(*first, (Paths{".gitignore", "gone.txt", "keep.txt"})) << "ignored files left out";
@@ -57,10 +54,10 @@ TEST(GitRepoTest, InitThenCommitAllRecordsEveryChangeAndLeavesAStatusThatIsClean
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->has_value()) << "no change, no commit";
 
-  Write(dir.File("keep.txt"), "v2\n");             // modified
-  fs::remove(dir.File("gone.txt"));                // deleted
-  Write(dir.File("src/deep/new.cc"), "int x;\n");  // untracked in a new directory
-  Write(dir.File("build/more.o"), "obj");          // still ignored
+  WriteFile(dir.File("keep.txt"), "v2\n");             // modified
+  fs::remove(dir.File("gone.txt"));                    // deleted
+  WriteFile(dir.File("src/deep/new.cc"), "int x;\n");  // untracked in a new directory
+  WriteFile(dir.File("build/more.o"), "obj");          // still ignored
   auto second = repo->ChangedFiles();
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, (Paths{"gone.txt", "keep.txt", "src/deep/new.cc"}));
@@ -95,14 +92,14 @@ TEST(GitRepoTest, OpenRefusesAGitDirectoryOutsideTheWorkTree) {
   // A `.git` file naming another repository's git directory.
   ASSERT_TRUE(GitRepo::Init(dir.File("victim")).ok());
   fs::create_directories(dir.File("ws2"));
-  Write(dir.File("ws2/.git"), "gitdir: " + dir.File("victim/.git") + "\n");
+  WriteFile(dir.File("ws2/.git"), "gitdir: " + dir.File("victim/.git") + "\n");
   EXPECT_EQ(GitRepo::Open(dir.File("ws2")).status().code(), StatusCode::kInvalidArgument);
 
   // A symlinked `.git`.
   fs::create_directories(dir.File("ws3"));
   fs::create_directory_symlink(dir.File("victim/.git"), dir.File("ws3/.git"));
   EXPECT_EQ(GitRepo::Open(dir.File("ws3")).status().code(), StatusCode::kInvalidArgument);
-  Write(dir.File("victim/a.txt"), "x");
+  WriteFile(dir.File("victim/a.txt"), "x");
   EXPECT_FALSE(GitRepo::Open(dir.File("victim"))->Head().ok()) << "victim never committed into";
 }
 
@@ -111,7 +108,7 @@ TEST(GitRepoTest, OpenRefusesAGitDirectoryOutsideTheWorkTree) {
 std::string MarkerScript(const testing::TempDir& dir, const std::string& name,
                          const std::string& tag, const std::string& tail = "") {
   std::string path = dir.File(name);
-  Write(path, "#!/bin/sh\necho " + tag + " >> " + dir.File("MARKER") + "\n" + tail + "\n");
+  WriteFile(path, "#!/bin/sh\necho " + tag + " >> " + dir.File("MARKER") + "\n" + tail + "\n");
   ::chmod(path.c_str(), 0755);
   return path;
 }
@@ -131,11 +128,11 @@ std::string HostileWorkspace(const testing::TempDir& dir) {
   for (const char* hook : {"pre-commit", "post-commit", "commit-msg", "prepare-commit-msg",
                            "reference-transaction", "post-index-change"}) {
     const std::string path = ws + "/.git/hooks/" + hook;
-    Write(path, "#!/bin/sh\necho " + std::string(hook) + " >> " + dir.File("MARKER") + "\n");
+    WriteFile(path, "#!/bin/sh\necho " + std::string(hook) + " >> " + dir.File("MARKER") + "\n");
     ::chmod(path.c_str(), 0755);
   }
-  Write(ws + "/.gitattributes", "* filter=x\n");
-  Write(ws + "/result.txt", "done\n");
+  WriteFile(ws + "/.gitattributes", "* filter=x\n");
+  WriteFile(ws + "/result.txt", "done\n");
   return ws;
 }
 
@@ -152,7 +149,7 @@ TEST(GitRepoTest, AnAgentWrittenGitDirectoryRunsNothingOnCommitOrStatus) {
   auto commit = repo->CommitAll("job end");
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   EXPECT_TRUE(commit->has_value());
-  Write(ws + "/result.txt", "changed\n");
+  WriteFile(ws + "/result.txt", "changed\n");
   EXPECT_EQ(*repo->ChangedFiles(), (Paths{"result.txt"}));
   EXPECT_TRUE(repo->CommitAll("second")->has_value());
   EXPECT_TRUE(repo->ChangedFiles()->empty());

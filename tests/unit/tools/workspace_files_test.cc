@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "support/temp_dir.h"
 
@@ -16,10 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void Write(const std::string& path, const std::string& bytes) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using testing::WriteFile;
 
 std::vector<std::string> Paths(const WorkspaceListing& l) {
   std::vector<std::string> out;
@@ -30,12 +26,12 @@ std::vector<std::string> Paths(const WorkspaceListing& l) {
 TEST(WorkspaceFilesTest, TheListingIsSortedDepthFirstWithoutGitAndCapped) {
   testing::TempDir ws;
   testing::TempDir outside;
-  Write(outside.File("o/secret.txt"), "s");
-  Write(ws.File("b.txt"), "bb");
-  Write(ws.File("a/z.md"), "z");
-  Write(ws.File("a-b.txt"), "x");
-  Write(ws.File(".git/config"), "[core]");
-  Write(ws.File("sub/.git"), "gitdir: elsewhere");
+  WriteFile(outside.File("o/secret.txt"), "s");
+  WriteFile(ws.File("b.txt"), "bb");
+  WriteFile(ws.File("a/z.md"), "z");
+  WriteFile(ws.File("a-b.txt"), "x");
+  WriteFile(ws.File(".git/config"), "[core]");
+  WriteFile(ws.File("sub/.git"), "gitdir: elsewhere");
   fs::create_directory_symlink(outside.File("o"), ws.File("out"));
   const std::string root = fs::canonical(ws.path()).string();
   WorkspaceListing all = ListWorkspace(root);
@@ -54,9 +50,9 @@ TEST(WorkspaceFilesTest, TheListingIsSortedDepthFirstWithoutGitAndCapped) {
 TEST(WorkspaceFilesTest, ReadsRefuseEscapesGitAndNonFiles) {
   testing::TempDir ws;
   testing::TempDir outside;
-  Write(outside.File("secret.txt"), "TOP SECRET");
-  Write(ws.File("dir/a.md"), "# hello\n");
-  Write(ws.File(".git/config"), "[core]\n");
+  WriteFile(outside.File("secret.txt"), "TOP SECRET");
+  WriteFile(ws.File("dir/a.md"), "# hello\n");
+  WriteFile(ws.File(".git/config"), "[core]\n");
   fs::create_symlink(outside.File("secret.txt"), ws.File("leak"));
   fs::create_symlink(".git/config", ws.File("gitlink"));
   fs::create_symlink("dir/a.md", ws.File("inside"));
