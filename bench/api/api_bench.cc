@@ -45,19 +45,21 @@ int64_t NowNs() {
 }
 
 std::string Chunk(const Json& delta, const Json& finish = nullptr) {
-  Json c = {{"id", "bench"},
-            {"object", "chat.completion.chunk"},
-            {"choices", Json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}})}};
+  Json c = {
+      {"id", "bench"},
+      {"object", "chat.completion.chunk"},
+      {"choices", Json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}})}};
   return "data: " + c.dump() + "\n\n";
 }
 
 std::string CompleteCall() {
   Json args = {{"status", "success"}, {"result", "ok"}};
-  return Chunk({{"tool_calls", Json::array({{{"index", 0},
-                                             {"id", "call_1"},
-                                             {"type", "function"},
-                                             {"function", {{"name", "complete"},
-                                                           {"arguments", args.dump()}}}}})}}) +
+  return Chunk({{"tool_calls",
+                 Json::array(
+                     {{{"index", 0},
+                       {"id", "call_1"},
+                       {"type", "function"},
+                       {"function", {{"name", "complete"}, {"arguments", args.dump()}}}}})}}) +
          Chunk(Json::object(), "tool_calls") + "data: [DONE]\n\n";
 }
 
@@ -205,12 +207,11 @@ int main(int argc, char** argv) {
   std::ofstream(dir.File("maestro.yaml"))
       << "workers: 2\nlog:\n  level: warn\njobs:\n  poll_interval_ms: 1000\n"
       << "llm:\n  base_url: http://127.0.0.1:" << fake.port() << "/v1\n  model: fake\n";
-  maestro::testing::Process serve(
-      {MAESTRO_BIN, "--config", dir.File("maestro.yaml"), "serve"},
-      {{"MAESTRO_DATA_DIR", dir.File("data")},
-       {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port)},
-       {"MAESTRO_ADMIN_TOKEN", "tok"}},
-      dir.File("serve.out"), dir.File("serve.err"));
+  maestro::testing::Process serve({MAESTRO_BIN, "--config", dir.File("maestro.yaml"), "serve"},
+                                  {{"MAESTRO_DATA_DIR", dir.File("data")},
+                                   {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port)},
+                                   {"MAESTRO_ADMIN_TOKEN", "tok"}},
+                                  dir.File("serve.out"), dir.File("serve.err"));
   httplib::Client health("127.0.0.1", port);
   bool up = false;
   for (int i = 0; i < 1000 && !up; ++i) {
@@ -228,8 +229,9 @@ int main(int argc, char** argv) {
               create.size(), Pct(create, 0.5), Pct(create, 0.99), Pct(create, 1.0));
   std::printf("LLM delta->SSE client:     n=%zu p50=%.3f ms p99=%.3f ms max=%.3f ms\n",
               delta.size(), Pct(delta, 0.5), Pct(delta, 0.99), Pct(delta, 1.0));
-  std::printf("summary: create_p50_ms=%.2f create_p99_ms=%.2f delta_p50_ms=%.3f delta_p99_ms=%.3f\n",
-              Pct(create, 0.5), Pct(create, 0.99), Pct(delta, 0.5), Pct(delta, 0.99));
+  std::printf(
+      "summary: create_p50_ms=%.2f create_p99_ms=%.2f delta_p50_ms=%.3f delta_p99_ms=%.3f\n",
+      Pct(create, 0.5), Pct(create, 0.99), Pct(delta, 0.5), Pct(delta, 0.99));
   return create.size() == static_cast<size_t>(tasks) && delta.size() == static_cast<size_t>(deltas)
              ? 0
              : 2;

@@ -34,9 +34,8 @@ class ZeroLatencyLlm : public llm::LlmClient {
     llm::LlmCallResult r;
     r.attempts = 1;
     std::string name = left_-- > 0 ? "ReadFile" : "complete";
-    std::string args = name == "ReadFile"
-                           ? "{\"path\":\"f" + std::to_string(n_++) + ".cc\"}"
-                           : "{\"status\":\"success\",\"result\":\"done\"}";
+    std::string args = name == "ReadFile" ? "{\"path\":\"f" + std::to_string(n_++) + ".cc\"}"
+                                          : "{\"status\":\"success\",\"result\":\"done\"}";
     r.response.tool_calls.push_back({0, "call_" + std::to_string(n_), name, args});
     r.response.usage.prompt_tokens = 1000;
     r.response.usage.cached_tokens = 990;
@@ -97,9 +96,8 @@ int Bench(int64_t context_tokens, int iterations, bool dedup) {
   read.read_only = true;
   read.parameters = {{"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}};
   std::string result(400, 'r');
-  (void)reg.Register(read, [&](const Json&, const tools::ToolContext&) {
-    return tools::ToolResult::Ok(result);
-  });
+  (void)reg.Register(
+      read, [&](const Json&, const tools::ToolContext&) { return tools::ToolResult::Ok(result); });
   tools::Dispatcher dispatcher(&reg, tools::ToolAuthorizer(nullptr));
   PieceCatalog catalog = PieceCatalog::Load({});
   const Piece* piece = catalog.Find("chat");
@@ -129,7 +127,8 @@ int Bench(int64_t context_tokens, int iterations, bool dedup) {
   double cpu = CpuSeconds() - cpu0;
   std::printf("context %7lld tokens%s: %d iterations, %.1f us CPU per iteration (%s)\n",
               static_cast<long long>(context_tokens), dedup ? " dedup on" : "", iterations + 1,
-              cpu * 1e6 / (iterations + 1), (r.next.value_or("unset") + " " + r.abort_reason + " " + r.result).c_str());
+              cpu * 1e6 / (iterations + 1),
+              (r.next.value_or("unset") + " " + r.abort_reason + " " + r.result).c_str());
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -7,6 +7,7 @@
 //      via /proc/self/clear_refs) during the call, against the file size.
 //
 // Usage: llm_bench [--mb N] [--fakellm PATH]
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -15,8 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 #include "fakellm_process.h"
 #include "llm/llm_client.h"
@@ -55,16 +54,20 @@ void ResetHwm() { std::ofstream("/proc/self/clear_refs") << "5"; }
 std::string SyntheticStream(size_t target_bytes) {
   std::string s;
   s.reserve(target_bytes + 1024);
-  Json chunk = {{"id", "chatcmpl-bench"}, {"object", "chat.completion.chunk"}, {"created", 1735000000},
-                {"model", "qwen3"},
-                {"choices", {{{"index", 0}, {"delta", {{"content", "token"}}}, {"finish_reason", nullptr}}}}};
+  Json chunk = {
+      {"id", "chatcmpl-bench"},
+      {"object", "chat.completion.chunk"},
+      {"created", 1735000000},
+      {"model", "qwen3"},
+      {"choices", {{{"index", 0}, {"delta", {{"content", "token"}}}, {"finish_reason", nullptr}}}}};
   int i = 0;
   while (s.size() < target_bytes) {
     chunk["choices"][0]["delta"]["content"] = " tok" + std::to_string(i++);
     s += "data: " + chunk.dump() + "\n\n";
     if (i % 50 == 0) s += ": keep-alive\n\n";
   }
-  s += R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5}})";
+  s +=
+      R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5}})";
   s += "\n\ndata: [DONE]\n\n";
   return s;
 }
@@ -77,7 +80,8 @@ void BenchParse(double* parser_mbs, double* assembler_mbs) {
     size_t events = 0;
     SseParser p([&](const SseEvent&) { ++events; });
     auto t0 = Clock::now();
-    for (size_t i = 0; i < stream.size(); i += piece) p.Feed(std::string_view(stream).substr(i, piece));
+    for (size_t i = 0; i < stream.size(); i += piece)
+      p.Feed(std::string_view(stream).substr(i, piece));
     (void)p.Finish();
     *parser_mbs = mb / Seconds(t0);
     std::printf("sse_parser: %.1f MB in %zu events: %.0f MB/s\n", mb, events, *parser_mbs);
@@ -87,7 +91,8 @@ void BenchParse(double* parser_mbs, double* assembler_mbs) {
     StreamAssembler a([&](const LlmEvent&) { ++deltas; });
     SseParser p([&](const SseEvent& e) { (void)a.OnData(e.data); });
     auto t0 = Clock::now();
-    for (size_t i = 0; i < stream.size(); i += piece) p.Feed(std::string_view(stream).substr(i, piece));
+    for (size_t i = 0; i < stream.size(); i += piece)
+      p.Feed(std::string_view(stream).substr(i, piece));
     (void)p.Finish();
     ChatResponse r = a.Take();
     *assembler_mbs = mb / Seconds(t0);
@@ -105,7 +110,8 @@ std::string WriteConversation(const std::filesystem::path& dir, size_t mb) {
   for (size_t i = 0; i < filler.size(); i += 9) filler[i] = ' ';
   size_t written = 0;
   for (int i = 0; written < (mb << 20); ++i) {
-    std::string line = Json{{"role", i % 2 ? "assistant" : "user"}, {"content", filler}}.dump() + "\n";
+    std::string line =
+        Json{{"role", i % 2 ? "assistant" : "user"}, {"content", filler}}.dump() + "\n";
     out << line;
     written += line.size();
   }
@@ -118,14 +124,17 @@ int main(int argc, char** argv) {
   size_t mb = 50;
   std::string fakellm = MAESTRO_FAKELLM_BIN;
   for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--mb") == 0) mb = std::stoul(argv[++i]);
-    else if (std::strcmp(argv[i], "--fakellm") == 0) fakellm = argv[++i];
+    if (std::strcmp(argv[i], "--mb") == 0)
+      mb = std::stoul(argv[++i]);
+    else if (std::strcmp(argv[i], "--fakellm") == 0)
+      fakellm = argv[++i];
   }
   spdlog::set_level(spdlog::level::warn);
   double parser_mbs = 0, assembler_mbs = 0;
   BenchParse(&parser_mbs, &assembler_mbs);
 
-  auto dir = std::filesystem::temp_directory_path() / ("maestro_llm_bench_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("maestro_llm_bench_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string conv = WriteConversation(dir, mb);
   double file_mb = static_cast<double>(std::filesystem::file_size(conv)) / (1 << 20);
@@ -137,7 +146,8 @@ int main(int argc, char** argv) {
   OpenAiClient client(profile);
   ChatRequest small;
   small.messages_path = (dir / "small.jsonl").string();
-  std::ofstream(small.messages_path) << R"({"role":"user","content":"warm up"})" << "\n";
+  std::ofstream(small.messages_path) << R"({"role":"user","content":"warm up"})"
+                                     << "\n";
   LlmCallResult warm = client.Chat(small, nullptr, nullptr);  // curl and TLS state, allocator pools
   if (!warm.ok()) {
     std::fprintf(stderr, "warm-up failed: %s\n", warm.status.ToString().c_str());
@@ -159,12 +169,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   double peak_delta_mb = static_cast<double>(hwm_after - std::max(hwm_before, rss_before)) / 1024.0;
-  std::printf("send: %.1f MB conversation in %.2f s (%.0f MB/s); VmHWM %ld -> %ld KiB, "
-              "peak growth %.2f MB = %.2f%% of the file\n",
-              file_mb, secs, file_mb / secs, hwm_before, hwm_after, peak_delta_mb,
-              100.0 * peak_delta_mb / file_mb);
-  std::printf("RESULT sse_parse_MBps=%.0f sse_parse_assemble_MBps=%.0f send_file_MB=%.1f "
-              "send_peak_mem_growth_MB=%.2f send_MBps=%.0f\n",
-              parser_mbs, assembler_mbs, file_mb, peak_delta_mb, file_mb / secs);
+  std::printf(
+      "send: %.1f MB conversation in %.2f s (%.0f MB/s); VmHWM %ld -> %ld KiB, "
+      "peak growth %.2f MB = %.2f%% of the file\n",
+      file_mb, secs, file_mb / secs, hwm_before, hwm_after, peak_delta_mb,
+      100.0 * peak_delta_mb / file_mb);
+  std::printf(
+      "RESULT sse_parse_MBps=%.0f sse_parse_assemble_MBps=%.0f send_file_MB=%.1f "
+      "send_peak_mem_growth_MB=%.2f send_MBps=%.0f\n",
+      parser_mbs, assembler_mbs, file_mb, peak_delta_mb, file_mb / secs);
   return 0;
 }

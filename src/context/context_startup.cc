@@ -11,8 +11,8 @@ Result<ContextConfig> ContextConfigFromConfig(const Config& cfg) {
   base.context_length = cfg.llm.context_length;
   auto parsed = ParseContextConfig(cfg.context_storage, base);
   if (!parsed.ok()) {
-    std::string where = cfg.context_storage_where.empty() ? "context_storage"
-                                                          : cfg.context_storage_where;
+    std::string where =
+        cfg.context_storage_where.empty() ? "context_storage" : cfg.context_storage_where;
     return InvalidArgument(where + ": context_storage: " + parsed.status().message(),
                            "context_storage");
   }

@@ -13,9 +13,8 @@ Status InitLogging(const std::string& level, const std::string& format) {
   if (format == "json") {
     // One JSON object per line; the message is already key=value text, so it
     // needs no escaping beyond what %v gives for our own messages.
-    logger->set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","thread":%t,"msg":"%v"})",
-        spdlog::pattern_time_type::utc);
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","thread":%t,"msg":"%v"})",
+                        spdlog::pattern_time_type::utc);
   } else if (format == "text") {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%-5l%$ [%t] %v", spdlog::pattern_time_type::utc);
   } else {

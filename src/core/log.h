@@ -6,9 +6,9 @@
 // logger; tests leave it at warn to keep output quiet.
 #pragma once
 
-#include <string>
-
 #include <spdlog/spdlog.h>
+
+#include <string>
 
 #include "core/status.h"
 

@@ -4,17 +4,28 @@ namespace maestro {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kConflict: return "CONFLICT";
-    case StatusCode::kLeaseLost: return "LEASE_LOST";
-    case StatusCode::kUnavailable: return "UNAVAILABLE";
-    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case StatusCode::kCancelled: return "CANCELLED";
-    case StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
-    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
-    case StatusCode::kInternal: return "INTERNAL";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case StatusCode::kNotFound:
+      return "NOT_FOUND";
+    case StatusCode::kConflict:
+      return "CONFLICT";
+    case StatusCode::kLeaseLost:
+      return "LEASE_LOST";
+    case StatusCode::kUnavailable:
+      return "UNAVAILABLE";
+    case StatusCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
+    case StatusCode::kCancelled:
+      return "CANCELLED";
+    case StatusCode::kDeadlineExceeded:
+      return "DEADLINE_EXCEEDED";
+    case StatusCode::kUnimplemented:
+      return "UNIMPLEMENTED";
+    case StatusCode::kInternal:
+      return "INTERNAL";
   }
   return "UNKNOWN";
 }
@@ -36,11 +47,16 @@ namespace maestro {
 
 std::string_view CancelReasonName(CancelToken::Reason r) {
   switch (r) {
-    case CancelToken::Reason::kNone: return "none";
-    case CancelToken::Reason::kUserCancel: return "cancel requested";
-    case CancelToken::Reason::kShutdown: return "worker shutting down";
-    case CancelToken::Reason::kLeaseLost: return "lease lost";
-    case CancelToken::Reason::kDeadline: return "deadline exceeded";
+    case CancelToken::Reason::kNone:
+      return "none";
+    case CancelToken::Reason::kUserCancel:
+      return "cancel requested";
+    case CancelToken::Reason::kShutdown:
+      return "worker shutting down";
+    case CancelToken::Reason::kLeaseLost:
+      return "lease lost";
+    case CancelToken::Reason::kDeadline:
+      return "deadline exceeded";
   }
   return "unknown";
 }

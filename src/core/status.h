@@ -20,16 +20,16 @@ namespace maestro {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,     // bad input from a user or a file; `field` names what
-  kNotFound,            // no such task / job / request
-  kConflict,            // state does not allow the operation (HTTP 409)
-  kLeaseLost,           // the caller's job lease was taken over (fencing)
-  kUnavailable,         // transient: retry may succeed (busy DB, 5xx, network)
-  kResourceExhausted,   // limits: body too large, context overflow, quota
-  kCancelled,           // cooperative cancellation observed
-  kDeadlineExceeded,    // a timeout elapsed
-  kUnimplemented,       // capability arrives in a later release
-  kInternal,            // a bug or corrupted state
+  kInvalidArgument,    // bad input from a user or a file; `field` names what
+  kNotFound,           // no such task / job / request
+  kConflict,           // state does not allow the operation (HTTP 409)
+  kLeaseLost,          // the caller's job lease was taken over (fencing)
+  kUnavailable,        // transient: retry may succeed (busy DB, 5xx, network)
+  kResourceExhausted,  // limits: body too large, context overflow, quota
+  kCancelled,          // cooperative cancellation observed
+  kDeadlineExceeded,   // a timeout elapsed
+  kUnimplemented,      // capability arrives in a later release
+  kInternal,           // a bug or corrupted state
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -78,7 +78,7 @@ inline Status Unimplemented(std::string msg) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Result constructed from an OK status");
   }
@@ -105,10 +105,10 @@ class [[nodiscard]] Result {
 }  // namespace maestro
 
 // Returns early from the enclosing function when `expr` yields a non-OK Status.
-#define MAESTRO_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::maestro::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                 \
+#define MAESTRO_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::maestro::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)
 
 #define MAESTRO_CONCAT_INNER(a, b) a##b

@@ -1,10 +1,10 @@
 #include "engine/delegate.h"
 
-#include <algorithm>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
 
 #include "engine/prompt_builder.h"
 #include "engine/sentinel.h"
@@ -87,8 +87,8 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
   MAESTRO_ASSIGN_OR_RETURN(c.ctx, d.ctx->OpenDelegate(DelegateDirName(d, call.id)));
   c.piece = DelegatePiece(*d.piece, mv);
   MAESTRO_ASSIGN_OR_RETURN(
-      c.tools, BuildPieceTools(c.piece, DelegateToolDefs(*d.piece_tools, depth,
-                                                         d.limits.max_delegate_depth)));
+      c.tools, BuildPieceTools(
+                   c.piece, DelegateToolDefs(*d.piece_tools, depth, d.limits.max_delegate_depth)));
   MAESTRO_RETURN_IF_ERROR(WriteText(c.ctx->dir() + "/tools.json", c.tools.bytes));
   StaticPreamble pre;
   pre.working_directory = d.dispatch.workspace_root;
@@ -105,8 +105,7 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
 
 bool DelegateOffered(int depth, int max_depth) { return depth < max_depth; }
 
-std::vector<Json> DelegateToolDefs(const PieceTools& parent_tools, int child_depth,
-                                   int max_depth) {
+std::vector<Json> DelegateToolDefs(const PieceTools& parent_tools, int child_depth, int max_depth) {
   std::vector<Json> defs;
   for (const Json& def : parent_tools.tools) {
     std::string name = NameOf(def);
@@ -139,13 +138,13 @@ Piece DelegatePiece(const Piece& parent, const Movement* parent_movement) {
 
 DeltaFn TagDelegateDeltas(DeltaFn parent, const std::string& call_id, int depth) {
   if (!parent) return {};
-  return [parent = std::move(parent), call_id, depth](const std::string& job_id,
-                                                      const Json& delta) {
-    if (delta.contains("delegate")) return parent(job_id, delta);
-    Json tagged = delta;
-    tagged["delegate"] = {{"call_id", call_id}, {"depth", depth}};
-    parent(job_id, tagged);
-  };
+  return
+      [parent = std::move(parent), call_id, depth](const std::string& job_id, const Json& delta) {
+        if (delta.contains("delegate")) return parent(job_id, delta);
+        Json tagged = delta;
+        tagged["delegate"] = {{"call_id", call_id}, {"depth", depth}};
+        parent(job_id, tagged);
+      };
 }
 
 std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,

@@ -23,9 +23,9 @@
 namespace maestro::engine {
 
 struct CallResults {
-  std::vector<std::string> contents;       // one per call, in call order
-  std::vector<bool> is_error;              // one per call
-  std::optional<MovementResult> settled;   // the movement ends after the results
+  std::vector<std::string> contents;      // one per call, in call order
+  std::vector<bool> is_error;             // one per call
+  std::optional<MovementResult> settled;  // the movement ends after the results
 };
 
 CallResults HandleToolCalls(AgentLoopDeps& deps, const std::string& movement,

@@ -74,7 +74,8 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
     ctx.max_asks = opt.max_asks;
     ctx.ask_deflections = deflections;
     ctx.has_pending_children = result.next == std::string(SentinelName(Sentinel::kComplete)) &&
-                               !result.handed_off && opt.has_pending_children && opt.has_pending_children();
+                               !result.handed_off && opt.has_pending_children &&
+                               opt.has_pending_children();
     MovementMapping m = mapMovementResult(result, ctx);
     if (m.kind == MovementMapping::Kind::kDone) return m.done;
     deflections = m.ask_deflections;

@@ -33,8 +33,8 @@
 namespace maestro::engine {
 
 struct ReconcileReport {
-  int closed_read_only = 0;   // read-only calls of this job closed
-  int settled = 0;            // side-effecting calls of the continued job closed
+  int closed_read_only = 0;            // read-only calls of this job closed
+  int settled = 0;                     // side-effecting calls of the continued job closed
   std::optional<PieceRunResult> park;  // set: the job must park for a person
 };
 

@@ -22,8 +22,8 @@
 namespace maestro::engine {
 
 struct SubtaskSummary {
-  int total = 0;    // child jobs of the job
-  int pending = 0;  // not yet ended
+  int total = 0;     // child jobs of the job
+  int pending = 0;   // not yet ended
   std::string text;  // one entry per ended child: title, ids, status, result/error
 };
 

@@ -1,13 +1,13 @@
 // maestro-fakellm: a scripted OpenAI-compatible LLM server with a
 // llama-server-like prompt cache, for tests and demos. Wiring only; see
 // server.h, script.h and prompt_cache.h.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <thread>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "fakellm/server.h"
 
@@ -31,12 +31,14 @@ int main(int argc, char** argv) {
   app.add_option("--ctx-size", opts.ctx_size,
                  "context tokens; longer prompts get exceed_context_size_error (0 = unlimited)")
       ->capture_default_str();
-  app.add_option("--record", opts.record_path, "append every request (body + cache figures) as JSONL");
+  app.add_option("--record", opts.record_path,
+                 "append every request (body + cache figures) as JSONL");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
-  app.footer(std::string(kScriptHelp) +
-             "\nCACHE FIGURES\n  The last stream chunk carries timings.cache_n/prompt_n; the usage chunk\n"
-             "  carries usage.prompt_tokens_details.cached_tokens. GET /v1/_requests lists\n"
-             "  every request with its body and figures (DELETE clears it).\n");
+  app.footer(
+      std::string(kScriptHelp) +
+      "\nCACHE FIGURES\n  The last stream chunk carries timings.cache_n/prompt_n; the usage chunk\n"
+      "  carries usage.prompt_tokens_details.cached_tokens. GET /v1/_requests lists\n"
+      "  every request with its body and figures (DELETE clears it).\n");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
 

@@ -118,9 +118,11 @@ Tokens Tokenize(std::string_view s) {
     } else if (c == '<' && s.compare(i, 10, "<|im_end|>") == 0) {
       len = 10;
     } else if (IsLetter(c)) {
-      while (len < 4 && i + len < s.size() && IsLetter(static_cast<unsigned char>(s[i + len]))) ++len;
+      while (len < 4 && i + len < s.size() && IsLetter(static_cast<unsigned char>(s[i + len])))
+        ++len;
     } else if (std::isdigit(c)) {
-      while (len < 3 && i + len < s.size() && std::isdigit(static_cast<unsigned char>(s[i + len]))) ++len;
+      while (len < 3 && i + len < s.size() && std::isdigit(static_cast<unsigned char>(s[i + len])))
+        ++len;
     } else if (c == ' ' || c == '\n' || c == '\t') {
       while (i + len < s.size() && s[i + len] == s[i] && len < 16) ++len;
     }

@@ -72,7 +72,7 @@ class PromptCache {
   std::mutex mu_;
   std::vector<Slot> slots_;  // GUARDED_BY(mu_)
   double threshold_;
-  int64_t tick_ = 0;         // GUARDED_BY(mu_)
+  int64_t tick_ = 0;  // GUARDED_BY(mu_)
 };
 
 size_t CommonPrefix(const Tokens& a, const Tokens& b);

@@ -1,13 +1,12 @@
 #include "fakellm/server.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <fstream>
 #include <thread>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 namespace maestro::fakellm {
 namespace {
@@ -93,12 +92,14 @@ std::vector<std::string> FakeLlmServer::Impl::StreamEvents(const ScriptReply& r,
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
   auto chunk = [&](Json delta, Json finish) {
-    return Json{{"id", id},
-                {"object", "chat.completion.chunk"},
-                {"created", created},
-                {"model", opts.model},
-                {"choices", Json::array({{{"index", 0}, {"delta", std::move(delta)},
-                                          {"finish_reason", std::move(finish)}}})}};
+    return Json{
+        {"id", id},
+        {"object", "chat.completion.chunk"},
+        {"created", created},
+        {"model", opts.model},
+        {"choices",
+         Json::array(
+             {{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}})}};
   };
   std::vector<std::string> ev;
   ev.push_back(chunk({{"role", "assistant"}, {"content", nullptr}}, nullptr).dump());
@@ -110,21 +111,32 @@ std::vector<std::string> FakeLlmServer::Impl::StreamEvents(const ScriptReply& r,
   }
   for (size_t i = 0; i < r.tool_calls.size(); ++i) {
     const ScriptToolCall& c = r.tool_calls[i];
-    ev.push_back(chunk({{"tool_calls", Json::array({{{"index", i}, {"id", c.id}, {"type", "function"},
-                                                      {"function", {{"name", c.name}, {"arguments", ""}}}}})}},
-                       nullptr).dump());
+    ev.push_back(chunk({{"tool_calls",
+                         Json::array({{{"index", i},
+                                       {"id", c.id},
+                                       {"type", "function"},
+                                       {"function", {{"name", c.name}, {"arguments", ""}}}}})}},
+                       nullptr)
+                     .dump());
     for (const std::string& piece : SplitText(c.arguments, static_cast<size_t>(r.chunk_chars))) {
-      ev.push_back(chunk({{"tool_calls", Json::array({{{"index", i}, {"function", {{"arguments", piece}}}}})}},
-                         nullptr).dump());
+      ev.push_back(chunk({{"tool_calls",
+                           Json::array({{{"index", i}, {"function", {{"arguments", piece}}}}})}},
+                         nullptr)
+                       .dump());
     }
   }
   Json last = chunk(Json::object(), r.finish_reason);
   last["timings"] = timings;  // llama-server puts timings on the last choice chunk
   ev.push_back(last.dump());
   if (include_usage) {
-    ev.push_back(Json{{"id", id}, {"object", "chat.completion.chunk"}, {"created", created},
-                      {"model", opts.model}, {"choices", Json::array()}, {"usage", usage}}
-                     .dump());
+    ev.push_back(Json{
+        {"id", id},
+        {"object", "chat.completion.chunk"},
+        {"created", created},
+        {"model", opts.model},
+        {"choices", Json::array()},
+        {"usage",
+         usage}}.dump());
   }
   ev.push_back("[DONE]");
   return ev;
@@ -137,8 +149,10 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
   Json body;
   if (big) {
     // Validate without building a DOM; huge bodies are only counted.
-    if (!Json::accept(req.body)) body = Json(Json::value_t::discarded);
-    else body = Json::object();
+    if (!Json::accept(req.body))
+      body = Json(Json::value_t::discarded);
+    else
+      body = Json::object();
   } else {
     body = Json::parse(req.body, nullptr, false);
   }
@@ -146,13 +160,14 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     rec["error"] = "invalid request body";
     Record(rec);
     res.status = 400;
-    res.set_content(ErrorBody(400, "invalid JSON body or no messages", "invalid_request_error").dump(),
-                    "application/json");
+    res.set_content(
+        ErrorBody(400, "invalid JSON body or no messages", "invalid_request_error").dump(),
+        "application/json");
     return;
   }
   if (!big) rec["body"] = body;
-  bool stream = big ? req.body.find("\"stream\":true") != std::string::npos
-                    : body.value("stream", false);
+  bool stream =
+      big ? req.body.find("\"stream\":true") != std::string::npos : body.value("stream", false);
   bool include_usage = stream && (big || (body.contains("stream_options") &&
                                           body["stream_options"].value("include_usage", false)));
   ScriptReply reply = script.Next(body);
@@ -162,14 +177,17 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     rec["status"] = reply.status;
     Record(rec);
     res.status = reply.status;
-    if (reply.retry_after_s >= 0) res.set_header("Retry-After", std::to_string(reply.retry_after_s));
-    if (reply.retry_after_ms >= 0) res.set_header("retry-after-ms", std::to_string(reply.retry_after_ms));
+    if (reply.retry_after_s >= 0)
+      res.set_header("Retry-After", std::to_string(reply.retry_after_s));
+    if (reply.retry_after_ms >= 0)
+      res.set_header("retry-after-ms", std::to_string(reply.retry_after_ms));
     res.set_content(ErrorBody(reply.status, reply.error_message, ErrorType(reply.status)).dump(),
                     "application/json");
     return;
   }
   Json tool_calls = ToolCallsJson(reply);
-  std::string generated = reply.reasoning.empty() ? "" : "<think>\n" + reply.reasoning + "\n</think>\n\n";
+  std::string generated =
+      reply.reasoning.empty() ? "" : "<think>\n" + reply.reasoning + "\n</think>\n\n";
   generated += RenderAssistantBody(reply.text, tool_calls) + "<|im_end|>";
   Tokens gen = Tokenize(generated);
   CacheFigures f;
@@ -191,14 +209,20 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     f = cache.Process(prompt, gen);
   }
   rec["status"] = 200;
-  rec["cache"] = {{"slot", f.slot}, {"prompt_tokens", f.prompt_tokens}, {"cache_n", f.cache_n},
-                  {"prompt_n", f.prompt_n}, {"similarity", f.similarity}};
+  rec["cache"] = {{"slot", f.slot},
+                  {"prompt_tokens", f.prompt_tokens},
+                  {"cache_n", f.cache_n},
+                  {"prompt_n", f.prompt_n},
+                  {"similarity", f.similarity}};
   Record(rec);
   spdlog::info("fakellm request={} slot={} prompt={} cache_n={} prompt_n={}", n, f.slot,
                f.prompt_tokens, f.cache_n, f.prompt_n);
 
-  Json timings = {{"cache_n", f.cache_n}, {"prompt_n", f.prompt_n},
-                  {"predicted_n", gen.size()}, {"prompt_ms", 1.0}, {"predicted_ms", 1.0}};
+  Json timings = {{"cache_n", f.cache_n},
+                  {"prompt_n", f.prompt_n},
+                  {"predicted_n", gen.size()},
+                  {"prompt_ms", 1.0},
+                  {"predicted_ms", 1.0}};
   Json usage = {{"prompt_tokens", f.prompt_tokens},
                 {"completion_tokens", gen.size()},
                 {"total_tokens", f.prompt_tokens + static_cast<int64_t>(gen.size())},
@@ -208,10 +232,14 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
     Json msg = {{"role", "assistant"}, {"content", reply.text}};
     if (!reply.reasoning.empty()) msg["reasoning_content"] = reply.reasoning;
     if (!tool_calls.empty()) msg["tool_calls"] = tool_calls;
-    Json out = {{"id", id}, {"object", "chat.completion"}, {"model", opts.model},
-                {"choices", Json::array({{{"index", 0}, {"message", msg},
-                                          {"finish_reason", reply.finish_reason}}})},
-                {"usage", usage}, {"timings", timings}};
+    Json out = {
+        {"id", id},
+        {"object", "chat.completion"},
+        {"model", opts.model},
+        {"choices",
+         Json::array({{{"index", 0}, {"message", msg}, {"finish_reason", reply.finish_reason}}})},
+        {"usage", usage},
+        {"timings", timings}};
     res.set_content(out.dump(), "application/json");
     return;
   }
@@ -251,7 +279,8 @@ void FakeLlmServer::Impl::Routes() {
   });
   auto models = [this](const httplib::Request&, httplib::Response& res) {
     Json out = {{"object", "list"},
-                {"data", Json::array({{{"id", opts.model}, {"object", "model"},
+                {"data", Json::array({{{"id", opts.model},
+                                       {"object", "model"},
                                        {"owned_by", "maestro-fakellm"},
                                        {"meta", {{"n_ctx", opts.ctx_size}}}}})}};
     res.set_content(out.dump(), "application/json");
@@ -277,10 +306,10 @@ FakeLlmServer::FakeLlmServer(ServerOptions opts, Script script)
 FakeLlmServer::~FakeLlmServer() { Stop(); }
 
 Result<int> FakeLlmServer::Bind() {
-  int port = impl_->opts.port == 0 ? impl_->svr.bind_to_any_port(impl_->opts.host)
-                                   : (impl_->svr.bind_to_port(impl_->opts.host, impl_->opts.port)
-                                          ? impl_->opts.port
-                                          : -1);
+  int port =
+      impl_->opts.port == 0
+          ? impl_->svr.bind_to_any_port(impl_->opts.host)
+          : (impl_->svr.bind_to_port(impl_->opts.host, impl_->opts.port) ? impl_->opts.port : -1);
   if (port <= 0) {
     return Unavailable(fmt::format("cannot bind {}:{}", impl_->opts.host, impl_->opts.port));
   }

@@ -27,12 +27,12 @@ namespace maestro::fakellm {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;               // 0 = any free port
+  int port = 0;  // 0 = any free port
   std::string model = "fake-model";
-  int slots = 4;              // --parallel in llama-server
-  double slot_similarity = 0.5;  // --slot-prompt-similarity
-  int64_t ctx_size = 0;       // > 0: longer prompts get llama.cpp's context error
-  std::string record_path;    // append every request as a JSON line
+  int slots = 4;                             // --parallel in llama-server
+  double slot_similarity = 0.5;              // --slot-prompt-similarity
+  int64_t ctx_size = 0;                      // > 0: longer prompts get llama.cpp's context error
+  std::string record_path;                   // append every request as a JSON line
   size_t record_body_max = 4 * 1024 * 1024;  // larger bodies are recorded without the body
 };
 

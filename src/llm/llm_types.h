@@ -62,16 +62,16 @@ struct ToolCall {
 };
 
 struct LlmUsage {
-  int64_t prompt_tokens = 0;      // whole prompt, cached part included
-  int64_t cached_tokens = 0;      // served from the server's prompt cache
+  int64_t prompt_tokens = 0;  // whole prompt, cached part included
+  int64_t cached_tokens = 0;  // served from the server's prompt cache
   int64_t completion_tokens = 0;
   int64_t ttft_ms = -1;   // start of the successful attempt to its first delta; -1 = none
   int64_t total_ms = 0;   // the whole Chat() call, retries and backoff included
-  bool reported = false;          // the server sent usage or timings
+  bool reported = false;  // the server sent usage or timings
   double CachedPct() const {
-    return prompt_tokens > 0 ? 100.0 * static_cast<double>(cached_tokens) /
-                                   static_cast<double>(prompt_tokens)
-                             : 0.0;
+    return prompt_tokens > 0
+               ? 100.0 * static_cast<double>(cached_tokens) / static_cast<double>(prompt_tokens)
+               : 0.0;
   }
 };
 
@@ -79,7 +79,7 @@ struct ChatResponse {
   std::string id;
   std::string model;
   std::string content;
-  std::string reasoning;  // reasoning_content (Qwen3, DeepSeek, vLLM "reasoning")
+  std::string reasoning;             // reasoning_content (Qwen3, DeepSeek, vLLM "reasoning")
   std::vector<ToolCall> tool_calls;  // ordered by index
   std::string finish_reason;         // "stop", "tool_calls", "length", ...
   LlmUsage usage;

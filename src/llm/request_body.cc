@@ -1,11 +1,10 @@
 #include "llm/request_body.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace maestro::llm {
 namespace {
@@ -108,8 +107,8 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   if (!spec.request_json_path.empty()) {
     b->tee_ = std::fopen(spec.request_json_path.c_str(), "wb");
     if (!b->tee_) {
-      return Internal(fmt::format("cannot write {}: {}", spec.request_json_path,
-                                  std::strerror(errno)));
+      return Internal(
+          fmt::format("cannot write {}: {}", spec.request_json_path, std::strerror(errno)));
     }
   }
   return b;
@@ -193,7 +192,7 @@ size_t RequestBody::Read(char* buf, size_t n) {
         part_off_ += k;
         if (part_off_ == s.size()) {
           part_off_ = 0;
-          part_ = part_ == Part::kHead ? (tools_ ? Part::kTools : Part::kMessages)
+          part_ = part_ == Part::kHead  ? (tools_ ? Part::kTools : Part::kMessages)
                   : part_ == Part::kMid ? Part::kMessages
                                         : Part::kEnd;
         }

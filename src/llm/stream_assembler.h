@@ -34,7 +34,7 @@ class StreamAssembler {
   // Consumes a whole non-streamed response object.
   Status ApplyCompletion(const Json& completion);
 
-  bool done() const { return done_; }                  // `[DONE]` seen
+  bool done() const { return done_; }  // `[DONE]` seen
   bool has_finish() const { return !finish_reason_.empty(); }
   bool any_delta() const { return any_delta_; }
 

@@ -60,7 +60,7 @@ Result<PackageInstallerConfig> PackageInstallerConfigFrom(const Json& section,
 
 struct InstallOutcome {
   bool installed = false;
-  std::string dir;     // the target dir
+  std::string dir;  // the target dir
   int exit_code = -1;
   std::string output;  // capped installer output, or why it did not run
 };

@@ -124,10 +124,9 @@ Status RegisterParkTools(ToolRegistry& r) {
               // The shape of context::WriteHandoffToolDefinition (the one the
               // engine offers and ParseHandoff checks); a test keeps them equal.
               Obj({{"spec_ref", kStr},
-                   {"status", Obj({{"completed", kStrList},
-                                   {"in_progress", kStrList},
-                                   {"pending", kStrList}},
-                                  {"completed", "in_progress", "pending"})},
+                   {"status",
+                    Obj({{"completed", kStrList}, {"in_progress", kStrList}, {"pending", kStrList}},
+                        {"completed", "in_progress", "pending"})},
                    {"decisions",
                     {{"type", "array"},
                      {"items", Obj({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},

@@ -1,10 +1,10 @@
 #include "worker/retry_policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
-
-#include <fmt/format.h>
 
 namespace maestro {
 

@@ -1,17 +1,16 @@
 #include "worker/worker_pool.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
 
 namespace maestro {
 
 using std::chrono::milliseconds;
 
-Result<JobOutcome> EngineUnavailableExecutor::Execute(const Job& job, const Lease&,
-                                                      CancelToken&) {
+Result<JobOutcome> EngineUnavailableExecutor::Execute(const Job& job, const Lease&, CancelToken&) {
   return JobOutcome::Failed(
       fmt::format("piece '{}' cannot run: no LLM server is configured (set MAESTRO_LLM_BASE_URL "
                   "or llm.base_url in maestro.yaml)",
@@ -216,12 +215,24 @@ JobOutcome WorkerPool::MapResult(const Job& job, const Result<JobOutcome>& resul
 
 void WorkerPool::Count(const JobOutcome& o) {
   switch (o.kind) {
-    case JobOutcome::Kind::kSucceeded: ++stats_.succeeded; break;
-    case JobOutcome::Kind::kParked: ++stats_.parked; break;
-    case JobOutcome::Kind::kRetry: ++stats_.retried; break;
-    case JobOutcome::Kind::kFailed: ++stats_.failed; break;
-    case JobOutcome::Kind::kCancelled: ++stats_.cancelled; break;
-    case JobOutcome::Kind::kReleased: ++stats_.released; break;
+    case JobOutcome::Kind::kSucceeded:
+      ++stats_.succeeded;
+      break;
+    case JobOutcome::Kind::kParked:
+      ++stats_.parked;
+      break;
+    case JobOutcome::Kind::kRetry:
+      ++stats_.retried;
+      break;
+    case JobOutcome::Kind::kFailed:
+      ++stats_.failed;
+      break;
+    case JobOutcome::Kind::kCancelled:
+      ++stats_.cancelled;
+      break;
+    case JobOutcome::Kind::kReleased:
+      ++stats_.released;
+      break;
   }
 }
 

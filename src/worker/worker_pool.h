@@ -105,13 +105,13 @@ class WorkerPool {
   std::thread heartbeat_thread_;
 
   mutable std::mutex mu_;
-  std::condition_variable wake_cv_;      // idle workers wait here
-  std::condition_variable heartbeat_cv_; // heartbeat thread sleeps here
-  uint64_t generation_ = 0;              // GUARDED_BY(mu_): bumped by Notify
-  bool heartbeat_stop_ = false;          // GUARDED_BY(mu_)
-  std::condition_variable exit_cv_;      // a worker thread left its loop
-  int active_workers_ = 0;               // GUARDED_BY(mu_)
-  bool releasing_ = false;               // GUARDED_BY(mu_): grace over, cancel all
+  std::condition_variable wake_cv_;         // idle workers wait here
+  std::condition_variable heartbeat_cv_;    // heartbeat thread sleeps here
+  uint64_t generation_ = 0;                 // GUARDED_BY(mu_): bumped by Notify
+  bool heartbeat_stop_ = false;             // GUARDED_BY(mu_)
+  std::condition_variable exit_cv_;         // a worker thread left its loop
+  int active_workers_ = 0;                  // GUARDED_BY(mu_)
+  bool releasing_ = false;                  // GUARDED_BY(mu_): grace over, cancel all
   std::map<std::string, Running> running_;  // GUARDED_BY(mu_): by job id
   WorkerPoolStats stats_;                   // GUARDED_BY(mu_)
 };

@@ -45,9 +45,11 @@ std::string Script() {
   read["delay_ms"] = 1500;  // the test posts its interjection while this is in flight
   Json replies = Json::array(
       {read, Call("transition", {{"next", "implement"}}),
-       Call("EditFile", {{"path", "main.c"}, {"old_string", "return 1;"}, {"new_string", "return 0;"}}),
+       Call("EditFile",
+            {{"path", "main.c"}, {"old_string", "return 1;"}, {"new_string", "return 0;"}}),
        Call("transition", {{"next", "review"}}), Call("transition", {{"next", "fix"}}),
-       Call("EditFile", {{"path", "main.c"}, {"old_string", "int main"}, {"new_string", "int  main"}}),
+       Call("EditFile",
+            {{"path", "main.c"}, {"old_string", "int main"}, {"new_string", "int  main"}}),
        Call("transition", {{"next", "review"}}),
        Call("complete", {{"status", "success"}, {"result", "main returns 0 now"}}),
        // The Continue job.
@@ -67,8 +69,8 @@ class EngineFakeLlmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::ofstream(dir_.File("script.json")) << Script();
-    fake_ = std::make_unique<FakeLlmProcess>(std::vector<std::string>{
-        "--script", dir_.File("script.json")});
+    fake_ = std::make_unique<FakeLlmProcess>(
+        std::vector<std::string>{"--script", dir_.File("script.json")});
 
     std::filesystem::create_directories(dir_.File("proj"));
     std::ofstream(dir_.File("proj/main.c")) << "int main() { return 1; }\n";

@@ -45,8 +45,8 @@ class EngineRig {
     o.spaces = &spaces_;
     o.workspace.data_dir = dir;
     o.data_dir = dir;
-    o.llm_factory = [llm_url, context_length](const std::string&)
-        -> Result<std::unique_ptr<llm::LlmClient>> {
+    o.llm_factory =
+        [llm_url, context_length](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
       llm::ModelProfile p;
       p.base_url = llm_url;
       p.model = "fake";

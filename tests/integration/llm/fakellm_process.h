@@ -22,7 +22,8 @@ namespace maestro::testing {
 
 class FakeLlmProcess {
  public:
-  explicit FakeLlmProcess(std::vector<std::string> args, const std::string& binary = MAESTRO_FAKELLM_BIN) {
+  explicit FakeLlmProcess(std::vector<std::string> args,
+                          const std::string& binary = MAESTRO_FAKELLM_BIN) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
     args.insert(args.begin(), {binary, "--host", "127.0.0.1", "--port", "0"});
@@ -42,7 +43,8 @@ class FakeLlmProcess {
     std::string line;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (line.find('\n') == std::string::npos) {
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("fakellm did not start");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("fakellm did not start");
       pollfd p{out_, POLLIN, 0};
       if (poll(&p, 1, 100) <= 0) continue;
       char buf[256];

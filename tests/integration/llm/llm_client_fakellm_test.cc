@@ -2,8 +2,8 @@
 // over loopback. Covers retries (429 / 500 / cut stream), terminal errors,
 // typed context-length errors, cancellation latency and the prompt-cache
 // figures for append / tool change / system change.
-#include <httplib.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <atomic>
 #include <chrono>
@@ -41,7 +41,8 @@ class LlmFakeTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
-  std::unique_ptr<FakeLlmProcess> Start(const std::string& script, std::vector<std::string> extra = {}) {
+  std::unique_ptr<FakeLlmProcess> Start(const std::string& script,
+                                        std::vector<std::string> extra = {}) {
     extra.push_back("--script");
     extra.push_back(Write("script.json", script));
     return std::make_unique<FakeLlmProcess>(extra);
@@ -57,9 +58,9 @@ class LlmFakeTest : public ::testing::Test {
   }
   ChatRequest Conversation(const std::string& user = "hello") {
     ChatRequest r;
-    r.messages_path = Write("current.jsonl",
-                            Json{{"role", "system"}, {"content", "You are terse."}}.dump() + "\n" +
-                                Json{{"role", "user"}, {"content", user}}.dump() + "\n");
+    r.messages_path =
+        Write("current.jsonl", Json{{"role", "system"}, {"content", "You are terse."}}.dump() +
+                                   "\n" + Json{{"role", "user"}, {"content", user}}.dump() + "\n");
     return r;
   }
   static Json Requests(const FakeLlmProcess& f) {
@@ -80,10 +81,13 @@ TEST_F(LlmFakeTest, StreamsTextReasoningAndToolCallsWithDeltas) {
   req.request_json_path = (dir_ / "request.json").string();
   std::string streamed;
   int tool_fragments = 0;
-  LlmCallResult r = client.Chat(req, [&](const LlmEvent& e) {
-    if (e.kind == LlmEvent::Kind::kText) streamed += e.text;
-    if (e.kind == LlmEvent::Kind::kToolCall) ++tool_fragments;
-  }, nullptr);
+  LlmCallResult r = client.Chat(
+      req,
+      [&](const LlmEvent& e) {
+        if (e.kind == LlmEvent::Kind::kText) streamed += e.text;
+        if (e.kind == LlmEvent::Kind::kToolCall) ++tool_fragments;
+      },
+      nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.attempts, 1);
   EXPECT_EQ(r.response.content, "Reading it now.");
@@ -127,9 +131,12 @@ TEST_F(LlmFakeTest, RetriesOn429HonouringRetryAfter) {
   OpenAiClient client(p);
   std::vector<LlmEvent> retries;
   auto t0 = Clock::now();
-  LlmCallResult r = client.Chat(Conversation(), [&](const LlmEvent& e) {
-    if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
-  }, nullptr);
+  LlmCallResult r = client.Chat(
+      Conversation(),
+      [&](const LlmEvent& e) {
+        if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
+      },
+      nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "after wait");
   EXPECT_EQ(r.attempts, 2);
@@ -165,23 +172,27 @@ TEST_F(LlmFakeTest, CutStreamIsRetriedAndThePartialAnswerDiscarded) {
       {"text":"complete answer"}]})");
   OpenAiClient client(Profile(*f));
   std::vector<std::string> log;
-  LlmCallResult r = client.Chat(Conversation(), [&](const LlmEvent& e) {
-    if (e.kind == LlmEvent::Kind::kText) log.push_back("text:" + e.text);
-    if (e.kind == LlmEvent::Kind::kRetry) log.push_back("retry");
-  }, nullptr);
+  LlmCallResult r = client.Chat(
+      Conversation(),
+      [&](const LlmEvent& e) {
+        if (e.kind == LlmEvent::Kind::kText) log.push_back("text:" + e.text);
+        if (e.kind == LlmEvent::Kind::kRetry) log.push_back("retry");
+      },
+      nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "complete answer");
   EXPECT_EQ(r.attempts, 2);
   ASSERT_GE(log.size(), 3u);
   EXPECT_EQ(log[0], "text:PART");  // deltas of the cut attempt were streamed...
   auto retry = std::find(log.begin(), log.end(), "retry");
-  ASSERT_NE(retry, log.end());     // ...then voided by a retry event
+  ASSERT_NE(retry, log.end());               // ...then voided by a retry event
   EXPECT_EQ(*(retry + 1), "text:complete");  // default chunk_chars 8
 }
 
 TEST_F(LlmFakeTest, TerminalErrorsAreNotRetried) {
   for (int status : {400, 401, 403, 404}) {
-    auto f = Start(R"({"replies":[{"status":)" + std::to_string(status) + R"(},{"text":"never"}]})");
+    auto f =
+        Start(R"({"replies":[{"status":)" + std::to_string(status) + R"(},{"text":"never"}]})");
     OpenAiClient client(Profile(*f));
     LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
     EXPECT_FALSE(r.ok());
@@ -214,14 +225,17 @@ TEST_F(LlmFakeTest, CancelAbortsAStreamWithin200ms) {
   std::atomic<int64_t> cancelled_at_ns{0};
   std::thread canceller;
   auto t0 = Clock::now();
-  LlmCallResult r = client.Chat(Conversation(), [&](const LlmEvent& e) {
-    if (e.kind == LlmEvent::Kind::kText && !canceller.joinable()) {
-      canceller = std::thread([&] {
-        cancelled_at_ns = Clock::now().time_since_epoch().count();
-        cancel.Cancel(CancelToken::Reason::kUserCancel);
-      });
-    }
-  }, &cancel);
+  LlmCallResult r = client.Chat(
+      Conversation(),
+      [&](const LlmEvent& e) {
+        if (e.kind == LlmEvent::Kind::kText && !canceller.joinable()) {
+          canceller = std::thread([&] {
+            cancelled_at_ns = Clock::now().time_since_epoch().count();
+            cancel.Cancel(CancelToken::Reason::kUserCancel);
+          });
+        }
+      },
+      &cancel);
   auto done = Clock::now();
   canceller.join();
   EXPECT_EQ(r.error_kind, LlmErrorKind::kCancelled);
@@ -248,9 +262,12 @@ TEST_F(LlmFakeTest, CancelDuringRetryBackoff) {
   auto f = Start(R"({"replies":[{"status":429,"retry_after":30}]})");
   OpenAiClient client(Profile(*f));
   CancelToken cancel;
-  LlmCallResult r = client.Chat(Conversation(), [&](const LlmEvent& e) {
-    if (e.kind == LlmEvent::Kind::kRetry) cancel.Cancel(CancelToken::Reason::kUserCancel);
-  }, &cancel);
+  LlmCallResult r = client.Chat(
+      Conversation(),
+      [&](const LlmEvent& e) {
+        if (e.kind == LlmEvent::Kind::kRetry) cancel.Cancel(CancelToken::Reason::kUserCancel);
+      },
+      &cancel);
   EXPECT_EQ(r.error_kind, LlmErrorKind::kCancelled);
 }
 
@@ -273,7 +290,8 @@ class CacheFiguresTest : public LlmFakeTest {
   }
   std::string system_ = [] {
     std::string s;
-    for (int i = 0; i < 400; ++i) s += "Rule " + std::to_string(i) + ": keep the prefix byte-stable. ";
+    for (int i = 0; i < 400; ++i)
+      s += "Rule " + std::to_string(i) + ": keep the prefix byte-stable. ";
     return s;
   }();
 };
@@ -313,7 +331,8 @@ TEST_F(CacheFiguresTest, AppendToolChangeAndSystemChange) {
   EXPECT_LT(b.response.usage.CachedPct(), 95.0);
 
   // (c) A changed system text: nothing is reused.
-  std::string changed = Line("system", "Changed. " + system_) + history.substr(Line("system", system_).size());
+  std::string changed =
+      Line("system", "Changed. " + system_) + history.substr(Line("system", system_).size());
   Write("current.jsonl", changed + Line("user", "next"));
   LlmCallResult c = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(c.ok());

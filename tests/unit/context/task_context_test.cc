@@ -242,9 +242,9 @@ TEST_F(DelegateContextTest, OpenDelegateHasItsOwnConversationInsideTheTaskDirect
   auto child = (*ctx)->OpenDelegate("j-call_1");
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   EXPECT_EQ((*child)->dir(), (*ctx)->dir() + "/delegates/j-call_1");
-  ASSERT_TRUE((*child)->messages().StartThread(job.id, {{"role", "system"}, {"content", "c"}}).ok());
   ASSERT_TRUE(
-      (*child)->messages().AddMessage({{"role", "user"}, {"content", "sub"}}, job.id).ok());
+      (*child)->messages().StartThread(job.id, {{"role", "system"}, {"content", "c"}}).ok());
+  ASSERT_TRUE((*child)->messages().AddMessage({{"role", "user"}, {"content", "sub"}}, job.id).ok());
   EXPECT_EQ((*child)->messages().current_lines(), 2);
   EXPECT_EQ((*ctx)->messages().current_lines(), 1);  // the parent's conversation is untouched
   auto parent_current = ReadSmallFile((*ctx)->messages().current_path());
@@ -263,11 +263,16 @@ TEST_F(DelegateContextTest, ChangedPathsReadsTheDispatcherLedgerRecords) {
   {
     // What src/tools/ledger.cc appends: started (with args) then finished/error.
     std::ofstream f((*ctx)->dir() + "/tools.jsonl", std::ios::app);
-    f << R"({"seq":1,"event":"started","job_id":"j","call_id":"a","tool":"WriteFile","args":{"path":"x/./a.txt"}})" "\n"
-      << R"({"seq":2,"event":"finished","job_id":"j","call_id":"a","tool":"WriteFile"})" "\n"
-      << R"({"seq":3,"event":"started","job_id":"j","call_id":"b","tool":"EditFile","args":{"path":"b.txt"}})" "\n"
-      << R"({"seq":4,"event":"error","job_id":"j","call_id":"b","tool":"EditFile"})" "\n"
-      << R"({"seq":5,"event":"started","job_id":"j","call_id":"c","tool":"WriteFile","args":{"path":"c.txt"}})" "\n";
+    f << R"({"seq":1,"event":"started","job_id":"j","call_id":"a","tool":"WriteFile","args":{"path":"x/./a.txt"}})"
+         "\n"
+      << R"({"seq":2,"event":"finished","job_id":"j","call_id":"a","tool":"WriteFile"})"
+         "\n"
+      << R"({"seq":3,"event":"started","job_id":"j","call_id":"b","tool":"EditFile","args":{"path":"b.txt"}})"
+         "\n"
+      << R"({"seq":4,"event":"error","job_id":"j","call_id":"b","tool":"EditFile"})"
+         "\n"
+      << R"({"seq":5,"event":"started","job_id":"j","call_id":"c","tool":"WriteFile","args":{"path":"c.txt"}})"
+         "\n";
   }
   auto reopened = TaskContext::Start(dirs, {store_.get(), &clock_}, *task, job, ContextConfig{});
   ctx->reset();

@@ -1,10 +1,10 @@
 #include "core/ids.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace maestro {
 namespace {

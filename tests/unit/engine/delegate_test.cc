@@ -5,18 +5,18 @@
 // SqliteStore, TaskContext and Dispatcher.
 #include "engine/delegate.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "context/task_context.h"
 #include "engine/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
-#include "test_tools.h"
 #include "support/store_fixture.h"
+#include "test_tools.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
@@ -83,8 +83,8 @@ class DelegateTest : public maestro::testing::StoreTest {
     d.dispatcher = &dispatcher_;
     tools::ToolPolicy policy;
     policy.allowed_tools = {"ReadFile", "delegate"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy, nullptr,
-                                        nullptr, {}, {}};
+    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
+                                        nullptr,          nullptr, {},          {}};
     d.piece = &piece_;
     d.piece_tools = &tools_;
     d.tools_path = tools_path_;
@@ -236,8 +236,8 @@ TEST_F(DelegateTest, SubAgentDeltasAreTaggedAndItsParkCallsAreRefused) {
       ++untagged_results;
     }
   }
-  EXPECT_EQ(phases, 2);  // started, finished
-  EXPECT_GE(tagged, 2);  // the sub-agent's movement + its RequestTool result (at least)
+  EXPECT_EQ(phases, 2);            // started, finished
+  EXPECT_GE(tagged, 2);            // the sub-agent's movement + its RequestTool result (at least)
   EXPECT_EQ(untagged_results, 2);  // the parent's delegate and complete results
 }
 
@@ -248,14 +248,15 @@ TEST(DelegateToolDefsTest, DropsControlAndParkToolsAndDelegateAtTheLimit) {
   read.description = "Read a file.";
   read.read_only = true;
   read.parameters = {{"type", "object"}, {"properties", Json::object()}};
-  ASSERT_TRUE(reg.Register(read, [](const Json&, const tools::ToolContext&) {
-                   return tools::ToolResult::Ok("");
-                 }).ok());
+  ASSERT_TRUE(
+      reg.Register(read,
+                   [](const Json&, const tools::ToolContext&) { return tools::ToolResult::Ok(""); })
+          .ok());
   ASSERT_TRUE(tools::RegisterParkTools(reg).ok());
   Piece piece = test::Builtin("chat");
   auto parent = BuildPieceTools(
-      piece, Defs(reg.ToolsArray({"ReadFile", "delegate", "RequestTool", "WaitSubTask",
-                                  "SpinOffTask"})));
+      piece,
+      Defs(reg.ToolsArray({"ReadFile", "delegate", "RequestTool", "WaitSubTask", "SpinOffTask"})));
   ASSERT_TRUE(parent.ok()) << parent.status().ToString();
   auto names = [](const std::vector<Json>& defs) {
     std::vector<std::string> out;

@@ -2,9 +2,9 @@
 // job/comment records and whether the task has a transcript.
 #include "engine/job_prompt.h"
 
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "support/store_fixture.h"
 
@@ -19,7 +19,8 @@ class JobPromptTest : public maestro::testing::StoreTest {
     transcript_ = dir_.File("transcript.jsonl");
   }
   void WriteTranscript() {
-    std::ofstream(transcript_) << R"({"role":"system","content":"s"})" << "\n";
+    std::ofstream(transcript_) << R"({"role":"system","content":"s"})"
+                               << "\n";
   }
   // Ends the running job `j` as succeeded.
   void Finish(const Job& j) {
@@ -101,9 +102,11 @@ TEST_F(JobPromptTest, ACommentAlreadyInTheTranscriptIsAcknowledgedNotResent) {
   ASSERT_TRUE(c.ok());
   Job j = Claim();
   // A crash after the seed was written, before the acknowledgement.
-  std::ofstream(transcript_) << R"({"role":"system","content":"s"})" << "\n"
+  std::ofstream(transcript_) << R"({"role":"system","content":"s"})"
+                             << "\n"
                              << R"({"role":"user","content":"[comment )" << c->comment.id
-                             << R"(] alice: Use tabs."})" << "\n";
+                             << R"(] alice: Use tabs."})"
+                             << "\n";
   JobPromptPlan p = Plan(j, /*ran_before=*/true);
   EXPECT_TRUE(p.delivered.empty());
   EXPECT_EQ(p.instruction.find("Use tabs."), std::string::npos) << p.instruction;

@@ -113,7 +113,6 @@ TEST(PieceTools, ToolAllowedInMovementFollowsAllowedTools) {
   EXPECT_TRUE(ToolAllowedInMovement(implement, "WriteFile"));  // no list: the policy decides
 }
 
-
 // The engine offers context::WriteHandoffToolDefinition (what ParseHandoff
 // checks); the registry lists WriteHandoff among the design's tools. Their
 // schemas must not drift apart: equal once the descriptions are dropped.
@@ -134,7 +133,8 @@ TEST(PieceTools, WriteHandoffSchemaOfTheRegistryMatchesTheOfferedOne) {
   ASSERT_NE(listed, nullptr);
   Json offered = context::WriteHandoffToolDefinition()["function"]["parameters"];
   EXPECT_EQ(WithoutDescriptions(listed->parameters), WithoutDescriptions(offered))
-      << listed->parameters.dump() << "\n" << offered.dump();
+      << listed->parameters.dump() << "\n"
+      << offered.dump();
 }
 }  // namespace
 }  // namespace maestro::engine

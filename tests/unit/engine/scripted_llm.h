@@ -36,8 +36,8 @@ class ScriptedToolLlm : public llm::LlmClient {
   void Calls(std::vector<std::pair<std::string, Json>> calls) {
     Reply r;
     for (auto& [name, args] : calls) {
-      r.calls.push_back({static_cast<int>(r.calls.size()), "call_" + std::to_string(++ids_), name,
-                         args.dump()});
+      r.calls.push_back(
+          {static_cast<int>(r.calls.size()), "call_" + std::to_string(++ids_), name, args.dump()});
     }
     replies_.push_back(std::move(r));
   }
@@ -85,7 +85,7 @@ class ScriptedToolLlm : public llm::LlmClient {
   const llm::ModelProfile& profile() const override { return profile_; }
 
   size_t remaining() const { return replies_.size(); }
-  bool report_usage = true;  // false: the estimate's calibration stays 1.0
+  bool report_usage = true;                 // false: the estimate's calibration stays 1.0
   std::vector<std::vector<Json>> requests;  // messages per call
   std::vector<std::string> tools_bytes;     // tools file per call
 

@@ -13,9 +13,8 @@ inline Status RegisterTestReadFile(tools::ToolRegistry& registry, tools::ToolHan
   read.name = "ReadFile";
   read.description = "Read a file.";
   read.read_only = true;
-  read.parameters = {{"type", "object"},
-                     {"properties", {{"path", {{"type", "string"}}}}},
-                     {"required", {"path"}}};
+  read.parameters = {
+      {"type", "object"}, {"properties", {{"path", {{"type", "string"}}}}}, {"required", {"path"}}};
   return registry.Register(std::move(read), std::move(handler));
 }
 

@@ -6,8 +6,9 @@ namespace maestro::fakellm {
 namespace {
 
 Json Tool(const std::string& name, const std::string& desc) {
-  return {{"type", "function"},
-          {"function", {{"name", name}, {"description", desc}, {"parameters", {{"type", "object"}}}}}};
+  return {
+      {"type", "function"},
+      {"function", {{"name", name}, {"description", desc}, {"parameters", {{"type", "object"}}}}}};
 }
 
 Json Request(const std::string& system, const Json& tools, int turns) {
@@ -35,14 +36,18 @@ TEST(RenderPrompt, Qwen3OrderPutsToolsInsideTheSystemTurn) {
 TEST(RenderPrompt, ToolCallsAndGroupedToolResults) {
   Json req = {{"messages",
                {{{"role", "user"}, {"content", "go"}},
-                {{"role", "assistant"}, {"content", nullptr},
-                 {"tool_calls", {{{"id", "1"}, {"type", "function"},
-                                  {"function", {{"name", "A"}, {"arguments", "{\"x\":1}"}}}}}}},
+                {{"role", "assistant"},
+                 {"content", nullptr},
+                 {"tool_calls",
+                  {{{"id", "1"},
+                    {"type", "function"},
+                    {"function", {{"name", "A"}, {"arguments", "{\"x\":1}"}}}}}}},
                 {{"role", "tool"}, {"tool_call_id", "1"}, {"content", "r1"}},
                 {{"role", "tool"}, {"tool_call_id", "2"}, {"content", "r2"}}}}};
   std::string p = RenderPrompt(req);
-  EXPECT_NE(p.find("<tool_call>\n{\"name\": \"A\", \"arguments\": {\"x\":1}}\n</tool_call><|im_end|>"),
-            std::string::npos);
+  EXPECT_NE(
+      p.find("<tool_call>\n{\"name\": \"A\", \"arguments\": {\"x\":1}}\n</tool_call><|im_end|>"),
+      std::string::npos);
   EXPECT_NE(p.find("<|im_start|>user\n<tool_response>\nr1\n</tool_response>\n<tool_response>\nr2\n"
                    "</tool_response><|im_end|>"),
             std::string::npos);
@@ -99,7 +104,8 @@ TEST(PromptCache, ToolChangeKeepsOnlyTheSystemPrefix) {
   CacheFigures f = cache.Process(Tokenize(RenderPrompt(Request(system, t2, 3))), {});
   int64_t system_tokens = static_cast<int64_t>(Tokenize("<|im_start|>system\n" + system).size());
   EXPECT_GE(f.cache_n, system_tokens);
-  EXPECT_LT(f.cache_n, system_tokens + 120);  // + the ~95-token tools header and the first tool head
+  EXPECT_LT(f.cache_n,
+            system_tokens + 120);  // + the ~95-token tools header and the first tool head
 }
 
 TEST(PromptCache, ChangedSystemTextGoesToAnotherSlotWithNothingReused) {

@@ -10,9 +10,11 @@ namespace {
 TEST(LlmClient, ContextLengthErrorsOfEachServerAreRecognised) {
   EXPECT_TRUE(IsContextLengthError(400, R"({"error":{"code":"context_length_exceeded"}})"));
   EXPECT_TRUE(IsContextLengthError(
-      400, R"({"object":"error","message":"This model's maximum context length is 32768 tokens."})"));
+      400,
+      R"({"object":"error","message":"This model's maximum context length is 32768 tokens."})"));
   EXPECT_TRUE(IsContextLengthError(
-      400, R"({"error":{"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}})"));
+      400,
+      R"({"error":{"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}})"));
   EXPECT_FALSE(IsContextLengthError(400, R"({"error":{"message":"bad tool schema"}})"));
   EXPECT_FALSE(IsContextLengthError(200, "maximum context length"));
 }
@@ -73,7 +75,8 @@ TEST(LlmClient, ConnectionRefusedIsRetryableThenReported) {
   ChatRequest req;
   req.messages_path = "/dev/null";
   int retries = 0;
-  LlmCallResult r = c.Chat(req, [&](const LlmEvent& e) { retries += e.kind == LlmEvent::Kind::kRetry; }, nullptr);
+  LlmCallResult r = c.Chat(
+      req, [&](const LlmEvent& e) { retries += e.kind == LlmEvent::Kind::kRetry; }, nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error_kind, LlmErrorKind::kRetryable);
   EXPECT_EQ(r.status.code(), StatusCode::kUnavailable);

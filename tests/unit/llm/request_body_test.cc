@@ -31,7 +31,8 @@ TEST_F(RequestBodyTest, BuildsValidJsonFromToolsAndJsonl) {
   RequestBodySpec spec;
   spec.model = "qwen3";
   spec.params = {{"temperature", 0.2}};
-  spec.tools_path = Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile"}}])" "\n");
+  spec.tools_path = Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile"}}])"
+                                        "\n");
   spec.messages_path = Write("current.jsonl",
                              "{\"role\":\"system\",\"content\":\"S\"}\n\n"
                              "{\"role\":\"user\",\"content\":\"line\\nbreak\"}\r\n");
@@ -61,7 +62,8 @@ TEST_F(RequestBodyTest, TornLastLineIsLeftOut) {
   RequestBodySpec spec;
   spec.model = "m";
   spec.stream = false;
-  spec.messages_path = Write("current.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assis");
+  spec.messages_path =
+      Write("current.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assis");
   auto body = RequestBody::Open(spec);
   ASSERT_TRUE(body.ok());
   auto text = (*body)->ReadAll();
@@ -82,7 +84,8 @@ TEST_F(RequestBodyTest, EmptyConversationAndSmallReads) {
 
   // Many lines read 1 byte at a time still give exactly the measured size.
   std::string lines;
-  for (int i = 0; i < 200; ++i) lines += Json{{"role", "user"}, {"content", std::string(i, 'x')}}.dump() + "\n";
+  for (int i = 0; i < 200; ++i)
+    lines += Json{{"role", "user"}, {"content", std::string(i, 'x')}}.dump() + "\n";
   spec.messages_path = Write("big.jsonl", lines);
   auto b2 = RequestBody::Open(spec);
   ASSERT_TRUE(b2.ok());

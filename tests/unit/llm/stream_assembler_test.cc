@@ -101,11 +101,16 @@ TEST(StreamAssembler, CrLfKeepAlives) {
 
 TEST(StreamAssembler, ParallelToolCallsInterleavedByIndex) {
   std::string s;
-  s += Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"ReadFile","arguments":""}}]}}]})");
-  s += Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"Grep","arguments":"{\"pat"}}]}}]})");
-  s += Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]})");
-  s += Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"x\"}"}}]}}]})");
-  s += Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.txt\"}"}}]}}]})");
+  s += Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"ReadFile","arguments":""}}]}}]})");
+  s += Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"Grep","arguments":"{\"pat"}}]}}]})");
+  s += Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]})");
+  s += Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"x\"}"}}]}}]})");
+  s += Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.txt\"}"}}]}}]})");
   s += Data(R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})");
   s += Data("[DONE]");
   Parsed p = ParseStream(s, 9);
@@ -120,9 +125,14 @@ TEST(StreamAssembler, ParallelToolCallsInterleavedByIndex) {
 
 TEST(StreamAssembler, ArgumentsSplitIntoSingleCharacters) {
   const std::string args = R"({"cmd":"ls -la \"dir with spaces\"","n":[1,2,3]})";
-  std::string s = Data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"RunCommand"}}]}}]})");
+  std::string s = Data(
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"RunCommand"}}]}}]})");
   for (char ch : args) {
-    Json d = {{"choices", {{{"index", 0}, {"delta", {{"tool_calls", {{{"index", 0}, {"function", {{"arguments", std::string(1, ch)}}}}}}}}}}}};
+    Json d = {{"choices",
+               {{{"index", 0},
+                 {"delta",
+                  {{"tool_calls",
+                    {{{"index", 0}, {"function", {{"arguments", std::string(1, ch)}}}}}}}}}}}};
     s += Data(d.dump());
   }
   s += Data(R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})");

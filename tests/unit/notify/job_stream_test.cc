@@ -1,8 +1,8 @@
 #include "notify/job_stream.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
+
+#include <thread>
 
 namespace maestro {
 namespace {

@@ -1,12 +1,11 @@
 // Webhook delivery against a local httplib receiver on 127.0.0.1.
 #include "notify/webhooks.h"
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <mutex>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "support/store_fixture.h"
 

@@ -92,14 +92,14 @@ TEST(SchemaTest, ErrorsNameTheBadField) {
   EXPECT_TRUE(ValidateArgs(read, {{"path", "a"}, {"start_line", 2}}).ok());
 
   const Json& handoff = r.Find("WriteHandoff")->parameters;
-  Status nested = ValidateArgs(handoff, {{"spec_ref", "SPEC.md"},
-                                         {"status",
-                                          {{"completed", Json::array()},
-                                           {"in_progress", Json::array()},
-                                           {"pending", Json::array()}}},
-                                         {"decisions", {{{"what", "x"}}}},
-                                         {"blockers", Json::array()},
-                                         {"files_changed", Json::array()}});
+  Status nested = ValidateArgs(
+      handoff,
+      {{"spec_ref", "SPEC.md"},
+       {"status",
+        {{"completed", Json::array()}, {"in_progress", Json::array()}, {"pending", Json::array()}}},
+       {"decisions", {{{"what", "x"}}}},
+       {"blockers", Json::array()},
+       {"files_changed", Json::array()}});
   EXPECT_EQ(nested.field(), "decisions.0.why");
   Status en = ValidateArgs(CompleteToolSpec().parameters, {{"status", "done"}, {"result", ""}});
   EXPECT_EQ(en.field(), "status");

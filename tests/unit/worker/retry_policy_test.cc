@@ -1,8 +1,8 @@
 #include "worker/retry_policy.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 namespace maestro {
 namespace {

@@ -1,14 +1,14 @@
 // The worker pool against a real SQLite store and a scripted executor.
 #include "worker/worker_pool.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <thread>
 
+#include "store/sqlite/sqlite_store.h"
 #include "support/scripted_executor.h"
 #include "support/temp_dir.h"
-#include "store/sqlite/sqlite_store.h"
-
-#include <gtest/gtest.h>
 
 namespace maestro {
 namespace {
