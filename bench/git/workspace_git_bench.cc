@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/process_runner.h"
+#include "core/process.h"
 #include "tools/workspace.h"
 
 namespace fs = std::filesystem;
@@ -26,7 +26,7 @@ using namespace maestro;
 namespace {
 
 bool Git(const std::string& root, std::vector<std::string> args) {
-  tools::ProcessSpec spec;
+  ProcessSpec spec;
   spec.argv = {"git",
                "-C",
                root,
@@ -38,7 +38,7 @@ bool Git(const std::string& root, std::vector<std::string> args) {
                "commit.gpgsign=false"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.timeout = std::chrono::seconds(60);
-  auto r = tools::RunProcess(spec);
+  auto r = RunPosixProcess(spec);
   return r.ok() && r->exit_code == 0;
 }
 

@@ -8,7 +8,7 @@
 
 #include "engine/prompt_builder.h"
 #include "engine/sentinel.h"
-#include "tools/output_cap.h"
+#include "core/output_cap.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
@@ -184,7 +184,7 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   Emit(d, {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
   MovementResult r = RunMovement(c, kDelegateMovement);
   // Capped like any tool output: the answer lands in the parent's context.
-  std::string answer = tools::CapOutput(Answer(r), kAnswerCapBytes);
+  std::string answer = CapOutput(Answer(r), kAnswerCapBytes);
   spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.job_id, call.id, depth,
                r.next.value_or("?"), r.abort_reason);
   Emit(d, {{"type", "delegate"},

@@ -9,7 +9,7 @@
 
 #include "core/utf8.h"
 #include "telemetry/genai.h"
-#include "tools/output_cap.h"
+#include "core/output_cap.h"
 #include "tools/schema.h"
 
 namespace maestro::tools {

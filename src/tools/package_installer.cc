@@ -5,8 +5,9 @@
 #include <filesystem>
 #include <regex>
 
-#include "tools/output_cap.h"
-#include "tools/process_runner.h"
+#include "core/output_cap.h"
+#include "core/env.h"
+#include "core/process.h"
 
 namespace maestro::tools {
 
@@ -175,7 +176,7 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   spec.timeout = config_.timeout;
   spec.output_cap = config_.output_cap;
   spec.cancel = cancel;
-  auto run = RunProcess(spec);
+  auto run = Env::Default()->RunProcess(spec);
   if (!run.ok()) {
     out.output = run.status().message();
     return out;

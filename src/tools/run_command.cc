@@ -9,7 +9,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tools/process_runner.h"
+#include "core/env.h"
+#include "core/process.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -118,7 +119,7 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
   spec.argv = sandbox.Wrap(sc);
   spec.output_cap = kCommandOutputCap;
   spec.cancel = ctx.cancel;
-  auto r = RunProcess(spec);
+  auto r = Env::Default()->RunProcess(spec);
   if (!r.ok()) return ToolResult::Error(r.status().message());
   std::string head;
   if (r->cancelled) {

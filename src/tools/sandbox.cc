@@ -14,7 +14,8 @@
 #include <fstream>
 #include <thread>
 
-#include "tools/process_runner.h"
+#include "core/env.h"
+#include "core/process.h"
 
 namespace maestro::tools {
 
@@ -294,7 +295,7 @@ Sandbox Sandbox::Probe(const std::string& bwrap_path) {
   spec.argv = s.Wrap("/tmp", false, "true");
   spec.timeout = std::chrono::seconds(10);
   spec.output_cap = 4096;
-  auto r = RunProcess(spec);
+  auto r = Env::Default()->RunProcess(spec);
   if (!r.ok()) {
     s.reason_ = "bubblewrap is not installed (" + r.status().message() +
                 "); install the Debian package 'bubblewrap' (scripts/setup.sh)";

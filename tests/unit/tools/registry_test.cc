@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tools/builtin.h"
-#include "tools/output_cap.h"
+#include "core/output_cap.h"
 #include "tools/park_tools.h"
 #include "tools/sandbox.h"
 #include "tools/schema.h"

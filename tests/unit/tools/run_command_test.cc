@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "support/temp_dir.h"
-#include "tools/process_runner.h"
+#include "core/process.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -179,7 +179,7 @@ TEST(ProcessRunnerTest, KillsTheProcessGroupOnTimeout) {
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", "(sleep 1; touch " + dir.File("late") + ") & sleep 30"};
   spec.timeout = std::chrono::milliseconds(300);
-  auto r = RunProcess(spec);
+  auto r = RunPosixProcess(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->exit_code, 128 + 9);
@@ -191,7 +191,7 @@ TEST(ProcessRunnerTest, ABackgroundChildDoesNotHoldTheCallOpen) {
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", "sleep 30 & echo quick; exit 3"};
   spec.timeout = std::chrono::seconds(20);
-  auto r = RunProcess(spec);
+  auto r = RunPosixProcess(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->timed_out);
   EXPECT_EQ(r->exit_code, 3);
@@ -202,7 +202,7 @@ TEST(ProcessRunnerTest, ABackgroundChildDoesNotHoldTheCallOpen) {
 TEST(ProcessRunnerTest, AMissingProgramIsAnError) {
   ProcessSpec spec;
   spec.argv = {"/nonexistent/program"};
-  EXPECT_FALSE(RunProcess(spec).ok());
+  EXPECT_FALSE(RunPosixProcess(spec).ok());
 }
 
 // Packages installed for the task (an approved RequestPackage) are usable by

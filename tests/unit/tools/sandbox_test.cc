@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "support/temp_dir.h"
-#include "tools/process_runner.h"
+#include "core/process.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -189,7 +189,7 @@ TEST_F(SandboxTest, ManyBackgroundProcessesHitTheDefaultLimit) {
   // Nothing of it is left on the host.
   ProcessSpec ps;
   ps.argv = {"pgrep", "-x", "-f", "sleep 100"};
-  auto left = RunProcess(ps);
+  auto left = RunPosixProcess(ps);
   ASSERT_TRUE(left.ok());
   EXPECT_NE(left->exit_code, 0) << "left behind: " << left->output;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace maestro::tools {
+namespace maestro {
 
 // `text` when it fits in `cap` bytes; otherwise head + marker + tail, with
 // both ends cut on UTF-8 character boundaries.
@@ -35,4 +35,4 @@ class HeadTailBuffer {
   std::string tail_;  // ring of the last half_ bytes, kept linear for simplicity
 };
 
-}  // namespace maestro::tools
+}  // namespace maestro

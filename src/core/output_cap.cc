@@ -1,8 +1,8 @@
-#include "tools/output_cap.h"
+#include "core/output_cap.h"
 
 #include <fmt/format.h>
 
-namespace maestro::tools {
+namespace maestro {
 namespace {
 
 bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
@@ -69,4 +69,4 @@ std::string HeadTailBuffer::Finish() const {
          std::string(t.substr(start));
 }
 
-}  // namespace maestro::tools
+}  // namespace maestro

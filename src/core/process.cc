@@ -1,4 +1,4 @@
-#include "tools/process_runner.h"
+#include "core/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,11 +11,11 @@
 #include <cstring>
 #include <thread>
 
-#include "tools/output_cap.h"
+#include "core/output_cap.h"
 
 extern char** environ;
 
-namespace maestro::tools {
+namespace maestro {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -142,7 +142,7 @@ void Collect(int fd, Stopper& stop, HeadTailBuffer& buf) {
 
 }  // namespace
 
-Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("empty command", "argv");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
@@ -174,4 +174,4 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   return res;
 }
 
-}  // namespace maestro::tools
+}  // namespace maestro

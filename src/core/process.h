@@ -1,6 +1,7 @@
-// ProcessRunner: runs one child process to completion with a deadline, a
-// cancel token and bounded output — used by RunCommand (inside bubblewrap)
-// and by the workspace git commit.
+// Processes: one child process run to completion with a deadline, a cancel
+// token and bounded output — RunCommand (inside bubblewrap), the package
+// installer and MCP stdio servers' helpers start theirs through
+// Env::RunProcess (core/env.h); RunPosixProcess is PosixEnv's implementation.
 //
 // The child is started with posix_spawn in its OWN process group, so a
 // timeout or a cancel kills the whole group (SIGKILL to -pgid): a shell's
@@ -11,7 +12,7 @@
 // must not leave processes behind (and a background process holding the
 // output pipe must not hold the call open until its deadline).
 //
-// Thread safety: RunProcess may be called concurrently; each call owns its
+// Thread safety: RunPosixProcess may be called concurrently; each call owns its
 // child and reaps it before returning (no zombie, no orphan group).
 #pragma once
 
@@ -24,7 +25,7 @@
 #include "core/cancel.h"
 #include "core/status.h"
 
-namespace maestro::tools {
+namespace maestro {
 
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
@@ -47,6 +48,6 @@ struct ProcessResult {
 
 // kInternal when the process cannot be started (no such program, no pipe).
 // A timeout or cancel is a ProcessResult with the flag set, not an error.
-Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec);
 
-}  // namespace maestro::tools
+}  // namespace maestro
