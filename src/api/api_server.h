@@ -55,6 +55,7 @@
 #include "api/task_choices.h"
 #include "api/usage_view.h"
 #include "core/clock.h"
+#include "core/env.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
 #include "store/budget.h"
@@ -67,6 +68,7 @@ class McpEndpoint;  // routes_mcp.cc
 struct ApiOptions {
   // Address, threads, limits and timeouts of the HTTP edge.
   api::HttpServerOptions http;
+  Env* env = Env::Default();  // reads workspace files for the workspace routes
   std::string admin_token;
   std::string version;
   int schema_version = 0;

@@ -53,7 +53,8 @@ Result<std::string> NewSecretToken() {
   return out;
 }
 
-Result<std::optional<std::string>> EnsureAdminToken(Store& store, const std::string& data_dir) {
+Result<std::optional<std::string>> EnsureAdminToken(Env& env, Store& store,
+                                                    const std::string& data_dir) {
   auto n = store.CountApiTokens();
   if (!n.ok()) return n.status();
   if (*n > 0) return std::optional<std::string>();
@@ -62,13 +63,11 @@ Result<std::optional<std::string>> EnsureAdminToken(Store& store, const std::str
   // Write the file first: a token in the store that nobody can read is worse
   // than a file whose token is not yet valid (the next start retries).
   std::string path = data_dir + "/admin_token";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return Internal("cannot create " + path);
-  std::string line = *token + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  ::fchmod(fd, 0600);
-  ::close(fd);
-  if (!ok) return Internal("cannot write " + path);
+  if (Status st = WriteStringToFile(env, path, *token + "\n", 0600); !st.ok()) {
+    return Internal("cannot write " + path + ": " + st.message());
+  }
+  // 0600 also when the file existed with a wider mode (open keeps it).
+  MAESTRO_RETURN_IF_ERROR(env.SetPermissions(path, 0600));
   MAESTRO_RETURN_IF_ERROR(store.AddApiToken(Sha256Hex(*token), kAdminUser));
   return std::optional<std::string>(*token);
 }

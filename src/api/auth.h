@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "core/env.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -48,7 +49,8 @@ class Authenticator {
 // generates a random one, stores its hash for user "admin", writes it to
 // `<data_dir>/admin_token` (mode 0600) and returns it so the caller can print
 // it once. Returns nullopt when tokens already exist.
-Result<std::optional<std::string>> EnsureAdminToken(Store& store, const std::string& data_dir);
+Result<std::optional<std::string>> EnsureAdminToken(Env& env, Store& store,
+                                                    const std::string& data_dir);
 
 // 32 random bytes from /dev/urandom as lowercase hex.
 Result<std::string> NewSecretToken();

@@ -151,7 +151,8 @@ void ApiServer::WorkspaceRoutes() {
     TaskWorkspace ws = workspace_of(*task);
     if (ws.root.empty()) return ReplyError(NotFound("the task has no workspace yet"));
     const bool raw = req.Query("raw") == "1";
-    auto file = tools::ReadWorkspaceFile(ws.root, path, raw ? kMaxRawBytes : kMaxTextBytes);
+    auto file =
+        tools::ReadWorkspaceFile(*options_.env, ws.root, path, raw ? kMaxRawBytes : kMaxTextBytes);
     if (!file.ok()) return ReplyError(file.status());
     if (raw) {
       if (file->truncated) {

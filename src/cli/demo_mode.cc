@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <filesystem>
 #include <thread>
 #include <vector>
+
+#include "core/env.h"
 
 #ifndef MAESTRO_SOURCE_DIR
 #define MAESTRO_SOURCE_DIR "."
@@ -83,24 +84,20 @@ Result<std::unique_ptr<DemoLlm>> DemoLlm::Start(const std::string& fakellm,
   if (pipe2(out, O_CLOEXEC) != 0) return Internal("pipe failed");
   std::vector<std::string> args = {fakellm,    "--host", "127.0.0.1", "--port",      "0",
                                    "--script", script,   "--model",   "maestro-demo"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) return Internal("fork failed");
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. The child must not outlive
-    // serve, and must not inherit serve's blocked SIGTERM/SIGINT mask.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(out[1], STDOUT_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
+  // The child must not outlive serve (die_with_parent), and starts with an
+  // empty signal mask, not serve's blocked SIGTERM/SIGINT.
+  ChildSpec child;
+  child.argv = std::move(args);
+  child.stdout_fd = out[1];
+  child.new_process_group = false;
+  child.die_with_parent = true;
+  auto started = Env::Default()->SpawnChild(child);
+  if (!started.ok()) {
+    close(out[0]);
+    close(out[1]);
+    return started.status();
   }
+  pid_t pid = *started;
   close(out[1]);
   std::unique_ptr<DemoLlm> demo(new DemoLlm());
   demo->pid_ = pid;  // from here the destructor stops it on any error

@@ -48,7 +48,8 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   // Spaces first: the API lists and validates them even without an LLM.
   s.spaces = std::make_unique<tools::SpaceRegistry>();
   std::vector<std::string> created;
-  MAESTRO_RETURN_IF_ERROR(tools::RegisterConfiguredSpaces(cfg.spaces, s.spaces.get(), &created));
+  MAESTRO_RETURN_IF_ERROR(
+      tools::RegisterConfiguredSpaces(*Env::Default(), cfg.spaces, s.spaces.get(), &created));
   for (const auto& dir : created) spdlog::info("space directory {} did not exist: created", dir);
   s.llm_configured = !cfg.llm.base_url.empty();
   if (!s.llm_configured) {

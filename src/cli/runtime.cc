@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/shared_data_dir.h"
+#include "core/env.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -45,9 +46,9 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
 
 Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<void()> wake,
                                             CommitFn on_commit, DataDirRole role) {
-  std::error_code ec;
-  std::filesystem::create_directories(cfg.data_dir, ec);
-  if (ec) return InvalidArgument("cannot create data_dir " + cfg.data_dir + ": " + ec.message());
+  if (Status st = Env::Default()->CreateDirs(cfg.data_dir); !st.ok()) {
+    return InvalidArgument("cannot create data_dir: " + st.message());
+  }
   StoreOptions so;
   so.default_max_attempts = cfg.jobs.retry.max_attempts;
   so.on_job_available = std::move(wake);

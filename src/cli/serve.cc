@@ -95,7 +95,7 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   // reported by the engine setup (StartWorkers), which stops the start.
   tools::SpaceRegistry spaces;
   std::vector<std::string> created;
-  (void)tools::RegisterConfiguredSpaces(cfg.spaces, &spaces, &created);
+  (void)tools::RegisterConfiguredSpaces(*Env::Default(), cfg.spaces, &spaces, &created);
   ao.choices = MakeTaskChoices(cfg, spaces);
   return ao;
 }
@@ -112,7 +112,7 @@ int FailBind(const Config& cfg, const Status& st) {
 // Prints the admin token once, on its first creation (never logged).
 Status EnsureAdmin(const Config& cfg, Store& store) {
   if (!cfg.admin_token.empty()) return Status::Ok();
-  auto created = api::EnsureAdminToken(store, cfg.data_dir);
+  auto created = api::EnsureAdminToken(*Env::Default(), store, cfg.data_dir);
   if (!created.ok()) return created.status();
   if (created->has_value()) {
     std::cout << "maestro: admin token (also in " << cfg.data_dir

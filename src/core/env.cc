@@ -111,13 +111,29 @@ Result<std::unique_ptr<WritableFile>> PosixEnv::NewAppendableFile(const std::str
 }
 
 Result<std::unique_ptr<WritableFile>> PosixEnv::NewWritableFile(const std::string& path,
-                                                                unsigned mode) {
-  return OpenWritable(path, O_TRUNC, mode);
+                                                                unsigned mode,
+                                                                bool follow_symlinks) {
+  return OpenWritable(path, O_TRUNC | (follow_symlinks ? 0 : O_NOFOLLOW), mode);
 }
 
-Result<std::unique_ptr<ReadableFile>> PosixEnv::NewReadableFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("open", path);
+Result<std::unique_ptr<ReadableFile>> PosixEnv::NewReadableFile(const std::string& path,
+                                                                bool follow_symlinks) {
+  if (follow_symlinks) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Errno("open", path);
+    return std::unique_ptr<ReadableFile>(new PosixReadableFile(fd, path));
+  }
+  // O_NONBLOCK: opening a FIFO must not hang; the type check refuses it next.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return Errno("open", path, ENOENT);
+    return InvalidArgument(fmt::format("open {}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + " is not a regular file", "type");
+  }
   return std::unique_ptr<ReadableFile>(new PosixReadableFile(fd, path));
 }
 
@@ -156,6 +172,12 @@ Status PosixEnv::CreateDirs(const std::string& path) {
   std::filesystem::create_directories(path, ec);
   if (ec) return FsError("mkdir", path, ec);
   return Status::Ok();
+}
+
+Result<std::string> PosixEnv::CreateTempDir(const std::string& parent, const std::string& prefix) {
+  std::string tmpl = parent + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return Errno("mkdtemp", tmpl);
+  return tmpl;
 }
 
 Status PosixEnv::SyncDir(const std::string& dir) {
@@ -211,6 +233,8 @@ Result<std::vector<DirEntry>> PosixEnv::ListDir(const std::string& dir) {
 Result<ProcessResult> PosixEnv::RunProcess(const ProcessSpec& spec) {
   return RunPosixProcess(spec);
 }
+
+Result<int> PosixEnv::SpawnChild(const ChildSpec& spec) { return SpawnPosixChild(spec); }
 
 const Clock& PosixEnv::WallClock() { return *SystemClock::Default(); }
 

@@ -76,10 +76,17 @@ class Env {
   // ---- files. A missing file is kNotFound wherever that is an answer.
   // Opens (creating, 0644) `path` for appending.
   virtual Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) = 0;
-  // Creates or truncates `path` (0644, or `mode`).
+  // Creates or truncates `path` (0644, or `mode`). Files an agent names
+  // (workspace paths) are opened with `follow_symlinks` false: a symlink as
+  // the last component is refused (ELOOP) instead of written through.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                                unsigned mode = 0644) = 0;
-  virtual Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) = 0;
+                                                                unsigned mode = 0644,
+                                                                bool follow_symlinks = true) = 0;
+  // With `follow_symlinks` false a symlink as the last component is refused
+  // (kInvalidArgument) and so is anything but a regular file, without
+  // blocking on a FIFO (kInvalidArgument with field "type").
+  virtual Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path,
+                                                                bool follow_symlinks = true) = 0;
   // Cuts `path` to `size` bytes and fsyncs it.
   virtual Status TruncateFile(const std::string& path, uint64_t size) = 0;
   // rename(2): atomic replace of `to` on one filesystem.
@@ -90,6 +97,10 @@ class Env {
   virtual Status RemoveAll(const std::string& path) = 0;
   // mkdir -p.
   virtual Status CreateDirs(const std::string& path) = 0;
+  // A new directory `<parent>/<prefix>XXXXXX` (mkdtemp, mode 0700); returns
+  // its path.
+  virtual Result<std::string> CreateTempDir(const std::string& parent,
+                                            const std::string& prefix) = 0;
   // fsync of a directory: makes a create / rename / unlink in it durable.
   virtual Status SyncDir(const std::string& dir) = 0;
   virtual Status SetPermissions(const std::string& path, unsigned mode) = 0;
@@ -101,6 +112,8 @@ class Env {
   // ---- processes (core/process.h: own process group, deadline, cancel,
   // bounded output).
   virtual Result<ProcessResult> RunProcess(const ProcessSpec& spec) = 0;
+  // A long-lived child; returns its pid.
+  virtual Result<int> SpawnChild(const ChildSpec& spec) = 0;
 
   // ---- clocks.
   // Wall time, the unit stored in the database.
@@ -113,20 +126,23 @@ class Env {
 class PosixEnv final : public Env {
  public:
   Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override;
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                        unsigned mode) override;
-  Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, unsigned mode,
+                                                        bool follow_symlinks) override;
+  Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path,
+                                                        bool follow_symlinks) override;
   Status TruncateFile(const std::string& path, uint64_t size) override;
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status RemoveFile(const std::string& path) override;
   Status RemoveAll(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
+  Result<std::string> CreateTempDir(const std::string& parent, const std::string& prefix) override;
   Status SyncDir(const std::string& dir) override;
   Status SetPermissions(const std::string& path, unsigned mode) override;
   Status CreateSymlink(const std::string& target, const std::string& link) override;
   bool FileExists(const std::string& path) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& dir) override;
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override;
+  Result<int> SpawnChild(const ChildSpec& spec) override;
   const Clock& WallClock() override;
   int64_t MonotonicMs() override;
 };

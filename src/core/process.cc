@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,6 +173,110 @@ Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec) {
   res.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   return res;
+}
+
+namespace {
+
+std::vector<std::string> ChildEnv(const ChildSpec& spec) {
+  std::vector<std::string> out;
+  if (!spec.env) {
+    for (char** e = environ; *e; ++e) out.emplace_back(*e);
+  } else {
+    for (const auto& [k, v] : *spec.env) out.push_back(k + "=" + v);
+  }
+  return out;
+}
+
+// fork + exec for what posix_spawn cannot do (PR_SET_PDEATHSIG). The exec
+// errno comes back over a close-on-exec pipe, so a missing program is an
+// error here as with posix_spawn. Only async-signal-safe calls in the child.
+Result<int> ForkChild(const ChildSpec& spec, std::vector<char*>& argv, std::vector<char*>& envp) {
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return Internal("pipe failed");
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    return Internal("fork failed");
+  }
+  if (pid == 0) {
+    close(err_pipe[0]);
+    if (spec.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);
+    }
+    if (spec.new_process_group) setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) signal(s, SIG_DFL);
+    if (spec.stdin_fd >= 0) dup2(spec.stdin_fd, 0);
+    if (spec.stdout_fd >= 0) dup2(spec.stdout_fd, 1);
+    if (spec.stderr_fd >= 0) dup2(spec.stderr_fd, 2);
+    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
+      int e = errno;
+      (void)!write(err_pipe[1], &e, sizeof e);
+      _exit(127);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    (void)!write(err_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(err_pipe[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  close(err_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    waitpid(pid, nullptr, 0);
+    return Unavailable("cannot start '" + spec.argv[0] + "': " + std::strerror(child_errno));
+  }
+  return static_cast<int>(pid);
+}
+
+}  // namespace
+
+Result<int> SpawnPosixChild(const ChildSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return InvalidArgument("a child process needs a command", "argv");
+  }
+  std::vector<std::string> args = spec.argv, env = ChildEnv(spec);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  if (spec.die_with_parent) return ForkChild(spec, argv, envp);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (spec.stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stdin_fd, 0);
+  if (spec.stdout_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stdout_fd, 1);
+  if (spec.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stderr_fd, 2);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (spec.new_process_group) flags |= POSIX_SPAWN_SETPGROUP;
+  posix_spawnattr_setflags(&attr, flags);
+  posix_spawnattr_setpgroup(&attr, 0);  // a new group whose id is the child's pid
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  // Ignored signals stay ignored across exec: a child must die of these.
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Unavailable("cannot start '" + spec.argv[0] + "': " + std::strerror(rc));
+  return static_cast<int>(pid);
 }
 
 }  // namespace maestro

@@ -50,4 +50,24 @@ struct ProcessResult {
 // A timeout or cancel is a ProcessResult with the flag set, not an error.
 Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec);
 
+// A long-lived child the caller talks to over pipes (an MCP stdio server, the
+// demo LLM): started and left running; the caller owns the pid (kill, waitpid).
+struct ChildSpec {
+  std::vector<std::string> argv;                          // argv[0] is looked up in PATH
+  std::string cwd;                                        // "" = inherit
+  std::optional<std::map<std::string, std::string>> env;  // nullopt inherits
+  // Descriptors dup2'ed onto the child's 0/1/2; -1 leaves the parent's.
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  // Its own process group (pgid = pid), so one kill(-pid) stops its tree.
+  bool new_process_group = true;
+  // SIGTERM to the child when the thread that started it exits
+  // (PR_SET_PDEATHSIG): a helper that must not outlive the server.
+  bool die_with_parent = false;
+};
+
+// Starts the child with an empty signal mask and SIGPIPE/SIGTERM/SIGINT/
+// SIGHUP at their defaults. kUnavailable when it cannot be started (no such
+// program): the exec error is reported here, not as an exit code.
+Result<int> SpawnPosixChild(const ChildSpec& spec);
+
 }  // namespace maestro

@@ -44,6 +44,7 @@
 #include "context/compressor.h"
 #include "context/task_context.h"
 #include "core/cancel.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "engine/budget_step.h"
 #include "engine/movement_result.h"
@@ -100,6 +101,7 @@ struct AgentLoopDeps {
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   telemetry::SpanContext trace_parent;
   const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
+  Env* env = Env::Default();              // files the loop writes (tools.json, prompt copies)
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

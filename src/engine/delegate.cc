@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/output_cap.h"
 #include "engine/prompt_builder.h"
 #include "engine/sentinel.h"
-#include "core/output_cap.h"
 #include "tools/park_tools.h"
 
 namespace maestro::engine {
@@ -67,13 +67,6 @@ void Emit(const AgentLoopDeps& d, const Json& delta) {
   if (d.on_delta) d.on_delta(d.job_id, delta);
 }
 
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  return f ? Status::Ok() : Internal("cannot write " + path);
-}
-
 // Everything the sub-agent's loop needs besides the parent's deps.
 struct ChildRun {
   std::unique_ptr<context::TaskContext> ctx;
@@ -89,7 +82,7 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
   MAESTRO_ASSIGN_OR_RETURN(
       c.tools, BuildPieceTools(
                    c.piece, DelegateToolDefs(*d.piece_tools, depth, d.limits.max_delegate_depth)));
-  MAESTRO_RETURN_IF_ERROR(WriteText(c.ctx->dir() + "/tools.json", c.tools.bytes));
+  MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*d.env, c.ctx->dir() + "/tools.json", c.tools.bytes));
   StaticPreamble pre;
   pre.working_directory = d.dispatch.workspace_root;
   Json system = BuildSystemMessage(pre, c.tools, c.piece, kDelegateMovement);

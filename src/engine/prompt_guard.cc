@@ -46,7 +46,8 @@ void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
   }
   g.dedup_active = true;
   std::string sent = d.ctx->dir() + "/sent.jsonl";
-  auto stats = WriteDeduplicatedMessages(d.ctx->messages().current_path(), sent, g.dedup_min_bytes);
+  auto stats =
+      WriteDeduplicatedMessages(*d.env, d.ctx->messages().current_path(), sent, g.dedup_min_bytes);
   if (!stats.ok()) {  // not fatal: the full conversation is still valid to send
     spdlog::warn("job {}: dedup: {}", d.job_id, stats.status().ToString());
     return;
@@ -107,12 +108,19 @@ std::string DedupReference(const std::string& first_call_id, size_t bytes) {
       first_call_id, bytes);
 }
 
-Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
+Result<DedupStats> WriteDeduplicatedMessages(Env& env, const std::string& in_path,
                                              const std::string& out_path, size_t min_bytes) {
   std::ifstream in(in_path, std::ios::binary);
   if (!in) return NotFound("cannot read " + in_path);
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out) return Internal("cannot write " + out_path);
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(out_path));
+  // Lines are gathered so a long conversation costs few write(2) calls.
+  std::string out;
+  auto flush = [&](bool force) -> Status {
+    if (!force && out.size() < 64 * 1024) return Status::Ok();
+    Status st = file->Append(out);
+    out.clear();
+    return st;
+  };
   DedupStats stats;
   std::unordered_map<std::string, std::string> first_call;  // content hash -> call id
   for (std::string line; std::getline(in, line);) {
@@ -135,15 +143,19 @@ Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
               static_cast<int64_t>(bytes) -
               static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
           ++stats.results_replaced;
-          out << DumpJson(msg) << '\n';
+          out += DumpJson(msg);
+          out += '\n';
+          MAESTRO_RETURN_IF_ERROR(flush(false));
           continue;
         }
       }
     }
-    out << line << '\n';
+    out += line;
+    out += '\n';
+    MAESTRO_RETURN_IF_ERROR(flush(false));
   }
-  out.close();
-  if (!out) return Internal("write failed: " + out_path);
+  MAESTRO_RETURN_IF_ERROR(flush(true));
+  MAESTRO_RETURN_IF_ERROR(file->Close());
   return stats;
 }
 

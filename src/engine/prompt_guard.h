@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 
+#include "core/env.h"
 #include "core/status.h"
 #include "engine/movement_result.h"
 
@@ -72,7 +73,7 @@ std::string DedupReference(const std::string& first_call_id, size_t bytes);
 // role=tool message whose string content (>= min_bytes) equals an earlier
 // tool result's gets DedupReference(earlier call id) instead. Every other
 // line is copied byte for byte. Memory: one hash per distinct large result.
-Result<DedupStats> WriteDeduplicatedMessages(const std::string& in_path,
+Result<DedupStats> WriteDeduplicatedMessages(Env& env, const std::string& in_path,
                                              const std::string& out_path, size_t min_bytes);
 
 struct GuardOutcome {

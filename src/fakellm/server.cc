@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <fstream>
 #include <thread>
 
 namespace maestro::fakellm {
@@ -72,8 +71,9 @@ struct FakeLlmServer::Impl {
   void Record(Json rec) {
     std::lock_guard<std::mutex> lock(mu);
     if (!opts.record_path.empty()) {
-      std::ofstream out(opts.record_path, std::ios::app);
-      out << rec.dump() << "\n";
+      // One append per record: a test reading the file sees whole lines.
+      auto out = opts.env->NewAppendableFile(opts.record_path);
+      if (out.ok()) (*out)->Append(rec.dump() + "\n").IgnoreError();
     }
     records.push_back(std::move(rec));
   }

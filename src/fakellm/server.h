@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "fakellm/prompt_cache.h"
@@ -34,6 +35,7 @@ struct ServerOptions {
   int64_t ctx_size = 0;                      // > 0: longer prompts get llama.cpp's context error
   std::string record_path;                   // append every request as a JSON line
   size_t record_body_max = 4 * 1024 * 1024;  // larger bodies are recorded without the body
+  Env* env = Env::Default();                 // writes the record file
 };
 
 class FakeLlmServer {

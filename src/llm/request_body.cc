@@ -105,11 +105,9 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
   b->rbuf_.reset(new char[kBufSize]);
   if (!spec.request_json_path.empty()) {
-    b->tee_ = std::fopen(spec.request_json_path.c_str(), "wb");
-    if (!b->tee_) {
-      return Internal(
-          fmt::format("cannot write {}: {}", spec.request_json_path, std::strerror(errno)));
-    }
+    auto tee = spec.env->NewWritableFile(spec.request_json_path);
+    if (!tee.ok()) return Internal("cannot write " + tee.status().message());
+    b->tee_ = std::move(tee).value();
   }
   return b;
 }
@@ -117,11 +115,10 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
 RequestBody::~RequestBody() {
   if (tools_) std::fclose(tools_);
   if (messages_) std::fclose(messages_);
-  if (tee_) std::fclose(tee_);
 }
 
 void RequestBody::Tee(const char* p, size_t n) {
-  if (tee_ && n > 0) std::fwrite(p, 1, n, tee_);
+  if (tee_ && n > 0) tee_->Append(std::string_view(p, n)).IgnoreError();
 }
 
 bool RequestBody::FillBuffer() {
@@ -216,8 +213,8 @@ size_t RequestBody::Read(char* buf, size_t n) {
   }
   Tee(buf, out);
   if (part_ == Part::kEnd && tee_) {
-    std::fclose(tee_);
-    tee_ = nullptr;
+    tee_->Close().IgnoreError();
+    tee_.reset();
   }
   return out;
 }

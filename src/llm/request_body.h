@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -35,6 +36,7 @@ struct RequestBodySpec {
   std::string tools_path;         // JSON array file; empty = omit "tools"
   std::string messages_path;      // JSONL file of messages
   std::string request_json_path;  // optional tee target
+  Env* env = Env::Default();      // writes the tee (best effort: a debugging copy)
 };
 
 class RequestBody {
@@ -69,7 +71,7 @@ class RequestBody {
   std::string tail_ = "]}";
   FILE* tools_ = nullptr;
   FILE* messages_ = nullptr;
-  FILE* tee_ = nullptr;
+  std::unique_ptr<WritableFile> tee_;
   uint64_t messages_limit_ = 0;  // bytes of current.jsonl up to the last '\n'
   uint64_t messages_read_ = 0;
   uint64_t size_ = 0;

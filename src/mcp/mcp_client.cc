@@ -397,7 +397,7 @@ void ClientImpl::Close() {
 Result<std::unique_ptr<Client>> Client::Connect(const Transport& transport, ClientOptions options) {
   std::unique_ptr<Channel> channel;
   if (!transport.argv.empty()) {
-    channel = std::make_unique<StdioTransport>(transport, options.on_stderr);
+    channel = std::make_unique<StdioTransport>(transport, options.on_stderr, *options.env);
   } else if (!transport.url.empty()) {
     channel = std::make_unique<HttpTransport>(transport, options.connect_timeout);
   } else {

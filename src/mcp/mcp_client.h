@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "core/cancel.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -78,6 +79,7 @@ struct ClientOptions {
   std::function<void(const std::string& line)> on_stderr;  // stdio server's stderr
   std::string client_name = "maestro";
   std::string client_version = "0";
+  Env* env = Env::Default();  // starts a stdio server's process
 };
 
 struct Tool {

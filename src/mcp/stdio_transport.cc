@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,47 +103,11 @@ Status WriteAll(int fd, std::string_view data, const std::function<bool()>& stop
   return Unavailable(ErrnoText("cannot write to the MCP server"));
 }
 
-Result<pid_t> Spawn(const Transport& spec, int in_fd, int out_fd, int err_fd) {
-  std::vector<std::string> args = spec.argv, env;
-  for (const auto& [k, v] : spec.env) env.push_back(k + "=" + v);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);  // a new group whose id is the child's pid
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  // Ignored signals stay ignored across exec: a server must die of these.
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return Unavailable("cannot start MCP server '" + spec.argv[0] + "': " + std::strerror(rc));
-  }
-  return pid;
-}
-
 }  // namespace
 
-StdioTransport::StdioTransport(Transport spec, std::function<void(const std::string&)> on_stderr)
-    : spec_(std::move(spec)), on_stderr_(std::move(on_stderr)) {}
+StdioTransport::StdioTransport(Transport spec, std::function<void(const std::string&)> on_stderr,
+                               Env& env)
+    : spec_(std::move(spec)), env_(env), on_stderr_(std::move(on_stderr)) {}
 
 StdioTransport::~StdioTransport() { Close(); }
 
@@ -162,7 +125,14 @@ Status StdioTransport::Start(Sink sink) {
     }
     return st;
   }
-  auto pid = Spawn(spec_, in[0], out[1], err[1]);
+  ChildSpec child;
+  child.argv = spec_.argv;
+  child.cwd = spec_.cwd;
+  child.env = std::map<std::string, std::string>(spec_.env.begin(), spec_.env.end());
+  child.stdin_fd = in[0];
+  child.stdout_fd = out[1];
+  child.stderr_fd = err[1];
+  auto pid = env_.SpawnChild(child);
   ::close(in[0]);  // the child's ends: only the child holds them now
   ::close(out[1]);
   ::close(err[1]);
@@ -175,7 +145,7 @@ Status StdioTransport::Start(Sink sink) {
     stdin_fd_ = in[1];
     fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
   }
-  if (!pid.ok()) return pid.status();
+  if (!pid.ok()) return Unavailable("MCP server: " + pid.status().message());
   pid_ = *pid;
   reader_ = std::thread([this] { ReadLoop(); });
   return Status::Ok();

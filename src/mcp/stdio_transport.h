@@ -37,7 +37,7 @@ namespace maestro::mcp {
 
 class StdioTransport final : public Channel {
  public:
-  StdioTransport(Transport spec, std::function<void(const std::string&)> on_stderr);
+  StdioTransport(Transport spec, std::function<void(const std::string&)> on_stderr, Env& env);
   ~StdioTransport() override;
   StdioTransport(const StdioTransport&) = delete;
   StdioTransport& operator=(const StdioTransport&) = delete;
@@ -55,6 +55,7 @@ class StdioTransport final : public Channel {
   Status LostStatus();
 
   const Transport spec_;
+  Env& env_;
   const std::function<void(const std::string&)> on_stderr_;
   Sink sink_;
   pid_t pid_ = -1;  // set by Start only; reaped by Close

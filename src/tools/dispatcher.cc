@@ -7,9 +7,9 @@
 #include <optional>
 #include <thread>
 
+#include "core/output_cap.h"
 #include "core/utf8.h"
 #include "telemetry/genai.h"
-#include "core/output_cap.h"
 #include "tools/schema.h"
 
 namespace maestro::tools {
@@ -84,6 +84,7 @@ ToolResult Dispatcher::RunTraced(const ToolCall& call, const DispatchContext& ct
   tctx.cancel = ctx.cancel;
   tctx.packages_dir = ctx.packages_dir;
   tctx.traceparent = traceparent;
+  tctx.env = ctx.env;
   const auto start = std::chrono::steady_clock::now();
   tctx.deadline = start + spec.timeout;
   if (ctx.ledger) {

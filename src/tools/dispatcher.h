@@ -52,6 +52,7 @@ struct DispatchContext {
   // span); null tracer or an invalid parent: no span.
   telemetry::Tracer* tracer = nullptr;
   telemetry::SpanContext trace_parent = {};
+  Env* env = Env::Default();  // handed to every tool (ToolContext::env)
 };
 
 class Dispatcher {

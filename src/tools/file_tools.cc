@@ -36,28 +36,24 @@ Result<std::string> Slurp(const std::string& path) {
   return ss.str();
 }
 
-// Crash-safe rewrite: temp file in the same directory, fsync, rename.
-Status WriteAtomically(const std::string& path, const std::string& content) {
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return Internal("cannot create the parent directory: " + ec.message());
-  const std::string tmp = path + ".maestro-tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Internal("cannot write: " + std::string(std::strerror(errno)));
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      close(fd);
-      return Internal("write failed: " + std::string(std::strerror(errno)));
-    }
-    off += static_cast<size_t>(n);
+// Crash-safe rewrite: temp file in the same directory (never written through
+// a symlink an agent planted), fsync, rename. The temp file goes when a step
+// fails, so a full disk leaves the old file and no debris.
+Status WriteAtomically(Env& env, const std::string& path, const std::string& content) {
+  if (Status st = env.CreateDirs(fs::path(path).parent_path().string()); !st.ok()) {
+    return Internal("cannot create the parent directory: " + st.message());
   }
-  fsync(fd);
-  close(fd);
-  fs::rename(tmp, path, ec);
-  if (ec) return Internal("rename failed: " + ec.message());
+  const std::string tmp = path + ".maestro-tmp";
+  auto file = env.NewWritableFile(tmp, 0644, /*follow_symlinks=*/false);
+  if (!file.ok()) return Internal("cannot write: " + file.status().message());
+  Status st = (*file)->Append(content);
+  if (st.ok()) st = (*file)->Sync();
+  if (Status closed = (*file)->Close(); st.ok()) st = closed;
+  if (st.ok()) st = env.RenameFile(tmp, path);
+  if (!st.ok()) {
+    env.RemoveFile(tmp).IgnoreError();
+    return Internal("write failed: " + st.message());
+  }
   return Status::Ok();
 }
 
@@ -149,7 +145,7 @@ ToolResult WriteFileTool(const Json& args, const ToolContext& ctx) {
   if (fs::is_directory(*path))
     return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory");
   const std::string content = args["content"].get<std::string>();
-  Status st = WriteAtomically(*path, content);
+  Status st = WriteAtomically(*ctx.env, *path, content);
   if (!st.ok()) return Err(st);
   return ToolResult::Ok(fmt::format("wrote {} bytes to {}", content.size(),
                                     RelativeToWorkspace(ctx.workspace_root, *path)));
@@ -179,7 +175,7 @@ ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
   }
   std::string out = *text;
   out.replace(out.find(old_s), old_s.size(), new_s);
-  Status st = WriteAtomically(*path, out);
+  Status st = WriteAtomically(*ctx.env, *path, out);
   if (!st.ok()) return Err(st);
   return ToolResult::Ok("edited " + rel);
 }

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <regex>
 
-#include "core/output_cap.h"
 #include "core/env.h"
+#include "core/output_cap.h"
 #include "core/process.h"
 
 namespace maestro::tools {
@@ -149,10 +149,9 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
                  (sandbox_ ? sandbox_->unavailable_reason() : std::string("none")) + ")";
     return out;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(out.dir, ec);
-  if (ec) {
-    out.output = "cannot create " + out.dir + ": " + ec.message();
+  Env& env = sandbox_->env();
+  if (Status st = env.CreateDirs(out.dir); !st.ok()) {
+    out.output = "cannot create " + out.dir + ": " + st.message();
     return out;
   }
   ProcessSpec spec;
@@ -164,7 +163,7 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   sc.readonly_paths = config_.readonly_paths;
   sc.limits = sandbox_->LimitsFor(out.dir);
   sc.timeout = config_.timeout;
-  auto cgroup = PidsCgroup::Create(sandbox_->cgroup_base(), sc.limits.processes);
+  auto cgroup = PidsCgroup::Create(env, sandbox_->cgroup_base(), sc.limits.processes);
   if (cgroup) sc.cgroup_dir = cgroup->dir();
   spec.argv = sandbox_->Wrap(sc);
   spec.cwd = out.dir;
@@ -176,7 +175,7 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   spec.timeout = config_.timeout;
   spec.output_cap = config_.output_cap;
   spec.cancel = cancel;
-  auto run = Env::Default()->RunProcess(spec);
+  auto run = env.RunProcess(spec);
   if (!run.ok()) {
     out.output = run.status().message();
     return out;

@@ -114,12 +114,12 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
   sc.timeout = spec.timeout;
   ExposePackages(ctx.packages_dir, sc, spec);
   // Killed (what is left) and removed when this call returns.
-  auto cgroup = PidsCgroup::Create(sandbox.cgroup_base(), sc.limits.processes);
+  auto cgroup = PidsCgroup::Create(*ctx.env, sandbox.cgroup_base(), sc.limits.processes);
   if (cgroup) sc.cgroup_dir = cgroup->dir();
   spec.argv = sandbox.Wrap(sc);
   spec.output_cap = kCommandOutputCap;
   spec.cancel = ctx.cancel;
-  auto r = Env::Default()->RunProcess(spec);
+  auto r = ctx.env->RunProcess(spec);
   if (!r.ok()) return ToolResult::Error(r.status().message());
   std::string head;
   if (r->cancelled) {

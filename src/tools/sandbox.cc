@@ -24,10 +24,10 @@ namespace fs = std::filesystem;
 // The synthesized /etc files: written once at Probe into a private temp dir,
 // bound read-only file by file, removed when the last Sandbox copy goes.
 struct Sandbox::EtcDir {
+  Env* env = nullptr;
   std::string dir;
   ~EtcDir() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
+    if (env && !dir.empty()) env->RemoveAll(dir).IgnoreError();
   }
 };
 
@@ -120,20 +120,22 @@ void AddLimits(std::vector<std::string>& a, const SandboxLimits& l,
   a.push_back("--");
 }
 
-std::shared_ptr<const Sandbox::EtcDir> WriteEtc(std::string* error) {
-  std::string tmpl = (fs::temp_directory_path() / "maestro-etc-XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    *error = "cannot create the sandbox /etc dir: " + std::string(std::strerror(errno));
+std::shared_ptr<const Sandbox::EtcDir> WriteEtc(Env& env, std::string* error) {
+  auto tmp = env.CreateTempDir(fs::temp_directory_path().string(), "maestro-etc-");
+  if (!tmp.ok()) {
+    *error = "cannot create the sandbox /etc dir: " + tmp.status().message();
     return nullptr;
   }
   auto etc = std::make_shared<Sandbox::EtcDir>();
-  etc->dir = tmpl;
-  fs::permissions(tmpl, fs::perms(0755));
+  etc->env = &env;
+  etc->dir = *tmp;
+  if (Status st = env.SetPermissions(*tmp, 0755); !st.ok()) {
+    *error = "cannot open the sandbox /etc dir: " + st.message();
+    return nullptr;
+  }
   for (const auto& f : kEtcFiles) {
-    std::ofstream out(tmpl + "/" + f[0]);
-    out << f[1];
-    if (!out) {
-      *error = "cannot write the sandbox /etc/" + std::string(f[0]);
+    if (Status st = WriteStringToFile(env, *tmp + "/" + f[0], f[1]); !st.ok()) {
+      *error = "cannot write the sandbox /etc/" + std::string(f[0]) + ": " + st.message();
       return nullptr;
     }
   }
@@ -143,7 +145,7 @@ std::shared_ptr<const Sandbox::EtcDir> WriteEtc(std::string* error) {
 // Where per-command pids cgroups can be made: a dir under the pids
 // controller (cgroup v2 unified or the v1 pids hierarchy) in which a child
 // gets a pids.max. "" with the reason in *why otherwise.
-std::string FindCgroupBase(std::string* why) {
+std::string FindCgroupBase(Env& env, std::string* why) {
   std::ifstream in("/proc/self/cgroup");
   std::string line, v2, v1;
   while (std::getline(in, line)) {
@@ -163,14 +165,12 @@ std::string FindCgroupBase(std::string* why) {
     return "";
   }
   const std::string probe = fmt::format("{}/maestro-probe-{}", base, getpid());
-  std::error_code ec;
-  fs::create_directory(probe, ec);
-  if (ec) {
-    *why = fmt::format("cannot create a cgroup under {} ({})", base, ec.message());
+  if (Status st = env.CreateDirs(probe); !st.ok()) {
+    *why = fmt::format("cannot create a cgroup under {} ({})", base, st.message());
     return "";
   }
-  const bool pids = fs::exists(probe + "/pids.max", ec);
-  fs::remove(probe, ec);
+  const bool pids = env.FileExists(probe + "/pids.max");
+  env.RemoveFile(probe).IgnoreError();
   if (!pids) {
     *why = fmt::format("the pids controller is not enabled for children of {}", base);
     return "";
@@ -286,16 +286,17 @@ std::vector<std::string> Sandbox::Wrap(const std::string& workspace, bool networ
   return Wrap(c);
 }
 
-Sandbox Sandbox::Probe(const std::string& bwrap_path) {
+Sandbox Sandbox::Probe(const std::string& bwrap_path, Env* env) {
   Sandbox s;
+  s.env_ = env;
   s.bwrap_ = bwrap_path;
-  s.etc_ = WriteEtc(&s.reason_);
+  s.etc_ = WriteEtc(*env, &s.reason_);
   if (!s.etc_) return s;
   ProcessSpec spec;
   spec.argv = s.Wrap("/tmp", false, "true");
   spec.timeout = std::chrono::seconds(10);
   spec.output_cap = 4096;
-  auto r = Env::Default()->RunProcess(spec);
+  auto r = env->RunProcess(spec);
   if (!r.ok()) {
     s.reason_ = "bubblewrap is not installed (" + r.status().message() +
                 "); install the Debian package 'bubblewrap' (scripts/setup.sh)";
@@ -306,7 +307,7 @@ Sandbox Sandbox::Probe(const std::string& bwrap_path) {
     s.available_ = true;
   }
   std::string why;
-  s.cgroup_base_ = FindCgroupBase(&why);
+  s.cgroup_base_ = FindCgroupBase(*env, &why);
   s.limits_report_ =
       s.cgroup_base_.empty()
           ? "sandbox limits: setrlimit (prlimit) only; no pids cgroup: " + why +
@@ -323,24 +324,25 @@ Sandbox Sandbox::Unavailable(std::string reason) {
   return s;
 }
 
-std::unique_ptr<PidsCgroup> PidsCgroup::Create(const std::string& base, int64_t max_pids) {
+std::unique_ptr<PidsCgroup> PidsCgroup::Create(Env& env, const std::string& base,
+                                               int64_t max_pids) {
   if (base.empty()) return nullptr;
   static std::atomic<uint64_t> counter{0};
   std::string dir = fmt::format("{}/maestro-{}-{}", base, getpid(), counter.fetch_add(1));
-  std::error_code ec;
-  if (!fs::create_directory(dir, ec) || ec) return nullptr;
-  std::ofstream max(dir + "/pids.max");
-  max << (max_pids > 0 ? std::to_string(max_pids) : std::string("max"));
-  max.close();
-  if (!max) {
-    fs::remove(dir, ec);
+  if (env.FileExists(dir) || !env.CreateDirs(dir).ok()) return nullptr;
+  // pids.max is a kernel file: written in place (no temp file, no fsync).
+  auto max = env.NewAppendableFile(dir + "/pids.max");
+  Status st =
+      max.ok() ? (*max)->Append(max_pids > 0 ? std::to_string(max_pids) : "max") : max.status();
+  if (max.ok() && st.ok()) st = (*max)->Close();
+  if (!st.ok()) {
+    env.RemoveFile(dir).IgnoreError();
     return nullptr;
   }
-  return std::unique_ptr<PidsCgroup>(new PidsCgroup(std::move(dir)));
+  return std::unique_ptr<PidsCgroup>(new PidsCgroup(env, std::move(dir)));
 }
 
 PidsCgroup::~PidsCgroup() {
-  std::error_code ec;
   for (int attempt = 0; attempt < 200; ++attempt) {
     std::ifstream procs(dir_ + "/cgroup.procs");
     pid_t pid = 0;
@@ -349,10 +351,10 @@ PidsCgroup::~PidsCgroup() {
       any = true;
       kill(pid, SIGKILL);
     }
-    if (!any && fs::remove(dir_, ec)) return;
+    if (!any && env_.RemoveFile(dir_).ok() && !env_.FileExists(dir_)) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  fs::remove(dir_, ec);
+  env_.RemoveFile(dir_).IgnoreError();
 }
 
 int64_t PidsCgroup::RefusedForks() const {

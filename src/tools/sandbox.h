@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -75,7 +76,9 @@ struct SandboxCommand {
 class Sandbox {
  public:
   // Runs `bwrap <the same confinement> -- true` once.
-  static Sandbox Probe(const std::string& bwrap_path = "bwrap");
+  // `env` starts the probe and writes the synthesized /etc; it must outlive
+  // the Sandbox and its copies.
+  static Sandbox Probe(const std::string& bwrap_path = "bwrap", Env* env = Env::Default());
   // A sandbox reported unavailable with `reason` (tests, or a config that
   // disables RunCommand).
   static Sandbox Unavailable(std::string reason);
@@ -101,11 +104,13 @@ class Sandbox {
 
   // The parent dir for per-command pids cgroups, "" when none can be made.
   const std::string& cgroup_base() const { return cgroup_base_; }
+  Env& env() const { return *env_; }
 
   struct EtcDir;  // the synthesized /etc files, removed with the last copy
 
  private:
   bool available_ = false;
+  Env* env_ = Env::Default();
   std::string bwrap_ = "bwrap";
   std::string reason_;
   std::string limits_report_;
@@ -123,7 +128,7 @@ class Sandbox {
 class PidsCgroup {
  public:
   // nullptr when `base` is empty or the cgroup cannot be made.
-  static std::unique_ptr<PidsCgroup> Create(const std::string& base, int64_t max_pids);
+  static std::unique_ptr<PidsCgroup> Create(Env& env, const std::string& base, int64_t max_pids);
   ~PidsCgroup();
   PidsCgroup(const PidsCgroup&) = delete;
   PidsCgroup& operator=(const PidsCgroup&) = delete;
@@ -133,7 +138,8 @@ class PidsCgroup {
   int64_t RefusedForks() const;
 
  private:
-  explicit PidsCgroup(std::string dir) : dir_(std::move(dir)) {}
+  PidsCgroup(Env& env, std::string dir) : env_(env), dir_(std::move(dir)) {}
+  Env& env_;
   std::string dir_;
 };
 

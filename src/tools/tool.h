@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/cancel.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -86,6 +87,7 @@ struct ToolContext {
   // W3C traceparent of the call's execute_tool span ("" = not traced); MCP
   // tools send it in the request's params._meta.
   std::string traceparent;
+  Env* env = Env::Default();  // the files and processes a tool touches
 
   bool Expired() const {
     return (cancel && cancel->IsCancelled()) || std::chrono::steady_clock::now() >= deadline;

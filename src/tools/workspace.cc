@@ -68,16 +68,15 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config) {
   return s;
 }
 
-Status RegisterConfiguredSpaces(const std::map<std::string, SpaceConfig>& spaces,
+Status RegisterConfiguredSpaces(Env& env, const std::map<std::string, SpaceConfig>& spaces,
                                 SpaceRegistry* registry, std::vector<std::string>* created) {
   for (const auto& [name, config] : spaces) {
     MAESTRO_ASSIGN_OR_RETURN(Space space, SpaceFromConfig(config));
     std::error_code ec;
     if (!fs::exists(config.path, ec)) {
-      fs::create_directories(config.path, ec);
-      if (ec) {
+      if (Status made = env.CreateDirs(config.path); !made.ok()) {
         return InvalidArgument(config.where + ": spaces." + name + ".path: cannot create " +
-                                   config.path + ": " + ec.message(),
+                                   config.path + ": " + made.message(),
                                "spaces." + name + ".path");
       }
       if (created) created->push_back(config.path);
@@ -111,9 +110,9 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
     return InvalidArgument("bad task id for a workspace", "task_id");
   }
   fs::path dir = EphemeralWorkspaceDir(options.data_dir, task_id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
+  if (Status made = options.env->CreateDirs(dir.string()); !made.ok()) {
+    return Internal("cannot create " + dir.string() + ": " + made.message());
+  }
   ws.root = fs::canonical(dir).string();
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/env.h"
 #include "core/status.h"
 #include "tools/policy.h"
 
@@ -61,7 +62,7 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config);
 
 // Registers every configured space, creating a missing directory first
 // (mkdir -p; `created` lists those it made, for the caller to log).
-Status RegisterConfiguredSpaces(const std::map<std::string, SpaceConfig>& spaces,
+Status RegisterConfiguredSpaces(Env& env, const std::map<std::string, SpaceConfig>& spaces,
                                 SpaceRegistry* registry, std::vector<std::string>* created);
 
 struct Workspace {
@@ -74,6 +75,7 @@ struct Workspace {
 struct WorkspaceOptions {
   std::string data_dir;         // ephemeral workspaces live in data_dir/workspaces/tasks/
   ToolPolicy ephemeral_policy;  // the policy of ephemeral workspaces
+  Env* env = Env::Default();    // creates the workspace directories
 };
 
 // Where the ephemeral workspace of `task_id` lives (whether or not it exists):

@@ -101,8 +101,8 @@ Status CheckClientPath(const std::string& relative) {
   return Status::Ok();
 }
 
-Result<WorkspaceFile> ReadWorkspaceFile(const std::string& root, const std::string& relative,
-                                        size_t max) {
+Result<WorkspaceFile> ReadWorkspaceFile(Env& env, const std::string& root,
+                                        const std::string& relative, size_t max) {
   MAESTRO_RETURN_IF_ERROR(CheckClientPath(relative));
   MAESTRO_ASSIGN_OR_RETURN(std::string abs, ResolveInWorkspace(root, relative));
   // A symlink inside the workspace may still point into .git.
@@ -110,31 +110,30 @@ Result<WorkspaceFile> ReadWorkspaceFile(const std::string& root, const std::stri
   if (abs == root || HasGitComponent(resolved_rel)) {
     return InvalidArgument("path '" + relative + "' does not name a readable file", "path");
   }
-  int fd = open(abs.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return NotFound("no file " + relative);
+  // Not through a symlink, and only a regular file (a FIFO must not hang us).
+  auto file = env.NewReadableFile(abs, /*follow_symlinks=*/false);
+  if (!file.ok()) {
+    if (file.status().code() == StatusCode::kNotFound) return NotFound("no file " + relative);
+    if (file.status().field() == "type") {
+      return InvalidArgument("path '" + relative + "' is not a regular file", "path");
+    }
     return InvalidArgument("path '" + relative + "' cannot be read", "path");
   }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return InvalidArgument("path '" + relative + "' is not a regular file", "path");
-  }
+  auto size = (*file)->Size();
+  if (!size.ok()) return InvalidArgument("path '" + relative + "' cannot be read", "path");
   WorkspaceFile f;
   f.path = fs::path(relative).lexically_normal().string();
-  f.size = st.st_size;
-  const size_t want = std::min<size_t>(max, static_cast<size_t>(std::max<off_t>(st.st_size, 0)));
+  f.size = static_cast<int64_t>(*size);
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(max, *size));
   f.bytes.resize(want);
   size_t got = 0;
   while (got < want) {
-    ssize_t n = read(fd, f.bytes.data() + got, want - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // an error or a file that shrank meanwhile
-    got += static_cast<size_t>(n);
+    auto n = (*file)->ReadAt(got, f.bytes.data() + got, want - got);
+    if (!n.ok() || *n == 0) break;  // an error or a file that shrank meanwhile
+    got += *n;
   }
-  close(fd);
   f.bytes.resize(got);
-  f.truncated = static_cast<size_t>(std::max<off_t>(st.st_size, 0)) > got;
+  f.truncated = *size > got;
   return f;
 }
 

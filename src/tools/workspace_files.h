@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/env.h"
 #include "core/status.h"
 
 namespace maestro::tools {
@@ -59,8 +60,8 @@ struct WorkspaceFile {
 // kInvalidArgument naming "path" for a refused path (CheckClientPath, a
 // symlink leaving the workspace or into `.git`, a directory or other
 // non-file); kNotFound when it does not exist.
-Result<WorkspaceFile> ReadWorkspaceFile(const std::string& root, const std::string& relative,
-                                        size_t max);
+Result<WorkspaceFile> ReadWorkspaceFile(Env& env, const std::string& root,
+                                        const std::string& relative, size_t max);
 
 // Whether `bytes` is text for a client: valid UTF-8 without NUL. An
 // incomplete sequence cut at the very end (`cut` = the read stopped early)

@@ -158,7 +158,7 @@ TEST(WriteDeduplicatedMessages, LaterIdenticalLargeResultsBecomeReferences) {
     std::ofstream f(in);
     for (const auto& l : lines) f << l.dump() << '\n';
   }
-  auto stats = WriteDeduplicatedMessages(in, out, 512);
+  auto stats = WriteDeduplicatedMessages(*Env::Default(), in, out, 512);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->results_replaced, 2);
   EXPECT_GT(stats->raw_tokens_saved, 900);  // 2 x 2000 chars, less the references
@@ -176,7 +176,7 @@ TEST(WriteDeduplicatedMessages, UnchangedLinesKeepTheirExactBytes) {
   // Key order and spacing a re-serialization would change.
   std::string odd = "{\"content\": \"hi\",  \"role\":\"user\"}";
   std::ofstream(in) << odd << "\n";
-  ASSERT_TRUE(WriteDeduplicatedMessages(in, out, 1).ok());
+  ASSERT_TRUE(WriteDeduplicatedMessages(*Env::Default(), in, out, 1).ok());
   std::ifstream f(out);
   std::string line;
   std::getline(f, line);

@@ -58,26 +58,27 @@ TEST(WorkspaceFilesTest, ReadsRefuseEscapesGitAndNonFiles) {
   fs::create_symlink("dir/a.md", ws.File("inside"));
   const std::string root = fs::canonical(ws.path()).string();
 
-  auto ok = ReadWorkspaceFile(root, "dir/a.md", 1024);
+  auto ok = ReadWorkspaceFile(*Env::Default(), root, "dir/a.md", 1024);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->bytes, "# hello\n");
   EXPECT_EQ(ok->size, 8);
   EXPECT_FALSE(ok->truncated);
-  auto via_link = ReadWorkspaceFile(root, "inside", 1024);
+  auto via_link = ReadWorkspaceFile(*Env::Default(), root, "inside", 1024);
   ASSERT_TRUE(via_link.ok()) << "a symlink inside the workspace is fine";
   EXPECT_EQ(via_link->bytes, "# hello\n");
 
   for (const std::string bad : {"../x", "dir/../../x", "/etc/passwd", ".git/config", "dir/.git/x",
                                 "leak", "gitlink", "dir", ""}) {
-    auto r = ReadWorkspaceFile(root, bad, 1024);
+    auto r = ReadWorkspaceFile(*Env::Default(), root, bad, 1024);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_EQ(r.status().field(), "path") << bad;
   }
   // "%2e%2e/x" is decoded by the route (api::DecodePath, router_test) before
   // it gets here; the integration test sends it over HTTP.
-  EXPECT_EQ(ReadWorkspaceFile(root, "dir/none.md", 1024).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadWorkspaceFile(*Env::Default(), root, "dir/none.md", 1024).status().code(),
+            StatusCode::kNotFound);
 
-  auto cut = ReadWorkspaceFile(root, "dir/a.md", 3);
+  auto cut = ReadWorkspaceFile(*Env::Default(), root, "dir/a.md", 3);
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(cut->bytes, "# h");
   EXPECT_TRUE(cut->truncated);

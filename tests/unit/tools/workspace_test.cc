@@ -117,8 +117,9 @@ TEST(WorkspaceTest, ConfiguredSpacesGetTheirPolicyAndAMissingDirectoryIsCreated)
   tools_listed.tools = {"ReadFile", "Grep"};
   SpaceRegistry spaces;
   std::vector<std::string> created;
-  ASSERT_TRUE(
-      RegisterConfiguredSpaces({{"docs", docs}, {"ro", tools_listed}}, &spaces, &created).ok());
+  ASSERT_TRUE(RegisterConfiguredSpaces(*Env::Default(), {{"docs", docs}, {"ro", tools_listed}},
+                                       &spaces, &created)
+                  .ok());
   EXPECT_EQ(created, std::vector<std::string>{dir.File("spaces/docs")});
   EXPECT_TRUE(fs::is_directory(dir.File("spaces/docs")));
   const Space* d = spaces.Find("docs");
@@ -134,7 +135,7 @@ TEST(WorkspaceTest, ConfiguredSpacesGetTheirPolicyAndAMissingDirectoryIsCreated)
   SpaceConfig typo = tools_listed;
   typo.name = "bad";
   typo.tools = {"ReadFle"};
-  Status st = RegisterConfiguredSpaces({{"bad", typo}}, &spaces, nullptr);
+  Status st = RegisterConfiguredSpaces(*Env::Default(), {{"bad", typo}}, &spaces, nullptr);
   EXPECT_EQ(st.field(), "spaces.bad.tools");
   EXPECT_NE(st.message().find("did you mean 'ReadFile'"), std::string::npos) << st.message();
 }
