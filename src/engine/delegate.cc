@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine/sentinel.h"
 #include "tools/output_cap.h"
 #include "tools/park_tools.h"
