@@ -1,12 +1,14 @@
 // PieceExecutor's error returns: a run that stops with an error after its
 // context session started still ends the session, so the task's context
 // directory never stays in contexts/running/ (it follows what the worker's
-// retry policy makes of the error).
+// retry policy makes of the error): a failing tools.json write, a required
+// MCP server that cannot be opened, a model the profile does not serve.
 #include "engine/piece_executor.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "context/context_dirs.h"
 #include "support/store_fixture.h"
@@ -43,6 +45,11 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
     ASSERT_TRUE(reg.ok());
     registry_ = std::move(reg).value();
     catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
+    MakeExecutor({});
+  }
+
+  // `mcp_servers`: the executor's MCP servers (none by default).
+  void MakeExecutor(std::map<std::string, mcp::ServerConfig> mcp_servers) {
     PieceExecutorOptions o;
     o.store = store_.get();
     o.catalog = catalog_.get();
@@ -54,6 +61,7 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
     o.llm_factory = [](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
       return std::unique_ptr<llm::LlmClient>(std::make_unique<UncalledLlm>("served"));
     };
+    o.mcp_servers = std::move(mcp_servers);
     executor_ = std::make_unique<PieceExecutor>(std::move(o));
   }
 
@@ -88,6 +96,22 @@ TEST_F(PieceExecutorTest, AnErrorAfterTheSessionStartedLeavesNothingInRunning) {
   EXPECT_FALSE(AnyRunning());
   // kInternal is transient: the job will be retried, so its context waits in paused/.
   EXPECT_EQ(context::ContextDirs(dir_.path()).Find(created.task.id), context::Placement::kPaused);
+}
+
+TEST_F(PieceExecutorTest, AFailingOpenJobMcpLeavesNothingInRunning) {
+  mcp::ServerConfig server;
+  server.name = "down";
+  server.url = "http://127.0.0.1:9/mcp";  // nothing listens there
+  server.required = true;                 // so the job cannot go on without it
+  server.timeout_ms = 2'000;
+  MakeExecutor({{"down", server}});
+  Store::CreatedTask created = NewTaskWith("chat");
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("down"), std::string::npos) << r.status().ToString();
+  EXPECT_FALSE(AnyRunning());
+  EXPECT_TRUE(context::ContextDirs(dir_.path()).Find(created.task.id).has_value());
 }
 
 TEST_F(PieceExecutorTest, AModelTheProfileDoesNotServeFailsWithoutAContextInRunning) {
