@@ -210,29 +210,9 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
     const tools::Workspace& ws, llm::LlmClient& llm, const context::ContextConfig& cc,
     CancelToken& cancel, telemetry::Span& job_span) {
   context::TaskContext& ctx = session.ctx();
-  // The job's MCP servers: their tools join a copy of the registry (and,
-  // with approval: never, the policy), for this job only.
-  tools::ToolRegistry registry = *opt_.registry;
-  tools::ToolPolicy policy = ws.policy;
-  std::unique_ptr<mcp::JobMcp> mcp_tools;
-  if (!opt_.mcp_servers.empty()) {
-    MAESTRO_ASSIGN_OR_RETURN(mcp_tools, OpenJobMcp(piece, ws, job.id));
-    if (const auto& auth = mcp_tools->auth_needed()) {
-      // Parked before any LLM call, to resume in the movement it would start.
-      PieceRunResult parked;
-      parked.status = PieceRunStatus::kWaitingHuman;
-      parked.wait_reason = "mcp_auth_required";
-      parked.question = auth->message;
-      parked.last_movement = StartMovement(piece, job, ctx.messages(), false);
-      parked.resume_movement = parked.last_movement;
-      return Ended(std::move(parked), job, session);
-    }
-    MAESTRO_RETURN_IF_ERROR(mcp_tools->Register(registry, &policy.allowed_tools));
-  }
-  MAESTRO_ASSIGN_OR_RETURN(
-      PieceTools piece_tools,
-      BuildPieceTools(piece, RegularToolDefs(registry, *opt_.store, task, policy,
-                                             opt_.limits.max_delegate_depth)));
+  MAESTRO_ASSIGN_OR_RETURN(JobTools jt, OpenJobTools(task, job, piece, ws, ctx));
+  if (jt.park) return Ended(std::move(*jt.park), job, session);
+  const PieceTools& piece_tools = jt.piece_tools;
   // The ledger first: calls a crash left open are settled before anything runs.
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<tools::ToolLedger> ledger,
                            tools::ToolLedger::Open(ctx.dir(), opt_.clock));
@@ -257,7 +237,7 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
-  tools::Dispatcher dispatcher(&registry, tools::ToolAuthorizer(opt_.store));
+  tools::Dispatcher dispatcher(&jt.registry, tools::ToolAuthorizer(opt_.store));
   context::ContextCompressor compressor(&llm, cc);
   AgentLoopDeps d;
   d.llm = &llm;
@@ -266,7 +246,7 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
   d.dispatch = tools::DispatchContext{
-      task.id, job.id,       ws.root, policy,
+      task.id, job.id,       ws.root, jt.policy,
       &cancel, ledger.get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &piece_tools;
@@ -296,6 +276,35 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   ro.max_asks = opt_.max_asks;
   ro.has_pending_children = [&] { return HasPendingChildren(*opt_.store, job.id); };
   return Ended(RunPiece(d, ro), job, session);
+}
+
+Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, const Job& job,
+                                                            const Piece& piece,
+                                                            const tools::Workspace& ws,
+                                                            context::TaskContext& ctx) const {
+  // The job's MCP servers: their tools join a copy of the registry (and,
+  // with approval: never, the policy), for this job only.
+  JobTools jt{*opt_.registry, ws.policy, nullptr, {}, std::nullopt};
+  if (!opt_.mcp_servers.empty()) {
+    MAESTRO_ASSIGN_OR_RETURN(jt.mcp, OpenJobMcp(piece, ws, job.id));
+    if (const auto& auth = jt.mcp->auth_needed()) {
+      // Parked before any LLM call, to resume in the movement it would start.
+      PieceRunResult parked;
+      parked.status = PieceRunStatus::kWaitingHuman;
+      parked.wait_reason = "mcp_auth_required";
+      parked.question = auth->message;
+      parked.last_movement = StartMovement(piece, job, ctx.messages(), false);
+      parked.resume_movement = parked.last_movement;
+      jt.park = std::move(parked);
+      return jt;
+    }
+    MAESTRO_RETURN_IF_ERROR(jt.mcp->Register(jt.registry, &jt.policy.allowed_tools));
+  }
+  MAESTRO_ASSIGN_OR_RETURN(
+      jt.piece_tools,
+      BuildPieceTools(piece, RegularToolDefs(jt.registry, *opt_.store, task, jt.policy,
+                                             opt_.limits.max_delegate_depth)));
+  return jt;
 }
 
 Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job,

@@ -30,6 +30,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -114,12 +115,26 @@ class PieceExecutor final : public JobExecutor {
     JobOutcome outcome;
   };
 
+  // The job's tools: a copy of the registry with the job's MCP tools, the
+  // policy, the MCP sessions those tools call (kept open for the run) and
+  // the piece's tools array; `park` set: a required MCP server needs a
+  // token, and the job parks before any LLM call.
+  struct JobTools {
+    tools::ToolRegistry registry;
+    tools::ToolPolicy policy;
+    std::unique_ptr<mcp::JobMcp> mcp;
+    PieceTools piece_tools;
+    std::optional<PieceRunResult> park;
+  };
+
   Result<RunEnd> Run(const Task& task, const Job& job, const Piece& piece,
                      const tools::Workspace& ws, CancelToken& cancel, telemetry::Span& job_span);
   Result<RunEnd> RunSession(ContextSession& session, const Task& task, const Job& job,
                             const Piece& piece, const tools::Workspace& ws, llm::LlmClient& llm,
                             const context::ContextConfig& cc, CancelToken& cancel,
                             telemetry::Span& job_span);
+  Result<JobTools> OpenJobTools(const Task& task, const Job& job, const Piece& piece,
+                                const tools::Workspace& ws, context::TaskContext& ctx) const;
   // The one mapping of a run's result: ToJobOutcome, and the session ends
   // with the outcome's status.
   RunEnd Ended(PieceRunResult r, const Job& job, ContextSession& session) const;

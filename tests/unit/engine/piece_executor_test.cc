@@ -2,7 +2,8 @@
 // context session started still ends the session, so the task's context
 // directory never stays in contexts/running/ (it follows what the worker's
 // retry policy makes of the error): a failing tools.json write, a required
-// MCP server that cannot be opened, a model the profile does not serve.
+// MCP server that cannot be opened, a model the profile does not serve; and
+// a park before any LLM call (an MCP server's token is missing) ends it too.
 #include "engine/piece_executor.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,30 @@ TEST_F(PieceExecutorTest, AFailingOpenJobMcpLeavesNothingInRunning) {
   EXPECT_NE(r.status().message().find("down"), std::string::npos) << r.status().ToString();
   EXPECT_FALSE(AnyRunning());
   EXPECT_TRUE(context::ContextDirs(dir_.path()).Find(created.task.id).has_value());
+}
+
+TEST_F(PieceExecutorTest, ARequiredMcpServerWithoutItsTokenParksBeforeAnyLlmCall) {
+  mcp::ServerConfig server;
+  server.name = "tokened";
+  server.url = "http://127.0.0.1:9/mcp";
+  server.bearer_env = "MAESTRO_TEST_TOKEN_NEVER_SET";
+  server.required = true;
+  MakeExecutor({{"tokened", server}});
+  Store::CreatedTask created = NewTaskWith("chat");
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kind, JobOutcome::Kind::kParked);
+  EXPECT_EQ(r->park_status, JobStatus::kWaitingHuman);
+  EXPECT_EQ(r->wait_reason, "mcp_auth_required");
+  EXPECT_EQ(r->resume_movement, "chat");
+  EXPECT_FALSE(AnyRunning());
+  EXPECT_EQ(context::ContextDirs(dir_.path()).Find(created.task.id), context::Placement::kPaused);
+  auto comments = store_->ListComments(created.task.id);
+  ASSERT_TRUE(comments.ok());
+  ASSERT_FALSE(comments->empty());
+  EXPECT_EQ(comments->back().kind, "question");
+  EXPECT_NE(comments->back().body.find("MAESTRO_TEST_TOKEN_NEVER_SET"), std::string::npos);
 }
 
 TEST_F(PieceExecutorTest, AModelTheProfileDoesNotServeFailsWithoutAContextInRunning) {
