@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "engine/piece_catalog.h"
-#include "engine/prompt_paths.h"
+#include "engine/prompt/prompt_paths.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "context/task_context.h"
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tools/park_tools.h"
 

@@ -11,7 +11,7 @@
 #include "engine/budget_step.h"
 #include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine/trace_spans.h"
 
 namespace maestro::engine {

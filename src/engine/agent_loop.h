@@ -10,7 +10,7 @@
 //   prompt guard                       prompt_guard.h: estimate, dedup what
 //                                      is sent, seed 004 handoff request,
 //                                      compress; still too big -> hand off
-//                                      (handoff_step.h), else ABORT
+//                                      (handoff/trigger.h), else ABORT
 //                                      context_overflow
 //   budget                             budget_step.h: the call would pass the
 //                                      task's budget -> park WAITING_HUMAN_BUDGET

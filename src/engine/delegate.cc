@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/output_cap.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine/sentinel.h"
 #include "tools/park_tools.h"
 

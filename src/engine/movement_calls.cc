@@ -8,7 +8,7 @@
 #include "core/crash_point.h"
 #include "core/utf8.h"
 #include "engine/delegate.h"
-#include "engine/handoff_step.h"
+#include "engine/handoff/trigger.h"
 #include "engine/piece_tools.h"
 #include "engine/subtasks.h"
 #include "telemetry/genai.h"

@@ -12,14 +12,13 @@
 #include "core/crash_point.h"
 #include "engine/comment_delivery.h"
 #include "engine/delegate.h"
-#include "engine/handoff_step.h"
-#include "engine/job_prompt.h"
+#include "engine/handoff/trigger.h"
 #include "engine/piece_runner.h"
-#include "engine/prompt_paths.h"
+#include "engine/prompt/prompt_paths.h"
 #include "engine/reconcile.h"
-#include "engine/subtasks.h"
 #include "engine/trace_spans.h"
 #include "tools/dispatcher.h"
+#include "tools/park_tools.h"
 
 namespace maestro::engine {
 namespace {
@@ -54,23 +53,14 @@ std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& st
     for (const Grant& g : *grants) allowed.insert(g.tool_name);
   }
   // delegate (an agent tool: offered when the policy allows it) needs a depth
-  // budget. WriteHandoff is offered below with the schema the context
-  // library's ParseHandoff checks, not the registry's definition.
+  // budget. WriteHandoff is always offered, after every other regular tool
+  // (the job's MCP tools included), so it is taken out here and added last.
   if (!DelegateOffered(0, max_delegate_depth)) allowed.erase("delegate");
   allowed.erase("WriteHandoff");
   std::vector<Json> defs;
   for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
-  // The engine's handoff tool (seed 004), with the schema ParseHandoff checks.
-  defs.push_back(context::WriteHandoffToolDefinition());
+  defs.push_back(tools::ToolEntry(tools::WriteHandoffToolSpec()));
   return defs;
-}
-
-Status WriteFileText(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return Internal("cannot write " + path);
-  return Status::Ok();
 }
 
 std::string ReadAgentsMd(const std::string& root) {
@@ -109,6 +99,15 @@ bool HasPendingChildren(Store& store, const std::string& job_id) {
 
 }  // namespace
 
+PieceExecutor::ContextSession::ContextSession(std::unique_ptr<context::TaskContext> ctx,
+                                              std::string job_id)
+    : ctx_(std::move(ctx)), job_id_(std::move(job_id)) {}
+
+PieceExecutor::ContextSession::~ContextSession() {
+  auto moved = context::TaskContext::EndSession(std::move(ctx_), status_);
+  if (!moved.ok()) spdlog::warn("job {}: context: {}", job_id_, moved.status().ToString());
+}
+
 Result<std::unique_ptr<mcp::JobMcp>> PieceExecutor::OpenJobMcp(const Piece& piece,
                                                                const tools::Workspace& ws,
                                                                const std::string& job_id) const {
@@ -145,29 +144,35 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   if (!piece.ok()) return JobOutcome::Failed(piece.status().message());
   auto ws = tools::PrepareWorkspace(opt_.workspace, *opt_.spaces, task.id, task.space);
   if (!ws.ok()) return JobOutcome::Failed("workspace: " + ws.status().message());
-  JobStatus final_status = JobStatus::kFailed;
   telemetry::Span span = StartJobSpan(*opt_.tracer, task, job, piece->name);
-  auto run = Run(task, job, *piece, *ws, cancel, &final_status, span);
+  auto run = Run(task, job, *piece, *ws, cancel, span);
   if (!run.ok()) {
     span.SetError(std::string(StatusCodeName(run.status().code())), run.status().ToString());
     return run.status();  // the worker's retry policy classifies it
   }
-  const PieceRunResult& r = *run;
+  const PieceRunResult& r = run->result;
   RecordJobEnd(span, r);
   spdlog::info("job {}: piece {} ended {} in movement {} {}", job.id, piece->name,
                PieceRunStatusName(r.status), r.last_movement, r.reason);
-  if (r.status == PieceRunStatus::kCancelled) return JobOutcome::Cancelled(r.reason);
   if (!r.handed_off) PostResultComment(task, job, r);  // a handoff has its own comment
   if (r.status == PieceRunStatus::kCompleted && !r.handed_off) {
     auto commit = tools::CommitWorkspace(*ws, task.id, job.id, task.title);
     if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
   }
-  return ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());
+  return run->outcome;
 }
 
-Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, const Piece& piece,
-                                          const tools::Workspace& ws, CancelToken& cancel,
-                                          JobStatus* final_status, telemetry::Span& job_span) {
+PieceExecutor::RunEnd PieceExecutor::Ended(PieceRunResult r, const Job& job,
+                                           ContextSession& session) const {
+  JobOutcome outcome = ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());
+  // After a handoff the task goes on in the queued continuation (paused/).
+  session.EndAs(r.handed_off ? JobStatus::kQueued : StatusOf(outcome));
+  return RunEnd{std::move(r), std::move(outcome)};
+}
+
+Result<PieceExecutor::RunEnd> PieceExecutor::Run(const Task& task, const Job& job,
+                                                 const Piece& piece, const tools::Workspace& ws,
+                                                 CancelToken& cancel, telemetry::Span& job_span) {
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmClient> llm, opt_.llm_factory(job.profile));
   // Workers claim any job (no model filter), so a job for a model this
   // process does not serve ends here with a reason instead of staying queued.
@@ -181,123 +186,62 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   context::TaskContextDeps deps{opt_.store, opt_.clock};
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<context::TaskContext> ctx,
                            context::TaskContext::Start(dirs_, deps, task, job, cc));
-  auto end_session = [&](JobStatus s) {
-    auto moved = context::TaskContext::EndSession(std::move(ctx), s);
-    if (!moved.ok()) spdlog::warn("job {}: context: {}", job.id, moved.status().ToString());
-  };
+  ContextSession session(std::move(ctx), job.id);
+  auto end = RunSession(session, task, job, piece, ws, *llm, cc, cancel, job_span);
+  // An error return: the directory follows what the worker's retry policy
+  // will make of the job (retry -> paused/, failed -> completed/).
+  if (!end.ok()) {
+    session.EndAs(
+        StatusOf(RetryPolicy(opt_.retry).OnFailure(job, end.status(), opt_.clock->NowMs())));
+  }
+  return end;
+}
 
-  // The job's MCP servers: their tools join a copy of the registry (and,
-  // with approval: never, the policy), for this job only.
-  tools::ToolRegistry registry = *opt_.registry;
-  tools::ToolPolicy policy = ws.policy;
-  std::unique_ptr<mcp::JobMcp> mcp_tools;
-  if (!opt_.mcp_servers.empty()) {
-    auto opened = OpenJobMcp(piece, ws, job.id);
-    if (!opened.ok()) {
-      end_session(JobStatus::kRetry);
-      return opened.status();
-    }
-    mcp_tools = std::move(opened).value();
-    if (const auto& auth = mcp_tools->auth_needed()) {
-      // Parked before any LLM call, to resume in the movement it would start.
-      PieceRunResult parked;
-      parked.status = PieceRunStatus::kWaitingHuman;
-      parked.wait_reason = "mcp_auth_required";
-      parked.question = auth->message;
-      parked.last_movement = StartMovement(piece, job, ctx->messages(), false);
-      parked.resume_movement = parked.last_movement;
-      end_session(JobStatus::kWaitingHuman);
-      *final_status = JobStatus::kWaitingHuman;
-      return parked;
-    }
-    MAESTRO_RETURN_IF_ERROR(mcp_tools->Register(registry, &policy.allowed_tools));
-  }
-  auto piece_tools = BuildPieceTools(
-      piece, RegularToolDefs(registry, *opt_.store, task, policy, opt_.limits.max_delegate_depth));
-  if (!piece_tools.ok()) {
-    end_session(JobStatus::kFailed);
-    return piece_tools.status();
-  }
+Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
+    ContextSession& session, const Task& task, const Job& job, const Piece& piece,
+    const tools::Workspace& ws, llm::LlmClient& llm, const context::ContextConfig& cc,
+    CancelToken& cancel, telemetry::Span& job_span) {
+  context::TaskContext& ctx = session.ctx();
+  MAESTRO_ASSIGN_OR_RETURN(JobTools jt, OpenJobTools(task, job, piece, ws, ctx));
+  if (jt.park) return Ended(std::move(*jt.park), job, session);
+  const PieceTools& piece_tools = jt.piece_tools;
   // The ledger first: calls a crash left open are settled before anything runs.
-  auto ledger = tools::ToolLedger::Open(ctx->dir(), opt_.clock);
-  auto reconcile = ledger.ok() ? ReconcileAtJobStart(*opt_.store, **ledger, ctx->dir(), job)
-                               : Result<ReconcileReport>(ledger.status());
-  if (!reconcile.ok() || reconcile->park) {
-    end_session(reconcile.ok() ? JobStatus::kWaitingHuman : JobStatus::kRetry);
-    if (!reconcile.ok()) return reconcile.status();
-    *final_status = JobStatus::kWaitingHuman;
-    return *reconcile->park;
-  }
-  std::string tools_path = ctx->dir() + "/tools.json";
-  MAESTRO_RETURN_IF_ERROR(WriteFileText(tools_path, piece_tools->bytes));
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<tools::ToolLedger> ledger,
+                           tools::ToolLedger::Open(ctx.dir(), opt_.clock));
+  MAESTRO_ASSIGN_OR_RETURN(ReconcileReport reconcile,
+                           ReconcileAtJobStart(*opt_.store, *ledger, ctx.dir(), job));
+  if (reconcile.park) return Ended(std::move(*reconcile.park), job, session);
+  std::string tools_path = ctx.dir() + "/tools.json";
+  MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*opt_.env, tools_path, piece_tools.bytes));
 
   // A run of this job before (retry, park, crash) left its conversation in
   // the newest thread; calls it made whose results never reached it are
   // answered from the ledger / the spawned child, never run again.
-  const bool ran_before = ctx->messages().thread_job_id() == job.id;
-  if (ran_before && !ctx->messages().seed_incomplete()) {
-    auto answered = AnswerSettledCalls(*opt_.store, ctx->messages(), ctx->dir(), job, piece.name);
-    if (!answered.ok()) {
-      end_session(JobStatus::kRetry);
-      return answered.status();
-    }
-  }
-  std::string transcript = ctx->messages().transcript_path();
-  const std::string start = StartMovement(piece, job, ctx->messages(), ran_before);
-  if (ran_before) RecordJobResume(job_span, start);
-  MAESTRO_ASSIGN_OR_RETURN(JobPromptPlan plan,
-                           PlanJobPrompt(*opt_.store, task, job, transcript, ran_before, start));
-  // Seed 000's subtask resume notice: the ended children's results — once:
-  // a later resume replays the run that carried it.
-  if (auto kids = SummarizeSubtasks(*opt_.store, job.id); kids.ok() && !kids->text.empty()) {
-    std::string notice = "## Subtasks\nThe subtasks of this job have ended:\n" + kids->text;
-    if (!ran_before || !ConversationHolds(transcript, notice)) {
-      plan.instruction += "\n\n" + notice;
-    }
-  }
-  PromptInputs in;
-  in.piece = &piece;
-  in.tools = &*piece_tools;
-  in.preamble.agents_md = ReadAgentsMd(ws.root);
-  in.preamble.working_directory = ws.root;
-  in.dynamic.datetime = NowText(*opt_.clock);
-  in.task_instruction = plan.instruction;
-  in.start_movement = start;
-  MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
-                           SeedConversation(in, JobStart{plan.path, transcript}));
-  spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
-               static_cast<int>(plan.path), seeded.replayed_turns, in.start_movement);
-  Status started = NotFound("not a handoff continuation");
-  if (plan.handoff_continuation) {
-    started = SeedHandoffContinuation(*ctx, job.id, seeded.messages.front(), plan.instruction,
-                                      piece, in.start_movement);
-    if (!started.ok()) spdlog::warn("job {}: handoff continuation: {}", job.id, started.ToString());
-  }
-  if (!started.ok()) {
+  const bool ran_before = ctx.messages().thread_job_id() == job.id;
+  if (ran_before && !ctx.messages().seed_incomplete()) {
     MAESTRO_RETURN_IF_ERROR(
-        ctx->messages().SeedThread(job.id, seeded.messages, in.start_movement).status());
+        AnswerSettledCalls(*opt_.store, ctx.messages(), ctx.dir(), job, piece.name).status());
   }
-  CrashPoint("seed.written");
-  // The comments are in the conversation now (tagged): acknowledge them.
-  if (Status acked = AckDelivered(*opt_.store, plan.delivered); !acked.ok()) {
-    spdlog::warn("job {}: comment delivery: {}", job.id, acked.ToString());
-  }
+  const std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
+  if (ran_before) RecordJobResume(job_span, start);
+  MAESTRO_RETURN_IF_ERROR(
+      SeedPrompt(ctx, task, job, piece, piece_tools, ws.root, ran_before, start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
-  tools::Dispatcher dispatcher(&registry, tools::ToolAuthorizer(opt_.store));
-  context::ContextCompressor compressor(llm.get(), cc);
+  tools::Dispatcher dispatcher(&jt.registry, tools::ToolAuthorizer(opt_.store));
+  context::ContextCompressor compressor(&llm, cc);
   AgentLoopDeps d;
-  d.llm = llm.get();
-  d.ctx = ctx.get();
+  d.llm = &llm;
+  d.ctx = &ctx;
   d.compressor = &compressor;
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
   d.dispatch = tools::DispatchContext{
-      task.id, job.id,        ws.root, policy,
-      &cancel, ledger->get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
+      task.id, job.id,       ws.root, jt.policy,
+      &cancel, ledger.get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
-  d.piece_tools = &*piece_tools;
+  d.piece_tools = &piece_tools;
   d.tools_path = tools_path;
   d.cancel = &cancel;
   d.packages = opt_.packages;
@@ -310,6 +254,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.trace_parent = job_span.context();
   d.dispatch.tracer = opt_.tracer;
   d.dispatch.trace_parent = job_span.context();
+  d.dispatch.env = opt_.env;
+  d.env = opt_.env;
   BudgetContext budget_ctx;
   if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
     budget_ctx = {*limits, opt_.prices, opt_.clock};
@@ -319,16 +265,70 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   }
 
   PieceRunOptions ro;
-  ro.start_movement = in.start_movement;
+  ro.start_movement = start;
   ro.ask_count = job.ask_count;
   ro.max_asks = opt_.max_asks;
   ro.has_pending_children = [&] { return HasPendingChildren(*opt_.store, job.id); };
-  PieceRunResult r = RunPiece(d, ro);
-  *final_status = StatusOf(ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs()));
-  // After a handoff the task goes on in the queued continuation (paused/).
-  if (r.handed_off) *final_status = JobStatus::kQueued;
-  end_session(*final_status);
-  return r;
+  return Ended(RunPiece(d, ro), job, session);
+}
+
+Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, const Job& job,
+                                                            const Piece& piece,
+                                                            const tools::Workspace& ws,
+                                                            context::TaskContext& ctx) const {
+  // The job's MCP servers: their tools join a copy of the registry (and,
+  // with approval: never, the policy), for this job only.
+  JobTools jt{*opt_.registry, ws.policy, nullptr, {}, std::nullopt};
+  if (!opt_.mcp_servers.empty()) {
+    MAESTRO_ASSIGN_OR_RETURN(jt.mcp, OpenJobMcp(piece, ws, job.id));
+    if (const auto& auth = jt.mcp->auth_needed()) {
+      // Parked before any LLM call, to resume in the movement it would start.
+      PieceRunResult parked;
+      parked.status = PieceRunStatus::kWaitingHuman;
+      parked.wait_reason = "mcp_auth_required";
+      parked.question = auth->message;
+      parked.last_movement = StartMovement(piece, job, ctx.messages(), false);
+      parked.resume_movement = parked.last_movement;
+      jt.park = std::move(parked);
+      return jt;
+    }
+    MAESTRO_RETURN_IF_ERROR(jt.mcp->Register(jt.registry, &jt.policy.allowed_tools));
+  }
+  MAESTRO_ASSIGN_OR_RETURN(
+      jt.piece_tools,
+      BuildPieceTools(piece, RegularToolDefs(jt.registry, *opt_.store, task, jt.policy,
+                                             opt_.limits.max_delegate_depth)));
+  return jt;
+}
+
+Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job,
+                                 const Piece& piece, const PieceTools& piece_tools,
+                                 const std::string& workspace_root, bool ran_before,
+                                 const std::string& start) {
+  const std::string transcript = ctx.messages().transcript_path();
+  MAESTRO_ASSIGN_OR_RETURN(
+      JobPromptPlan plan,
+      PlanJobPrompt(*opt_.store, task, job, {transcript, ctx.handoffs_dir()}, ran_before, start));
+  PromptInputs in;
+  in.piece = &piece;
+  in.tools = &piece_tools;
+  in.preamble.agents_md = ReadAgentsMd(workspace_root);
+  in.preamble.working_directory = workspace_root;
+  in.dynamic.datetime = NowText(*opt_.clock);
+  in.task_instruction = plan.instruction;
+  in.start_movement = start;
+  MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
+                           SeedConversation(in, JobStart{plan.path, transcript,
+                                                         plan.handoff ? &*plan.handoff : nullptr}));
+  spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
+               PromptPathName(plan.path), seeded.replayed_turns, start);
+  MAESTRO_RETURN_IF_ERROR(ctx.messages().SeedThread(job.id, seeded.messages, start).status());
+  CrashPoint("seed.written");
+  // The comments are in the conversation now (tagged): acknowledge them.
+  if (Status acked = AckDelivered(*opt_.store, plan.delivered); !acked.ok()) {
+    spdlog::warn("job {}: comment delivery: {}", job.id, acked.ToString());
+  }
+  return Status::Ok();
 }
 
 void PieceExecutor::PostResultComment(const Task& task, const Job& job, const PieceRunResult& r) {

@@ -12,12 +12,17 @@
 //   tools                         BuildPieceTools over the policy's tools
 //                                 (+ the job's MCP tools, in the job's copy
 //                                 of the registry); written to tools.json
-//   prompt path                   PlanJobPrompt (new / Continue / follow-up)
-//                                 -> SeedConversation -> a new thread
+//   prompt path                   PlanJobPrompt -> SeedConversation -> a
+//                                 new thread (engine/prompt/prompt_paths.h)
 //   RunPiece                      -> PieceRunResult
-//   result                        ToJobOutcome; the answer or question as a
-//                                 task comment; the workspace committed on
-//                                 success; the context dir follows the status
+//   result                        ToJobOutcome, once; the answer or question
+//                                 as a task comment; the workspace committed
+//                                 on success
+//
+// The context directory leaves running/ on every way out of a run, an error
+// return included (ContextSession): it follows the outcome's status, the
+// continuation's (queued) after a handoff, or, for an error, what the
+// worker's retry policy makes of it.
 //
 // Thread safety: Execute may run concurrently for different tasks; the
 // borrowed registry, catalog and spaces are read-only.
@@ -25,15 +30,20 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "context/context_config.h"
 #include "context/context_dirs.h"
+#include "context/task_context.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/env.h"
 #include "engine/agent_loop.h"
+#include "engine/movement_result.h"
 #include "engine/piece_catalog.h"
+#include "engine/piece_tools.h"
 #include "llm/llm_client.h"
 #include "mcp/mcp_tools.h"
 #include "store/store.h"
@@ -71,6 +81,8 @@ struct PieceExecutorOptions {
   std::map<std::string, std::set<std::string>> mcp_servers_by_space;
   std::shared_ptr<const tools::Sandbox> sandbox;
   Clock* clock = SystemClock::Default();
+  // Files and processes of every job (tools.json, the conversation, tools).
+  Env* env = Env::Default();
   // Spans of each job run (engine/trace_spans.h); the no-op tracer: none.
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   // USD per million tokens by profile, for a task's max_cost (budget_step.h).
@@ -83,9 +95,57 @@ class PieceExecutor final : public JobExecutor {
   Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) override;
 
  private:
-  Result<PieceRunResult> Run(const Task& task, const Job& job, const Piece& piece,
-                             const tools::Workspace& ws, CancelToken& cancel,
-                             JobStatus* final_status, telemetry::Span& job_span);
+  // Ends a job's context session when the run leaves its scope, however it
+  // leaves: the directory moves to follow `EndAs`'s status (default kRetry:
+  // paused/, where the next claim finds it).
+  class ContextSession {
+   public:
+    ContextSession(std::unique_ptr<context::TaskContext> ctx, std::string job_id);
+    ~ContextSession();
+    ContextSession(const ContextSession&) = delete;
+    ContextSession& operator=(const ContextSession&) = delete;
+    context::TaskContext& ctx() { return *ctx_; }
+    void EndAs(JobStatus status) { status_ = status; }
+
+   private:
+    std::unique_ptr<context::TaskContext> ctx_;
+    std::string job_id_;
+    JobStatus status_ = JobStatus::kRetry;
+  };
+  // How a run ended: the piece walk's result and the job outcome it maps to.
+  struct RunEnd {
+    PieceRunResult result;
+    JobOutcome outcome;
+  };
+
+  // The job's tools: a copy of the registry with the job's MCP tools, the
+  // policy, the MCP sessions those tools call (kept open for the run) and
+  // the piece's tools array; `park` set: a required MCP server needs a
+  // token, and the job parks before any LLM call.
+  struct JobTools {
+    tools::ToolRegistry registry;
+    tools::ToolPolicy policy;
+    std::unique_ptr<mcp::JobMcp> mcp;
+    PieceTools piece_tools;
+    std::optional<PieceRunResult> park;
+  };
+
+  Result<RunEnd> Run(const Task& task, const Job& job, const Piece& piece,
+                     const tools::Workspace& ws, CancelToken& cancel, telemetry::Span& job_span);
+  Result<RunEnd> RunSession(ContextSession& session, const Task& task, const Job& job,
+                            const Piece& piece, const tools::Workspace& ws, llm::LlmClient& llm,
+                            const context::ContextConfig& cc, CancelToken& cancel,
+                            telemetry::Span& job_span);
+  Result<JobTools> OpenJobTools(const Task& task, const Job& job, const Piece& piece,
+                                const tools::Workspace& ws, context::TaskContext& ctx) const;
+  // The one mapping of a run's result: ToJobOutcome, and the session ends
+  // with the outcome's status.
+  RunEnd Ended(PieceRunResult r, const Job& job, ContextSession& session) const;
+  // Plans the job's prompt path, seeds the conversation's new thread and
+  // acknowledges the comments it delivered.
+  Status SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job, const Piece& piece,
+                    const PieceTools& piece_tools, const std::string& workspace_root,
+                    bool ran_before, const std::string& start);
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
   Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,
                                                   const std::string& job_id) const;

@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/loop_monitor.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 
 namespace maestro::engine {
 namespace {

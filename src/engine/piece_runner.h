@@ -11,7 +11,7 @@
 //                                           next -> transition guidance (or
 //                                           the ASK deflection) appended
 //
-// The conversation was seeded by the caller (prompt_paths.h); the runner only
+// The conversation was seeded by the caller (prompt/prompt_paths.h); the runner only
 // appends. Thread safety: one runner per job, on the job's thread.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include "context/token_estimate.h"
 #include "core/hash.h"
 #include "engine/agent_loop.h"
-#include "engine/handoff_step.h"
+#include "engine/handoff/trigger.h"
 
 namespace maestro::engine {
 namespace {

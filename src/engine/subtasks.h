@@ -5,7 +5,7 @@
 // Where it sits: SpinOffTask creates child tasks (parent_job_id = the job);
 // WaitSubTask parks the job in waiting_subtasks; the store requeues the parent
 // in the same transaction as its last child's end. When the parent resumes,
-// PieceExecutor adds SummarizeSubtasks' text to the task instruction (seed
+// PlanJobPrompt adds SummarizeSubtasks' text to the task instruction (seed
 // 000's "subtask resume notice"), and a re-issued WaitSubTask with no open
 // child is answered with the same text instead of parking again (which would
 // requeue at once and loop). For SpinOffTask to another space, the approval

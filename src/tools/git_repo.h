@@ -2,7 +2,7 @@
 //
 // Where it sits: PrepareWorkspace initializes an ephemeral workspace with
 // GitRepo::Init, CommitWorkspace records a successful job with CommitAll,
-// and the handoff's files_changed check (context/handoff_document) lists
+// and the handoff's files_changed check (engine/handoff/document) lists
 // ChangedFiles. A workspace and its `.git/` are written by the agent, so they
 // are untrusted: maestro never spawns the `git` binary on the host (its
 // config could name core.fsmonitor, filter drivers or hooks to run as the

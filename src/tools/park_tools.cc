@@ -13,7 +13,6 @@ Json Obj(Json props, std::vector<std::string> required) {
 
 const Json kStr = {{"type", "string"}};
 const Json kNonEmpty = {{"type", "string"}, {"minLength", 1}};
-const Json kStrList = {{"type", "array"}, {"items", {{"type", "string"}}}};
 
 ToolSpec Control(std::string name, std::string desc, Json params,
                  ToolClass cls = ToolClass::kControl) {
@@ -116,24 +115,29 @@ Status RegisterParkTools(ToolRegistry& r) {
           "the same tools; its final answer is returned as this tool's result.",
           Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
       nullptr));
-  return r.Register(
-      Control("WriteHandoff",
-              "Write a facts-only handoff document for the next session: spec reference, status "
-              "(completed / in_progress / pending), decisions with why, blockers, files changed. "
-              "No next steps.",
-              // The shape of context::WriteHandoffToolDefinition (the one the
-              // engine offers and ParseHandoff checks); a test keeps them equal.
-              Obj({{"spec_ref", kStr},
-                   {"status",
-                    Obj({{"completed", kStrList}, {"in_progress", kStrList}, {"pending", kStrList}},
-                        {"completed", "in_progress", "pending"})},
-                   {"decisions",
-                    {{"type", "array"},
-                     {"items", Obj({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},
-                   {"blockers", kStrList},
-                   {"files_changed", kStrList}},
-                  {"spec_ref", "status", "decisions", "blockers", "files_changed"})),
-      nullptr);
+  return r.Register(WriteHandoffToolSpec(), nullptr);
+}
+
+ToolSpec WriteHandoffToolSpec() {
+  auto list = [](const char* description) {
+    return Json{{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
+  };
+  return Control(
+      "WriteHandoff",
+      "Record the facts of this session for the next one: what is completed, in progress and "
+      "pending, decisions taken and why, blockers, files changed. Facts only: no next steps or "
+      "advice.",
+      Obj({{"spec_ref", {{"type", "string"}, {"description", "where the task's spec is"}}},
+           {"status",
+            Obj({{"completed", list("work finished and verified")},
+                 {"in_progress", list("work started but not finished: what part is done")},
+                 {"pending", list("work of the spec not started")}},
+                {"completed", "in_progress", "pending"})},
+           {"decisions",
+            {{"type", "array"}, {"items", Obj({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},
+           {"blockers", list("obstacles met and not resolved")},
+           {"files_changed", list("\"path — what changed\" for every file changed")}},
+          {"spec_ref", "status", "decisions", "blockers", "files_changed"}));
 }
 
 std::string BuildToolsArrayText(const ToolRegistry& registry, const std::set<std::string>& allowed,

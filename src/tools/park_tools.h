@@ -47,6 +47,11 @@ const std::vector<ControlToolInfo>& ControlTools();
 Status RegisterParkTools(ToolRegistry& registry);
 
 ToolSpec CompleteToolSpec();
+// The WriteHandoff tool (seed 004), its one definition: the registry lists
+// it and the engine offers it; engine/handoff/document.h's ParseHandoff
+// checks the same fields (additionalProperties: false at every level, so
+// strict servers enforce the same schema).
+ToolSpec WriteHandoffToolSpec();
 // One transition tool for the whole piece: enum = sorted union of `targets`.
 ToolSpec TransitionToolSpec(const std::set<std::string>& targets);
 

@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "context/compressor.h"
-#include "context/handoff_document.h"
 #include "context/message_store.h"
 #include "context/record_stores.h"
+#include "engine/handoff/document.h"
 #include "fakellm_process.h"
 #include "llm/llm_client.h"
 #include "support/temp_dir.h"
@@ -20,6 +20,7 @@
 namespace maestro::context {
 namespace {
 
+using engine::ParseHandoff;
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::TempDir;
 

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <thread>
 
-#include "context/handoff_flow.h"
+#include "engine/handoff/trigger.h"
 #include "engine/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
@@ -120,7 +120,7 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   // The engine asked for the handoff before the WriteHandoff call.
   bool asked = false;
   for (const Json& m : reqs[2]["body"]["messages"]) {
-    asked |= m["role"] == "user" && m["content"] == context::HandoffRequestMessage();
+    asked |= m["role"] == "user" && m["content"] == HandoffRequestMessage();
   }
   EXPECT_TRUE(asked);
   auto comments = rig_.store().ListComments(created->task.id);

@@ -9,7 +9,7 @@
 
 #include "context/task_context.h"
 #include "engine/piece_runner.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
 #include "support/store_fixture.h"

@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "context/task_context.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
 #include "support/store_fixture.h"

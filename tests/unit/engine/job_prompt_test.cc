@@ -1,11 +1,10 @@
 // PlanJobPrompt: which prompt path each kind of job takes, from the store's
 // job/comment records and whether the task has a transcript.
-#include "engine/job_prompt.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 
+#include "engine/prompt/prompt_paths.h"
 #include "support/store_fixture.h"
 
 namespace maestro::engine {
@@ -29,7 +28,7 @@ class JobPromptTest : public maestro::testing::StoreTest {
   JobPromptPlan Plan(const Job& j, bool ran_before = false) {
     auto task = store_->GetTask(created_.task.id);
     EXPECT_TRUE(task.ok());
-    auto plan = PlanJobPrompt(*store_, *task, j, transcript_, ran_before);
+    auto plan = PlanJobPrompt(*store_, *task, j, {transcript_, ""}, ran_before);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     return plan.ok() ? *plan : JobPromptPlan{};
   }

@@ -6,10 +6,11 @@
 
 #include <algorithm>
 
-#include "context/handoff_document.h"
+#include "engine/handoff/document.h"
 #include "engine_test_util.h"
 #include "tools/park_tools.h"
 #include "tools/registry.h"
+#include "tools/schema.h"
 
 namespace maestro::engine {
 namespace {
@@ -113,28 +114,40 @@ TEST(PieceTools, ToolAllowedInMovementFollowsAllowedTools) {
   EXPECT_TRUE(ToolAllowedInMovement(implement, "WriteFile"));  // no list: the policy decides
 }
 
-// The engine offers context::WriteHandoffToolDefinition (what ParseHandoff
-// checks); the registry lists WriteHandoff among the design's tools. Their
-// schemas must not drift apart: equal once the descriptions are dropped.
-Json WithoutDescriptions(Json j) {
-  if (j.is_object()) {
-    j.erase("description");
-    for (auto& [k, v] : j.items()) v = WithoutDescriptions(v);
-  } else if (j.is_array()) {
-    for (auto& v : j) v = WithoutDescriptions(v);
-  }
-  return j;
-}
-
+// WriteHandoff has one definition (tools::WriteHandoffToolSpec): the
+// registry lists it and the engine offers it. What must not drift apart is
+// that schema and the parser the engine checks a call with (ParseHandoff).
 TEST(PieceTools, WriteHandoffSchemaOfTheRegistryMatchesTheOfferedOne) {
   tools::ToolRegistry registry;
   ASSERT_TRUE(tools::RegisterParkTools(registry).ok());
   const tools::ToolSpec* listed = registry.Find("WriteHandoff");
   ASSERT_NE(listed, nullptr);
-  Json offered = context::WriteHandoffToolDefinition()["function"]["parameters"];
-  EXPECT_EQ(WithoutDescriptions(listed->parameters), WithoutDescriptions(offered))
-      << listed->parameters.dump() << "\n"
-      << offered.dump();
+  Json offered = tools::ToolEntry(tools::WriteHandoffToolSpec())["function"]["parameters"];
+  EXPECT_EQ(listed->parameters, offered) << listed->parameters.dump() << "\n" << offered.dump();
+}
+
+TEST(PieceTools, WriteHandoffSchemaAndParseHandoffAcceptAndRefuseAlike) {
+  const Json schema = tools::WriteHandoffToolSpec().parameters;
+  const Json valid = {
+      {"spec_ref", "SPEC.md"},
+      {"status", {{"completed", {"a"}}, {"in_progress", Json::array()}, {"pending", {"b"}}}},
+      {"decisions", {{{"what", "x"}, {"why", "y"}}}},
+      {"blockers", Json::array()},
+      {"files_changed", {"a.cc — created"}}};
+  EXPECT_TRUE(tools::ValidateArgs(schema, valid).ok());
+  EXPECT_TRUE(ParseHandoff(valid).ok());
+  Json extra = valid;
+  extra["next_steps"] = Json::array();
+  Json missing = valid;
+  missing.erase("decisions");
+  Json nested = valid;
+  nested["decisions"][0].erase("why");
+  Json status_extra = valid;
+  status_extra["status"]["done"] = Json::array();
+  for (const Json& bad : {extra, missing, nested, status_extra}) {
+    EXPECT_FALSE(tools::ValidateArgs(schema, bad).ok()) << bad.dump();
+    EXPECT_FALSE(ParseHandoff(bad).ok()) << bad.dump();
+  }
 }
 }  // namespace
 }  // namespace maestro::engine

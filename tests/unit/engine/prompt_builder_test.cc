@@ -1,5 +1,5 @@
 // The building blocks: guidance block, dynamic context, tool overview.
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -11,13 +11,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "context/handoff_flow.h"
 #include "context/task_context.h"
 #include "context/token_estimate.h"
 #include "engine/agent_loop.h"
-#include "engine/handoff_step.h"
-#include "engine/job_prompt.h"
-#include "engine/prompt_builder.h"
+#include "engine/handoff/continuation.h"
+#include "engine/handoff/trigger.h"
+#include "engine/prompt/prompt_builder.h"
+#include "engine/prompt/prompt_paths.h"
 #include "engine_test_util.h"
 #include "scripted_llm.h"
 #include "support/store_fixture.h"
@@ -75,7 +75,7 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
     piece_ = test::Builtin("coding");
     auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile")),
-                                      context::WriteHandoffToolDefinition()});
+                                      tools::ToolEntry(tools::WriteHandoffToolSpec())});
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     tools_ = *t;
     llm_.report_usage = false;
@@ -238,7 +238,7 @@ TEST_F(PromptGuardLoopTest, OverTheHandoffThresholdTheAgentIsAskedAndItsHandoffE
   EXPECT_TRUE(r.handed_off);
   ASSERT_EQ(llm_.requests.size(), 3u);
   EXPECT_EQ(llm_.requests[2].back()["role"], "user");
-  EXPECT_EQ(llm_.requests[2].back()["content"], context::HandoffRequestMessage());
+  EXPECT_EQ(llm_.requests[2].back()["content"], HandoffRequestMessage());
   // Nothing was summarized while the handoff was pending.
   EXPECT_EQ(llm_.requests[2].size(), llm_.requests[1].size() + 3);
   Job next = Continuation(r);
@@ -376,22 +376,29 @@ TEST_F(PromptGuardLoopTest, TheContinuationJobStartsFromTheHandoffDocument) {
   ASSERT_TRUE(r.handed_off);
   Job next = Continuation(r);
   ASSERT_TRUE(
-      store_->FinishJob(LeaseOf(job_), context::HandoffJobOutcome({"x/0001.yaml", {}, {}, next}))
-          .ok());
+      store_->FinishJob(LeaseOf(job_), HandoffJobOutcome({"x/0001.yaml", {}, {}, next})).ok());
   auto task = store_->GetTask(created_.task.id);
   ASSERT_TRUE(task.ok());
   Job claimed = Claim();
   ASSERT_EQ(claimed.id, next.id);
-  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path(), false);
+  auto plan = PlanJobPrompt(*store_, *task, claimed,
+                            {ctx_->messages().transcript_path(), ctx_->handoffs_dir()}, false);
   ASSERT_TRUE(plan.ok());
-  EXPECT_TRUE(plan->handoff_continuation);
+  EXPECT_EQ(plan->path, PromptPath::kHandoffContinuation);
+  ASSERT_TRUE(plan->handoff.has_value());
 
-  ASSERT_TRUE(SeedHandoffContinuation(*ctx_, claimed.id, System(), task->instruction, piece_,
-                                      claimed.resume_movement)
-                  .ok());
+  PromptInputs in;
+  in.piece = &piece_;
+  in.tools = &tools_;
+  in.task_instruction = plan->instruction;
+  in.start_movement = claimed.resume_movement;
+  auto seeded =
+      SeedConversation(in, {plan->path, ctx_->messages().transcript_path(), &*plan->handoff});
+  ASSERT_TRUE(seeded.ok());
+  ASSERT_TRUE(ctx_->messages().SeedThread(claimed.id, seeded->messages, in.start_movement).ok());
   std::vector<Json> first = ReadJsonl(ctx_->messages().current_path());
   ASSERT_EQ(first.size(), 3u);  // system, facts + instruction, the movement's guidance
-  EXPECT_EQ(first[0], System());
+  EXPECT_EQ(first[0], BuildSystemMessage(in.preamble, tools_, piece_, piece_.initial_movement));
   std::string facts = first[1]["content"];
   EXPECT_EQ(facts.rfind("## Handoff from the previous session (facts only)", 0), 0u);
   EXPECT_NE(facts.find("reading b.txt"), std::string::npos);
@@ -410,9 +417,11 @@ TEST_F(PromptGuardLoopTest, AContinueByTheUserIsNotAHandoffContinuation) {
   ASSERT_TRUE(cont.ok()) << cont.status().ToString();
   auto task = store_->GetTask(created_.task.id);
   Job claimed = Claim();
-  auto plan = PlanJobPrompt(*store_, *task, claimed, ctx_->messages().transcript_path(), false);
+  auto plan = PlanJobPrompt(*store_, *task, claimed,
+                            {ctx_->messages().transcript_path(), ctx_->handoffs_dir()}, false);
   ASSERT_TRUE(plan.ok());
-  EXPECT_FALSE(plan->handoff_continuation);
+  EXPECT_NE(plan->path, PromptPath::kHandoffContinuation);
+  EXPECT_FALSE(plan->handoff.has_value());
 }
 
 // --- the watchdog inside the loop -----------------------------------------

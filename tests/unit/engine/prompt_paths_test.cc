@@ -1,5 +1,5 @@
 // The exact `messages` of each of the five prompt paths (seed 000 §3.2).
-#include "engine/prompt_paths.h"
+#include "engine/prompt/prompt_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Transcript replay (seed 000 §3.3): one table row per rule, plus the file reader.
-#include "engine/transcript_replay.h"
+#include "engine/prompt/transcript_replay.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "engine/handoff_step.h"
+#include "engine/handoff/trigger.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,24 +9,13 @@
 #include "context/task_context.h"
 #include "context/token_estimate.h"
 #include "engine/agent_loop.h"
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 
 namespace maestro::engine {
 namespace {
 
 void Emit(AgentLoopDeps& d, Json delta) {
   if (d.on_delta) d.on_delta(d.job_id, delta);
-}
-
-// handoffs/NNNN.yaml files already written for the task.
-int CountHandoffs(const std::string& dir) {
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.size() == 9 && name.substr(4) == ".yaml") ++n;
-  }
-  return n;
 }
 
 // The raw estimate of current.jsonl's first line: the static system message
@@ -41,6 +30,34 @@ int64_t SystemMessageTokens(const std::string& current_path) {
 
 }  // namespace
 
+HandoffMonitor::HandoffMonitor(const context::ContextConfig& c)
+    : threshold_(static_cast<int64_t>(static_cast<double>(c.context_length) * c.handoff_threshold)),
+      max_wait_(std::max(1, c.handoff_max_wait_iterations)) {}
+
+HandoffMonitor::Action HandoffMonitor::OnIteration(int64_t estimate) {
+  if (fallback_due_) return Action::kNone;  // already told the engine
+  if (!requested_) {
+    if (estimate <= threshold_) return Action::kNone;
+    requested_ = true;
+    return Action::kRequestHandoff;
+  }
+  if (++waited_ > max_wait_) {
+    fallback_due_ = true;
+    return Action::kWriteFallback;
+  }
+  return Action::kNone;
+}
+
+std::string HandoffRequestMessage() {
+  return "[maestro] This session's context is nearly full. Stop the current work now and call "
+         "the WriteHandoff tool once, recording only facts for a fresh session: spec_ref (where "
+         "the task's spec is), status.completed / status.in_progress (say which part is done) / "
+         "status.pending, decisions (what was chosen and why), blockers, and files_changed "
+         "(\"path — what changed\" for every file you changed). Do not add next steps, plans or "
+         "advice: the next session reads the spec and decides for itself. No other fields are "
+         "accepted.";
+}
+
 HandoffStep::HandoffStep(HandoffStepOptions options)
     : opt_(std::move(options)), monitor_(opt_.config) {}
 
@@ -48,17 +65,17 @@ std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const st
                                                       int64_t estimate) {
   if (done_ || impossible_) return std::nullopt;
   switch (monitor_.OnIteration(estimate)) {
-    case context::HandoffMonitor::Action::kNone:
+    case HandoffMonitor::Action::kNone:
       return std::nullopt;
-    case context::HandoffMonitor::Action::kRequestHandoff:
+    case HandoffMonitor::Action::kRequestHandoff:
       spdlog::info("job {}: estimate {} over the handoff threshold {}: asking for WriteHandoff",
                    d.job_id, estimate, monitor_.ThresholdTokens());
-      if (Status s = AppendMessage(d, UserMessage(context::HandoffRequestMessage())); !s.ok()) {
+      if (Status s = AppendMessage(d, UserMessage(HandoffRequestMessage())); !s.ok()) {
         spdlog::warn("job {}: handoff request: {}", d.job_id, s.ToString());
       }
       Emit(d, {{"type", "handoff_request"}, {"estimate", estimate}});
       return std::nullopt;
-    case context::HandoffMonitor::Action::kWriteFallback:
+    case HandoffMonitor::Action::kWriteFallback:
       break;
   }
   spdlog::info("job {}: no WriteHandoff after the request; the engine writes the handoff",
@@ -77,7 +94,7 @@ std::string HandoffStep::OnWriteHandoff(AgentLoopDeps& d, const std::string& mov
     return "Error: WriteHandoff is accepted only when maestro asks for a handoff (when this "
            "session's context is nearly full). Go on with the task and finish it with `complete`.";
   }
-  auto doc = context::ParseHandoff(args);
+  auto doc = ParseHandoff(args);
   if (!doc.ok()) {
     const Status& s = doc.status();
     return fmt::format("Error: {}{}. Call WriteHandoff again with facts only.", s.message(),
@@ -98,23 +115,23 @@ Result<MovementResult> HandoffStep::OnOverflow(AgentLoopDeps& d, const std::stri
 }
 
 Result<MovementResult> HandoffStep::Fallback(AgentLoopDeps& d, const std::string& movement) {
-  MAESTRO_ASSIGN_OR_RETURN(context::HandoffDocument doc,
-                           context::FallbackHandoff(opt_.spec_ref, d.ctx->tools(), d.job_id));
+  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument doc,
+                           FallbackHandoff(opt_.spec_ref, d.ctx->tools(), d.job_id));
   return HandOff(d, movement, doc, /*fallback=*/true);
 }
 
-Status HandoffStep::CheckPossible(AgentLoopDeps& d, const context::HandoffDocument& doc) const {
-  int written = CountHandoffs(d.ctx->handoffs_dir());
+Status HandoffStep::CheckPossible(AgentLoopDeps& d, const HandoffDocument& doc) const {
+  int written = CountHandoffFiles(d.ctx->handoffs_dir());
   if (written >= opt_.max_handoffs) {
     return Status(
         StatusCode::kResourceExhausted,
         fmt::format("the task already handed off {} times (limit {})", written, opt_.max_handoffs));
   }
   // The fresh session's first prompt: system + facts + instruction + tools.
-  int64_t raw = SystemMessageTokens(d.ctx->messages().current_path()) +
-                context::EstimateMessageTokens(
-                    UserMessage(context::ContinuationUserMessage(opt_.instruction, doc))) +
-                context::EstimateToolsTokens(d.piece_tools->bytes);
+  int64_t raw =
+      SystemMessageTokens(d.ctx->messages().current_path()) +
+      context::EstimateMessageTokens(UserMessage(ContinuationUserMessage(opt_.instruction, doc))) +
+      context::EstimateToolsTokens(d.piece_tools->bytes);
   int64_t fresh = d.ctx->messages().calibration().Apply(raw);
   if (fresh > monitor_.ThresholdTokens()) {
     return Status(StatusCode::kResourceExhausted,
@@ -126,24 +143,24 @@ Status HandoffStep::CheckPossible(AgentLoopDeps& d, const context::HandoffDocume
 }
 
 Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string& movement,
-                                            const context::HandoffDocument& doc, bool fallback) {
+                                            const HandoffDocument& doc, bool fallback) {
   if (Status possible = CheckPossible(d, doc); !possible.ok()) {
     impossible_ = true;
     spdlog::info("job {}: no handoff possible ({}); compression takes over", d.job_id,
                  possible.message());
     return possible;
   }
-  context::HandoffInputs in;
+  HandoffInputs in;
   in.job = opt_.job;
   in.workspace = opt_.workspace;
   in.fallback = fallback;
   in.resume_movement = movement;
-  MAESTRO_ASSIGN_OR_RETURN(context::HandoffResult hr, context::CompleteHandoff(*d.ctx, doc, in));
+  MAESTRO_ASSIGN_OR_RETURN(HandoffResult hr, CompleteHandoff(*d.ctx, doc, in));
   done_ = true;
   MovementResult r;
   r.movement = movement;
   r.next = std::string(SentinelName(Sentinel::kComplete));
-  r.result = context::HandoffJobOutcome(hr).result;
+  r.result = HandoffJobOutcome(hr).result;
   r.handed_off = true;
   Emit(d, {{"type", "handoff"},
            {"path", std::filesystem::path(hr.path).filename().string()},
@@ -151,21 +168,6 @@ Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string&
            {"continuation_job_id", hr.continuation.id}});
   spdlog::info("job {}: handed off ({}): {}", d.job_id, fallback ? "engine" : "agent", r.result);
   return r;
-}
-
-Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job_id,
-                               const Json& system_message, const std::string& instruction,
-                               const Piece& piece, const std::string& start_movement) {
-  MAESTRO_ASSIGN_OR_RETURN(std::optional<context::HandoffDocument> doc,
-                           context::LoadLatestHandoff(ctx.handoffs_dir()));
-  if (!doc) return NotFound("no handoff saved in " + ctx.handoffs_dir());
-  std::vector<Json> after;
-  if (!start_movement.empty() && start_movement != piece.initial_movement) {
-    after.push_back(TransitionGuidanceMessage(piece, start_movement));
-  }
-  return context::StartContinuation(
-      ctx.messages(), job_id, system_message, instruction, *doc, after,
-      start_movement.empty() ? piece.initial_movement : start_movement);
 }
 
 }  // namespace maestro::engine

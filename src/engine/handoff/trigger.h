@@ -1,12 +1,17 @@
-// HandoffStep: the seed 004 handoff inside the agent loop — when a session's
-// context runs out, its facts go into a handoff document and the task goes on
-// in a fresh session (a continuation job) that starts from that document.
+// The handoff's trigger (seed 004): when a session's context runs out, its
+// facts go into a handoff document (document.h) and the task goes on in a
+// fresh session, a continuation job that starts from that document
+// (continuation.h). src/engine/handoff/ holds the three parts together.
 //
-// Where it sits: one per job, owned by the PieceExecutor, borrowed through
+// HandoffMonitor decides, deterministically, when to ask (handoff_threshold,
+// below compression_threshold) and when to stop waiting
+// (handoff_max_wait_iterations); HandoffStep is its place in the agent loop.
+//
+// Where HandoffStep sits: one per job, owned by the PieceExecutor, borrowed through
 // AgentLoopDeps::handoff; the prompt guard (prompt_guard.h) calls it before
 // every LLM call and on overflow, the tool-call step calls it for WriteHandoff.
 //
-//   BeforeCall(estimate)   context::HandoffMonitor — deterministic, not the
+//   BeforeCall(estimate)   HandoffMonitor — deterministic, not the
 //                          model's judgement (seed 004):
 //     over handoff_threshold   -> append HandoffRequestMessage() (a user
 //                                 message; the head is never rewritten)
@@ -23,12 +28,12 @@
 //                          fallback document at once — there is no room left
 //                          to ask the agent
 //
-// Ending the session = context::CompleteHandoff (files_changed checked against
+// Ending the session = CompleteHandoff (files_changed checked against
 // the ledger and git, handoffs/NNNN.yaml, a `handoff` comment, the
 // continuation job queued with resume_movement = this movement) and a
 // MovementResult COMPLETE with handed_off = true: the job succeeds with a
-// result naming the continuation, which PlanJobPrompt sends down the
-// handoff-continuation path (system message + ONE user message: the facts
+// result naming the continuation, which PlanJobPrompt sends down
+// PromptPath::kHandoffContinuation (system message + ONE user message: the facts
 // and the original instruction; nothing of this session's reasoning).
 // Impossible (kResourceExhausted / a write error): the task already handed
 // off `max_handoffs` times, or the document and the instruction alone would
@@ -43,21 +48,37 @@
 #include <string>
 
 #include "context/context_config.h"
-#include "context/handoff_document.h"
-#include "context/handoff_flow.h"
 #include "core/json.h"
 #include "core/status.h"
+#include "engine/handoff/continuation.h"
+#include "engine/handoff/document.h"
 #include "engine/movement_result.h"
-#include "engine/piece.h"
 #include "store/types.h"
-
-namespace maestro::context {
-class TaskContext;
-}
 
 namespace maestro::engine {
 
 struct AgentLoopDeps;
+
+class HandoffMonitor {
+ public:
+  enum class Action { kNone, kRequestHandoff, kWriteFallback };
+  explicit HandoffMonitor(const context::ContextConfig& config);
+
+  int64_t ThresholdTokens() const { return threshold_; }
+  // Called once per loop iteration, before the LLM call.
+  Action OnIteration(int64_t prompt_estimate);
+  bool requested() const { return requested_; }
+
+ private:
+  int64_t threshold_;
+  int max_wait_;
+  bool requested_ = false;
+  bool fallback_due_ = false;
+  int waited_ = 0;
+};
+
+// The instruction appended to the conversation when the threshold is crossed.
+std::string HandoffRequestMessage();
 
 struct HandoffStepOptions {
   context::ContextConfig config;  // thresholds; context_length of the job's model
@@ -92,26 +113,14 @@ class HandoffStep {
 
  private:
   Result<MovementResult> HandOff(AgentLoopDeps& deps, const std::string& movement,
-                                 const context::HandoffDocument& doc, bool fallback);
-  Status CheckPossible(AgentLoopDeps& deps, const context::HandoffDocument& doc) const;
+                                 const HandoffDocument& doc, bool fallback);
+  Status CheckPossible(AgentLoopDeps& deps, const HandoffDocument& doc) const;
   Result<MovementResult> Fallback(AgentLoopDeps& deps, const std::string& movement);
 
   HandoffStepOptions opt_;
-  context::HandoffMonitor monitor_;
+  HandoffMonitor monitor_;
   bool done_ = false;
   bool impossible_ = false;  // CheckPossible said no: this session cannot hand off
 };
-
-// The first messages of a handoff continuation (JobPromptPlan::
-// handoff_continuation): context::StartContinuation — `system_message` (the
-// piece's static system message, byte-identical to the previous session's,
-// so the server's cached prefix survives) + ONE user message with the
-// newest handoff's facts and `instruction` — then, when the job starts in a
-// movement other than the piece's initial one, that movement's guidance as
-// a user message (as a transition would append it). kNotFound when the task
-// has no saved handoff (the caller seeds a normal conversation instead).
-Status SeedHandoffContinuation(context::TaskContext& ctx, const std::string& job_id,
-                               const Json& system_message, const std::string& instruction,
-                               const Piece& piece, const std::string& start_movement);
 
 }  // namespace maestro::engine

@@ -1,28 +1,35 @@
 // HandoffDocument: seed 004's facts-only handoff — what a session that ran
-// out of context leaves for the next one.
+// out of context leaves for the next one. One of the three parts of the
+// handoff (trigger.h: when; this file: what; continuation.h: how the task
+// goes on).
 //
-// Where it sits: the agent calls the WriteHandoff tool (schema below) when
-// the engine asks it to; ParseHandoff() validates the arguments strictly:
-// exactly spec_ref, status.{completed,in_progress,pending}, decisions[{what,
-// why}], blockers, files_changed — any other field is rejected, next_steps
-// above all (reasoning about the future would steer the next session; seed
-// 004 keeps only facts). The engine then checks files_changed against what
-// really changed in the workspace (CheckFilesChanged) and saves the document
-// (handoff_flow.h).
+// Where it sits: the agent calls the WriteHandoff tool (its one schema is
+// tools::WriteHandoffToolSpec) when the engine asks it to; ParseHandoff()
+// validates the arguments strictly: exactly spec_ref,
+// status.{completed,in_progress,pending}, decisions[{what, why}], blockers,
+// files_changed — any other field is rejected, next_steps above all
+// (reasoning about the future would steer the next session; seed 004 keeps
+// only facts). When the agent writes none, FallbackHandoff() makes one from
+// the tool ledger. The engine then checks files_changed against what really
+// changed in the workspace (CheckFilesChanged) and saves the document as
+// handoffs/NNNN.yaml (SaveHandoffFile); the continuation reads the newest
+// (LoadLatestHandoff). Handoff files stay after the task completes (archive).
 //
-// Thread safety: plain values and pure functions (GitChangedPaths reads git through libgit2).
+// Thread safety: plain values and pure functions; GitChangedPaths reads git
+// through libgit2, the file functions write/read the task's handoffs/ and
+// run on the job's thread.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "context/record_stores.h"
 #include "core/json.h"
 #include "core/status.h"
 
-namespace maestro::context {
-
-inline constexpr char kWriteHandoffTool[] = "WriteHandoff";
+namespace maestro::engine {
 
 struct HandoffDecision {
   std::string what;
@@ -38,10 +45,6 @@ struct HandoffDocument {
   std::vector<std::string> blockers;
   std::vector<std::string> files_changed;
 };
-
-// The `tools` entry for WriteHandoff (additionalProperties: false at every
-// level, so strict servers enforce the same schema).
-Json WriteHandoffToolDefinition();
 
 // Validates WriteHandoff arguments (an object, or a JSON string of one).
 // Errors are kInvalidArgument with `field` naming the offending path
@@ -79,4 +82,17 @@ std::string HandoffToYaml(const HandoffDocument& doc, const FilesCheck* check = 
 // Reads a saved handoff (the `verification` and `source` keys are ignored).
 Result<HandoffDocument> HandoffFromYaml(const std::string& text);
 
-}  // namespace maestro::context
+// Minimal facts from the tool ledger when the agent wrote none: the files
+// successfully written (files_changed), failed calls (blockers), the counts.
+Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
+                                        const context::ToolStore& tools, const std::string& job_id);
+
+// Saves `yaml` as the next handoffs/NNNN.yaml (0001, 0002, ...) atomically;
+// returns its path.
+Result<std::string> SaveHandoffFile(const std::string& handoffs_dir, const std::string& yaml);
+// The newest saved handoff, or nullopt when there is none.
+Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& handoffs_dir);
+// How many handoffs/NNNN.yaml the task has written.
+int CountHandoffFiles(const std::string& handoffs_dir);
+
+}  // namespace maestro::engine

@@ -1,4 +1,4 @@
-#include "engine/transcript_replay.h"
+#include "engine/prompt/transcript_replay.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
 // Prompt building blocks (seed 000 §3.1, DESIGN.md §5): the static system
 // message, the single final user message and the guidance appended at a
-// transition. prompt_paths.h assembles them into the five start paths.
+// transition. prompt_paths.h (beside it in src/engine/prompt/) assembles
+// them into the prompt paths.
 //
 // Cache rules these functions keep: the system message holds only text that
 // is the same for every job of a piece in a workspace (common rules, tool

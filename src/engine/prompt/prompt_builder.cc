@@ -1,4 +1,4 @@
-#include "engine/prompt_builder.h"
+#include "engine/prompt/prompt_builder.h"
 
 #include <fmt/format.h>
 

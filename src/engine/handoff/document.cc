@@ -1,12 +1,17 @@
-#include "context/handoff_document.h"
+#include "engine/handoff/document.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 
+#include "context/durable_file.h"
+#include "core/utf8.h"
 #include "tools/git_repo.h"
 
-namespace maestro::context {
+namespace fs = std::filesystem;
+
+namespace maestro::engine {
 namespace {
 
 const std::vector<std::string> kTopFields = {"spec_ref", "status", "decisions", "blockers",
@@ -60,10 +65,6 @@ Result<std::vector<std::string>> StringList(const Json& v, const std::string& fi
   return out;
 }
 
-Json SchemaStringList(const std::string& description) {
-  return {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
-}
-
 void EmitList(YAML::Emitter& e, const char* key, const std::vector<std::string>& items) {
   e << YAML::Key << key << YAML::Value << YAML::BeginSeq;
   for (const auto& s : items) e << YAML::DoubleQuoted << s;
@@ -78,40 +79,27 @@ std::vector<std::string> YamlList(const YAML::Node& n) {
   return out;
 }
 
-}  // namespace
-
-Json WriteHandoffToolDefinition() {
-  Json status = {
-      {"type", "object"},
-      {"additionalProperties", false},
-      {"required", kStatusFields},
-      {"properties",
-       {{"completed", SchemaStringList("work finished and verified")},
-        {"in_progress", SchemaStringList("work started but not finished: what part is done")},
-        {"pending", SchemaStringList("work of the spec not started")}}}};
-  Json decision = {{"type", "object"},
-                   {"additionalProperties", false},
-                   {"required", kDecisionFields},
-                   {"properties", {{"what", {{"type", "string"}}}, {"why", {{"type", "string"}}}}}};
-  Json params = {
-      {"type", "object"},
-      {"additionalProperties", false},
-      {"required", kTopFields},
-      {"properties",
-       {{"spec_ref", {{"type", "string"}, {"description", "where the task's spec is"}}},
-        {"status", status},
-        {"decisions", {{"type", "array"}, {"items", decision}}},
-        {"blockers", SchemaStringList("obstacles met and not resolved")},
-        {"files_changed", SchemaStringList("\"path — what changed\" for every file changed")}}}};
-  return {{"type", "function"},
-          {"function",
-           {{"name", kWriteHandoffTool},
-            {"description",
-             "Record the facts of this session for the next one: what is completed, in "
-             "progress and pending, decisions taken and why, blockers, files changed. Facts "
-             "only: no next steps or advice."},
-            {"parameters", params}}}};
+// "0007.yaml" -> 7; anything else -> 0.
+int HandoffNumber(const std::string& name) {
+  if (name.size() != 9 || name.substr(4) != ".yaml") return 0;
+  int n = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (name[static_cast<size_t>(i)] < '0' || name[static_cast<size_t>(i)] > '9') return 0;
+    n = n * 10 + (name[static_cast<size_t>(i)] - '0');
+  }
+  return n;
 }
+
+int LatestNumber(const std::string& dir) {
+  int best = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    best = std::max(best, HandoffNumber(e.path().filename().string()));
+  }
+  return best;
+}
+
+}  // namespace
 
 Result<HandoffDocument> ParseHandoff(const Json& input) {
   Json args = input;
@@ -175,7 +163,7 @@ std::string PathOfEntry(const std::string& entry) {
   size_t b = s.find_last_not_of(" \t`\"'");
   if (a == std::string::npos) return "";
   s = s.substr(a, b - a + 1);
-  return std::filesystem::path(s).lexically_normal().string();
+  return fs::path(s).lexically_normal().string();
 }
 
 FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
@@ -253,4 +241,63 @@ Result<HandoffDocument> HandoffFromYaml(const std::string& text) {
   }
 }
 
-}  // namespace maestro::context
+Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
+                                        const context::ToolStore& tools,
+                                        const std::string& job_id) {
+  HandoffDocument d;
+  d.spec_ref = spec_ref;
+  std::map<std::string, std::string> files;  // path -> tool that last wrote it
+  std::map<std::string, int> ok_calls;
+  int64_t calls = 0;
+  MAESTRO_RETURN_IF_ERROR(tools.ForEach([&](const context::ToolCallRecord& r) {
+    ++calls;
+    if (r.status == "success") {
+      ++ok_calls[r.tool];
+      if (context::IsFileWritingTool(r.tool) && r.args.contains("path") &&
+          r.args["path"].is_string()) {
+        files[fs::path(r.args["path"].get<std::string>()).lexically_normal().string()] = r.tool;
+      }
+    } else if (r.job_id == job_id) {
+      d.blockers.push_back(fmt::format("{} failed: {}", r.tool, Utf8Prefix(r.error, 300)));
+    }
+    return true;
+  }));
+  for (const auto& [path, tool] : files) d.files_changed.push_back(path + " — " + tool);
+  std::vector<std::string> counts;
+  for (const auto& [tool, n] : ok_calls) counts.push_back(fmt::format("{} x{}", tool, n));
+  d.in_progress.push_back(fmt::format(
+      "Session ended without a handoff from the agent; the engine recorded the tool ledger: {} "
+      "calls ({}). Verify the state against the files and the spec.",
+      calls, counts.empty() ? "none succeeded" : fmt::format("{}", fmt::join(counts, ", "))));
+  if (d.blockers.size() > 10) d.blockers.erase(d.blockers.begin(), d.blockers.end() - 10);
+  return d;
+}
+
+Result<std::string> SaveHandoffFile(const std::string& dir, const std::string& yaml) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("create " + dir + ": " + ec.message());
+  std::string path = fmt::format("{}/{:04d}.yaml", dir, LatestNumber(dir) + 1);
+  MAESTRO_RETURN_IF_ERROR(context::ReplaceFileContent(path, yaml));
+  return path;
+}
+
+Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& dir) {
+  int n = LatestNumber(dir);
+  if (n == 0) return std::optional<HandoffDocument>();
+  MAESTRO_ASSIGN_OR_RETURN(std::string text,
+                           context::ReadSmallFile(fmt::format("{}/{:04d}.yaml", dir, n)));
+  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument d, HandoffFromYaml(text));
+  return std::optional<HandoffDocument>(std::move(d));
+}
+
+int CountHandoffFiles(const std::string& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (HandoffNumber(e.path().filename().string()) > 0) ++n;
+  }
+  return n;
+}
+
+}  // namespace maestro::engine

@@ -7,13 +7,27 @@
 #include <fstream>
 
 #include "context/durable_file.h"
-#include "context/handoff_flow.h"
 #include "context/task_context.h"
+#include "engine/handoff/continuation.h"
+#include "engine/handoff/trigger.h"
+#include "engine/prompt/prompt_paths.h"
+#include "engine_test_util.h"
 #include "support/store_fixture.h"
 #include "tools/git_repo.h"
+#include "tools/park_tools.h"
 
-namespace maestro::context {
+namespace maestro::engine {
 namespace {
+
+using context::ContextConfig;
+using context::ContextDirs;
+using context::ForEachLine;
+using context::MessageLine;
+using context::MessageStore;
+using context::Placement;
+using context::ReadSmallFile;
+using context::TaskContext;
+using context::ToolCallRecord;
 
 Json SeedExample() {
   return Json::parse(R"({
@@ -64,7 +78,7 @@ TEST(HandoffDocumentTest, RejectsNextStepsAndEveryOtherExtraField) {
   f["blockers"] = {1};
   EXPECT_EQ(ParseHandoff(f).status().field(), "blockers[0]");
 
-  Json tool = WriteHandoffToolDefinition();
+  Json tool = tools::ToolEntry(tools::WriteHandoffToolSpec());
   EXPECT_EQ(tool["function"]["name"], "WriteHandoff");
   EXPECT_EQ(tool["function"]["parameters"]["additionalProperties"], false);
   EXPECT_FALSE(tool["function"]["parameters"]["properties"].contains("next_steps"));
@@ -188,8 +202,18 @@ TEST_F(HandoffFlowTest, MismatchIsRecordedAndHandoffSavedCommentedAndContinued) 
 }
 
 TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
+  Piece piece = test::Builtin("coding");
+  auto tools = BuildPieceTools(piece, test::PolicyTools());
+  ASSERT_TRUE(tools.ok());
+  PromptInputs in;
+  in.piece = &piece;
+  in.tools = &*tools;
+  in.preamble.working_directory = "/ws";
+  in.dynamic.datetime = "2026-07-24 10:00 UTC";
+  Json system = BuildSystemMessage(in.preamble, *tools, piece, piece.initial_movement);
+
   MessageStore& ms = ctx_->messages();
-  ASSERT_TRUE(ms.StartThread(job_.id, System()).ok());
+  ASSERT_TRUE(ms.StartThread(job_.id, system).ok());
   std::string instruction = "Implement the auth module as /specs/auth-module.md says.";
   ASSERT_TRUE(ms.AddMessage({{"role", "user"}, {"content", instruction}}, job_.id).ok());
   ASSERT_TRUE(ms.AddMessage({{"role", "assistant"},
@@ -198,13 +222,13 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
                   .ok());
   ASSERT_TRUE(
       ms.AddMessage({{"role", "user"}, {"content", HandoffRequestMessage()}}, job_.id).ok());
-  std::string old_system_line = MessageLine(System());
+  std::string old_system_line = MessageLine(system);
 
   auto doc = ParseHandoff(SeedExample());
   ASSERT_TRUE(doc.ok());
-  HandoffInputs in;
-  in.job = job_;
-  auto r = CompleteHandoff(*ctx_, *doc, in);
+  HandoffInputs hin;
+  hin.job = job_;
+  auto r = CompleteHandoff(*ctx_, *doc, hin);
   ASSERT_TRUE(r.ok());
   auto moved = TaskContext::EndSession(std::move(ctx_), r->continuation.status);
   ASSERT_TRUE(moved.ok());
@@ -218,10 +242,18 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   auto ctx2 = TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, next, config_);
   ASSERT_TRUE(ctx2.ok());
   EXPECT_TRUE((*ctx2)->is_resumed());
-  auto latest = LoadLatestHandoff((*ctx2)->handoffs_dir());
-  ASSERT_TRUE(latest.ok() && latest->has_value());
-  ASSERT_TRUE(
-      StartContinuation((*ctx2)->messages(), next.id, System(), task->instruction, **latest).ok());
+  auto plan =
+      PlanJobPrompt(*store_, *task, next,
+                    {(*ctx2)->messages().transcript_path(), (*ctx2)->handoffs_dir()}, false);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->path, PromptPath::kHandoffContinuation);
+  ASSERT_TRUE(plan->handoff.has_value());
+  EXPECT_EQ(plan->instruction, task->instruction);
+  in.task_instruction = plan->instruction;
+  auto seeded =
+      SeedConversation(in, {plan->path, (*ctx2)->messages().transcript_path(), &*plan->handoff});
+  ASSERT_TRUE(seeded.ok());
+  ASSERT_TRUE((*ctx2)->messages().SeedThread(next.id, seeded->messages, "").ok());
 
   auto cur = ReadSmallFile((*ctx2)->messages().current_path());
   ASSERT_TRUE(cur.ok());
@@ -238,9 +270,12 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   EXPECT_NE(user.find(task->instruction), std::string::npos);
   EXPECT_NE(user.find("/api/refresh — issuing done"), std::string::npos);
   EXPECT_NE(user.find("RS256 over HS256"), std::string::npos);
-  EXPECT_EQ(user.find("I believe"), std::string::npos);     // no old reasoning
-  EXPECT_EQ(user.find("files_match"), std::string::npos);   // engine notes stay out
-  EXPECT_EQ(cur->find("WriteHandoff"), std::string::npos);  // nor the old request
+  EXPECT_EQ(user.find("I believe"), std::string::npos);    // no old reasoning
+  EXPECT_EQ(user.find("files_match"), std::string::npos);  // engine notes stay out
+  EXPECT_EQ(user.find("2026-07-24"), std::string::npos);   // nor the dynamic context
+  // Nor the old request (the piece's guidance in the system line may name the tool).
+  EXPECT_EQ(cur->find("This session's context is nearly full"), std::string::npos);
+  EXPECT_EQ(cur->substr(first_line.size()).find("WriteHandoff"), std::string::npos);
   EXPECT_EQ((*ctx2)->messages().thread(), 2);
 }
 
@@ -265,4 +300,4 @@ TEST_F(HandoffFlowTest, FallbackHandoffComesFromTheToolLedger) {
 }
 
 }  // namespace
-}  // namespace maestro::context
+}  // namespace maestro::engine

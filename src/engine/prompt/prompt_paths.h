@@ -1,0 +1,126 @@
+// The prompt paths: how a job's conversation starts or grows (seed 000 §3.2),
+// named once here. src/engine/prompt/ holds the whole prompt assembly: this
+// file (which path, and each path's messages), prompt_builder.h (the blocks:
+// system message, final user message, movement guidance) and
+// transcript_replay.h (the prior turns a replaying path carries).
+//
+// The seed's five paths, and the one maestro adds for seed 004:
+//
+//   kNewJob               [system, user(dynamic + instruction)]
+//   same-job transition   existing messages + user(next movement guidance):
+//                         AppendTransition — the one path that grows a
+//                         running conversation; the head is never rewritten
+//   kSamePieceContinue    [system, ...replay(keep transitions in the last
+//                         thread), user(dynamic + instruction)]
+//   kCrossPieceContinue   [system of the NEW piece, ...replay(no
+//                         transitions), user(dynamic + instruction)]
+//   kFollowUp             a job created by a comment or an ASK answer, and
+//                         the same job run again (retry, resume after a park,
+//                         crash recovery; its instruction is a resume note):
+//                         like a same-piece Continue (DESIGN.md §5 goes
+//                         beyond the seed, which starts these fresh)
+//   kHandoffContinuation  the first run of a job a handoff queued:
+//                         [system, user(handoff facts + instruction),
+//                         user(start movement guidance)?] — nothing of the
+//                         old session is replayed (engine/handoff/)
+//
+// PlanJobPrompt picks the path of a job's run from the store (how the job
+// came to be) and the transcript (whether there is anything to replay), and
+// writes the instruction of its final user message: the task instruction, the
+// Continue handoff comment, the follow-up or resume note, then the job's
+// undelivered user comments (comment_delivery.h; each once, tagged with its
+// id — the caller acknowledges `delivered` after the conversation is
+// written) and the ended subtasks' notice. SeedConversation then builds the
+// path's first `messages`.
+//
+// In every path the handoff of DynamicContext is part of the dynamic context
+// only when no turn was replayed. The system message always carries the
+// guidance of the piece's initial movement, so it is byte-identical for every
+// job of the piece in a workspace and a Continue, follow-up or handoff
+// continuation reuses the whole cached prefix; a job that starts elsewhere
+// (resume after ASK/park, an override) gets that movement's guidance in its
+// final user message instead, just as a transition would append it. The
+// `tools` array is built separately (piece_tools.h) and sent beside these
+// messages.
+//
+// Thread safety: no state; PlanJobPrompt reads the store and the task's
+// files, the replaying paths read the transcript file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "engine/handoff/document.h"
+#include "engine/piece.h"
+#include "engine/piece_tools.h"
+#include "engine/prompt/prompt_builder.h"
+#include "engine/prompt/transcript_replay.h"
+#include "store/store.h"
+
+namespace maestro::engine {
+
+// The start paths (the same-job transition is AppendTransition, below).
+enum class PromptPath {
+  kNewJob,
+  kSamePieceContinue,
+  kCrossPieceContinue,
+  kFollowUp,
+  kHandoffContinuation,
+};
+std::string_view PromptPathName(PromptPath path);
+
+struct JobPromptPlan {
+  PromptPath path = PromptPath::kNewJob;
+  std::string instruction;
+  // kHandoffContinuation: the newest saved handoff the conversation starts from.
+  std::optional<HandoffDocument> handoff;
+  // The comments `instruction` delivers (to acknowledge once written).
+  std::vector<Comment> delivered;
+};
+
+// The task's files the planner reads.
+struct JobPromptFiles {
+  std::string transcript_path;  // the task's transcript.jsonl
+  std::string handoffs_dir;     // the task's handoffs/ ("" = none: no handoff path)
+};
+
+// `ran_before`: the task's newest conversation thread belongs to `job`
+// (MessageStore::thread_job_id()); `movement`: the movement the run starts
+// in, named in a resume note ("" = none named).
+Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& job,
+                                    const JobPromptFiles& files, bool ran_before,
+                                    const std::string& movement = "");
+
+struct PromptInputs {
+  const Piece* piece = nullptr;       // REQUIRES: non-null (the job's piece)
+  const PieceTools* tools = nullptr;  // REQUIRES: non-null (the job's tools)
+  StaticPreamble preamble;
+  DynamicContext dynamic;
+  std::string task_instruction;  // JobPromptPlan::instruction
+  std::string start_movement;    // resume > override > initial; "" = the initial movement
+};
+
+struct JobStart {
+  PromptPath path = PromptPath::kNewJob;
+  std::string transcript_path;               // the replaying paths: the task's transcript.jsonl
+  const HandoffDocument* handoff = nullptr;  // kHandoffContinuation: REQUIRES non-null
+};
+
+struct SeededConversation {
+  std::vector<Json> messages;
+  ReplayStats replay;  // zero unless the path replays
+  int replayed_turns = 0;
+};
+
+// The first `messages` of a job's run on `start.path`. Replaying paths fail
+// only if the transcript exists but cannot be read.
+Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start);
+
+// Same-job transition: appends the next movement's guidance as a user message.
+void AppendTransition(std::vector<Json>& messages, const Piece& piece, const std::string& movement);
+
+}  // namespace maestro::engine

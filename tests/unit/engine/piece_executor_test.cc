@@ -1,0 +1,158 @@
+// PieceExecutor's error returns: a run that stops with an error after its
+// context session started still ends the session, so the task's context
+// directory never stays in contexts/running/ (it follows what the worker's
+// retry policy makes of the error): a failing tools.json write, a required
+// MCP server that cannot be opened, a model the profile does not serve; and
+// a park before any LLM call (an MCP server's token is missing) ends it too.
+#include "engine/piece_executor.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "context/context_dirs.h"
+#include "support/store_fixture.h"
+#include "tools/builtin.h"
+#include "tools/sandbox.h"
+
+namespace maestro::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The failing paths end before any LLM call.
+class UncalledLlm : public llm::LlmClient {
+ public:
+  explicit UncalledLlm(std::string model) { profile_.model = std::move(model); }
+  llm::LlmCallResult Chat(const llm::ChatRequest&, const llm::LlmEventFn&, CancelToken*) override {
+    ADD_FAILURE() << "no LLM call expected";
+    llm::LlmCallResult r;
+    r.status = Internal("unexpected call");
+    return r;
+  }
+  const llm::ModelProfile& profile() const override { return profile_; }
+
+ private:
+  llm::ModelProfile profile_;
+};
+
+class PieceExecutorTest : public maestro::testing::StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    auto reg = tools::NewBuiltinRegistry(
+        std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
+    ASSERT_TRUE(reg.ok());
+    registry_ = std::move(reg).value();
+    catalog_ = std::make_unique<PieceCatalog>(PieceCatalog::Load({}));
+    MakeExecutor({});
+  }
+
+  // `mcp_servers`: the executor's MCP servers (none by default).
+  void MakeExecutor(std::map<std::string, mcp::ServerConfig> mcp_servers) {
+    PieceExecutorOptions o;
+    o.store = store_.get();
+    o.catalog = catalog_.get();
+    o.registry = registry_.get();
+    o.spaces = &spaces_;
+    o.workspace.data_dir = dir_.path();
+    o.data_dir = dir_.path();
+    o.clock = &clock_;
+    o.llm_factory = [](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
+      return std::unique_ptr<llm::LlmClient>(std::make_unique<UncalledLlm>("served"));
+    };
+    o.mcp_servers = std::move(mcp_servers);
+    executor_ = std::make_unique<PieceExecutor>(std::move(o));
+  }
+
+  Result<JobOutcome> Execute(const Job& job) {
+    CancelToken cancel;
+    return executor_->Execute(job, LeaseOf(job), cancel);
+  }
+
+  bool AnyRunning() {
+    std::error_code ec;
+    fs::path running = fs::path(dir_.path()) / "contexts" / "running";
+    return fs::exists(running, ec) && !fs::is_empty(running, ec);
+  }
+
+  tools::SpaceRegistry spaces_;
+  std::unique_ptr<tools::ToolRegistry> registry_;
+  std::unique_ptr<PieceCatalog> catalog_;
+  std::unique_ptr<PieceExecutor> executor_;
+};
+
+TEST_F(PieceExecutorTest, AnErrorAfterTheSessionStartedLeavesNothingInRunning) {
+  Store::CreatedTask created = NewTaskWith("chat");
+  // tools.json cannot be written (a directory stands in its place): the run
+  // stops with an error after TaskContext::Start moved the directory to
+  // running/.
+  fs::create_directories(fs::path(dir_.path()) / "contexts" / "paused" / created.task.id /
+                         "tools.json");
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("tools.json"), std::string::npos) << r.status().ToString();
+  EXPECT_FALSE(AnyRunning());
+  // kInternal is transient: the job will be retried, so its context waits in paused/.
+  EXPECT_EQ(context::ContextDirs(dir_.path()).Find(created.task.id), context::Placement::kPaused);
+}
+
+TEST_F(PieceExecutorTest, AFailingOpenJobMcpLeavesNothingInRunning) {
+  mcp::ServerConfig server;
+  server.name = "down";
+  server.url = "http://127.0.0.1:9/mcp";  // nothing listens there
+  server.required = true;                 // so the job cannot go on without it
+  server.timeout_ms = 2'000;
+  MakeExecutor({{"down", server}});
+  Store::CreatedTask created = NewTaskWith("chat");
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("down"), std::string::npos) << r.status().ToString();
+  EXPECT_FALSE(AnyRunning());
+  EXPECT_TRUE(context::ContextDirs(dir_.path()).Find(created.task.id).has_value());
+}
+
+TEST_F(PieceExecutorTest, ARequiredMcpServerWithoutItsTokenParksBeforeAnyLlmCall) {
+  mcp::ServerConfig server;
+  server.name = "tokened";
+  server.url = "http://127.0.0.1:9/mcp";
+  server.bearer_env = "MAESTRO_TEST_TOKEN_NEVER_SET";
+  server.required = true;
+  MakeExecutor({{"tokened", server}});
+  Store::CreatedTask created = NewTaskWith("chat");
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kind, JobOutcome::Kind::kParked);
+  EXPECT_EQ(r->park_status, JobStatus::kWaitingHuman);
+  EXPECT_EQ(r->wait_reason, "mcp_auth_required");
+  EXPECT_EQ(r->resume_movement, "chat");
+  EXPECT_FALSE(AnyRunning());
+  EXPECT_EQ(context::ContextDirs(dir_.path()).Find(created.task.id), context::Placement::kPaused);
+  auto comments = store_->ListComments(created.task.id);
+  ASSERT_TRUE(comments.ok());
+  ASSERT_FALSE(comments->empty());
+  EXPECT_EQ(comments->back().kind, "question");
+  EXPECT_NE(comments->back().body.find("MAESTRO_TEST_TOKEN_NEVER_SET"), std::string::npos);
+}
+
+TEST_F(PieceExecutorTest, AModelTheProfileDoesNotServeFailsWithoutAContextInRunning) {
+  NewTask t;
+  t.instruction = "hello";
+  t.piece = "chat";
+  t.model = "another";
+  auto created = store_->CreateTask(t);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Job job = Claim();
+  auto r = Execute(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("asks for model 'another'"), std::string::npos);
+  EXPECT_FALSE(AnyRunning());
+}
+
+}  // namespace
+}  // namespace maestro::engine
