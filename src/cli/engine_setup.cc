@@ -45,11 +45,14 @@ Status ConfigureSandboxLimits(const Config& cfg, const tools::SpaceRegistry& spa
 
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta) {
   EngineSetup s;
+  // The one place the engine's OS is chosen: the real one (tests build the
+  // executor with their own Env).
+  Env* env = Env::Default();
   // Spaces first: the API lists and validates them even without an LLM.
   s.spaces = std::make_unique<tools::SpaceRegistry>();
   std::vector<std::string> created;
   MAESTRO_RETURN_IF_ERROR(
-      tools::RegisterConfiguredSpaces(*Env::Default(), cfg.spaces, s.spaces.get(), &created));
+      tools::RegisterConfiguredSpaces(*env, cfg.spaces, s.spaces.get(), &created));
   for (const auto& dir : created) spdlog::info("space directory {} did not exist: created", dir);
   s.llm_configured = !cfg.llm.base_url.empty();
   if (!s.llm_configured) {
@@ -65,7 +68,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   s.catalog = std::make_unique<engine::PieceCatalog>(engine::PieceCatalog::Load(po));
   for (const auto& p : s.catalog->problems()) spdlog::warn("piece skipped: {}", p.ToString());
 
-  auto sandbox = std::make_shared<tools::Sandbox>(tools::Sandbox::Probe());
+  auto sandbox = std::make_shared<tools::Sandbox>(tools::Sandbox::Probe("bwrap", env));
   bool shell = sandbox->available();
   if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
   MAESTRO_RETURN_IF_ERROR(ConfigureSandboxLimits(cfg, *s.spaces, *sandbox));
@@ -80,6 +83,8 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.catalog = s.catalog.get();
   o.registry = s.registry.get();
   o.spaces = s.spaces.get();
+  o.env = env;
+  o.workspace.env = env;
   o.workspace.data_dir = cfg.data_dir;
   // Ephemeral workspaces are the task's own scratch repository: reading and
   // editing are allowed; the shell only inside the sandbox, without network.
