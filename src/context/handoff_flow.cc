@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <map>
 
-#include "context/durable_file.h"
 #include "context/task_context.h"
+#include "core/durable_file.h"
 #include "core/utf8.h"
 
 namespace fs = std::filesystem;
@@ -108,14 +108,15 @@ Result<std::string> SaveHandoffFile(const std::string& dir, const std::string& y
   fs::create_directories(dir, ec);
   if (ec) return Internal("create " + dir + ": " + ec.message());
   std::string path = fmt::format("{}/{:04d}.yaml", dir, LatestNumber(dir) + 1);
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(path, yaml));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*Env::Default(), path, yaml));
   return path;
 }
 
 Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& dir) {
   int n = LatestNumber(dir);
   if (n == 0) return std::optional<HandoffDocument>();
-  MAESTRO_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(fmt::format("{}/{:04d}.yaml", dir, n)));
+  MAESTRO_ASSIGN_OR_RETURN(
+      std::string text, ReadFileToString(*Env::Default(), fmt::format("{}/{:04d}.yaml", dir, n)));
   MAESTRO_ASSIGN_OR_RETURN(HandoffDocument d, HandoffFromYaml(text));
   return std::optional<HandoffDocument>(std::move(d));
 }

@@ -218,10 +218,10 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
     end_session(JobStatus::kFailed);
     return piece_tools.status();
   }
-  // The ledger first: calls a crash left open are settled before anything runs.
-  auto ledger = tools::ToolLedger::Open(ctx->dir(), opt_.clock);
-  auto reconcile = ledger.ok() ? ReconcileAtJobStart(*opt_.store, **ledger, ctx->dir(), job)
-                               : Result<ReconcileReport>(ledger.status());
+  // The ledger (tools.jsonl's one writer, opened with the context) first:
+  // calls a crash left open are settled before anything runs.
+  tools::ToolLedger& ledger = ctx->ledger();
+  auto reconcile = ReconcileAtJobStart(*opt_.store, ledger, ctx->dir(), job);
   if (!reconcile.ok() || reconcile->park) {
     end_session(reconcile.ok() ? JobStatus::kWaitingHuman : JobStatus::kRetry);
     if (!reconcile.ok()) return reconcile.status();
@@ -294,8 +294,8 @@ Result<PieceRunResult> PieceExecutor::Run(const Task& task, const Job& job, cons
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
   d.dispatch = tools::DispatchContext{
-      task.id, job.id,        ws.root, policy,
-      &cancel, ledger->get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
+      task.id, job.id,  ws.root, policy,
+      &cancel, &ledger, {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &*piece_tools;
   d.tools_path = tools_path;

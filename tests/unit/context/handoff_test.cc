@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "context/durable_file.h"
 #include "context/handoff_flow.h"
 #include "context/task_context.h"
+#include "core/durable_file.h"
 #include "support/store_fixture.h"
 #include "tools/git_repo.h"
 
@@ -157,7 +157,7 @@ TEST_F(HandoffFlowTest, MismatchIsRecordedAndHandoffSavedCommentedAndContinued) 
   EXPECT_EQ(r->check.source, "ledger");
   EXPECT_EQ(r->check.claimed_not_changed, std::vector<std::string>{"src/auth/login.py"});
   EXPECT_EQ(r->check.changed_not_claimed, std::vector<std::string>{"src/app.py"});
-  auto yaml = ReadSmallFile(r->path);
+  auto yaml = ReadFileToString(*Env::Default(), r->path);
   ASSERT_TRUE(yaml.ok());
   YAML::Node n = YAML::Load(*yaml);
   EXPECT_FALSE(n["verification"]["files_match"].as<bool>());
@@ -223,15 +223,17 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   ASSERT_TRUE(
       StartContinuation((*ctx2)->messages(), next.id, System(), task->instruction, **latest).ok());
 
-  auto cur = ReadSmallFile((*ctx2)->messages().current_path());
+  auto cur = ReadFileToString(*Env::Default(), (*ctx2)->messages().current_path());
   ASSERT_TRUE(cur.ok());
   std::vector<Json> lines;
   std::string first_line = cur->substr(0, cur->find('\n') + 1);
   EXPECT_EQ(first_line, old_system_line);  // byte-identical static prefix
-  ASSERT_TRUE(ForEachLine((*ctx2)->messages().current_path(), [&](std::string_view l, uint64_t) {
-                lines.push_back(Json::parse(l));
-                return true;
-              }).ok());
+  ASSERT_TRUE(ForEachLine(*Env::Default(), (*ctx2)->messages().current_path(),
+                          [&](std::string_view l, uint64_t) {
+                            lines.push_back(Json::parse(l));
+                            return true;
+                          })
+                  .ok());
   ASSERT_EQ(lines.size(), 2u);
   std::string user = lines[1]["content"];
   EXPECT_EQ(lines[1]["role"], "user");
