@@ -91,7 +91,7 @@ Result<std::string> ContextDirs::MoveTo(const std::string& task_id, Placement p)
     if (*from == p) return to;
     MAESTRO_RETURN_IF_ERROR(Init());
     std::string src = PathOf(*from, task_id);
-    // rename(2) is atomic: the directory is in the old place or the new one.
+    // A rename is atomic: the directory is in the old place or the new one.
     if (Status st = env_->RenameFile(src, to); !st.ok()) {
       if (st.code() == StatusCode::kNotFound) continue;
       return st;

@@ -5,7 +5,7 @@
 // task first runs, and moves it whenever the job's status changes — running
 // while a worker executes the job; paused while it is queued, waiting for a
 // retry, or parked (waiting_human / waiting_subtasks); completed once it is
-// succeeded, failed or cancelled. A move is one rename(2) plus fsync of both
+// succeeded, failed or cancelled. A move is one atomic rename plus fsync of both
 // parents, so after a crash the directory is in exactly one place. At start
 // Reconcile() puts every directory where the database says it belongs and
 // reports tasks whose directory is missing; Cleanup() is the janitor that

@@ -87,14 +87,16 @@ Status FaultInjectionEnv::NextOp(const std::string& what, const std::string& pat
 }
 
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::Open(const std::string& path,
-                                                              bool truncate, unsigned mode) {
+                                                              bool truncate, unsigned mode,
+                                                              bool follow_symlinks) {
   const std::string p = Norm(path);
   const bool existed = base_->FileExists(p);
   uint64_t size = 0;
   if (existed) {
     if (auto info = base_->GetFileInfo(p); info.ok()) size = info->size;
   }
-  auto base = truncate ? base_->NewWritableFile(p, mode) : base_->NewAppendableFile(p);
+  auto base =
+      truncate ? base_->NewWritableFile(p, mode, follow_symlinks) : base_->NewAppendableFile(p);
   if (!base.ok()) return base.status();
   if (!existed) created_.insert(p);
   auto [it, fresh] = files_.try_emplace(p, FileState{size});
@@ -106,13 +108,14 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::Open(const std::string&
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewAppendableFile(
     const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
-  return Open(path, /*truncate=*/false, 0644);
+  return Open(path, /*truncate=*/false, 0644, /*follow_symlinks=*/true);
 }
 
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewWritableFile(const std::string& path,
-                                                                         unsigned mode) {
+                                                                         unsigned mode,
+                                                                         bool follow_symlinks) {
   std::lock_guard<std::mutex> lock(mu_);
-  return Open(path, /*truncate=*/true, mode);
+  return Open(path, /*truncate=*/true, mode, follow_symlinks);
 }
 
 Status FaultInjectionEnv::AppendToFile(const std::string& path, WritableFile& base_file,

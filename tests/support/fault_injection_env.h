@@ -71,15 +71,20 @@ class FaultInjectionEnv final : public Env {
   // ---- Env
   Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                        unsigned mode = 0644) override;
-  Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path) override {
-    return base_->NewReadableFile(path);
+                                                        unsigned mode = 0644,
+                                                        bool follow_symlinks = true) override;
+  Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path,
+                                                        bool follow_symlinks = true) override {
+    return base_->NewReadableFile(path, follow_symlinks);
   }
   Status TruncateFile(const std::string& path, uint64_t size) override;
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status RemoveFile(const std::string& path) override;
   Status RemoveAll(const std::string& path) override;
   Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
+  Result<std::string> CreateTempDir(const std::string& parent, const std::string& prefix) override {
+    return base_->CreateTempDir(parent, prefix);
+  }
   Status SyncDir(const std::string& dir) override;
   Status SetPermissions(const std::string& path, unsigned mode) override {
     return base_->SetPermissions(path, mode);
@@ -97,6 +102,7 @@ class FaultInjectionEnv final : public Env {
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override {
     return base_->RunProcess(spec);
   }
+  Result<int> SpawnChild(const ChildSpec& spec) override { return base_->SpawnChild(spec); }
   const Clock& WallClock() override { return base_->WallClock(); }
   int64_t MonotonicMs() override { return base_->MonotonicMs(); }
 
@@ -117,7 +123,8 @@ class FaultInjectionEnv final : public Env {
   // REQUIRES: mu_ held. The fault for the next write op (ok = none).
   Status NextOp(const std::string& what, const std::string& path);
   // REQUIRES: mu_ held.
-  Result<std::unique_ptr<WritableFile>> Open(const std::string& path, bool truncate, unsigned mode);
+  Result<std::unique_ptr<WritableFile>> Open(const std::string& path, bool truncate, unsigned mode,
+                                             bool follow_symlinks);
   Status AppendToFile(const std::string& path, WritableFile& base_file, std::string_view data,
                       int64_t generation);
   Status SyncFile(const std::string& path, WritableFile& base_file, int64_t generation);
