@@ -34,6 +34,7 @@
 #include "context/token_estimate.h"
 #include "core/clock.h"
 #include "llm/request_body.h"
+#include "tools/ledger.h"
 
 namespace {
 
@@ -118,7 +119,7 @@ int RunFiles(const std::string& dir, const std::vector<int64_t>& sizes, FILE* ou
   std::ofstream(tools_path) << ToolsJson();
   const int64_t tools_tokens = EstimateToolsTokens(ToolsJson());
   auto ms = MessageStore::Open(dir, &clock);
-  auto ledger = ToolStore::Open(dir, &clock);
+  auto ledger = tools::ToolLedger::Open(dir, &clock);
   if (!ms.ok() || !ledger.ok()) return 2;
   if (!ms->StartThread("job", kSystem).ok() || !ms->AddMessage(kUser, "job").ok()) return 2;
   auto t0 = std::chrono::steady_clock::now();
@@ -129,12 +130,13 @@ int RunFiles(const std::string& dir, const std::vector<int64_t>& sizes, FILE* ou
       ++i;
       if (!ms->AddMessage(CallMessage(i), "job").ok()) return 3;
       if (!ms->AddMessage(ResultMessage(i), "job", "ReadFile").ok()) return 3;
-      ToolCallRecord r;
-      r.job_id = "job";
-      r.tool = "ReadFile";
-      r.args = {{"path", "src/module_" + std::to_string(i) + ".cc"}};
-      r.result = "(6 KB)";
-      if (!ledger->AddToolCall(r).ok()) return 3;
+      const Json args = {{"path", "src/module_" + std::to_string(i) + ".cc"}};
+      if (!(*ledger)
+               ->RecordEnded({"task", "job", "call_" + std::to_string(i)}, "ReadFile", args, 0,
+                             tools::ToolResult::Ok("(6 KB)"))
+               .ok()) {
+        return 3;
+      }
     }
     llm::RequestBodySpec spec;
     spec.model = "bench-model";

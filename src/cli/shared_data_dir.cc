@@ -4,13 +4,13 @@
 
 #include <optional>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 
 namespace maestro::cli {
 namespace {
 
 std::optional<std::string> ReadMarker(const std::string& path) {
-  auto text = context::ReadSmallFile(path);
+  auto text = ReadFileToString(*Env::Default(), path);
   if (!text.ok()) return std::nullopt;
   std::string id = *text;
   while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
@@ -28,7 +28,7 @@ Status ClaimSharedDataDir(const std::string& data_dir, const std::string& databa
         "that database's data dir, or a new empty one",
         data_dir, *found, kDatabaseIdFile, database_id));
   }
-  return context::ReplaceFileContent(path, database_id + "\n");
+  return ReplaceFileContent(*Env::Default(), path, database_id + "\n");
 }
 
 Status CheckSharedDataDir(const std::string& data_dir, const std::string& database_id) {

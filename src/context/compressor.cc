@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "context/durable_file.h"
 #include "context/task_context.h"
 #include "context/token_estimate.h"
 
@@ -18,9 +15,9 @@ struct LineInfo {
   int64_t tokens = 0;
 };
 
-Result<std::vector<LineInfo>> ScanCurrent(const std::string& path) {
+Result<std::vector<LineInfo>> ScanCurrent(Env& env, const std::string& path) {
   std::vector<LineInfo> lines;
-  MAESTRO_RETURN_IF_ERROR(ForEachLine(path, [&](std::string_view line, uint64_t off) {
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(env, path, [&](std::string_view line, uint64_t off) {
     if (line.empty()) return true;
     Json m = Json::parse(line, nullptr, false);
     LineInfo li{off, line.size(), m.is_object() ? m.value("role", "") : "", 0};
@@ -60,24 +57,25 @@ std::string JsonStringBody(const std::string& text) {
   return s.substr(1, s.size() - 2);
 }
 
-Status WriteSummaryRequest(const std::string& path, const std::string& prompt,
+Status WriteSummaryRequest(Env& env, const std::string& path, const std::string& prompt,
                            const std::string& current_path, uint64_t to_offset) {
-  return ReplaceFile(path, [&](const ByteSink& sink) -> Status {
+  return ReplaceFile(env, path, [&](const ByteSink& sink) -> Status {
     MAESTRO_RETURN_IF_ERROR(sink(MessageLine({{"role", "system"}, {"content", prompt}})));
     MAESTRO_RETURN_IF_ERROR(sink(R"({"role":"user","content":")"));
     MAESTRO_RETURN_IF_ERROR(sink(JsonStringBody("Messages to summarize:\n\n")));
     Status inner;
     bool first = true;
-    MAESTRO_RETURN_IF_ERROR(ForEachLine(current_path, [&](std::string_view line, uint64_t off) {
-      if (off >= to_offset) return false;
-      if (first) {  // the system message is kept as is, not summarized
-        first = false;
-        return true;
-      }
-      if (line.empty()) return true;
-      inner = sink(JsonStringBody(RenderForSummary(Json::parse(line, nullptr, false))));
-      return inner.ok();
-    }));
+    MAESTRO_RETURN_IF_ERROR(
+        ForEachLine(env, current_path, [&](std::string_view line, uint64_t off) {
+          if (off >= to_offset) return false;
+          if (first) {  // the system message is kept as is, not summarized
+            first = false;
+            return true;
+          }
+          if (line.empty()) return true;
+          inner = sink(JsonStringBody(RenderForSummary(Json::parse(line, nullptr, false))));
+          return inner.ok();
+        }));
     MAESTRO_RETURN_IF_ERROR(inner);
     return sink("\"}\n");
   });
@@ -147,7 +145,7 @@ struct CompressionPlan {
 Result<CompressionPlan> PlanCompression(const MessageStore& messages, int keep_recent,
                                         CompressionOutcome* out) {
   CompressionPlan plan;
-  MAESTRO_ASSIGN_OR_RETURN(plan.lines, ScanCurrent(messages.current_path()));
+  MAESTRO_ASSIGN_OR_RETURN(plan.lines, ScanCurrent(messages.env(), messages.current_path()));
   MAESTRO_ASSIGN_OR_RETURN(std::vector<CurrentEntry> entries, messages.CurrentEntries());
   if (entries.size() != plan.lines.size()) {
     return Internal(fmt::format("current.jsonl has {} lines but the archive says {}",
@@ -207,18 +205,15 @@ Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
   out.tokens_before = messages.EstimatePromptTokens(tools_tokens);
   const auto& lines = plan.lines;
 
-  std::error_code ec;
-  std::filesystem::create_directories(work_dir, ec);
-  if (ec) return Internal("create " + work_dir + ": " + ec.message());
+  Env& env = messages.env();
+  MAESTRO_RETURN_IF_ERROR(env.CreateDirs(work_dir));
   const std::string request_path = work_dir + "/summary_request.jsonl";
-  struct Cleanup {
+  struct Cleanup {  // the request files are transient
+    Env& env;
     std::string dir;
-    ~Cleanup() {
-      std::error_code e;
-      std::filesystem::remove_all(dir, e);
-    }
-  } cleanup{work_dir};
-  MAESTRO_RETURN_IF_ERROR(WriteSummaryRequest(request_path, config_.summary_prompt,
+    ~Cleanup() { (void)env.RemoveAll(dir); }
+  } cleanup{env, work_dir};
+  MAESTRO_RETURN_IF_ERROR(WriteSummaryRequest(env, request_path, config_.summary_prompt,
                                               messages.current_path(), lines[plan.tail].offset));
   MAESTRO_ASSIGN_OR_RETURN(std::string summary, RequestSummary(request_path, cancel, &out));
 
@@ -235,9 +230,9 @@ Result<CompressionOutcome> ContextCompressor::Compress(MessageStore& messages,
   const uint64_t tail_from = lines[plan.tail].offset;
   const uint64_t end = lines.back().offset + lines.back().length + 1;
   MAESTRO_RETURN_IF_ERROR(messages.ReplaceCurrent([&](const ByteSink& sink) -> Status {
-    MAESTRO_RETURN_IF_ERROR(CopyRange(cur, 0, head_end, sink));
+    MAESTRO_RETURN_IF_ERROR(CopyRange(env, cur, 0, head_end, sink));
     MAESTRO_RETURN_IF_ERROR(sink(MessageLine(summary_msg)));
-    return CopyRange(cur, tail_from, end, sink);
+    return CopyRange(env, cur, tail_from, end, sink);
   }));
   out.tokens_after = messages.EstimatePromptTokens(tools_tokens);
   out.still_over_threshold = ShouldCompress(out.tokens_after);

@@ -1,26 +1,17 @@
 #include "context/context_dirs.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
-#include "context/durable_file.h"
 #include "core/ids.h"
 
-namespace fs = std::filesystem;
+namespace fs = std::filesystem;  // path arithmetic only; I/O goes through Env
 
 namespace maestro::context {
 namespace {
 
 constexpr Placement kAll[] = {Placement::kRunning, Placement::kPaused, Placement::kCompleted};
 
-Status FsError(const std::string& what, const std::error_code& ec) {
-  return Internal(what + ": " + ec.message());
-}
+std::string Parent(const std::string& path) { return fs::path(path).parent_path().string(); }
 
 }  // namespace
 
@@ -48,15 +39,19 @@ std::optional<Placement> PlacementForTaskStatus(const std::string& status) {
   return PlacementFor(*s);
 }
 
-ContextDirs::ContextDirs(std::string data_dir) : root_(std::move(data_dir) + "/contexts") {}
+ContextDirs::ContextDirs(std::string data_dir, Env* env)
+    : root_(std::move(data_dir) + "/contexts"), env_(env) {}
 
 Status ContextDirs::Init() const {
   for (Placement p : kAll) {
-    std::error_code ec;
-    fs::create_directories(root_ + "/" + std::string(PlacementName(p)), ec);
-    if (ec) return FsError("create " + root_, ec);
+    MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(root_ + "/" + std::string(PlacementName(p))));
   }
   return Status::Ok();
+}
+
+bool ContextDirs::IsDir(const std::string& path) const {
+  auto info = env_->GetFileInfo(path);
+  return info.ok() && info->type == DirEntry::Type::kDir;
 }
 
 std::string ContextDirs::PathOf(Placement p, const std::string& task_id) const {
@@ -65,8 +60,7 @@ std::string ContextDirs::PathOf(Placement p, const std::string& task_id) const {
 
 std::optional<Placement> ContextDirs::Find(const std::string& task_id) const {
   for (Placement p : kAll) {
-    std::error_code ec;
-    if (fs::is_directory(PathOf(p, task_id), ec)) return p;
+    if (IsDir(PathOf(p, task_id))) return p;
   }
   return std::nullopt;
 }
@@ -82,11 +76,8 @@ Result<std::string> ContextDirs::Ensure(const std::string& task_id, Placement p)
   if (Find(task_id)) return MoveTo(task_id, p);
   MAESTRO_RETURN_IF_ERROR(Init());
   std::string dir = PathOf(p, task_id);
-  std::error_code ec;
-  fs::create_directories(dir + "/handoffs", ec);
-  if (!ec) fs::create_directories(dir + "/planning", ec);
-  if (ec) return FsError("create " + dir, ec);
-  MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(dir).parent_path().string()));
+  MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir + "/handoffs"));
+  MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(dir)));
   return dir;
 }
 
@@ -100,13 +91,13 @@ Result<std::string> ContextDirs::MoveTo(const std::string& task_id, Placement p)
     if (*from == p) return to;
     MAESTRO_RETURN_IF_ERROR(Init());
     std::string src = PathOf(*from, task_id);
-    // rename(2) is atomic: the directory is in the old place or the new one.
-    if (std::rename(src.c_str(), to.c_str()) != 0) {
-      if (errno == ENOENT) continue;
-      return Internal("rename " + src + " -> " + to + ": " + std::strerror(errno));
+    // A rename is atomic: the directory is in the old place or the new one.
+    if (Status st = env_->RenameFile(src, to); !st.ok()) {
+      if (st.code() == StatusCode::kNotFound) continue;
+      return st;
     }
-    MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(to).parent_path().string()));
-    MAESTRO_RETURN_IF_ERROR(SyncDir(fs::path(src).parent_path().string()));
+    MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(to)));
+    MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(src)));
     return to;
   }
   return Unavailable("context directory of task " + task_id + " kept moving");
@@ -114,11 +105,10 @@ Result<std::string> ContextDirs::MoveTo(const std::string& task_id, Placement p)
 
 std::vector<std::string> ContextDirs::ListIn(Placement p) const {
   std::vector<std::string> ids;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_ + "/" + std::string(PlacementName(p)), ec)) {
-    if (e.is_directory(ec) && IsUuid(e.path().filename().string())) {
-      ids.push_back(e.path().filename().string());
-    }
+  auto entries = env_->ListDir(root_ + "/" + std::string(PlacementName(p)));
+  if (!entries.ok()) return ids;  // no such placement yet: nothing in it
+  for (const DirEntry& e : *entries) {
+    if (e.type == DirEntry::Type::kDir && IsUuid(e.name)) ids.push_back(e.name);
   }
   return ids;
 }
@@ -137,26 +127,25 @@ Result<ReconcileReport> ContextDirs::Reconcile(Store& store) const {
       auto want = PlacementForTaskStatus(task->status);
       if (!want || *want == p) continue;
       std::string target = PathOf(*want, id);
-      std::error_code ec;
-      if (fs::exists(target, ec)) {
+      if (env_->FileExists(target)) {
         // A crash can't leave two copies (moves are renames), but an operator
         // copy can: the copy in the right place wins, the stale one goes.
-        fs::remove_all(PathOf(p, id), ec);
+        (void)env_->RemoveAll(PathOf(p, id));  // best effort: retried at the next start
         report.duplicates_removed.push_back(id);
         continue;
       }
       std::string src = PathOf(p, id);
-      if (std::rename(src.c_str(), target.c_str()) != 0) {
+      if (Status st = env_->RenameFile(src, target); !st.ok()) {
         // Another process sharing the data dir (a `maestro worker`) moved it
         // since it was listed: it is where that process's job put it.
-        if (errno == ENOENT) continue;
-        return Internal("rename " + src + " -> " + target + ": " + std::strerror(errno));
+        if (st.code() == StatusCode::kNotFound) continue;
+        return st;
       }
       report.moved.emplace_back(id, *want);
     }
   }
   for (Placement p : kAll)
-    MAESTRO_RETURN_IF_ERROR(SyncDir(root_ + "/" + std::string(PlacementName(p))));
+    MAESTRO_RETURN_IF_ERROR(env_->SyncDir(root_ + "/" + std::string(PlacementName(p))));
   MAESTRO_ASSIGN_OR_RETURN(std::vector<Task> tasks, store.ListTasks("", 1'000'000'000));
   for (const Task& t : tasks) {
     if (t.started_at != 0 && !Find(t.id)) report.missing.push_back(t.id);
@@ -181,14 +170,12 @@ Result<std::vector<std::string>> ContextDirs::Cleanup(Store& store, int cleanup_
       return task.status();
     }
     if (done == 0) {
-      struct stat st {};
-      if (::stat(dir.c_str(), &st) != 0) continue;
-      done = static_cast<TimeMs>(st.st_mtim.tv_sec) * 1000;
+      auto info = env_->GetFileInfo(dir);
+      if (!info.ok()) continue;
+      done = info->modified_ms;
     }
     if (done >= cutoff) continue;
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (ec) return FsError("remove " + dir, ec);
+    MAESTRO_RETURN_IF_ERROR(env_->RemoveAll(dir));
     removed.push_back(id);
   }
   return removed;

@@ -5,7 +5,7 @@
 // task first runs, and moves it whenever the job's status changes — running
 // while a worker executes the job; paused while it is queued, waiting for a
 // retry, or parked (waiting_human / waiting_subtasks); completed once it is
-// succeeded, failed or cancelled. A move is one rename(2) plus fsync of both
+// succeeded, failed or cancelled. A move is one atomic rename plus fsync of both
 // parents, so after a crash the directory is in exactly one place. At start
 // Reconcile() puts every directory where the database says it belongs and
 // reports tasks whose directory is missing; Cleanup() is the janitor that
@@ -14,7 +14,9 @@
 // REQUIRES for moves: no TaskContext of that task is open (the job's session
 // ended), since open stores cache paths.
 //
-// Thread safety: stateless apart from the root path; different tasks may be
+// Every file operation goes through the Env given at construction.
+//
+// Thread safety: stateless apart from the root path and the Env; different tasks may be
 // moved concurrently, one task by one thread at a time.
 #pragma once
 
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/env.h"
 #include "core/status.h"
 #include "store/store.h"
 #include "store/types.h"
@@ -45,7 +48,8 @@ struct ReconcileReport {
 
 class ContextDirs {
  public:
-  explicit ContextDirs(std::string data_dir);
+  // `env` (not owned) outlives this object.
+  explicit ContextDirs(std::string data_dir, Env* env = Env::Default());
 
   // Creates contexts/{running,paused,completed}/.
   Status Init() const;
@@ -57,7 +61,7 @@ class ContextDirs {
   // The directory path, or kNotFound.
   Result<std::string> Locate(const std::string& task_id) const;
 
-  // Creates the directory in `p` (with handoffs/ and planning/) or, if it
+  // Creates the directory in `p` (with handoffs/) or, if it
   // exists elsewhere, moves it there. Returns its path.
   Result<std::string> Ensure(const std::string& task_id, Placement p) const;
 
@@ -76,7 +80,9 @@ class ContextDirs {
 
  private:
   std::vector<std::string> ListIn(Placement p) const;
+  bool IsDir(const std::string& path) const;
   std::string root_;
+  Env* env_;
 };
 
 }  // namespace maestro::context

@@ -19,8 +19,8 @@ Result<ContextConfig> ContextConfigFromConfig(const Config& cfg) {
   return parsed;
 }
 
-Status ReconcileContextsAtStart(const std::string& data_dir, Store& store) {
-  ContextDirs dirs(data_dir);
+Status ReconcileContextsAtStart(const std::string& data_dir, Store& store, Env* env) {
+  ContextDirs dirs(data_dir, env);
   MAESTRO_RETURN_IF_ERROR(dirs.Init());
   auto report = dirs.Reconcile(store);
   if (!report.ok()) return report.status();
@@ -37,17 +37,18 @@ Status ReconcileContextsAtStart(const std::string& data_dir, Store& store) {
 }
 
 ContextJanitor::ContextJanitor(std::string data_dir, Store& store, int cleanup_days,
-                               int64_t interval_ms, Clock* clock)
+                               int64_t interval_ms, Clock* clock, Env* env)
     : data_dir_(std::move(data_dir)),
       store_(store),
       cleanup_days_(cleanup_days),
       interval_ms_(interval_ms),
-      clock_(clock) {}
+      clock_(clock),
+      env_(env) {}
 
 ContextJanitor::~ContextJanitor() { Stop(); }
 
 Result<int> ContextJanitor::RunOnce() {
-  auto removed = ContextDirs(data_dir_).Cleanup(store_, cleanup_days_, clock_->NowMs());
+  auto removed = ContextDirs(data_dir_, env_).Cleanup(store_, cleanup_days_, clock_->NowMs());
   if (!removed.ok()) return removed.status();
   for (const auto& task : *removed) spdlog::info("janitor: removed context of task {}", task);
   return static_cast<int>(removed->size());

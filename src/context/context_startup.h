@@ -13,6 +13,7 @@
 #include "context/context_config.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/env.h"
 #include "core/periodic_task.h"
 #include "store/store.h"
 
@@ -24,13 +25,14 @@ Result<ContextConfig> ContextConfigFromConfig(const Config& cfg);
 
 // Creates contexts/{running,paused,completed}, reconciles them with `store`
 // and logs what was moved, missing or orphaned.
-Status ReconcileContextsAtStart(const std::string& data_dir, Store& store);
+Status ReconcileContextsAtStart(const std::string& data_dir, Store& store,
+                                Env* env = Env::Default());
 
 // Runs ContextDirs::Cleanup now and then every `interval_ms`.
 class ContextJanitor {
  public:
   ContextJanitor(std::string data_dir, Store& store, int cleanup_days, int64_t interval_ms,
-                 Clock* clock = SystemClock::Default());
+                 Clock* clock = SystemClock::Default(), Env* env = Env::Default());
   ~ContextJanitor();
   void Start();
   void Stop();
@@ -43,6 +45,7 @@ class ContextJanitor {
   const int cleanup_days_;
   const int64_t interval_ms_;
   Clock* clock_;
+  Env* env_;
   PeriodicTask loop_;  // last: stopped before the members it uses go
 };
 

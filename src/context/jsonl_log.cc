@@ -8,14 +8,15 @@ std::string JsonLine(const Json& value) {
   return s;
 }
 
-Result<JsonlLog> JsonlLog::Open(const std::string& path, std::string seq_field) {
+Result<JsonlLog> JsonlLog::Open(Env& env, const std::string& path, std::string seq_field) {
   JsonlLog log;
+  log.env_ = &env;
   log.seq_field_ = std::move(seq_field);
-  MAESTRO_ASSIGN_OR_RETURN(log.open_info_.torn_bytes_cut, CutTornTail(path));
+  MAESTRO_ASSIGN_OR_RETURN(log.open_info_.torn_bytes_cut, CutTornTail(env, path));
   // One scan: the last record's seq gives the next one; counting lines is
   // cheap and lets callers report sizes without rescanning.
   int64_t max_seq = 0;
-  Status st = ForEachLine(path, [&](std::string_view line, uint64_t) {
+  Status st = ForEachLine(env, path, [&](std::string_view line, uint64_t) {
     if (line.empty()) return true;
     ++log.count_;
     Json j = Json::parse(line, nullptr, false);
@@ -28,7 +29,7 @@ Result<JsonlLog> JsonlLog::Open(const std::string& path, std::string seq_field) 
   MAESTRO_RETURN_IF_ERROR(st);
   log.next_seq_ = max_seq + 1;
   log.open_info_.records = log.count_;
-  MAESTRO_ASSIGN_OR_RETURN(log.file_, AppendFile::Open(path));
+  MAESTRO_ASSIGN_OR_RETURN(log.file_, AppendFile::Open(env, path));
   return log;
 }
 
@@ -43,7 +44,7 @@ Result<int64_t> JsonlLog::Append(Json record, bool sync) {
 }
 
 Status JsonlLog::ForEach(const std::function<bool(const Json&)>& fn) const {
-  return ForEachLine(file_.path(), [&](std::string_view line, uint64_t) {
+  return ForEachLine(*env_, file_.path(), [&](std::string_view line, uint64_t) {
     if (line.empty()) return true;
     Json j = Json::parse(line, nullptr, false);
     if (j.is_discarded()) return true;

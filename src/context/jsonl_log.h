@@ -1,6 +1,7 @@
 // JsonlLog: an append-only JSON Lines file whose records carry a sequence
-// number — the shape shared by messages.jsonl, tools.jsonl, summaries.jsonl,
-// events.jsonl and planning/history.jsonl (seed 002).
+// number — the shape shared by messages.jsonl, summaries.jsonl and
+// events.jsonl (seed 002). (tools.jsonl is the tools ledger's own file,
+// tools/ledger.h.)
 //
 // Open() makes one pass over the file: it cuts a torn last line (a crash in
 // the middle of an append), counts the records and remembers the next
@@ -16,7 +17,8 @@
 #include <functional>
 #include <string>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -29,9 +31,10 @@ class JsonlLog {
     int64_t records = 0;
   };
 
-  // Opens (creating) `path`. `seq_field` names the sequence field ("seq" or
-  // "id"); sequence numbers start at 1.
-  static Result<JsonlLog> Open(const std::string& path, std::string seq_field = "seq");
+  // Opens (creating) `path` through `env`, which must outlive the log.
+  // `seq_field` names the sequence field ("seq" or "id"); sequence numbers
+  // start at 1.
+  static Result<JsonlLog> Open(Env& env, const std::string& path, std::string seq_field = "seq");
 
   JsonlLog() = default;
   JsonlLog(JsonlLog&&) = default;
@@ -52,6 +55,7 @@ class JsonlLog {
   const std::string& path() const { return file_.path(); }
 
  private:
+  Env* env_ = nullptr;
   AppendFile file_;
   std::string seq_field_;
   int64_t next_seq_ = 1;

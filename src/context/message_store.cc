@@ -87,15 +87,16 @@ std::string MessageLine(const Json& m) {
   return s;
 }
 
-Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
+Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock, Env* env) {
   MessageStore ms;
   ms.clock_ = clock;
+  ms.env_ = env;
   ms.current_path_ = dir + "/current.jsonl";
   ms.transcript_path_ = dir + "/transcript.jsonl";
-  MAESTRO_ASSIGN_OR_RETURN(ms.archive_, JsonlLog::Open(dir + "/messages.jsonl"));
+  MAESTRO_ASSIGN_OR_RETURN(ms.archive_, JsonlLog::Open(*env, dir + "/messages.jsonl"));
   ms.repairs_.torn_bytes_cut = ms.archive_.open_info().torn_bytes_cut;
-  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_cur, CutTornTail(ms.current_path_));
-  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_tr, CutTornTail(ms.transcript_path_));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_cur, CutTornTail(*env, ms.current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_tr, CutTornTail(*env, ms.transcript_path_));
   ms.repairs_.torn_bytes_cut += cut_cur + cut_tr;
 
   MAESTRO_ASSIGN_OR_RETURN(Replayed want, Replay(ms.archive_, false));
@@ -115,7 +116,7 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
   } else if (want.seed_complete()) {
     // The seed is whole in the archive: the transcript is exactly current.jsonl.
     ms.transcript_thread_offset_ = 0;
-    MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(ms.transcript_path_));
+    MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(*env, ms.transcript_path_));
     if (size != ms.current_bytes_) {
       MAESTRO_RETURN_IF_ERROR(ms.RebuildTranscriptTail());
       ms.repairs_.transcript_rebuilt = true;
@@ -126,21 +127,21 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock) {
     // so the job's next run replays it again; nothing is lost or doubled.
     ms.seed_incomplete_ = true;
   }
-  MAESTRO_ASSIGN_OR_RETURN(ms.current_, AppendFile::Open(ms.current_path_));
-  MAESTRO_ASSIGN_OR_RETURN(ms.transcript_, AppendFile::Open(ms.transcript_path_));
+  MAESTRO_ASSIGN_OR_RETURN(ms.current_, AppendFile::Open(*env, ms.current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(ms.transcript_, AppendFile::Open(*env, ms.transcript_path_));
   return ms;
 }
 
 Status MessageStore::RecountCurrent() {
   current_lines_ = 0;
   current_raw_tokens_ = 0;
-  MAESTRO_RETURN_IF_ERROR(ForEachLine(current_path_, [&](std::string_view line, uint64_t) {
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(*env_, current_path_, [&](std::string_view line, uint64_t) {
     if (line.empty()) return true;
     ++current_lines_;
     current_raw_tokens_ += EstimateMessageTokens(Json::parse(line, nullptr, false));
     return true;
   }));
-  MAESTRO_ASSIGN_OR_RETURN(current_bytes_, FileSize(current_path_));
+  MAESTRO_ASSIGN_OR_RETURN(current_bytes_, FileSize(*env_, current_path_));
   return Status::Ok();
 }
 
@@ -151,7 +152,7 @@ Status MessageStore::RebuildCurrentFromArchive() {
     if (!want.entries[i].is_summary) keep.insert(want.entries[i].seq);
   }
   int64_t first = want.entries.empty() ? -1 : want.entries[0].seq;
-  MAESTRO_RETURN_IF_ERROR(ReplaceFile(current_path_, [&](const ByteSink& sink) {
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(*env_, current_path_, [&](const ByteSink& sink) {
     Status inner;
     MAESTRO_RETURN_IF_ERROR(archive_.ForEach([&](const Json& rec) {
       int64_t seq = rec.value("seq", int64_t{0});
@@ -171,14 +172,15 @@ Status MessageStore::RebuildCurrentFromArchive() {
 Status MessageStore::LocateTranscriptThread() {
   int64_t threads = 0;
   uint64_t last = 0;
-  MAESTRO_RETURN_IF_ERROR(ForEachLine(transcript_path_, [&](std::string_view line, uint64_t off) {
-    if (line.substr(0, kSystemLinePrefix.size()) == kSystemLinePrefix) {
-      ++threads;
-      last = off;
-    }
-    return true;
-  }));
-  MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(transcript_path_));
+  MAESTRO_RETURN_IF_ERROR(
+      ForEachLine(*env_, transcript_path_, [&](std::string_view line, uint64_t off) {
+        if (line.substr(0, kSystemLinePrefix.size()) == kSystemLinePrefix) {
+          ++threads;
+          last = off;
+        }
+        return true;
+      }));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t size, FileSize(*env_, transcript_path_));
   // A crash inside StartThread can leave the new thread out of the transcript.
   transcript_thread_offset_ = threads < thread_ ? size : last;
   if (size - transcript_thread_offset_ != current_bytes_) {
@@ -192,9 +194,9 @@ Status MessageStore::RebuildTranscriptTail() {
   // ReplaceFile writes transcript.jsonl.tmp; the old transcript stays in
   // place (and readable) until the rename, so its prefix is copied from it.
   uint64_t prefix = transcript_thread_offset_;
-  return ReplaceFile(transcript_path_, [&](const ByteSink& sink) {
-    MAESTRO_RETURN_IF_ERROR(CopyRange(transcript_path_, 0, prefix, sink));
-    return CopyRange(current_path_, 0, current_bytes_, sink);
+  return ReplaceFile(*env_, transcript_path_, [&](const ByteSink& sink) {
+    MAESTRO_RETURN_IF_ERROR(CopyRange(*env_, transcript_path_, 0, prefix, sink));
+    return CopyRange(*env_, current_path_, 0, current_bytes_, sink);
   });
 }
 
@@ -252,10 +254,10 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
   // 2. The live files, each replaced whole (Conversation.rewrite): the
   //    transcript holds the seeded conversation once — the replayed turns
   //    are not appended after the threads they came from.
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(current_path_, lines));
-  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(current_path_));
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(transcript_path_, lines));
-  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(transcript_path_));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, current_path_, lines));
+  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(*env_, current_path_));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, transcript_path_, lines));
+  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(*env_, transcript_path_));
   transcript_thread_offset_ = 0;
   current_lines_ = static_cast<int64_t>(messages.size());
   current_bytes_ = lines.size();
@@ -298,11 +300,11 @@ Result<int64_t> MessageStore::ArchiveSummary(const Json& summary_message, const 
 }
 
 Status MessageStore::ReplaceCurrent(const std::function<Status(const ByteSink&)>& write) {
-  MAESTRO_RETURN_IF_ERROR(ReplaceFile(current_path_, write));
-  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(current_path_));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(*env_, current_path_, write));
+  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(*env_, current_path_));
   MAESTRO_RETURN_IF_ERROR(RecountCurrent());
   MAESTRO_RETURN_IF_ERROR(RebuildTranscriptTail());
-  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(transcript_path_));
+  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(*env_, transcript_path_));
   return Status::Ok();
 }
 

@@ -41,10 +41,11 @@
 #include <string>
 #include <vector>
 
-#include "context/durable_file.h"
 #include "context/jsonl_log.h"
 #include "context/token_estimate.h"
 #include "core/clock.h"
+#include "core/durable_file.h"
+#include "core/env.h"
 #include "core/json.h"
 
 namespace maestro::context {
@@ -72,7 +73,8 @@ class MessageStore {
   };
 
   // Opens the three files in `dir` (created if missing) and repairs them.
-  static Result<MessageStore> Open(const std::string& dir, Clock* clock);
+  // Every file operation goes through `env` (not owned; outlives the store).
+  static Result<MessageStore> Open(const std::string& dir, Clock* clock, Env* env = Env::Default());
 
   MessageStore() = default;
   MessageStore(MessageStore&&) = default;
@@ -116,6 +118,7 @@ class MessageStore {
   // called before the reply is appended (the estimate must be of the prompt).
   void ObserveUsage(int64_t prompt_tokens, int64_t tools_tokens);
 
+  Env& env() const { return *env_; }
   const std::string& current_path() const { return current_path_; }
   const std::string& transcript_path() const { return transcript_path_; }
   const std::string& messages_path() const { return archive_.path(); }
@@ -142,6 +145,7 @@ class MessageStore {
   Json ArchiveRecord(const Json& message, const std::string& job_id, const std::string& kind);
 
   Clock* clock_ = nullptr;
+  Env* env_ = nullptr;
   JsonlLog archive_;
   AppendFile current_;
   AppendFile transcript_;

@@ -3,16 +3,16 @@
 #include <filesystem>
 #include <map>
 
-#include "context/durable_file.h"
+#include "tools/ledger.h"
 
 namespace maestro::context {
 
 // ---- SummaryStore
 
-Result<SummaryStore> SummaryStore::Open(const std::string& dir, Clock* clock) {
+Result<SummaryStore> SummaryStore::Open(const std::string& dir, Clock* clock, Env* env) {
   SummaryStore s;
   s.clock_ = clock;
-  MAESTRO_ASSIGN_OR_RETURN(s.log_, JsonlLog::Open(dir + "/summaries.jsonl", "id"));
+  MAESTRO_ASSIGN_OR_RETURN(s.log_, JsonlLog::Open(*env, dir + "/summaries.jsonl", "id"));
   return s;
 }
 
@@ -57,66 +57,46 @@ bool IsFileWritingTool(const std::string& tool) {
   return tool == "WriteFile" || tool == "EditFile";
 }
 
-Result<ToolStore> ToolStore::Open(const std::string& dir, Clock* clock) {
-  ToolStore s;
-  s.clock_ = clock;
-  MAESTRO_ASSIGN_OR_RETURN(s.log_, JsonlLog::Open(dir + "/tools.jsonl"));
-  return s;
-}
-
-Result<int64_t> ToolStore::AddToolCall(const ToolCallRecord& r) {
-  Json j = {{"job_id", r.job_id},
-            {"call_id", r.call_id},
-            {"tool", r.tool},
-            {"args", r.args},
-            {"status", r.status},
-            {"duration_ms", r.duration_ms},
-            {"timestamp", FormatIso8601(r.started_at ? r.started_at : clock_->NowMs())}};
-  if (r.status == "success") {
-    j["result"] = r.result;
-  } else {
-    j["error"] = r.error;
-  }
-  if (r.finished_at) j["finished_at"] = FormatIso8601(r.finished_at);
-  return log_.Append(std::move(j));
-}
-
-// Two record shapes share tools.jsonl: one line per call (AddToolCall, used
-// when no Dispatcher ledger runs) and the Dispatcher's ToolLedger
-// (src/tools/ledger.h): `started` with the args, then `finished`/`error` with
-// the result. A ledger call is reported once, when it ends; a call still open
-// (or `reconciled`) is not a fact about its outcome and is skipped.
+// The ledger writes `started` with the args, then `finished`/`error` with
+// the result; a call the engine handled alone has one `finished`/`error`
+// record carrying its args.
 Status ToolStore::ForEach(const std::function<bool(const ToolCallRecord&)>& fn) const {
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<tools::LedgerRecord> records,
+                           tools::ToolLedger::Read(dir_, env_));
   std::map<std::string, Json> started_args;  // job/call -> args
-  return log_.ForEach([&](const Json& j) {
-    const std::string event = j.value("event", "");
+  for (tools::LedgerRecord& l : records) {
+    const std::string call = l.key.job_id + "/" + l.key.call_id;
+    if (l.event == "started") {
+      started_args[call] = std::move(l.args);
+      continue;
+    }
+    if (l.event != "finished" && l.event != "error") continue;
     ToolCallRecord r;
-    r.seq = j.value("seq", int64_t{0});
-    r.job_id = j.value("job_id", "");
-    r.call_id = j.value("call_id", "");
-    r.tool = j.value("tool", "");
-    r.duration_ms = j.value("duration_ms", int64_t{0});
-    if (event.empty()) {
-      r.args = j.value("args", Json::object());
-      r.status = j.value("status", "");
-      r.result = j.value("result", "");
-      r.error = j.value("error", "");
-      return fn(r);
-    }
-    const std::string call = r.job_id + "/" + r.call_id;
-    if (event == "started") {
-      started_args[call] = j.value("args", Json::object());
-      return true;
-    }
-    if (event != "finished" && event != "error") return true;
+    r.seq = l.seq;
+    r.job_id = l.key.job_id;
+    r.call_id = l.key.call_id;
+    r.tool = l.tool;
+    r.duration_ms = l.duration_ms;
     if (auto it = started_args.find(call); it != started_args.end()) {
       r.args = std::move(it->second);
       started_args.erase(it);
+    } else if (l.args.is_object()) {
+      r.args = std::move(l.args);
     }
-    r.status = event == "finished" ? "success" : "error";
-    (event == "finished" ? r.result : r.error) = j.value("result", "");
-    return fn(r);
-  });
+    r.status = l.event == "finished" ? "success" : "error";
+    (l.event == "finished" ? r.result : r.error) = std::move(l.result);
+    if (!fn(r)) break;
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> ToolStore::CountEndedCalls() const {
+  int64_t n = 0;
+  MAESTRO_RETURN_IF_ERROR(ForEach([&](const ToolCallRecord&) {
+    ++n;
+    return true;
+  }));
+  return n;
 }
 
 Result<std::set<std::string>> ToolStore::ChangedPaths(const std::string& job_id) const {
@@ -137,10 +117,10 @@ Result<std::set<std::string>> ToolStore::ChangedPaths(const std::string& job_id)
 
 // ---- EventLog
 
-Result<EventLog> EventLog::Open(const std::string& dir, Clock* clock) {
+Result<EventLog> EventLog::Open(const std::string& dir, Clock* clock, Env* env) {
   EventLog e;
   e.clock_ = clock;
-  MAESTRO_ASSIGN_OR_RETURN(e.log_, JsonlLog::Open(dir + "/events.jsonl"));
+  MAESTRO_ASSIGN_OR_RETURN(e.log_, JsonlLog::Open(*env, dir + "/events.jsonl"));
   return e;
 }
 
@@ -148,41 +128,6 @@ Result<int64_t> EventLog::Append(const std::string& type, const Json& payload,
                                  const std::string& job_id) {
   Json j = {{"type", type}, {"payload", payload}, {"timestamp", FormatIso8601(clock_->NowMs())}};
   if (!job_id.empty()) j["job_id"] = job_id;
-  return log_.Append(std::move(j));
-}
-
-// ---- PlanningHistoryStore
-
-Result<PlanningHistoryStore> PlanningHistoryStore::Open(const std::string& planning_dir,
-                                                        Clock* clock) {
-  PlanningHistoryStore p;
-  p.dir_ = planning_dir;
-  p.clock_ = clock;
-  std::error_code ec;
-  std::filesystem::create_directories(planning_dir, ec);
-  if (ec) return Internal("cannot create " + planning_dir + ": " + ec.message());
-  MAESTRO_ASSIGN_OR_RETURN(p.log_, JsonlLog::Open(planning_dir + "/history.jsonl"));
-  return p;
-}
-
-Status PlanningHistoryStore::SavePlan(const Json& plan, const std::string& job_id) {
-  Json entry = {{"plan", plan}, {"job_id", job_id}};
-  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, AppendEntry("plan", entry));
-  (void)seq;
-  return ReplaceFileContent(dir_ + "/latest_plan.json", plan.dump(2) + "\n");
-}
-
-bool PlanningHistoryStore::HasPlan() const {
-  return std::filesystem::exists(dir_ + "/latest_plan.json");
-}
-
-Result<Json> PlanningHistoryStore::LatestPlan() const {
-  MAESTRO_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(dir_ + "/latest_plan.json"));
-  return ParseJson(text);
-}
-
-Result<int64_t> PlanningHistoryStore::AppendEntry(const std::string& type, const Json& entry) {
-  Json j = {{"type", type}, {"entry", entry}, {"timestamp", FormatIso8601(clock_->NowMs())}};
   return log_.Append(std::move(j));
 }
 

@@ -1,13 +1,13 @@
-// The task's append-only record files besides the conversation (seed 002):
-//   SummaryStore          summaries.jsonl   one record per compression
-//   ToolStore             tools.jsonl       the tool-call ledger
-//   EventLog              events.jsonl      audit events of this task
-//   PlanningHistoryStore  planning/         plan history when a piece plans
+// The task's record files besides the conversation (seed 002):
+//   SummaryStore  summaries.jsonl  one record per compression
+//   ToolStore     tools.jsonl      the tools ledger, read as one fact per call
+//   EventLog      events.jsonl     audit events of this task
 //
-// Where they sit: the agent loop records each tool call in the ToolStore
-// (the handoff's fallback and files_changed check read it back), the
-// ContextCompressor records summaries, and the engine's audit events go to
-// EventLog. All are JsonlLog files: O(1) appends, torn last line cut on open.
+// Where they sit: the ContextCompressor records summaries and the engine's
+// audit events go to EventLog — JsonlLog files: O(1) appends, torn last line
+// cut on open. tools.jsonl belongs to the tools ledger (tools/ledger.h, its
+// one writer and format); ToolStore is the context's read-only view of it:
+// the handoff's fallback and files_changed check read it back.
 //
 // Thread safety: one owner thread per task, like MessageStore.
 #pragma once
@@ -18,6 +18,7 @@
 
 #include "context/jsonl_log.h"
 #include "core/clock.h"
+#include "core/env.h"
 #include "core/json.h"
 
 namespace maestro::context {
@@ -38,7 +39,7 @@ struct SummaryRecord {
 
 class SummaryStore {
  public:
-  static Result<SummaryStore> Open(const std::string& dir, Clock* clock);
+  static Result<SummaryStore> Open(const std::string& dir, Clock* clock, Env* env = Env::Default());
   Result<int64_t> Add(SummaryRecord record);
   Result<std::optional<SummaryRecord>> Latest() const;
   int64_t count() const { return log_.count(); }
@@ -49,18 +50,18 @@ class SummaryStore {
   Clock* clock_ = nullptr;
 };
 
+// One ended tool call (the tools ledger's `finished`/`error`, with the args
+// of its `started` or of its one record).
 struct ToolCallRecord {
-  int64_t seq = 0;  // assigned on append
+  int64_t seq = 0;  // the ending record's seq
   std::string job_id;
   std::string call_id;  // the model's tool_call id
   std::string tool;
   Json args = Json::object();
   std::string status = "success";  // success | error
-  std::string result;              // on success (may be truncated by the caller)
+  std::string result;              // on success (the ledger keeps its first kLedgerResultBytes)
   std::string error;               // on error
   int64_t duration_ms = 0;
-  TimeMs started_at = 0;
-  TimeMs finished_at = 0;
 };
 
 // Tools whose successful calls change files; the path is args["path"].
@@ -68,44 +69,33 @@ bool IsFileWritingTool(const std::string& tool);
 
 class ToolStore {
  public:
-  static Result<ToolStore> Open(const std::string& dir, Clock* clock);
-  Result<int64_t> AddToolCall(const ToolCallRecord& record);
+  ToolStore() = default;
+  // The view of `dir`/tools.jsonl; `env` (not owned) outlives it.
+  ToolStore(std::string dir, Env* env) : dir_(std::move(dir)), env_(env) {}
+
+  // Every ended call, in ledger order. A call still open (or `reconciled`)
+  // is not a fact about its outcome and is skipped.
   Status ForEach(const std::function<bool(const ToolCallRecord&)>& fn) const;
   // Paths written by successful file-writing calls (optionally of one job).
   Result<std::set<std::string>> ChangedPaths(const std::string& job_id = {}) const;
-  int64_t count_tool_calls() const { return log_.count(); }
-  const std::string& path() const { return log_.path(); }
+  // How many calls ended.
+  Result<int64_t> CountEndedCalls() const;
+  std::string path() const { return dir_ + "/tools.jsonl"; }
 
  private:
-  JsonlLog log_;
-  Clock* clock_ = nullptr;
+  std::string dir_;
+  Env* env_ = nullptr;
 };
 
 class EventLog {
  public:
-  static Result<EventLog> Open(const std::string& dir, Clock* clock);
+  static Result<EventLog> Open(const std::string& dir, Clock* clock, Env* env = Env::Default());
   Result<int64_t> Append(const std::string& type, const Json& payload,
                          const std::string& job_id = {});
   Status ForEach(const std::function<bool(const Json&)>& fn) const { return log_.ForEach(fn); }
   int64_t count() const { return log_.count(); }
 
  private:
-  JsonlLog log_;
-  Clock* clock_ = nullptr;
-};
-
-// planning/history.jsonl (every entry) + planning/latest_plan.json (the
-// newest plan, rewritten atomically).
-class PlanningHistoryStore {
- public:
-  static Result<PlanningHistoryStore> Open(const std::string& planning_dir, Clock* clock);
-  Status SavePlan(const Json& plan, const std::string& job_id = {});
-  bool HasPlan() const;
-  Result<Json> LatestPlan() const;
-  Result<int64_t> AppendEntry(const std::string& type, const Json& entry);
-
- private:
-  std::string dir_;
   JsonlLog log_;
   Clock* clock_ = nullptr;
 };

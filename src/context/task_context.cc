@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <filesystem>
-
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 
 namespace maestro::context {
 namespace {
@@ -21,8 +19,8 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
                                                         const TaskContextDeps& deps,
                                                         const Task& task, const Job& job,
                                                         const ContextConfig& config) {
-  if (deps.store == nullptr || deps.clock == nullptr) {
-    return InvalidArgument("TaskContext needs a store and a clock");
+  if (deps.store == nullptr || deps.clock == nullptr || deps.env == nullptr) {
+    return InvalidArgument("TaskContext needs a store, a clock and an env");
   }
   std::unique_ptr<TaskContext> ctx(new TaskContext());
   ctx->dirs_ = &dirs;
@@ -31,17 +29,9 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
   ctx->task_id_ = task.id;
   ctx->job_id_ = job.id;
   MAESTRO_ASSIGN_OR_RETURN(ctx->dir_, dirs.Ensure(task.id, Placement::kRunning));
-  ctx->resumed_ = std::filesystem::exists(ctx->metadata_path());
+  ctx->resumed_ = deps.env->FileExists(ctx->metadata_path());
   if (!ctx->resumed_) MAESTRO_RETURN_IF_ERROR(ctx->WriteMetadata(task, job));
-  std::error_code ec;
-  std::filesystem::create_directories(ctx->handoffs_dir(), ec);
-  if (ec) return Internal("create " + ctx->handoffs_dir() + ": " + ec.message());
-  MAESTRO_ASSIGN_OR_RETURN(ctx->messages_, MessageStore::Open(ctx->dir_, deps.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->summaries_, SummaryStore::Open(ctx->dir_, deps.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->tools_, ToolStore::Open(ctx->dir_, deps.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->events_, EventLog::Open(ctx->dir_, deps.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->planning_,
-                           PlanningHistoryStore::Open(ctx->dir_ + "/planning", deps.clock));
+  MAESTRO_RETURN_IF_ERROR(ctx->OpenStores());
   const auto& rep = ctx->messages_.repairs();
   if (rep.torn_bytes_cut > 0 || rep.current_rebuilt || rep.transcript_rebuilt) {
     Json p = {{"torn_bytes_cut", rep.torn_bytes_cut},
@@ -64,17 +54,20 @@ Result<std::unique_ptr<TaskContext>> TaskContext::OpenDelegate(const std::string
   ctx->task_id_ = task_id_;
   ctx->job_id_ = job_id_;
   ctx->dir_ = dir_ + "/delegates/" + name;
-  ctx->resumed_ = std::filesystem::exists(ctx->dir_);
-  std::error_code ec;
-  std::filesystem::create_directories(ctx->handoffs_dir(), ec);
-  if (ec) return Internal("create " + ctx->dir_ + ": " + ec.message());
-  MAESTRO_ASSIGN_OR_RETURN(ctx->messages_, MessageStore::Open(ctx->dir_, deps_.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->summaries_, SummaryStore::Open(ctx->dir_, deps_.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->tools_, ToolStore::Open(ctx->dir_, deps_.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->events_, EventLog::Open(ctx->dir_, deps_.clock));
-  MAESTRO_ASSIGN_OR_RETURN(ctx->planning_,
-                           PlanningHistoryStore::Open(ctx->dir_ + "/planning", deps_.clock));
+  ctx->resumed_ = deps_.env->FileExists(ctx->dir_);
+  MAESTRO_RETURN_IF_ERROR(ctx->OpenStores());
   return ctx;
+}
+
+Status TaskContext::OpenStores() {
+  Env* env = deps_.env;
+  MAESTRO_RETURN_IF_ERROR(env->CreateDirs(handoffs_dir()));
+  MAESTRO_ASSIGN_OR_RETURN(messages_, MessageStore::Open(dir_, deps_.clock, env));
+  MAESTRO_ASSIGN_OR_RETURN(summaries_, SummaryStore::Open(dir_, deps_.clock, env));
+  MAESTRO_ASSIGN_OR_RETURN(ledger_, tools::ToolLedger::Open(dir_, deps_.clock, env));
+  tools_ = ToolStore(dir_, env);
+  MAESTRO_ASSIGN_OR_RETURN(events_, EventLog::Open(dir_, deps_.clock, env));
+  return Status::Ok();
 }
 
 Status TaskContext::WriteMetadata(const Task& task, const Job& job) {
@@ -99,17 +92,17 @@ Status TaskContext::WriteMetadata(const Task& task, const Job& job) {
         {"handoff_threshold", config_.handoff_threshold},
         {"keep_recent_messages", config_.keep_recent_messages}}},
   };
-  return ReplaceFileContent(metadata_path(), m.dump(2) + "\n");
+  return ReplaceFileContent(*deps_.env, metadata_path(), m.dump(2) + "\n");
 }
 
 Result<std::string> TaskContext::EndSession(std::unique_ptr<TaskContext> ctx, JobStatus status) {
   if (!ctx) return InvalidArgument("no context");
   const ContextDirs* dirs = ctx->dirs_;
+  Env* env = ctx->deps_.env;
   std::string task_id = ctx->task_id_;
   std::string request_json = ctx->request_json_path();
-  ctx.reset();  // close every file before the directory moves
-  std::error_code ec;
-  std::filesystem::remove(request_json, ec);  // transient (seed 002)
+  ctx.reset();                          // close every file before the directory moves
+  (void)env->RemoveFile(request_json);  // transient (seed 002); a leftover is harmless
   return dirs->FollowJobStatus(task_id, status);
 }
 
@@ -122,7 +115,12 @@ Status TaskContext::RecordLlmCall(int64_t prompt_tokens, int64_t completion_toke
 
 Result<int64_t> TaskContext::RecordToolCall(ToolCallRecord record) {
   if (record.job_id.empty()) record.job_id = job_id_;
-  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, tools_.AddToolCall(record));
+  tools::ToolResult result;
+  result.is_error = record.status != "success";
+  result.content = result.is_error ? record.error : record.result;
+  MAESTRO_ASSIGN_OR_RETURN(
+      int64_t seq, ledger_->RecordEnded({task_id_, record.job_id, record.call_id}, record.tool,
+                                        record.args, record.duration_ms, result));
   TaskStatsDelta d;
   d.tool_calls = 1;
   MAESTRO_RETURN_IF_ERROR(deps_.store->AddTaskStats(task_id_, d));

@@ -5,10 +5,11 @@
 // Flow: when a worker starts a job, Start() puts the task's directory in
 // contexts/running/ (creating it and its static metadata.json the first
 // time, or moving it back from paused/), opens the stores (messages,
-// summaries, tools, events, planning) and repairs any crash damage. While
+// summaries, the tools ledger, events) and repairs any crash damage. While
 // the job runs, the loop appends messages, records LLM and tool calls
 // through RecordLlmCall/RecordToolCall (which also bump the task row's
-// statistics with Store::AddTaskStats), and asks for the paths of
+// statistics with Store::AddTaskStats), the Dispatcher records its calls in
+// ledger() (the one writer of tools.jsonl), and the loop asks for the paths of
 // current.jsonl and request.json. When the job stops running (parks,
 // finishes, fails, is cancelled) EndSession() closes the files and moves the
 // directory to paused/ or completed/ to match the job's status.
@@ -25,14 +26,17 @@
 #include "context/message_store.h"
 #include "context/record_stores.h"
 #include "core/clock.h"
+#include "core/env.h"
 #include "store/store.h"
 #include "store/types.h"
+#include "tools/ledger.h"
 
 namespace maestro::context {
 
 struct TaskContextDeps {
   Store* store = nullptr;  // required: statistics
   Clock* clock = SystemClock::Default();
+  Env* env = Env::Default();  // every file and directory operation
 };
 
 class TaskContext {
@@ -54,9 +58,11 @@ class TaskContext {
 
   MessageStore& messages() { return messages_; }
   SummaryStore& summaries() { return summaries_; }
-  ToolStore& tools() { return tools_; }
+  // tools.jsonl read as ended calls; written only through ledger().
+  const ToolStore& tools() const { return tools_; }
+  // The task's (or delegate's) tools ledger, thread-safe: the Dispatcher's.
+  tools::ToolLedger& ledger() { return *ledger_; }
   EventLog& events() { return events_; }
-  PlanningHistoryStore& planning() { return planning_; }
 
   const std::string& dir() const { return dir_; }
   std::string handoffs_dir() const { return dir_ + "/handoffs"; }
@@ -68,10 +74,13 @@ class TaskContext {
   bool is_resumed() const { return resumed_; }  // the directory existed before
   Store& store() { return *deps_.store; }
   Clock& clock() { return *deps_.clock; }
+  Env& env() { return *deps_.env; }
 
   // An LLM call finished: llm_call_count += 1, total_tokens += prompt + completion.
   Status RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens);
-  // A tool call finished: ledger line + tool_call_count += 1.
+  // A tool call the engine ran without a Dispatcher finished: its one
+  // ledger record (ToolLedger::RecordEnded) + tool_call_count += 1.
+  // Returns the record's seq.
   Result<int64_t> RecordToolCall(ToolCallRecord record);
   // A compression happened: compression_count += 1.
   Status RecordCompression();
@@ -79,6 +88,7 @@ class TaskContext {
  private:
   TaskContext() = default;
   Status WriteMetadata(const Task& task, const Job& job);
+  Status OpenStores();
 
   const ContextDirs* dirs_ = nullptr;
   TaskContextDeps deps_;
@@ -87,9 +97,9 @@ class TaskContext {
   bool resumed_ = false;
   MessageStore messages_;
   SummaryStore summaries_;
+  std::unique_ptr<tools::ToolLedger> ledger_;
   ToolStore tools_;
   EventLog events_;
-  PlanningHistoryStore planning_;
 };
 
 }  // namespace maestro::context

@@ -201,6 +201,19 @@ Status PosixEnv::CreateSymlink(const std::string& target, const std::string& lin
 
 bool PosixEnv::FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
+Result<FileInfo> PosixEnv::GetFileInfo(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Errno("stat", path);
+  FileInfo info;
+  info.type = S_ISREG(st.st_mode)   ? DirEntry::Type::kFile
+              : S_ISDIR(st.st_mode) ? DirEntry::Type::kDir
+                                    : DirEntry::Type::kOther;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.modified_ms = static_cast<TimeMs>(st.st_mtim.tv_sec) * 1000 +
+                     static_cast<TimeMs>(st.st_mtim.tv_nsec / 1000000);
+  return info;
+}
+
 Result<std::vector<DirEntry>> PosixEnv::ListDir(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return Errno("opendir", dir);

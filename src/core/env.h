@@ -66,6 +66,13 @@ struct DirEntry {
   Type type = Type::kOther;
 };
 
+// What stat(2) says of a path (symlinks followed).
+struct FileInfo {
+  DirEntry::Type type = DirEntry::Type::kOther;
+  uint64_t size = 0;
+  TimeMs modified_ms = 0;  // mtime
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -106,6 +113,8 @@ class Env {
   virtual Status SetPermissions(const std::string& path, unsigned mode) = 0;
   virtual Status CreateSymlink(const std::string& target, const std::string& link) = 0;
   virtual bool FileExists(const std::string& path) = 0;
+  // kNotFound when `path` does not exist.
+  virtual Result<FileInfo> GetFileInfo(const std::string& path) = 0;
   // The entries of `dir` (without "." and ".."), in no particular order.
   virtual Result<std::vector<DirEntry>> ListDir(const std::string& dir) = 0;
 
@@ -140,6 +149,7 @@ class PosixEnv final : public Env {
   Status SetPermissions(const std::string& path, unsigned mode) override;
   Status CreateSymlink(const std::string& target, const std::string& link) override;
   bool FileExists(const std::string& path) override;
+  Result<FileInfo> GetFileInfo(const std::string& path) override;
   Result<std::vector<DirEntry>> ListDir(const std::string& dir) override;
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override;
   Result<int> SpawnChild(const ChildSpec& spec) override;

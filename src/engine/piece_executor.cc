@@ -205,11 +205,11 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   MAESTRO_ASSIGN_OR_RETURN(JobTools jt, OpenJobTools(task, job, piece, ws, ctx));
   if (jt.park) return Ended(std::move(*jt.park), job, session);
   const PieceTools& piece_tools = jt.piece_tools;
-  // The ledger first: calls a crash left open are settled before anything runs.
-  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<tools::ToolLedger> ledger,
-                           tools::ToolLedger::Open(ctx.dir(), opt_.clock));
+  // The ledger (tools.jsonl's one writer, opened with the context) first:
+  // calls a crash left open are settled before anything runs.
+  tools::ToolLedger& ledger = ctx.ledger();
   MAESTRO_ASSIGN_OR_RETURN(ReconcileReport reconcile,
-                           ReconcileAtJobStart(*opt_.store, *ledger, ctx.dir(), job));
+                           ReconcileAtJobStart(*opt_.store, ledger, ctx.dir(), job));
   if (reconcile.park) return Ended(std::move(*reconcile.park), job, session);
   std::string tools_path = ctx.dir() + "/tools.json";
   MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*opt_.env, tools_path, piece_tools.bytes));
@@ -238,8 +238,8 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   d.store = opt_.store;
   d.dispatcher = &dispatcher;
   d.dispatch = tools::DispatchContext{
-      task.id, job.id,       ws.root, jt.policy,
-      &cancel, ledger.get(), {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
+      task.id, job.id,  ws.root, jt.policy,
+      &cancel, &ledger, {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
   d.piece = &piece;
   d.piece_tools = &piece_tools;
   d.tools_path = tools_path;
@@ -308,7 +308,8 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
   const std::string transcript = ctx.messages().transcript_path();
   MAESTRO_ASSIGN_OR_RETURN(
       JobPromptPlan plan,
-      PlanJobPrompt(*opt_.store, task, job, {transcript, ctx.handoffs_dir()}, ran_before, start));
+      PlanJobPrompt(*opt_.store, task, job, {transcript, ctx.handoffs_dir(), &ctx.env()},
+                    ran_before, start));
   PromptInputs in;
   in.piece = &piece;
   in.tools = &piece_tools;

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 #include "engine/subtasks.h"
 
 namespace maestro::engine {
@@ -52,7 +52,7 @@ Status CloseAll(tools::ToolLedger& ledger, const std::vector<tools::LedgerRecord
 Result<std::vector<Json>> UnansweredCalls(const std::string& path) {
   std::vector<Json> calls;
   std::set<std::string> answered;
-  MAESTRO_RETURN_IF_ERROR(context::ForEachLine(path, [&](std::string_view line, uint64_t) {
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(*Env::Default(), path, [&](std::string_view line, uint64_t) {
     if (line.find("\"tool_calls\"") == std::string_view::npos &&
         line.find("\"role\":\"tool\"") == std::string_view::npos) {
       return true;

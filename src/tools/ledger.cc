@@ -1,13 +1,8 @@
 #include "tools/ledger.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <map>
 
 namespace maestro::tools {
@@ -52,63 +47,52 @@ std::string Truncate(const std::string& s) {
 
 }  // namespace
 
-Result<std::vector<LedgerRecord>> ToolLedger::Read(const std::string& dir) {
+Result<std::vector<LedgerRecord>> ToolLedger::Read(const std::string& dir, Env* env) {
   std::vector<LedgerRecord> out;
-  std::ifstream in(dir + "/tools.jsonl");
-  if (!in) return out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) continue;  // a torn append
-    try {
-      out.push_back(FromJson(j));
-    } catch (const Json::exception&) {
-      continue;  // a field of the wrong type: not one of our records
-    }
-  }
+  MAESTRO_RETURN_IF_ERROR(
+      ForEachLine(*env, dir + "/tools.jsonl", [&](std::string_view line, uint64_t) {
+        if (line.empty()) return true;
+        Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+        // Not a record: a torn append, or a line of the pre-ledger shape (no event).
+        if (j.is_discarded() || !j.is_object() || !j.contains("event")) return true;
+        try {
+          out.push_back(FromJson(j));
+        } catch (const Json::exception&) {
+          // a field of the wrong type: not one of our records
+        }
+        return true;
+      }));
   return out;
 }
 
-Result<std::unique_ptr<ToolLedger>> ToolLedger::Open(const std::string& dir, Clock* clock) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Internal("cannot create " + dir + ": " + ec.message());
-  MAESTRO_ASSIGN_OR_RETURN(auto existing, Read(dir));
+Result<std::unique_ptr<ToolLedger>> ToolLedger::Open(const std::string& dir, Clock* clock,
+                                                     Env* env) {
+  MAESTRO_RETURN_IF_ERROR(env->CreateDirs(dir));
   const std::string path = dir + "/tools.jsonl";
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot open " + path + ": " + std::strerror(errno));
-  // A torn last line must not glue onto our first record: start on a new line.
-  if (std::filesystem::file_size(path, ec) > 0) {
-    std::ifstream tail(path, std::ios::binary);
-    tail.seekg(-1, std::ios::end);
-    if (tail.get() != '\n' && write(fd, "\n", 1) != 1) {
-      close(fd);
-      return Internal("cannot write " + path);
+  // A torn last line must not glue onto our first record.
+  MAESTRO_RETURN_IF_ERROR(CutTornTail(*env, path).status());
+  // The sequence continues after every numbered line, records or not, so no
+  // seq is ever given twice in one file.
+  int64_t last = 0;
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(*env, path, [&](std::string_view line, uint64_t) {
+    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      auto it = j.find("seq");
+      if (it != j.end() && it->is_number_integer()) last = std::max(last, it->get<int64_t>());
     }
-  }
-  int64_t next = existing.empty() ? 1 : existing.back().seq + 1;
-  return std::unique_ptr<ToolLedger>(new ToolLedger(path, fd, next, clock));
+    return true;
+  }));
+  MAESTRO_ASSIGN_OR_RETURN(AppendFile file, AppendFile::Open(*env, path));
+  return std::unique_ptr<ToolLedger>(new ToolLedger(path, std::move(file), last + 1, clock));
 }
 
-ToolLedger::~ToolLedger() {
-  if (fd_ >= 0) close(fd_);
-}
-
-Status ToolLedger::Append(LedgerRecord rec) {
+Result<int64_t> ToolLedger::Append(LedgerRecord rec) {
   std::lock_guard<std::mutex> lock(mu_);
-  rec.seq = next_seq_++;
+  rec.seq = next_seq_;
   rec.ts = clock_->NowMs();
-  const std::string line = DumpJson(ToJson(rec)) + "\n";
-  size_t off = 0;
-  while (off < line.size()) {
-    ssize_t n = write(fd_, line.data() + off, line.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Internal("append to " + path_ + ": " + std::strerror(errno));
-    off += static_cast<size_t>(n);
-  }
-  if (fdatasync(fd_) != 0) return Internal("fdatasync " + path_ + ": " + std::strerror(errno));
-  return Status::Ok();
+  MAESTRO_RETURN_IF_ERROR(file_.Append(DumpJson(ToJson(rec)) + "\n", /*sync=*/true));
+  ++next_seq_;
+  return rec.seq;
 }
 
 Status ToolLedger::Started(const IdempotencyKey& key, const std::string& tool, const Json& args,
@@ -119,7 +103,7 @@ Status ToolLedger::Started(const IdempotencyKey& key, const std::string& tool, c
   r.tool = tool;
   r.args = args;
   r.read_only = read_only;
-  return Append(std::move(r));
+  return Append(std::move(r)).status();
 }
 
 Status ToolLedger::Finished(const IdempotencyKey& key, const std::string& tool, bool read_only,
@@ -131,7 +115,7 @@ Status ToolLedger::Finished(const IdempotencyKey& key, const std::string& tool, 
   r.read_only = read_only;
   r.duration_ms = duration_ms;
   r.result = Truncate(result.content);
-  return Append(std::move(r));
+  return Append(std::move(r)).status();
 }
 
 Status ToolLedger::Reconciled(const IdempotencyKey& key, const std::string& tool,
@@ -141,13 +125,27 @@ Status ToolLedger::Reconciled(const IdempotencyKey& key, const std::string& tool
   r.key = key;
   r.tool = tool;
   r.result = Truncate(note);
-  return Append(std::move(r));
+  return Append(std::move(r)).status();
 }
 
 Status ToolLedger::ParkCall(const IdempotencyKey& key, const std::string& tool, const Json& args,
                             bool parked, int64_t duration_ms, const ToolResult& result) {
+  if (!parked) return RecordEnded(key, tool, args, duration_ms, result).status();
   LedgerRecord r;
-  r.event = parked ? "parked" : result.is_error ? "error" : "finished";
+  r.event = "parked";
+  r.key = key;
+  r.tool = tool;
+  r.args = args.is_null() ? Json::object() : args;
+  r.duration_ms = duration_ms;
+  r.result = Truncate(result.content);
+  return Append(std::move(r)).status();
+}
+
+Result<int64_t> ToolLedger::RecordEnded(const IdempotencyKey& key, const std::string& tool,
+                                        const Json& args, int64_t duration_ms,
+                                        const ToolResult& result) {
+  LedgerRecord r;
+  r.event = result.is_error ? "error" : "finished";
   r.key = key;
   r.tool = tool;
   r.args = args.is_null() ? Json::object() : args;
@@ -156,8 +154,8 @@ Status ToolLedger::ParkCall(const IdempotencyKey& key, const std::string& tool, 
   return Append(std::move(r));
 }
 
-Result<RecoveryPlan> PlanRecovery(const std::string& dir, const std::string& job_id) {
-  MAESTRO_ASSIGN_OR_RETURN(auto records, ToolLedger::Read(dir));
+Result<RecoveryPlan> PlanRecovery(const std::string& dir, const std::string& job_id, Env* env) {
+  MAESTRO_ASSIGN_OR_RETURN(auto records, ToolLedger::Read(dir, env));
   // call id -> its `started` record while open; closing events erase it.
   std::map<std::string, LedgerRecord> open;
   std::vector<std::string> order;

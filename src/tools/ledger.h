@@ -19,10 +19,19 @@
 // re-issued call after the resume is recorded again), else `finished` /
 // `error` — both with the args and no `started` (nothing to reconcile).
 //
+// The engine also records, through TaskContext::RecordToolCall, a call it
+// ran without a Dispatcher (RecordEnded: one `finished`/`error` record with
+// the args, no `started`). This class is the file's only writer and its
+// format the only one: src/context's ToolStore, the tool cards, transcript
+// replay and recovery all read it through Read().
+//
 // Format: one JSON object per line {"seq","event","task_id","job_id",
 // "call_id","tool","args"?,"read_only","ts","duration_ms"?,"result"?}.
-// A torn last line (crash mid-append) or any line that is not a record is
-// ignored on read.
+// Every record is fdatasync'ed before its call returns (durable against
+// power loss, core/durable_file.h). Open cuts a torn last line (a crash
+// mid-append); on read any line that is not a record is skipped — that
+// includes lines without an `event`, the one-line-per-call shape that
+// versions before the single format wrote when no Dispatcher ran.
 //
 // Thread safety: all methods may be called from any thread (one mutex
 // serializes appends; parallel read-only calls share one ledger).
@@ -34,6 +43,8 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/durable_file.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "tools/tool.h"
@@ -56,9 +67,10 @@ inline constexpr size_t kLedgerResultBytes = 4096;
 
 class ToolLedger {
  public:
-  // Opens (creating) `dir`/tools.jsonl; continues the sequence of what is there.
-  static Result<std::unique_ptr<ToolLedger>> Open(const std::string& dir, Clock* clock);
-  ~ToolLedger();
+  // Opens (creating `dir` and) `dir`/tools.jsonl; continues the sequence of
+  // what is there. `env` (not owned) outlives the ledger.
+  static Result<std::unique_ptr<ToolLedger>> Open(const std::string& dir, Clock* clock,
+                                                  Env* env = Env::Default());
   ToolLedger(const ToolLedger&) = delete;
   ToolLedger& operator=(const ToolLedger&) = delete;
 
@@ -73,21 +85,25 @@ class ToolLedger {
   // it parked the job, else `finished`/`error` (result.is_error).
   Status ParkCall(const IdempotencyKey& key, const std::string& tool, const Json& args, bool parked,
                   int64_t duration_ms, const ToolResult& result);
+  // The one record of a call the engine ran without a Dispatcher:
+  // `finished`/`error` (result.is_error) with the args. Returns its seq.
+  Result<int64_t> RecordEnded(const IdempotencyKey& key, const std::string& tool, const Json& args,
+                              int64_t duration_ms, const ToolResult& result);
 
   const std::string& path() const { return path_; }
 
   // Every complete record of `dir`/tools.jsonl, oldest first (empty when
   // there is no file).
-  static Result<std::vector<LedgerRecord>> Read(const std::string& dir);
+  static Result<std::vector<LedgerRecord>> Read(const std::string& dir, Env* env = Env::Default());
 
  private:
-  ToolLedger(std::string path, int fd, int64_t next_seq, Clock* clock)
-      : path_(std::move(path)), fd_(fd), next_seq_(next_seq), clock_(clock) {}
-  Status Append(LedgerRecord rec);
+  ToolLedger(std::string path, AppendFile file, int64_t next_seq, Clock* clock)
+      : path_(std::move(path)), file_(std::move(file)), next_seq_(next_seq), clock_(clock) {}
+  Result<int64_t> Append(LedgerRecord rec);
 
   const std::string path_;
   std::mutex mu_;
-  int fd_;            // GUARDED_BY(mu_)
+  AppendFile file_;   // GUARDED_BY(mu_)
   int64_t next_seq_;  // GUARDED_BY(mu_)
   Clock* clock_;
 };
@@ -99,7 +115,8 @@ struct RecoveryPlan {
   bool needs_reconciliation() const { return !reconcile.empty(); }
 };
 
-Result<RecoveryPlan> PlanRecovery(const std::string& dir, const std::string& job_id);
+Result<RecoveryPlan> PlanRecovery(const std::string& dir, const std::string& job_id,
+                                  Env* env = Env::Default());
 
 // The comment posted when parking for reconciliation: which call, with which
 // arguments, may or may not have taken effect.

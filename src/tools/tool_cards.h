@@ -15,9 +15,9 @@
 // A park call's re-issue after the resume (the same job, the same tool and
 // arguments — for WaitSubTask the same tool — recorded under a new call id)
 // is folded into the park's card: its end is the card's end and the wait is
-// part of the card's duration. Records of the other shape that share the
-// file (ToolStore::AddToolCall, no `event`) are not ledger records and are
-// skipped, as ToolLedger::Read skips torn lines.
+// part of the card's duration. Lines that are not ledger records (torn, or
+// the pre-ledger one-line-per-call shape without an `event`) never reach
+// the fold: ToolLedger::Read skips them.
 //
 // Thread safety: a pure function.
 #pragma once

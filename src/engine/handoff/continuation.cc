@@ -46,7 +46,7 @@ Result<HandoffResult> CompleteHandoff(context::TaskContext& ctx, const HandoffDo
   }
   r.check = CheckFilesChanged(doc, actual, source);
   std::string yaml = HandoffToYaml(doc, &r.check, in.fallback ? "engine" : "agent");
-  MAESTRO_ASSIGN_OR_RETURN(r.path, SaveHandoffFile(ctx.handoffs_dir(), yaml));
+  MAESTRO_ASSIGN_OR_RETURN(r.path, SaveHandoffFile(ctx.env(), ctx.handoffs_dir(), yaml));
 
   Comment c;
   c.task_id = ctx.task_id();

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <map>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 #include "core/utf8.h"
 #include "tools/git_repo.h"
 
@@ -273,20 +273,18 @@ Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
   return d;
 }
 
-Result<std::string> SaveHandoffFile(const std::string& dir, const std::string& yaml) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("create " + dir + ": " + ec.message());
+Result<std::string> SaveHandoffFile(Env& env, const std::string& dir, const std::string& yaml) {
+  MAESTRO_RETURN_IF_ERROR(env.CreateDirs(dir));
   std::string path = fmt::format("{}/{:04d}.yaml", dir, LatestNumber(dir) + 1);
-  MAESTRO_RETURN_IF_ERROR(context::ReplaceFileContent(path, yaml));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(env, path, yaml));
   return path;
 }
 
-Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& dir) {
+Result<std::optional<HandoffDocument>> LoadLatestHandoff(Env& env, const std::string& dir) {
   int n = LatestNumber(dir);
   if (n == 0) return std::optional<HandoffDocument>();
   MAESTRO_ASSIGN_OR_RETURN(std::string text,
-                           context::ReadSmallFile(fmt::format("{}/{:04d}.yaml", dir, n)));
+                           ReadFileToString(env, fmt::format("{}/{:04d}.yaml", dir, n)));
   MAESTRO_ASSIGN_OR_RETURN(HandoffDocument d, HandoffFromYaml(text));
   return std::optional<HandoffDocument>(std::move(d));
 }

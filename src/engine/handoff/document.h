@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "context/record_stores.h"
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -89,9 +90,10 @@ Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
 
 // Saves `yaml` as the next handoffs/NNNN.yaml (0001, 0002, ...) atomically;
 // returns its path.
-Result<std::string> SaveHandoffFile(const std::string& handoffs_dir, const std::string& yaml);
+Result<std::string> SaveHandoffFile(Env& env, const std::string& handoffs_dir,
+                                    const std::string& yaml);
 // The newest saved handoff, or nullopt when there is none.
-Result<std::optional<HandoffDocument>> LoadLatestHandoff(const std::string& handoffs_dir);
+Result<std::optional<HandoffDocument>> LoadLatestHandoff(Env& env, const std::string& handoffs_dir);
 // How many handoffs/NNNN.yaml the task has written.
 int CountHandoffFiles(const std::string& handoffs_dir);
 

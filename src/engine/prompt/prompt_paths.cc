@@ -41,9 +41,10 @@ std::string ResumeNote(const Job& job, const std::string& movement) {
 // The newest handoff of the task, for the continuation `job` a handoff
 // queued. A handoff that cannot be read leaves a new job's start (the task
 // instruction alone), never a failed job.
-std::optional<HandoffDocument> HandoffToContinue(const Job& job, const std::string& handoffs_dir) {
+std::optional<HandoffDocument> HandoffToContinue(Env& env, const Job& job,
+                                                 const std::string& handoffs_dir) {
   if (handoffs_dir.empty()) return std::nullopt;
-  auto doc = LoadLatestHandoff(handoffs_dir);
+  auto doc = LoadLatestHandoff(env, handoffs_dir);
   if (doc.ok() && doc->has_value()) return std::move(doc).value();
   spdlog::warn("job {}: handoff continuation without its handoff in {}: {}", job.id, handoffs_dir,
                doc.ok() ? "none saved" : doc.status().ToString());
@@ -62,7 +63,7 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, const JobPro
   }
   if (handoff.empty() && HandedOffTo(store, job)) {
     *handed_off = true;
-    plan->handoff = HandoffToContinue(job, files.handoffs_dir);
+    plan->handoff = HandoffToContinue(*files.env, job, files.handoffs_dir);
     if (plan->handoff) plan->path = PromptPath::kHandoffContinuation;
     return Status::Ok();
   }

@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "engine/handoff/document.h"
@@ -86,6 +87,7 @@ struct JobPromptPlan {
 struct JobPromptFiles {
   std::string transcript_path;  // the task's transcript.jsonl
   std::string handoffs_dir;     // the task's handoffs/ ("" = none: no handoff path)
+  Env* env = Env::Default();    // reads the handoff
 };
 
 // `ran_before`: the task's newest conversation thread belongs to `job`

@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 #include "support/temp_dir.h"
 #include "unit/context/fake_llm.h"
 
@@ -18,13 +18,13 @@ using maestro::testing::ScriptedLlm;
 using maestro::testing::TempDir;
 
 std::string Slurp(const std::string& path) {
-  auto r = ReadSmallFile(path);
+  auto r = ReadFileToString(*Env::Default(), path);
   return r.ok() ? *r : "";
 }
 
 std::vector<Json> Lines(const std::string& path) {
   std::vector<Json> out;
-  EXPECT_TRUE(ForEachLine(path, [&](std::string_view l, uint64_t) {
+  EXPECT_TRUE(ForEachLine(*Env::Default(), path, [&](std::string_view l, uint64_t) {
                 out.push_back(Json::parse(l));
                 return true;
               }).ok());
@@ -226,8 +226,8 @@ TEST_F(CompressorTest, CrashAfterArchivingSummaryRebuildsCurrentFromArchive) {
   std::string new_cur = Slurp(messages_.current_path());
   // Simulate the crash window: the summary is archived, current.jsonl and the
   // transcript still hold the old conversation.
-  ASSERT_TRUE(ReplaceFileContent(messages_.current_path(), old_cur).ok());
-  ASSERT_TRUE(ReplaceFileContent(messages_.transcript_path(), old_cur).ok());
+  ASSERT_TRUE(ReplaceFileContent(*Env::Default(), messages_.current_path(), old_cur).ok());
+  ASSERT_TRUE(ReplaceFileContent(*Env::Default(), messages_.transcript_path(), old_cur).ok());
   auto reopened = MessageStore::Open(dir_.path(), &clock_);
   ASSERT_TRUE(reopened.ok());
   EXPECT_TRUE(reopened->repairs().current_rebuilt);

@@ -1,6 +1,6 @@
 // Crash safety of the file primitives: torn appends are cut, rewrites are
 // all-or-nothing even when the writer is killed mid-rewrite.
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -25,7 +25,7 @@ void WriteRaw(const std::string& path, const std::string& data, bool append = tr
 }
 
 std::string Slurp(const std::string& path) {
-  auto r = ReadSmallFile(path);
+  auto r = ReadFileToString(*Env::Default(), path);
   return r.ok() ? *r : "";
 }
 
@@ -33,11 +33,11 @@ TEST(DurableFileTest, CutTornTailRemovesOnlyThePartialLine) {
   TempDir d;
   std::string p = d.File("a.jsonl");
   WriteRaw(p, "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3,\"con");
-  auto cut = CutTornTail(p);
+  auto cut = CutTornTail(*Env::Default(), p);
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(*cut, std::string("{\"seq\":3,\"con").size());
   EXPECT_EQ(Slurp(p), "{\"seq\":1}\n{\"seq\":2}\n");
-  auto again = CutTornTail(p);
+  auto again = CutTornTail(*Env::Default(), p);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0u);
 }
@@ -46,12 +46,12 @@ TEST(DurableFileTest, JsonlLogOpenCutsTornLineAndContinuesSeq) {
   TempDir d;
   std::string p = d.File("tools.jsonl");
   {
-    auto log = JsonlLog::Open(p);
+    auto log = JsonlLog::Open(*Env::Default(), p);
     ASSERT_TRUE(log.ok());
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(log->Append({{"tool", "ReadFile"}}).ok());
   }
   WriteRaw(p, "{\"tool\":\"Wri");  // the crash tore the fourth append
-  auto log = JsonlLog::Open(p);
+  auto log = JsonlLog::Open(*Env::Default(), p);
   ASSERT_TRUE(log.ok());
   EXPECT_GT(log->open_info().torn_bytes_cut, 0u);
   EXPECT_EQ(log->count(), 3);
@@ -71,8 +71,8 @@ TEST(DurableFileTest, JsonlLogOpenCutsTornLineAndContinuesSeq) {
 TEST(DurableFileTest, ReplaceFileLeavesOldContentWhenWriterFails) {
   TempDir d;
   std::string p = d.File("current.jsonl");
-  ASSERT_TRUE(ReplaceFileContent(p, "old\n").ok());
-  Status st = ReplaceFile(p, [](const ByteSink& sink) -> Status {
+  ASSERT_TRUE(ReplaceFileContent(*Env::Default(), p, "old\n").ok());
+  Status st = ReplaceFile(*Env::Default(), p, [](const ByteSink& sink) -> Status {
     MAESTRO_RETURN_IF_ERROR(sink("new partial"));
     return Internal("disk full");
   });
@@ -94,14 +94,14 @@ TEST(DurableFileTest, KilledMidRewriteLeavesOldOrNewNeverAMix) {
     return all;
   };
   const std::string a = version('a'), b = version('b');
-  ASSERT_TRUE(ReplaceFileContent(p, a).ok());
+  ASSERT_TRUE(ReplaceFileContent(*Env::Default(), p, a).ok());
   for (int round = 0; round < 8; ++round) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       for (int i = 0;; ++i) {
         const std::string& v = i % 2 ? a : b;
-        Status st = ReplaceFile(p, [&](const ByteSink& sink) -> Status {
+        Status st = ReplaceFile(*Env::Default(), p, [&](const ByteSink& sink) -> Status {
           for (size_t off = 0; off < v.size(); off += 4096) {
             MAESTRO_RETURN_IF_ERROR(sink(std::string_view(v).substr(off, 4096)));
           }
@@ -126,7 +126,7 @@ TEST(DurableFileTest, ForEachLineGivesOffsetsAndSkipsTornTail) {
   std::string big(100000, 'x');  // spans buffer reads
   WriteRaw(p, "one\n" + big + "\nthree\ntorn");
   std::vector<std::pair<size_t, uint64_t>> seen;
-  ASSERT_TRUE(ForEachLine(p, [&](std::string_view line, uint64_t off) {
+  ASSERT_TRUE(ForEachLine(*Env::Default(), p, [&](std::string_view line, uint64_t off) {
                 seen.emplace_back(line.size(), off);
                 return true;
               }).ok());

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 #include "llm/request_body.h"
 #include "support/temp_dir.h"
 
@@ -16,7 +16,7 @@ namespace {
 using maestro::testing::TempDir;
 
 std::string Slurp(const std::string& path) {
-  auto r = ReadSmallFile(path);
+  auto r = ReadFileToString(*Env::Default(), path);
   return r.ok() ? *r : "";
 }
 
@@ -24,7 +24,7 @@ Json UserMessageFor(const std::string& text) { return {{"role", "user"}, {"conte
 
 std::vector<Json> Lines(const std::string& path) {
   std::vector<Json> out;
-  EXPECT_TRUE(ForEachLine(path, [&](std::string_view l, uint64_t) {
+  EXPECT_TRUE(ForEachLine(*Env::Default(), path, [&](std::string_view l, uint64_t) {
                 out.push_back(Json::parse(l));
                 return true;
               }).ok());
@@ -174,8 +174,9 @@ TEST_F(MessageStoreTest, CrashBetweenArchiveAndLiveAppendIsRepairedFromArchive) 
   // The archive got message 4 but the live files did not.
   std::string cur = Slurp(dir_.File("current.jsonl"));
   std::string without_last = cur.substr(0, cur.rfind('\n', cur.size() - 2) + 1);
-  ASSERT_TRUE(ReplaceFileContent(dir_.File("current.jsonl"), without_last).ok());
-  ASSERT_TRUE(ReplaceFileContent(dir_.File("transcript.jsonl"), without_last).ok());
+  ASSERT_TRUE(ReplaceFileContent(*Env::Default(), dir_.File("current.jsonl"), without_last).ok());
+  ASSERT_TRUE(
+      ReplaceFileContent(*Env::Default(), dir_.File("transcript.jsonl"), without_last).ok());
   MessageStore ms = Open();
   EXPECT_TRUE(ms.repairs().current_rebuilt);
   EXPECT_TRUE(ms.repairs().transcript_rebuilt);

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "context/compressor.h"
-#include "context/durable_file.h"
+#include "core/durable_file.h"
 #include "core/ids.h"
 #include "support/store_fixture.h"
 #include "unit/context/fake_llm.h"
@@ -44,12 +44,12 @@ TEST_F(TaskContextTest, StartCreatesTheLayoutAndStaticMetadata) {
   EXPECT_EQ(ctx->dir(), dir);
   EXPECT_FALSE(ctx->is_resumed());
   EXPECT_TRUE(fs::is_directory(dir + "/handoffs"));
-  EXPECT_TRUE(fs::is_directory(dir + "/planning"));
+  EXPECT_FALSE(fs::exists(dir + "/planning"));  // no plan store: nothing writes one
   for (const char* f :
        {"metadata.json", "messages.jsonl", "summaries.jsonl", "tools.jsonl", "events.jsonl"}) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
-  auto meta = ReadSmallFile(dir + "/metadata.json");
+  auto meta = ReadFileToString(*Env::Default(), dir + "/metadata.json");
   ASSERT_TRUE(meta.ok());
   Json m = Json::parse(*meta);
   EXPECT_EQ(m["uuid"], created.task.id);
@@ -58,9 +58,6 @@ TEST_F(TaskContextTest, StartCreatesTheLayoutAndStaticMetadata) {
   EXPECT_EQ(m["config"]["context_length"], config_.context_length);
   EXPECT_EQ(m["first_job_id"], job.id);
   EXPECT_GT(m["process_id"].get<int64_t>(), 0);
-  EXPECT_TRUE(ctx->planning().SavePlan({{"steps", {"a", "b"}}}).ok());
-  EXPECT_TRUE(ctx->planning().HasPlan());
-  EXPECT_EQ((*ctx->planning().LatestPlan())["steps"][1], "b");
 }
 
 TEST_F(TaskContextTest, StatisticsGoToTheTaskRow) {
@@ -82,7 +79,14 @@ TEST_F(TaskContextTest, StatisticsGoToTheTaskRow) {
   EXPECT_EQ(t->total_tokens, 2280);
   EXPECT_EQ(t->tool_call_count, 1);
   EXPECT_EQ(t->compression_count, 1);
-  EXPECT_EQ(ctx->tools().count_tool_calls(), 1);
+  EXPECT_EQ(*ctx->tools().CountEndedCalls(), 1);
+  // Written in the tools ledger's one format: one `finished` record with the args.
+  auto records = tools::ToolLedger::Read(ctx->dir());
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].event, "finished");
+  EXPECT_EQ((*records)[0].args, Json({{"path", "a"}}));
+  EXPECT_EQ((*records)[0].result, "x");
 }
 
 TEST_F(TaskContextTest, DirectoryFollowsJobStatusAndSurvivesRestart) {
@@ -247,7 +251,7 @@ TEST_F(DelegateContextTest, OpenDelegateHasItsOwnConversationInsideTheTaskDirect
   ASSERT_TRUE((*child)->messages().AddMessage({{"role", "user"}, {"content", "sub"}}, job.id).ok());
   EXPECT_EQ((*child)->messages().current_lines(), 2);
   EXPECT_EQ((*ctx)->messages().current_lines(), 1);  // the parent's conversation is untouched
-  auto parent_current = ReadSmallFile((*ctx)->messages().current_path());
+  auto parent_current = ReadFileToString(*Env::Default(), (*ctx)->messages().current_path());
   ASSERT_TRUE(parent_current.ok());
   EXPECT_EQ(parent_current->find("sub"), std::string::npos);
 }

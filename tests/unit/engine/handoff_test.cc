@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "context/durable_file.h"
 #include "context/task_context.h"
+#include "core/durable_file.h"
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/trigger.h"
 #include "engine/prompt/prompt_paths.h"
@@ -21,11 +21,9 @@ namespace {
 
 using context::ContextConfig;
 using context::ContextDirs;
-using context::ForEachLine;
 using context::MessageLine;
 using context::MessageStore;
 using context::Placement;
-using context::ReadSmallFile;
 using context::TaskContext;
 using context::ToolCallRecord;
 
@@ -171,7 +169,7 @@ TEST_F(HandoffFlowTest, MismatchIsRecordedAndHandoffSavedCommentedAndContinued) 
   EXPECT_EQ(r->check.source, "ledger");
   EXPECT_EQ(r->check.claimed_not_changed, std::vector<std::string>{"src/auth/login.py"});
   EXPECT_EQ(r->check.changed_not_claimed, std::vector<std::string>{"src/app.py"});
-  auto yaml = ReadSmallFile(r->path);
+  auto yaml = ReadFileToString(*Env::Default(), r->path);
   ASSERT_TRUE(yaml.ok());
   YAML::Node n = YAML::Load(*yaml);
   EXPECT_FALSE(n["verification"]["files_match"].as<bool>());
@@ -255,15 +253,17 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   ASSERT_TRUE(seeded.ok());
   ASSERT_TRUE((*ctx2)->messages().SeedThread(next.id, seeded->messages, "").ok());
 
-  auto cur = ReadSmallFile((*ctx2)->messages().current_path());
+  auto cur = ReadFileToString(*Env::Default(), (*ctx2)->messages().current_path());
   ASSERT_TRUE(cur.ok());
   std::vector<Json> lines;
   std::string first_line = cur->substr(0, cur->find('\n') + 1);
   EXPECT_EQ(first_line, old_system_line);  // byte-identical static prefix
-  ASSERT_TRUE(ForEachLine((*ctx2)->messages().current_path(), [&](std::string_view l, uint64_t) {
-                lines.push_back(Json::parse(l));
-                return true;
-              }).ok());
+  ASSERT_TRUE(ForEachLine(*Env::Default(), (*ctx2)->messages().current_path(),
+                          [&](std::string_view l, uint64_t) {
+                            lines.push_back(Json::parse(l));
+                            return true;
+                          })
+                  .ok());
   ASSERT_EQ(lines.size(), 2u);
   std::string user = lines[1]["content"];
   EXPECT_EQ(lines[1]["role"], "user");

@@ -1,0 +1,89 @@
+// Durable files: the crash-safety recipes every durable file relies on,
+// built on the Env's file primitives (core/env.h) so that a fault injected
+// there (tests/support/fault_injection_env.h) reaches each of them.
+//
+// Where it sits: under every store of src/context, the tools ledger and the
+// data dir's identity file. Append-only JSONL files (messages, tools,
+// summaries, events) are written with AppendFile — one write(2) per record on
+// an O_APPEND descriptor, so a crash can only leave a torn *last* line, which
+// CutTornTail removes on open. An append is durable against a process crash
+// when it returns; against an OS crash or power loss only when it was synced
+// (`sync`): summaries, tools ledger records and each seed's last archive
+// line are; a plain message append is not (the archive rebuilds the live
+// files on open, so what survives stays consistent). Files that are
+// rewritten as a whole (current.jsonl, transcript.jsonl, metadata.json,
+// handoffs) go through ReplaceFile: write a temp file in the same directory,
+// fsync it, rename it over the target and fsync the directory, so a reader
+// (or the next start after a crash) sees either the old file or the new one,
+// never a mix, and the new one survives power loss once ReplaceFile returned.
+//
+// Thread safety: AppendFile is owned by one thread (one task = one writer,
+// seed 002); the free functions are reentrant.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/env.h"
+#include "core/status.h"
+
+namespace maestro {
+
+// An appendable WritableFile (Env::NewAppendableFile). Move-only; the
+// destructor closes it.
+class AppendFile {
+ public:
+  AppendFile() = default;
+
+  // Opens (creating) `path` for appending. A file it creates has its
+  // directory fsync'ed, so a synced append to it survives power loss.
+  static Result<AppendFile> Open(Env& env, const std::string& path);
+
+  // Writes `data` with one write(2) (looping only on a short write). With
+  // `sync` the data is fdatasync'ed before returning. After a failed append
+  // (a full disk, an I/O error) part of `data` may be on disk: every later
+  // append fails too, so no record is glued onto the torn one; reopening
+  // (CutTornTail) repairs the file.
+  Status Append(std::string_view data, bool sync = false);
+  bool is_open() const { return file_ != nullptr; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::unique_ptr<WritableFile> file_;
+  std::string path_;
+  Status failed_;  // the first failed append's error
+};
+
+// Cuts bytes after the last '\n' of `path` (a torn line left by a crash in
+// the middle of an append). Returns how many bytes were cut (0 = clean). A
+// missing file is not an error (returns 0).
+Result<uint64_t> CutTornTail(Env& env, const std::string& path);
+
+// Writes a new version of `path` atomically: `write` fills the temp file
+// `path + ".tmp"` through the given sink, then fsync + rename + fsync(dir).
+// If `write` fails the target is untouched and the temp file removed.
+using ByteSink = std::function<Status(std::string_view)>;
+Status ReplaceFile(Env& env, const std::string& path,
+                   const std::function<Status(const ByteSink&)>& write);
+
+// ReplaceFile with a whole (small) content.
+Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content);
+
+// Calls `fn(line, offset)` for every complete line of `path` (without the
+// '\n'; bytes after the last '\n' are ignored), reading through a fixed
+// buffer so memory is O(longest line). `fn` returning false stops the scan.
+// A missing file has no lines.
+Status ForEachLine(Env& env, const std::string& path,
+                   const std::function<bool(std::string_view line, uint64_t offset)>& fn);
+
+// Copies bytes [from, to) of `path` into `sink` through a fixed buffer.
+Status CopyRange(Env& env, const std::string& path, uint64_t from, uint64_t to,
+                 const ByteSink& sink);
+
+// The size of `path`; 0 when it is missing.
+Result<uint64_t> FileSize(Env& env, const std::string& path);
+
+}  // namespace maestro
