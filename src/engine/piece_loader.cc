@@ -381,12 +381,6 @@ PieceParse ParsePieceFile(const std::string& path, const PieceLintOptions& optio
   return ParseNode(ss.str(), path, dir, options);
 }
 
-Result<Piece> LoadPieceFile(const std::string& path, const PieceLintOptions& options) {
-  PieceParse p = ParsePieceFile(path, options);
-  if (!p.ok()) return JoinProblems(p.problems);
-  return std::move(p.piece);
-}
-
 Result<Piece> LoadPieceText(const std::string& text, const std::string& source_name,
                             const PieceLintOptions& options) {
   PieceParse p = ParsePieceText(text, source_name, "", options);
