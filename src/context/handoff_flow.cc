@@ -161,7 +161,7 @@ Result<HandoffResult> CompleteHandoff(TaskContext& ctx, const HandoffDocument& d
   c.task_id = ctx.task_id();
   c.job_id = in.job.id;
   c.author = in.fallback ? "system" : "agent";
-  c.kind = "handoff";
+  c.kind = CommentKind::kHandoff;
   c.body = yaml;
   MAESTRO_ASSIGN_OR_RETURN(r.comment, ctx.store().AddComment(c));
 

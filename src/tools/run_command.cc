@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "tools/process_runner.h"
+#include "tools/tool_names.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -157,7 +158,7 @@ Status RegisterRunCommand(ToolRegistry& registry, std::shared_ptr<const Sandbox>
       {"required", {"command"}},
       {"additionalProperties", false}};
   ToolSpec spec{
-      "RunCommand",
+      kRunCommand,
       "Run a shell command in the workspace, sandboxed: the workspace is writable, the system "
       "read-only, no network unless allowed. Returns the exit code and the output (long output "
       "keeps its head and tail).",
