@@ -168,13 +168,14 @@ class ApiServer {
   Result<Store::CreatedTask> CreateTaskFor(const Json& body, const std::string& user);
   // {task, latest_job, jobs, pending_requests} (GET /api/local/tasks/:id).
   Result<Json> TaskDetail(const std::string& task_id, const std::string& user);
-  // {tasks: [...]}: the visible tasks, newest first (GET /api/local/tasks).
-  Result<Json> VisibleTasks(const std::string& status, const std::string& user);
+  // {tasks: [...]}: the visible tasks, newest first (GET /api/local/tasks),
+  // of every status or only `status`.
+  Result<Json> VisibleTasks(std::optional<JobStatus> status, const std::string& user);
   // The write gate: {comment, outcome, job}.
   Result<Json> CommentOn(const std::string& task_id, const std::string& user,
                          const std::string& body);
   // {request, job?}: decides request `request_id` of `kind` on the task.
-  Result<Json> DecideRequestFor(const std::string& task_id, const std::string& kind,
+  Result<Json> DecideRequestFor(const std::string& task_id, RequestKind kind,
                                 const std::string& request_id, const std::string& decision,
                                 const std::string& scope, const std::string& user);
   // Cancels the task's open jobs (and children); running ones here stop now.

@@ -1,6 +1,7 @@
 #include "api/http_util.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <strings.h>
 
@@ -141,6 +142,18 @@ Status RequiredString(const Json& body, const char* field, std::string* out) {
 }  // namespace maestro::api
 
 namespace maestro::api {
+
+Result<std::optional<JobStatus>> ParseStatusFilter(std::string_view status) {
+  if (status.empty()) return std::optional<JobStatus>();
+  if (auto s = ParseJobStatus(status)) return std::optional<JobStatus>(*s);
+  return InvalidArgument(
+      fmt::format("status must be one of {}", fmt::join(AllNames<JobStatus>(), ", ")), "status");
+}
+
+Result<RequestKind> ParseKindField(std::string_view kind) {
+  if (auto k = ParseRequestKind(kind)) return *k;
+  return InvalidArgument("kind must be tool, package or spawn", "kind");
+}
 
 Status OnlyFields(const Json& body, const std::vector<std::string>& known) {
   for (const auto& [key, _] : body.items()) {

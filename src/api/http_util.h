@@ -3,6 +3,7 @@
 // reads of request fields that fail with a 400 naming the field.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "api/http.h"
 #include "core/json.h"
 #include "core/status.h"
+#include "store/types.h"
 
 namespace maestro::api {
 
@@ -32,6 +34,11 @@ Status OptionalString(const Json& body, const char* field, std::string* out);
 Status OptionalInt(const Json& body, const char* field, int64_t min, int64_t max, int* out);
 // Required non-blank string field.
 Status RequiredString(const Json& body, const char* field, std::string* out);
+// A task list's `status` filter ("" = none), or a 400 naming "status" when
+// it is no job status.
+Result<std::optional<JobStatus>> ParseStatusFilter(std::string_view status);
+// A request kind (tool | package | spawn), or a 400 naming "kind".
+Result<RequestKind> ParseKindField(std::string_view kind);
 // Fields of `body` not in `known`: kInvalidArgument naming the first one
 // ("unknown field 'x'; known: a, b"), field = its name.
 Status OnlyFields(const Json& body, const std::vector<std::string>& known);

@@ -197,9 +197,7 @@ struct ToolDef {
 
 const std::vector<ToolDef>& Tools() {
   static const std::vector<ToolDef> kTools = [] {
-    const std::vector<std::string> statuses = {"queued",           "running",  "waiting_human",
-                                               "waiting_subtasks", "retry",    "succeeded",
-                                               "failed",           "cancelled"};
+    const std::vector<std::string> statuses = AllNames<JobStatus>();
     std::vector<ToolDef> t;
     t.push_back(
         {"create_task",
@@ -272,11 +270,10 @@ const std::vector<ToolDef>& Tools() {
          "first).",
          ObjectSchema({{"task_id", Str("The task's id.")}, {"body", Str("The comment text.")}},
                       {"task_id", "body"}),
-         OutputSchema(
-             {{"comment", kObject},
-              {"outcome", Enum("What the gate did.", {"interjection", "reused", "followup"})},
-              {"job", kObject}},
-             {"comment", "outcome", "job"}),
+         OutputSchema({{"comment", kObject},
+                       {"outcome", Enum("What the gate did.", AllNames<CommentOutcome>())},
+                       {"job", kObject}},
+                      {"comment", "outcome", "job"}),
          {{"readOnlyHint", false}, {"destructiveHint", false}}});
     t.push_back(
         {"decide_request",
@@ -284,11 +281,11 @@ const std::vector<ToolDef>& Tools() {
          "Approves or denies a pending tool, package or spawn request of a task; the parked "
          "job resumes either way. Exactly one decision wins.",
          ObjectSchema({{"task_id", Str("The task's id.")},
-                       {"kind", Enum("The request's kind.", {"tool", "package", "spawn"})},
+                       {"kind", Enum("The request's kind.", AllNames<RequestKind>())},
                        {"request_id", Str("The request's id (from get_task's pending_requests).")},
                        {"decision", Enum("approve or deny.", {"approve", "deny"})},
                        {"scope", Enum("Tool requests: once (these arguments only) or task.",
-                                      {"once", "task"})}},
+                                      AllNames<GrantScope>())}},
                       {"task_id", "kind", "request_id", "decision"}),
          OutputSchema({{"request", kObject}, {"job", kObject}}, {"request"}),
          {{"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}}});

@@ -501,12 +501,9 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     if (Status st = api::OptionalString(args, "status", &status); !st.ok()) {
       return mcp::ToolError(st.message());
     }
-    if (!status.empty() && !ParseJobStatus(status)) {
-      return mcp::ToolError(
-          "status must be one of queued, running, waiting_human, waiting_subtasks, retry, "
-          "succeeded, failed, cancelled");
-    }
-    auto tasks = api_.VisibleTasks(status, user);
+    auto filter = api::ParseStatusFilter(status);
+    if (!filter.ok()) return mcp::ToolError(filter.status().message());
+    auto tasks = api_.VisibleTasks(*filter, user);
     if (!tasks.ok()) return mcp::ToolError(FailureText(tasks.status()));
     return mcp::ToolResult(*tasks, std::to_string((*tasks)["tasks"].size()) + " task(s).", version);
   }
@@ -532,10 +529,9 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     if (Status st = api::OptionalString(args, "scope", &scope); !st.ok()) {
       return mcp::ToolError(st.message());
     }
-    if (kind != "tool" && kind != "package" && kind != "spawn") {
-      return mcp::ToolError("kind must be tool, package or spawn");
-    }
-    auto r = api_.DecideRequestFor(task_id, kind, request_id, decision, scope, user);
+    auto parsed_kind = api::ParseKindField(kind);
+    if (!parsed_kind.ok()) return mcp::ToolError(parsed_kind.status().message());
+    auto r = api_.DecideRequestFor(task_id, *parsed_kind, request_id, decision, scope, user);
     if (!r.ok()) return mcp::ToolError(FailureText(r.status()));
     std::string text =
         kind + " request " + request_id + " " + StringField((*r)["request"], "status");

@@ -10,7 +10,7 @@ namespace maestro {
 using api::Reply;
 using api::ReplyError;
 
-Result<Json> ApiServer::DecideRequestFor(const std::string& task_id, const std::string& kind,
+Result<Json> ApiServer::DecideRequestFor(const std::string& task_id, RequestKind kind,
                                          const std::string& request_id, const std::string& decision,
                                          const std::string& scope, const std::string& user) {
   if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
@@ -29,8 +29,9 @@ Result<Json> ApiServer::DecideRequestFor(const std::string& task_id, const std::
 }
 
 void ApiServer::RequestRoutes() {
-  for (const std::string kind : {"tool", "package", "spawn"}) {
-    const std::string base = "/api/local/tasks/{uuid}/" + kind + "-requests";
+  for (RequestKind kind : {RequestKind::kTool, RequestKind::kPackage, RequestKind::kSpawn}) {
+    const std::string base =
+        "/api/local/tasks/{uuid}/" + std::string(RequestKindName(kind)) + "-requests";
 
     router_.Add("GET", base, [this, kind](const api::HttpRequest& req) {
       std::string task_id = req.params[0];

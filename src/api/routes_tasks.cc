@@ -141,7 +141,7 @@ Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string
   if (!task.ok()) return task.status();
   auto jobs = store_.ListJobs(task_id);
   if (!jobs.ok()) return jobs.status();
-  auto requests = store_.ListRequests(task_id, "");
+  auto requests = store_.ListRequests(task_id, std::nullopt);
   if (!requests.ok()) return requests.status();
   auto usage = store_.ListJobUsage({task_id});
   if (!usage.ok()) return usage.status();
@@ -160,7 +160,7 @@ Result<Json> ApiServer::TaskDetail(const std::string& task_id, const std::string
   };
   Json pending = Json::array();
   for (const auto& r : *requests) {
-    if (r.status == "pending") pending.push_back(api::RequestJson(r));
+    if (r.status == RequestStatus::kPending) pending.push_back(api::RequestJson(r));
   }
   Json all_jobs = Json::array();
   for (const auto& j : *jobs) all_jobs.push_back(job_json(j));
@@ -197,7 +197,7 @@ Result<Json> ApiServer::TasksWithUsage(const std::vector<Task>& tasks) {
   return arr;
 }
 
-Result<Json> ApiServer::VisibleTasks(const std::string& status, const std::string& user) {
+Result<Json> ApiServer::VisibleTasks(std::optional<JobStatus> status, const std::string& user) {
   auto tasks = store_.ListTasks(status, 200);
   if (!tasks.ok()) return tasks.status();
   std::vector<Task> visible;
@@ -215,7 +215,7 @@ Result<Json> ApiServer::CommentOn(const std::string& task_id, const std::string&
   auto r = store_.PostComment(task_id, user, body);
   if (!r.ok()) return r.status();
   return Json{{"comment", api::CommentJson(r->comment)},
-              {"outcome", r->outcome},
+              {"outcome", CommentOutcomeName(r->outcome)},
               {"job", api::JobJson(r->job)}};
 }
 
@@ -270,7 +270,9 @@ void ApiServer::TaskRoutes() {
   });
 
   router_.Add("GET", "/api/local/tasks", [this](const api::HttpRequest& req) {
-    auto tasks = VisibleTasks(req.Query("status"), req.user);
+    auto filter = api::ParseStatusFilter(req.Query("status"));
+    if (!filter.ok()) return ReplyError(filter.status());
+    auto tasks = VisibleTasks(*filter, req.user);
     if (!tasks.ok()) return ReplyError(tasks.status());
     return Reply(200, *tasks);
   });

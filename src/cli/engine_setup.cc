@@ -8,6 +8,7 @@
 #include "telemetry/telemetry.h"
 #include "tools/builtin.h"
 #include "tools/sandbox.h"
+#include "tools/tool_names.h"
 
 namespace maestro {
 
@@ -89,10 +90,10 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   // Ephemeral workspaces are the task's own scratch repository: reading and
   // editing are allowed; the shell only inside the sandbox, without network.
   // The agent tools (subtasks, delegate) need no more than that.
-  o.workspace.ephemeral_policy.allowed_tools = {"ReadFile", "WriteFile",   "EditFile",
-                                                "ListDir",  "Glob",        "Grep",
-                                                "delegate", "SpinOffTask", "WaitSubTask"};
-  if (shell) o.workspace.ephemeral_policy.allowed_tools.insert("RunCommand");
+  o.workspace.ephemeral_policy.allowed_tools = {
+      tools::kReadFile, tools::kWriteFile, tools::kEditFile,    tools::kListDir,    tools::kGlob,
+      tools::kGrep,     tools::kDelegate,  tools::kSpinOffTask, tools::kWaitSubTask};
+  if (shell) o.workspace.ephemeral_policy.allowed_tools.insert(tools::kRunCommand);
   o.workspace.ephemeral_policy.edit_allowed = true;
   o.workspace.ephemeral_policy.shell_allowed = shell;
   o.data_dir = cfg.data_dir;

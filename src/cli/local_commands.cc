@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "api/http_util.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
 
@@ -56,10 +57,12 @@ int LocalTaskList(const std::string& config_path, const std::string& db_dir,
   if (!cfg.ok()) return Fail(cfg.status());
   auto store = OpenForCommand(*cfg);
   if (!store.ok()) return Fail(store.status());
-  auto tasks = (*store)->ListTasks(status, 100);
+  auto filter = api::ParseStatusFilter(status);
+  if (!filter.ok()) return Fail(filter.status());
+  auto tasks = (*store)->ListTasks(*filter, 100);
   if (!tasks.ok()) return Fail(tasks.status());
   for (const auto& t : *tasks) {
-    std::cout << fmt::format("{}  {:<16} {:<8} {}\n", t.id, t.status, t.piece,
+    std::cout << fmt::format("{}  {:<16} {:<8} {}\n", t.id, JobStatusName(t.status), t.piece,
                              t.title.empty() ? t.instruction.substr(0, 60) : t.title);
   }
   return 0;

@@ -71,12 +71,13 @@ std::string ContinueHint(const Config& cfg, const std::string& config_path, Stor
       serve_env, cfg_flag);
   if (job.wait_reason == "ask" || job.wait_reason == "reconcile") {
     out += "  " + env + AnswerCommand(job.task_id) + "\n";
-  } else if (auto requests = store.ListRequests(job.task_id, ""); requests.ok()) {
+  } else if (auto requests = store.ListRequests(job.task_id, std::nullopt); requests.ok()) {
     for (const Request& r : *requests) {
-      if (r.status != "pending") continue;
-      out += fmt::format("  {} request {}: {}{}\n", r.kind, r.id, r.name,
+      if (r.status != RequestStatus::kPending) continue;
+      out += fmt::format("  {} request {}: {}{}\n", RequestKindName(r.kind), r.id, r.name,
                          r.reason.empty() ? "" : " — " + r.reason);
-      out += DecideCommands(job.task_id, {{"id", r.id}, {"kind", r.kind}}, "    " + env);
+      out += DecideCommands(job.task_id, {{"id", r.id}, {"kind", RequestKindName(r.kind)}},
+                            "    " + env);
     }
   }
   out += fmt::format("  {}maestro task watch {}\n", env, job.task_id);
@@ -90,7 +91,7 @@ std::string QuestionOf(Store& store, const Job& job) {
   auto comments = store.ListComments(job.task_id);
   if (comments.ok()) {
     for (const Comment& c : *comments) {
-      if (c.job_id == job.id && c.kind == "question") out = c.body;
+      if (c.job_id == job.id && c.kind == CommentKind::kQuestion) out = c.body;
     }
   }
   return out;

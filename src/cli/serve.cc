@@ -14,6 +14,7 @@
 #include "cli/runtime.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
+#include "notify/delta_stamp.h"
 #include "store/budget.h"
 #include "store/sqlite/migrations.h"
 
@@ -37,20 +38,13 @@ int WaitForSignal() {
 }
 
 // Engine deltas (text, tool calls, retries...) go to the API's live job
-// stream once the API exists; `maestro worker` has none and drops them.
-// Each delta is stamped with its wall-clock time (`at`, ms) so the UI can
-// show tool durations even for deltas replayed after a reload.
+// stream, stamped (notify/delta_stamp.h), once the API exists; `maestro
+// worker` has none and drops them.
 engine::DeltaFn PublishToStreams(std::shared_ptr<Hooks> hooks) {
   return [hooks](const std::string& job_id, const Json& delta) {
     JobStreamHub* h = hooks->streams;
     if (!h) return;
-    Json stamped = delta;
-    if (stamped.is_object()) {
-      stamped["at"] = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-    }
-    h->Publish(job_id, stamped);
+    h->Publish(job_id, StampDelta(delta, SystemClock::Default()->NowMs()));
   };
 }
 

@@ -33,12 +33,6 @@ Placement PlacementFor(JobStatus s) {
   return Placement::kPaused;  // queued, retry, waiting_human, waiting_subtasks
 }
 
-std::optional<Placement> PlacementForTaskStatus(const std::string& status) {
-  auto s = ParseJobStatus(status);
-  if (!s) return std::nullopt;
-  return PlacementFor(*s);
-}
-
 ContextDirs::ContextDirs(std::string data_dir, Env* env)
     : root_(std::move(data_dir) + "/contexts"), env_(env) {}
 
@@ -124,9 +118,9 @@ Result<ReconcileReport> ContextDirs::Reconcile(Store& store) const {
         report.orphans.push_back(id);
         continue;
       }
-      auto want = PlacementForTaskStatus(task->status);
-      if (!want || *want == p) continue;
-      std::string target = PathOf(*want, id);
+      const Placement want = PlacementFor(task->status);
+      if (want == p) continue;
+      std::string target = PathOf(want, id);
       if (env_->FileExists(target)) {
         // A crash can't leave two copies (moves are renames), but an operator
         // copy can: the copy in the right place wins, the stale one goes.
@@ -141,12 +135,12 @@ Result<ReconcileReport> ContextDirs::Reconcile(Store& store) const {
         if (st.code() == StatusCode::kNotFound) continue;
         return st;
       }
-      report.moved.emplace_back(id, *want);
+      report.moved.emplace_back(id, want);
     }
   }
   for (Placement p : kAll)
     MAESTRO_RETURN_IF_ERROR(env_->SyncDir(root_ + "/" + std::string(PlacementName(p))));
-  MAESTRO_ASSIGN_OR_RETURN(std::vector<Task> tasks, store.ListTasks("", 1'000'000'000));
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<Task> tasks, store.ListTasks(std::nullopt, 1'000'000'000));
   for (const Task& t : tasks) {
     if (t.started_at != 0 && !Find(t.id)) report.missing.push_back(t.id);
   }
@@ -163,8 +157,8 @@ Result<std::vector<std::string>> ContextDirs::Cleanup(Store& store, int cleanup_
     TimeMs done = 0;
     auto task = store.GetTask(id);
     if (task.ok()) {
-      auto place = PlacementForTaskStatus(task->status);
-      if (place != Placement::kCompleted) continue;  // reopened (Continue): keep
+      if (PlacementFor(task->status) != Placement::kCompleted)
+        continue;  // reopened (Continue): keep
       done = task->completed_at;
     } else if (task.status().code() != StatusCode::kNotFound) {
       return task.status();

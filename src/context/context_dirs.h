@@ -36,8 +36,6 @@ namespace maestro::context {
 enum class Placement { kRunning, kPaused, kCompleted };
 std::string_view PlacementName(Placement p);
 Placement PlacementFor(JobStatus s);
-// From a task row's status text (its newest job's status); nullopt if unknown.
-std::optional<Placement> PlacementForTaskStatus(const std::string& status);
 
 struct ReconcileReport {
   std::vector<std::pair<std::string, Placement>> moved;  // task id, new place

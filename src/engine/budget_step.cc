@@ -31,7 +31,7 @@ void Announce(AgentLoopDeps& d, const std::string& movement, const budget::Verdi
   c.task_id = d.task_id;
   c.job_id = d.job_id;
   c.author = "system";
-  c.kind = "note";
+  c.kind = CommentKind::kNote;
   c.body = "Budget reached: " + text + ".";
   if (auto r = d.store->AddComment(c); !r.ok()) {
     spdlog::warn("job {}: budget comment: {}", d.job_id, r.status().ToString());

@@ -10,6 +10,7 @@
 #include "engine/prompt/prompt_builder.h"
 #include "engine/sentinel.h"
 #include "tools/park_tools.h"
+#include "tools/tool_names.h"
 
 namespace maestro::engine {
 namespace {
@@ -27,8 +28,8 @@ constexpr const char* kDelegateGuidance =
 // A sub-agent keeps the parent's working tools; control and park tools stay
 // with the job's own agent (a sub-agent must never park the job).
 bool IsChildTool(const std::string& name) {
-  if (name == "complete" || name == "transition") return false;
-  return name == kDelegateTool || tools::FindControlTool(name) == nullptr;
+  if (name == tools::kComplete || name == tools::kTransition) return false;
+  return name == tools::kDelegate || tools::FindControlTool(name) == nullptr;
 }
 
 std::string NameOf(const Json& def) {
@@ -103,7 +104,7 @@ std::vector<Json> DelegateToolDefs(const PieceTools& parent_tools, int child_dep
   for (const Json& def : parent_tools.tools) {
     std::string name = NameOf(def);
     if (!IsChildTool(name)) continue;
-    if (name == kDelegateTool && !DelegateOffered(child_depth, max_depth)) continue;
+    if (name == tools::kDelegate && !DelegateOffered(child_depth, max_depth)) continue;
     defs.push_back(def);
   }
   return defs;
@@ -146,13 +147,13 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   const Movement* mv = d.piece->FindMovement(movement);
   const auto& offered = d.piece_tools->names;
   if (!DelegateOffered(d.delegate_depth, max_depth) ||
-      std::find(offered.begin(), offered.end(), kDelegateTool) == offered.end()) {
+      std::find(offered.begin(), offered.end(), tools::kDelegate) == offered.end()) {
     return fmt::format(
         "Error: delegate is not available here (sub-agent depth {}, limit {}); do the work "
         "yourself.",
         d.delegate_depth, max_depth);
   }
-  if (mv && !ToolAllowedInMovement(*mv, kDelegateTool)) {
+  if (mv && !ToolAllowedInMovement(*mv, tools::kDelegate)) {
     return fmt::format("Error: delegate is not allowed in movement '{}'.", movement);
   }
   if (call.arguments.value("task", "").empty()) {

@@ -34,7 +34,7 @@
 
 namespace maestro::engine {
 
-inline constexpr const char* kDelegateTool = "delegate";
+// The one movement of a sub-agent's piece (named after the tool, tools::kDelegate).
 inline constexpr const char* kDelegateMovement = "delegate";
 
 // Whether a loop at `depth` (0 = the job's own agent) may delegate.

@@ -14,6 +14,7 @@
 #include "telemetry/genai.h"
 #include "tools/park_tools.h"
 #include "tools/reentry.h"
+#include "tools/tool_names.h"
 
 namespace maestro::engine {
 namespace {
@@ -72,7 +73,7 @@ std::string HandleComplete(const std::string& movement, const tools::ToolCall& c
 // would only loop on the grant). Empty when the request may go ahead.
 std::string UngrantableHere(const AgentLoopDeps& d, const std::string& movement,
                             const tools::ToolCall& call) {
-  if (call.name != "RequestTool") return "";
+  if (call.name != tools::kRequestTool) return "";
   const Movement* mv = d.piece->FindMovement(movement);
   const Json& tool = call.arguments.value("tool", Json());
   if (!mv || !tool.is_string() || ToolAllowedInMovement(*mv, tool.get<std::string>())) return "";
@@ -92,14 +93,15 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
   park.wait_reason = std::string(info.wait_reason);
   switch (re->state) {
     case tools::ReentryState::kApproved:
-      if (re->request && re->request->kind == "spawn") {  // the approval starts the child once
+      if (re->request &&
+          re->request->kind == RequestKind::kSpawn) {  // the approval starts the child once
         auto child = EnsureSpawnedTask(*d.store, d.job_id, *re->request, d.piece->name);
         if (!child.ok()) {
           return "Error: could not start the approved task: " + child.status().message();
         }
         return re->result.content + " It is " + *child + "; call WaitSubTask to wait for it.";
       }
-      if (re->request && re->request->kind == "package" && d.packages) {
+      if (re->request && re->request->kind == RequestKind::kPackage && d.packages) {
         // The install runs here, on the job's worker (see package_installer.h).
         return d.packages->ResolveApproved(*d.store, *re->request, d.cancel).content;
       }
@@ -150,19 +152,19 @@ std::string HandleWaitSubTask(AgentLoopDeps& d, const std::string& movement,
 std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
                           const tools::ToolCall& call, const tools::ControlToolInfo& info,
                           std::optional<MovementResult>& settled) {
-  if (call.name == kDelegateTool) return RunDelegate(d, movement, call);
+  if (call.name == tools::kDelegate) return RunDelegate(d, movement, call);
   if (d.delegate_depth > 0) {  // only the job's own agent may park or spawn
     return fmt::format(
         "Error: {} is not available to a delegate sub-agent; finish with complete and let the "
         "delegating agent do it.",
         call.name);
   }
-  if (call.name == "SpinOffTask" && call.arguments.value("space", "").empty()) {
+  if (call.name == tools::kSpinOffTask && call.arguments.value("space", "").empty()) {
     return HandleSpinOffLocal(d, call);
   }
   if (info.creates_request) return HandleRequestPark(d, movement, call, info, settled);
-  if (call.name == "WaitSubTask") return HandleWaitSubTask(d, movement, settled);
-  if (call.name == "WriteHandoff" && d.handoff) {
+  if (call.name == tools::kWaitSubTask) return HandleWaitSubTask(d, movement, settled);
+  if (call.name == tools::kWriteHandoff && d.handoff) {
     return d.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
   }
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
@@ -187,8 +189,8 @@ void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
 // records the regular calls), so the task's tool cards show them: `parked`
 // when the call parked the job, else finished/error with its answer.
 bool IsParkTool(const std::string& name) {
-  return name == "RequestTool" || name == "RequestPackage" || name == "SpinOffTask" ||
-         name == "WaitSubTask";
+  return name == tools::kRequestTool || name == tools::kRequestPackage ||
+         name == tools::kSpinOffTask || name == tools::kWaitSubTask;
 }
 
 void RecordParkCall(AgentLoopDeps& d, const tools::ToolCall& call, bool parked,
@@ -233,7 +235,8 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
     Parsed p = ParseCall(calls[i]);
     std::string& content = out.contents[i];
     const std::string& name = p.call.name;
-    bool control = name == "complete" || name == "transition" || tools::FindControlTool(name);
+    bool control =
+        name == tools::kComplete || name == tools::kTransition || tools::FindControlTool(name);
     // The Dispatcher traces the calls it runs; the engine those it answers.
     const bool dispatched =
         p.error.empty() && !control && !(mv && !ToolAllowedInMovement(*mv, name));
@@ -244,9 +247,9 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
       content = p.error;
     } else if (control && out.settled) {
       content = kAlreadySettled;
-    } else if (name == "complete") {
+    } else if (name == tools::kComplete) {
       content = HandleComplete(movement, p.call, out.settled);
-    } else if (name == "transition") {
+    } else if (name == tools::kTransition) {
       content = HandleTransition(d, movement, p.call, out.settled);
     } else if (control) {
       const auto started = std::chrono::steady_clock::now();

@@ -339,7 +339,7 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
   c.author = "agent";
   switch (r.status) {
     case PieceRunStatus::kCompleted:
-      c.kind = "result";
+      c.kind = CommentKind::kResult;
       c.body = r.result;
       break;
     case PieceRunStatus::kWaitingHuman:
@@ -349,12 +349,12 @@ void PieceExecutor::PostResultComment(const Task& task, const Job& job, const Pi
           r.wait_reason != "mcp_auth_required") {
         return;
       }
-      c.kind = "question";
+      c.kind = CommentKind::kQuestion;
       c.body = r.question;
       break;
     case PieceRunStatus::kAborted:
     case PieceRunStatus::kError:
-      c.kind = "note";
+      c.kind = CommentKind::kNote;
       c.body = fmt::format("The job stopped in movement '{}': {}{}", r.last_movement, r.reason,
                            r.result.empty() ? "" : "\n\n" + r.result);
       break;

@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "engine/piece_checks.h"
+#include "tools/tool_names.h"
 
 namespace maestro::engine {
 
@@ -19,9 +20,10 @@ std::string PieceProblem::ToString() const {
 }
 
 std::vector<std::string> PieceLintOptions::DefaultToolNames() {
-  return {"ReadFile",    "WriteFile",   "EditFile",     "ListDir",     "Glob",
-          "Grep",        "RunCommand",  "delegate",     "RequestTool", "RequestPackage",
-          "WaitSubTask", "SpinOffTask", "WriteHandoff", "complete",    "transition"};
+  return {tools::kReadFile,     tools::kWriteFile,      tools::kEditFile,    tools::kListDir,
+          tools::kGlob,         tools::kGrep,           tools::kRunCommand,  tools::kDelegate,
+          tools::kRequestTool,  tools::kRequestPackage, tools::kWaitSubTask, tools::kSpinOffTask,
+          tools::kWriteHandoff, tools::kComplete,       tools::kTransition};
 }
 
 namespace {
@@ -379,12 +381,6 @@ PieceParse ParsePieceFile(const std::string& path, const PieceLintOptions& optio
   ss << in.rdbuf();
   std::string dir = std::filesystem::path(path).parent_path().string();
   return ParseNode(ss.str(), path, dir, options);
-}
-
-Result<Piece> LoadPieceFile(const std::string& path, const PieceLintOptions& options) {
-  PieceParse p = ParsePieceFile(path, options);
-  if (!p.ok()) return JoinProblems(p.problems);
-  return std::move(p.piece);
 }
 
 Result<Piece> LoadPieceText(const std::string& text, const std::string& source_name,

@@ -1,9 +1,9 @@
 // Piece loader and linter: YAML text -> Piece, with every problem listed.
 //
 // One walk does both jobs. `maestro piece lint FILE` prints every
-// PieceProblem as `file:line:col: message`; the worker's piece resolution
-// calls LoadPieceFile / LoadPieceText and refuses a piece that has any
-// problem (a job never starts on a piece that lint would reject). Checks:
+// PieceProblem as `file:line:col: message`; the piece catalog refuses a
+// piece that has any problem (a job never starts on a piece that lint would
+// reject). Checks:
 // YAML syntax, unknown keys (with the nearest valid key), wrong types, missing
 // required fields, duplicate movement names, rule/default_next/loop-monitor
 // targets that name no movement, engine sentinels in `rules[].next` (only
@@ -52,7 +52,6 @@ PieceParse ParsePieceText(const std::string& text, const std::string& source_nam
 PieceParse ParsePieceFile(const std::string& path, const PieceLintOptions& options = {});
 
 // The Piece, or kInvalidArgument whose message lists every problem, one per line.
-Result<Piece> LoadPieceFile(const std::string& path, const PieceLintOptions& options = {});
 Result<Piece> LoadPieceText(const std::string& text, const std::string& source_name,
                             const PieceLintOptions& options = {});
 

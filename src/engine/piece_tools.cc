@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "tools/tool_names.h"
+
 namespace maestro::engine {
 
 namespace {
@@ -55,10 +57,11 @@ Json TransitionToolDef(const std::vector<std::string>& targets) {
          {{"type", "string"}, {"enum", targets}, {"description", "The movement to move to."}}},
         {"reason", {{"type", "string"}, {"description", "Why the current movement is done."}}}}},
       {"required", {"next"}}};
-  return {
-      {"type", "function"},
-      {"function",
-       {{"name", "transition"}, {"description", kTransitionDescription}, {"parameters", params}}}};
+  return {{"type", "function"},
+          {"function",
+           {{"name", tools::kTransition},
+            {"description", kTransitionDescription},
+            {"parameters", params}}}};
 }
 
 Json CompleteToolDef() {
@@ -75,7 +78,9 @@ Json CompleteToolDef() {
       {"required", {"status", "result"}}};
   return {{"type", "function"},
           {"function",
-           {{"name", "complete"}, {"description", kCompleteDescription}, {"parameters", params}}}};
+           {{"name", tools::kComplete},
+            {"description", kCompleteDescription},
+            {"parameters", params}}}};
 }
 
 Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& regular_tools) {
@@ -86,11 +91,11 @@ Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& 
     if (name.empty()) {
       return InvalidArgument("tool definition without function.name: " + def.dump());
     }
-    if (name == "complete" || name == "transition") {
+    if (name == tools::kComplete || name == tools::kTransition) {
       return InvalidArgument(fmt::format("'{}' is a control tool and cannot be registered", name));
     }
     // WriteHandoff is the engine's (seed 004), offered whatever the movements list.
-    if (universe && !universe->count(name) && name != "WriteHandoff") continue;
+    if (universe && !universe->count(name) && name != tools::kWriteHandoff) continue;
     auto [it, fresh] = by_name.emplace(name, def);
     if (!fresh && it->second != def) {
       return InvalidArgument(fmt::format("two different definitions of tool '{}'", name));
@@ -103,10 +108,10 @@ Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& 
   }
   if (piece.HasTransitions()) {
     out.tools.push_back(TransitionToolDef(piece.TransitionTargets()));
-    out.names.push_back("transition");
+    out.names.push_back(tools::kTransition);
   }
   out.tools.push_back(CompleteToolDef());
-  out.names.push_back("complete");
+  out.names.push_back(tools::kComplete);
   out.bytes = out.tools.dump();
   return out;
 }
@@ -134,7 +139,7 @@ std::string TransitionError(const Piece& piece, const std::string& current,
 }
 
 bool ToolAllowedInMovement(const Movement& movement, const std::string& name) {
-  if (name == "complete" || name == "transition") return true;
+  if (name == tools::kComplete || name == tools::kTransition) return true;
   if (!movement.allowed_tools) return true;
   const auto& a = *movement.allowed_tools;
   return std::find(a.begin(), a.end(), name) != a.end();

@@ -7,6 +7,7 @@
 
 #include "core/durable_file.h"
 #include "engine/subtasks.h"
+#include "tools/tool_names.h"
 
 namespace maestro::engine {
 namespace {
@@ -33,7 +34,8 @@ std::string SettlingReply(Store& store, const Job& job) {
   std::string text;
   if (!comments.ok()) return text;
   for (const Comment& c : *comments) {
-    if (c.job_id == job.id && (c.kind == "answer" || c.kind == "reply")) text = c.body;
+    if (c.job_id == job.id && (c.kind == CommentKind::kAnswer || c.kind == CommentKind::kReply))
+      text = c.body;
   }
   return text;
 }
@@ -98,7 +100,7 @@ Result<int> AnswerSettledCalls(Store& store, context::MessageStore& messages,
                       : r.result;
       }
     }
-    if (!content && name == "SpinOffTask") {
+    if (!content && name == tools::kSpinOffTask) {
       Json args = Json::parse(fn.value("arguments", "{}"), nullptr, false);
       if (args.is_object() && args.value("space", "").empty()) {
         auto spawned = SpinOffLocal(store, job.task_id, job.id, piece, id, args);

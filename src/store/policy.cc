@@ -30,25 +30,25 @@ CommentGate DecideCommentGate(const std::optional<Job>& newest) {
   }
 }
 
-const char* CommentKind(CommentGate gate) {
+CommentKind KindFor(CommentGate gate) {
   switch (gate) {
     case CommentGate::kInterjection:
-      return "interjection";
+      return CommentKind::kInterjection;
     case CommentGate::kAnswer:
-      return "answer";
+      return CommentKind::kAnswer;
     default:
-      return "reply";
+      return CommentKind::kReply;
   }
 }
 
-const char* GateOutcome(CommentGate gate) {
+CommentOutcome GateOutcome(CommentGate gate) {
   switch (gate) {
     case CommentGate::kInterjection:
-      return "interjection";
+      return CommentOutcome::kInterjection;
     case CommentGate::kReused:
-      return "reused";
+      return CommentOutcome::kReused;
     default:
-      return "followup";
+      return CommentOutcome::kFollowUp;
   }
 }
 

@@ -24,9 +24,13 @@ enum class CommentGate {
 };
 CommentGate DecideCommentGate(const std::optional<Job>& newest);
 // The comment's kind for a gate: interjection | reply | answer.
-const char* CommentKind(CommentGate gate);
+CommentKind KindFor(CommentGate gate);
 // Store::CommentResult::outcome: interjection | reused | followup.
-const char* GateOutcome(CommentGate gate);
+CommentOutcome GateOutcome(CommentGate gate);
+// KindFor's range: the user comments the engine delivers into a prompt, and
+// that a job ending with them undelivered hands on.
+inline constexpr CommentKind kDeliveredKinds[] = {CommentKind::kInterjection, CommentKind::kReply,
+                                                  CommentKind::kAnswer};
 // True while the job waits on a person's decision on a request.
 bool WaitsForDecision(const Job& job);
 // The follow-up of `job`: same piece/model/profile, re-entering its movement.

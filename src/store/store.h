@@ -44,8 +44,8 @@ class Store {
   };
   virtual Result<CreatedTask> CreateTask(const NewTask& task) = 0;
   virtual Result<Task> GetTask(const std::string& task_id) = 0;
-  // Newest first; `status` filters when non-empty.
-  virtual Result<std::vector<Task>> ListTasks(const std::string& status, int limit) = 0;
+  // Newest first; `status` filters when set.
+  virtual Result<std::vector<Task>> ListTasks(std::optional<JobStatus> status, int limit) = 0;
   virtual Status AddTaskStats(const std::string& task_id, const TaskStatsDelta& delta) = 0;
 
   virtual Result<Comment> AddComment(const Comment& comment) = 0;
@@ -60,7 +60,7 @@ class Store {
   // resume_movement and ask_count (an answered ASK job ends as succeeded).
   struct CommentResult {
     Comment comment;
-    std::string outcome;  // interjection | reused | followup
+    CommentOutcome outcome = CommentOutcome::kFollowUp;
     Job job;
   };
   virtual Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
@@ -174,9 +174,9 @@ class Store {
   // ---- approval requests and grants
   virtual Result<Request> CreateRequest(const Request& request) = 0;
   virtual Result<Request> GetRequest(const std::string& request_id) = 0;
-  // `kind` "" = all kinds. Oldest first.
+  // `kind` unset = all kinds. Oldest first.
   virtual Result<std::vector<Request>> ListRequests(const std::string& task_id,
-                                                    const std::string& kind) = 0;
+                                                    std::optional<RequestKind> kind) = 0;
   // Compare-and-set pending -> approved|denied; a second decision gets
   // kConflict. Approving a tool request also creates its grant (scope once,
   // bound to the arguments, or task). The parked job (waiting_human) is

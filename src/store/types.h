@@ -2,6 +2,12 @@
 //
 // Plain values copied out of the database; holding one never holds a lock.
 // Times are TimeMs (ms since epoch, UTC); 0 means "not set".
+//
+// Every closed set of values a row carries (job status, comment kind,
+// request kind/status, grant scope, the comment gate's outcome) is an enum
+// here with its one Name/Parse pair in types.cc: the names are the strings
+// the DB columns, events and JSON have always held, so the wire format and
+// the schema do not depend on the C++ spelling.
 #pragma once
 
 #include <optional>
@@ -31,6 +37,46 @@ std::optional<JobStatus> ParseJobStatus(std::string_view s);
 bool IsTerminal(JobStatus s);
 bool IsParked(JobStatus s);  // waiting_human or waiting_subtasks
 
+// Who wrote a comment and why. kAnswer: a reply to an ASK park (the comment
+// gate's policy::KindFor); kReply: any other user comment that started or
+// waits for a job; kInterjection: reached a running job.
+enum class CommentKind {
+  kInstruction,
+  kReply,
+  kAnswer,
+  kQuestion,
+  kResult,
+  kHandoff,
+  kInterjection,
+  kNote,
+};
+std::string_view CommentKindName(CommentKind k);
+std::optional<CommentKind> ParseCommentKind(std::string_view s);
+
+// What the comment write gate did with a comment (Store::PostComment).
+enum class CommentOutcome { kInterjection, kReused, kFollowUp };
+std::string_view CommentOutcomeName(CommentOutcome o);
+
+// What an approval request asks for.
+enum class RequestKind { kTool, kPackage, kSpawn };
+std::string_view RequestKindName(RequestKind k);
+std::optional<RequestKind> ParseRequestKind(std::string_view s);
+
+enum class RequestStatus { kPending, kApproved, kDenied };
+std::string_view RequestStatusName(RequestStatus s);
+std::optional<RequestStatus> ParseRequestStatus(std::string_view s);
+
+// How far an approved tool request's grant reaches: these arguments once, or
+// the tool for the whole task.
+enum class GrantScope { kOnce, kTask };
+std::string_view GrantScopeName(GrantScope s);
+std::optional<GrantScope> ParseGrantScope(std::string_view s);
+
+// Every name of enum E, in enumerator order (for schemas and error messages
+// that list the valid values). Defined for each enum above.
+template <typename E>
+std::vector<std::string> AllNames();
+
 struct Task {
   std::string id;  // UUID
   std::string title;
@@ -40,7 +86,7 @@ struct Task {
   std::string visibility;  // private | shared
   std::string owner;
   std::string task_source = "local";
-  std::string status;  // the status of the task's newest job
+  JobStatus status = JobStatus::kQueued;  // the status of the task's newest job
   // Seed 002 statistics and provenance.
   std::string llm_provider;
   std::string model;
@@ -102,7 +148,7 @@ struct Comment {
   std::string task_id;
   std::string job_id;
   std::string author;  // user | agent | system
-  std::string kind;    // instruction | reply | question | result | handoff | interjection | note
+  CommentKind kind = CommentKind::kNote;
   std::string body;
   TimeMs delivered_at = 0;  // interjections: when the running agent received it
   TimeMs created_at = 0;
@@ -213,13 +259,13 @@ struct Request {
   std::string id;
   std::string task_id;
   std::string job_id;
-  std::string kind;  // tool | package | spawn
+  RequestKind kind = RequestKind::kTool;
   std::string name;  // tool name, package name, or spawned task title
   Json args = Json::object();
   std::string args_hash;  // canonical hash of args
   std::string reason;
-  std::string status = "pending";  // pending | approved | denied
-  std::string scope;               // once | task (approved tool requests)
+  RequestStatus status = RequestStatus::kPending;
+  std::optional<GrantScope> scope;  // as decided; unset: not given (a tool grant is then once)
   std::string decided_by;
   TimeMs decided_at = 0;
   TimeMs created_at = 0;
@@ -229,7 +275,7 @@ struct Grant {
   std::string id;
   std::string task_id;
   std::string tool_name;
-  std::string scope;      // once | task
+  GrantScope scope = GrantScope::kOnce;
   std::string args_hash;  // bound for scope=once
   std::string request_id;
   TimeMs expires_at = 0;  // 0: never

@@ -1,8 +1,9 @@
-// The registry maestro runs with, in the order the `tools` array shows them:
-// ReadFile, WriteFile, EditFile, ListDir, Glob, Grep, RunCommand, then the
-// park and agent tools (RequestTool, RequestPackage, WaitSubTask,
-// SpinOffTask, delegate, WriteHandoff). transition and complete are added per
-// piece by BuildToolsArrayText (park_tools.h).
+// The registry maestro runs with, in registration order: ReadFile,
+// WriteFile, EditFile, ListDir, Glob, Grep, RunCommand, then the park and
+// agent tools (RequestTool, RequestPackage, WaitSubTask, SpinOffTask,
+// delegate, WriteHandoff). A job's `tools` array is built from it per piece
+// by engine/piece_tools.h BuildPieceTools (sorted by name, then transition
+// and complete).
 //
 // Where it sits: built once at startup (after Sandbox::Probe, whose result
 // the caller should log: an unavailable sandbox disables RunCommand) and

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tools/tool_names.h"
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
 
@@ -217,19 +218,19 @@ const Json kPath = {{"type", "string"}, {"description", "path relative to the wo
 Status RegisterFileTools(ToolRegistry& r) {
   const Json line = {{"type", "integer"}, {"minimum", 1}};
   MAESTRO_RETURN_IF_ERROR(
-      r.Register({"ReadFile",
+      r.Register({kReadFile,
                   "Read a text file of the workspace, optionally only lines start_line..end_line "
                   "(1-based, inclusive).",
                   Obj({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
                   ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
                  ReadFileTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"WriteFile",
+      {kWriteFile,
        "Create or overwrite a file of the workspace with content (parent directories are created).",
        Obj({{"path", kPath}, {"content", {{"type", "string"}}}}, {"path", "content"}), false,
        ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
       WriteFileTool));
-  MAESTRO_RETURN_IF_ERROR(r.Register({"EditFile",
+  MAESTRO_RETURN_IF_ERROR(r.Register({kEditFile,
                                       "Replace the exact text old_string with new_string in a "
                                       "file; old_string must occur exactly once.",
                                       Obj({{"path", kPath},
@@ -239,18 +240,18 @@ Status RegisterFileTools(ToolRegistry& r) {
                                       false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
                                      EditFileTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"ListDir", "List a directory of the workspace (directories end with /).",
+      {kListDir, "List a directory of the workspace (directories end with /).",
        Obj({{"path", kPath}}, {}), true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
       ListDirTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      {"Glob",
+      {kGlob,
        "Find workspace files whose relative path matches a glob (* and ? within a directory, ** "
        "across directories).",
        Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}}, {"pattern"}),
        true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
       GlobTool));
   return r.Register(
-      {"Grep",
+      {kGrep,
        "Search workspace files for a POSIX extended regular expression; prints path:line: text.",
        Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}},
             {"path", kPath},

@@ -89,8 +89,9 @@ Result<Permission> ToolAuthorizer::Authorize(const ToolPolicy& policy, const std
     if (g->has_value()) {
       // A task-wide grant of RunCommand does not open the network: that needs
       // a once-grant bound to arguments that ask for it, or the policy.
-      const bool net_ok = !wants_network || policy.network_allowed || (*g)->scope == "once";
-      const bool scope_ok = !spec.approve_each_call || (*g)->scope == "once";
+      const bool net_ok =
+          !wants_network || policy.network_allowed || (*g)->scope == GrantScope::kOnce;
+      const bool scope_ok = !spec.approve_each_call || (*g)->scope == GrantScope::kOnce;
       if (net_ok && scope_ok) {
         perm.allowed = true;
         perm.network = wants_network;

@@ -3,26 +3,27 @@
 #include <fmt/format.h>
 
 #include "core/hash.h"
+#include "tools/tool_names.h"
 
 namespace maestro::tools {
 
 Result<RequestKey> RequestKeyFor(const ToolCall& call) {
   const Json& a = call.arguments;
   RequestKey k;
-  if (call.name == "RequestTool") {
-    k.kind = "tool";
+  if (call.name == kRequestTool) {
+    k.kind = RequestKind::kTool;
     k.name = a.value("tool", "");
     // The request (and its once-grant) is bound to the arguments of the
     // REQUESTED tool call, so the grant authorizes exactly that call.
     k.args = a.value("arguments", Json::object());
-  } else if (call.name == "RequestPackage") {
-    k.kind = "package";
+  } else if (call.name == kRequestPackage) {
+    k.kind = RequestKind::kPackage;
     k.name = a.value("ecosystem", "") + ":" + a.value("name", "");
     k.args = {{"ecosystem", a.value("ecosystem", "")},
               {"name", a.value("name", "")},
               {"version", a.value("version", "")}};
-  } else if (call.name == "SpinOffTask" && !a.value("space", "").empty()) {
-    k.kind = "spawn";
+  } else if (call.name == kSpinOffTask && !a.value("space", "").empty()) {
+    k.kind = RequestKind::kSpawn;
     k.name = a.value("title", "");
     k.args = {{"title", k.name},
               {"instruction", a.value("instruction", "")},
@@ -39,18 +40,18 @@ Result<RequestKey> RequestKeyFor(const ToolCall& call) {
 namespace {
 
 std::string What(const Request& r) {
-  if (r.kind == "tool") return "to use " + r.name + " with " + r.args.dump();
-  if (r.kind == "package") return "to install the package " + r.name;
+  if (r.kind == RequestKind::kTool) return "to use " + r.name + " with " + r.args.dump();
+  if (r.kind == RequestKind::kPackage) return "to install the package " + r.name;
   return "to start the task '" + r.name + "' in space '" + r.args.value("space", "") + "'";
 }
 
 ToolResult Approved(const Request& r) {
-  if (r.kind == "tool") {
-    return ToolResult::Ok(
-        fmt::format("Approved (request {}, scope {}): call {} now with exactly these arguments: {}",
-                    r.id, r.scope.empty() ? "once" : r.scope, r.name, r.args.dump()));
+  if (r.kind == RequestKind::kTool) {
+    return ToolResult::Ok(fmt::format(
+        "Approved (request {}, scope {}): call {} now with exactly these arguments: {}", r.id,
+        GrantScopeName(r.scope.value_or(GrantScope::kOnce)), r.name, r.args.dump()));
   }
-  if (r.kind == "package") {
+  if (r.kind == RequestKind::kPackage) {
     return ToolResult::Ok(
         fmt::format("Approved (request {}): the package {} is installed.", r.id, r.name));
   }
@@ -77,10 +78,10 @@ ReentryOutcome FindDecidedRequest(const std::vector<Request>& requests, const st
       continue;
     }
     out.request = r;
-    if (r.status == "approved") {
+    if (r.status == RequestStatus::kApproved) {
       out.state = ReentryState::kApproved;
       out.result = Approved(r);
-    } else if (r.status == "denied") {
+    } else if (r.status == RequestStatus::kDenied) {
       out.state = ReentryState::kDenied;
       out.result = Denied(r);
     } else {
@@ -96,7 +97,7 @@ Result<ReentryOutcome> CheckReentry(Store& store, const std::string& task_id,
   MAESTRO_ASSIGN_OR_RETURN(RequestKey key, RequestKeyFor(call));
   MAESTRO_ASSIGN_OR_RETURN(auto requests, store.ListRequests(task_id, key.kind));
   ReentryOutcome out = FindDecidedRequest(requests, job_id, key);
-  if (out.state == ReentryState::kApproved && key.kind == "tool") {
+  if (out.state == ReentryState::kApproved && key.kind == RequestKind::kTool) {
     // An approval whose once-grant was already spent (the model made the
     // approved call) does not approve a second identical call: that is a new
     // request, or the model would loop "approved" → denied → "approved".

@@ -30,7 +30,7 @@ namespace maestro::tools {
 
 // What identifies "the same request" across a resume.
 struct RequestKey {
-  std::string kind;       // tool | package | spawn
+  RequestKind kind = RequestKind::kTool;
   std::string name;       // requested tool / "ecosystem:package" / spawned task title
   Json args;              // what the request is about (stored on the Request)
   std::string args_hash;  // CanonicalJsonHash(args)

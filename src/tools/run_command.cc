@@ -11,6 +11,7 @@
 
 #include "core/env.h"
 #include "core/process.h"
+#include "tools/tool_names.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -158,7 +159,7 @@ Status RegisterRunCommand(ToolRegistry& registry, std::shared_ptr<const Sandbox>
       {"required", {"command"}},
       {"additionalProperties", false}};
   ToolSpec spec{
-      "RunCommand",
+      kRunCommand,
       "Run a shell command in the workspace, sandboxed: the workspace is writable, the system "
       "read-only, no network unless allowed. Returns the exit code and the output (long output "
       "keeps its head and tail).",

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/utf8.h"
+#include "tools/tool_names.h"
 
 namespace maestro::tools {
 
@@ -12,7 +13,7 @@ namespace {
 
 bool SameLogicalCall(const ToolCard& park, const LedgerRecord& r) {
   if (park.job_id != r.key.job_id || park.tool != r.tool) return false;
-  if (r.tool == "WaitSubTask") return true;  // its `reason` is free text
+  if (r.tool == kWaitSubTask) return true;  // its `reason` is free text
   const Json args = r.args.is_object() ? r.args : Json::object();
   return park.args == args;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "tools/git_repo.h"
+#include "tools/tool_names.h"
 
 namespace maestro::tools {
 
@@ -35,9 +36,9 @@ std::vector<const Space*> SpaceRegistry::List() const {
 }
 
 const std::vector<std::string>& SpacePolicyToolNames() {
-  static const std::vector<std::string> names = {
-      "ReadFile", "WriteFile",  "EditFile", "ListDir",     "Glob",
-      "Grep",     "RunCommand", "delegate", "SpinOffTask", "WaitSubTask"};
+  static const std::vector<std::string> names = {kReadFile,    kWriteFile,  kEditFile,   kListDir,
+                                                 kGlob,        kGrep,       kRunCommand, kDelegate,
+                                                 kSpinOffTask, kWaitSubTask};
   return names;
 }
 
@@ -60,10 +61,10 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config) {
     s.policy.allowed_tools.insert(t);
   }
   if (config.tools.empty()) {
-    s.policy.allowed_tools = {"ReadFile", "ListDir",     "Glob",       "Grep",
-                              "delegate", "SpinOffTask", "WaitSubTask"};
-    if (config.edit_allowed) s.policy.allowed_tools.insert({"WriteFile", "EditFile"});
-    if (config.shell_allowed) s.policy.allowed_tools.insert("RunCommand");
+    s.policy.allowed_tools = {kReadFile, kListDir,     kGlob,       kGrep,
+                              kDelegate, kSpinOffTask, kWaitSubTask};
+    if (config.edit_allowed) s.policy.allowed_tools.insert({kWriteFile, kEditFile});
+    if (config.shell_allowed) s.policy.allowed_tools.insert(kRunCommand);
   }
   return s;
 }

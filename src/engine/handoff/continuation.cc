@@ -52,7 +52,7 @@ Result<HandoffResult> CompleteHandoff(context::TaskContext& ctx, const HandoffDo
   c.task_id = ctx.task_id();
   c.job_id = in.job.id;
   c.author = in.fallback ? "system" : "agent";
-  c.kind = "handoff";
+  c.kind = CommentKind::kHandoff;
   c.body = yaml;
   MAESTRO_ASSIGN_OR_RETURN(r.comment, ctx.store().AddComment(c));
 

@@ -59,7 +59,7 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, const JobPro
   MAESTRO_ASSIGN_OR_RETURN(std::vector<Comment> comments, store.ListComments(task.id));
   std::string handoff;
   for (const Comment& c : comments) {
-    if (c.job_id == job.id && c.kind == "handoff") handoff += c.body + "\n";
+    if (c.job_id == job.id && c.kind == CommentKind::kHandoff) handoff += c.body + "\n";
   }
   if (handoff.empty() && HandedOffTo(store, job)) {
     *handed_off = true;

@@ -45,7 +45,7 @@ Task ReadTask(const Stmt& s) {
   t.visibility = s.Text(c++);
   t.owner = s.Text(c++);
   t.task_source = s.Text(c++);
-  t.status = s.Text(c++);
+  t.status = ParseJobStatus(s.Text(c++)).value_or(JobStatus::kFailed);
   t.llm_provider = s.Text(c++);
   t.model = s.Text(c++);
   t.context_length = s.Int(c++);
@@ -104,7 +104,7 @@ Comment ReadComment(const Stmt& s) {
   m.task_id = s.Text(1);
   m.job_id = s.Text(2);
   m.author = s.Text(3);
-  m.kind = s.Text(4);
+  m.kind = ParseCommentKind(s.Text(4)).value_or(CommentKind::kNote);
   m.body = s.Text(5);
   m.delivered_at = s.Int(6);
   m.created_at = s.Int(7);
@@ -116,14 +116,14 @@ Request ReadRequest(const Stmt& s) {
   r.id = s.Text(0);
   r.task_id = s.Text(1);
   r.job_id = s.Text(2);
-  r.kind = s.Text(3);
+  r.kind = ParseRequestKind(s.Text(3)).value_or(RequestKind::kTool);  // CHECKed by the schema
   r.name = s.Text(4);
   r.args = Json::parse(s.Text(5), nullptr, /*allow_exceptions=*/false);
   if (r.args.is_discarded()) r.args = Json::object();
   r.args_hash = s.Text(6);
   r.reason = s.Text(7);
-  r.status = s.Text(8);
-  r.scope = s.Text(9);
+  r.status = ParseRequestStatus(s.Text(8)).value_or(RequestStatus::kPending);
+  r.scope = ParseGrantScope(s.Text(9));  // '' = not given
   r.decided_by = s.Text(10);
   r.decided_at = s.Int(11);
   r.created_at = s.Int(12);
@@ -135,7 +135,7 @@ Grant ReadGrant(const Stmt& s) {
   g.id = s.Text(0);
   g.task_id = s.Text(1);
   g.tool_name = s.Text(2);
-  g.scope = s.Text(3);
+  g.scope = ParseGrantScope(s.Text(3)).value_or(GrantScope::kOnce);  // CHECKed by the schema
   g.args_hash = s.Text(4);
   g.request_id = s.Text(5);
   g.expires_at = s.Int(6);
@@ -167,7 +167,7 @@ Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c) {
       .Bind(2, c.task_id)
       .BindNullable(3, c.job_id)
       .Bind(4, c.author)
-      .Bind(5, c.kind)
+      .Bind(5, CommentKindName(c.kind))
       .Bind(6, c.body)
       .BindNullable(7, c.delivered_at)
       .Bind(8, c.created_at);
@@ -177,7 +177,7 @@ Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c) {
   MAESTRO_RETURN_IF_ERROR(ins);
   MAESTRO_RETURN_IF_ERROR(
       InsertEvent(tx, c.task_id, c.job_id, "comment.created",
-                  {{"comment_id", c.id}, {"author", c.author}, {"kind", c.kind}}));
+                  {{"comment_id", c.id}, {"author", c.author}, {"kind", CommentKindName(c.kind)}}));
   return c;
 }
 

@@ -4,6 +4,9 @@
 // Each gate decides and acts in one transaction, so a comment racing a job
 // state change is never lost or doubled.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "core/ids.h"
 #include "store/policy.h"
@@ -13,6 +16,18 @@
 namespace maestro {
 
 namespace {
+
+// " AND kind IN ('interjection', 'reply', 'answer')": policy::kDeliveredKinds.
+const std::string& DeliveredKindsClause() {
+  static const std::string clause = [] {
+    std::vector<std::string> quoted;
+    for (CommentKind k : policy::kDeliveredKinds) {
+      quoted.push_back(fmt::format("'{}'", CommentKindName(k)));
+    }
+    return fmt::format(" AND kind IN ({})", fmt::join(quoted, ", "));
+  }();
+  return clause;
+}
 
 Result<std::optional<Job>> NewestJob(sql::Conn& conn, const std::string& task_id) {
   auto s = conn.Prepare(std::string("SELECT ") + sql::kJobCols +
@@ -74,7 +89,7 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
     c.task_id = task_id;
     c.author = author;
     c.body = body;
-    c.kind = policy::CommentKind(gate);
+    c.kind = policy::KindFor(gate);
     out.outcome = policy::GateOutcome(gate);
     if (gate == policy::CommentGate::kInterjection || gate == policy::CommentGate::kReused) {
       c.job_id = job->id;
@@ -116,9 +131,9 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
 }
 
 Result<int64_t> SqlStore::CountUndelivered(Tx& tx, const std::string& job_id) {
-  auto s = tx.conn.Prepare(
-      "SELECT COUNT(*) FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
-      " AND kind IN ('interjection', 'reply', 'answer')");
+  auto s =
+      tx.conn.Prepare("SELECT COUNT(*) FROM comments WHERE job_id = ?1 AND delivered_at IS NULL" +
+                      DeliveredKindsClause());
   if (!s.ok()) return s.status();
   s->Bind(1, job_id);
   auto row = s->Step();
@@ -148,9 +163,9 @@ Status SqlStore::HandOnUndelivered(Tx& tx, const Job& job) {
 }
 
 Status SqlStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id) {
-  auto move = tx.conn.Prepare(
-      "UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL"
-      " AND kind IN ('interjection', 'reply', 'answer')");
+  auto move =
+      tx.conn.Prepare("UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL" +
+                      DeliveredKindsClause());
   if (!move.ok()) return move.status();
   move->Bind(1, from.id).Bind(2, to_job_id);
   MAESTRO_RETURN_IF_ERROR(move->Exec());
@@ -164,8 +179,8 @@ Result<std::vector<Comment>> SqlStore::ListUndeliveredComments(const std::string
   std::vector<Comment> out;
   Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sql::kCommentCols +
-                          " FROM comments WHERE job_id = ?1 AND delivered_at IS NULL"
-                          " AND kind IN ('interjection', 'reply', 'answer') ORDER BY id");
+                          " FROM comments WHERE job_id = ?1 AND delivered_at IS NULL" +
+                          DeliveredKindsClause() + " ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
     return sql::CollectRows(*s, sql::ReadComment, &out);
@@ -208,7 +223,7 @@ Result<Store::ContinueResult> SqlStore::ContinueTask(const std::string& task_id,
     c.task_id = task_id;
     c.job_id = created->id;
     c.author = author;
-    c.kind = "handoff";
+    c.kind = CommentKind::kHandoff;
     c.body = note.empty() ? fmt::format("Continue from job {} ({}) with piece {}", prev.id,
                                         JobStatusName(prev.status), next.piece)
                           : note;

@@ -36,7 +36,7 @@ Status InsertGrant(SqlStore::Tx& tx, Grant& g) {
   s->Bind(1, g.id)
       .Bind(2, g.task_id)
       .Bind(3, g.tool_name)
-      .Bind(4, g.scope)
+      .Bind(4, GrantScopeName(g.scope))
       .Bind(5, g.args_hash)
       .BindNullable(6, g.request_id)
       .BindNullable(7, g.expires_at);
@@ -48,19 +48,17 @@ Status InsertGrant(SqlStore::Tx& tx, Grant& g) {
   return sql::InsertEvent(tx, g.task_id, "", "grant.created",
                           {{"grant_id", g.id},
                            {"tool", g.tool_name},
-                           {"scope", g.scope},
+                           {"scope", GrantScopeName(g.scope)},
                            {"request_id", g.request_id}});
 }
 
 }  // namespace
 
 Result<Request> SqlStore::CreateRequest(const Request& in) {
-  if (in.kind != "tool" && in.kind != "package" && in.kind != "spawn") {
-    return InvalidArgument("kind must be tool, package or spawn", "kind");
-  }
   if (in.name.empty()) return InvalidArgument("name must not be empty", "name");
   Request r = in;
-  r.status = "pending";
+  r.status = RequestStatus::kPending;
+  r.scope.reset();
   if (r.args_hash.empty()) r.args_hash = CanonicalJsonHash(r.args);
   Status st = Write([&](Tx& tx) -> Status {
     r.id = NewSortableId(tx.now);
@@ -72,7 +70,7 @@ Result<Request> SqlStore::CreateRequest(const Request& in) {
     s->Bind(1, r.id)
         .Bind(2, r.task_id)
         .BindNullable(3, r.job_id)
-        .Bind(4, r.kind)
+        .Bind(4, RequestKindName(r.kind))
         .Bind(5, r.name)
         .Bind(6, r.args.dump())
         .Bind(7, r.args_hash)
@@ -81,8 +79,9 @@ Result<Request> SqlStore::CreateRequest(const Request& in) {
     Status ins = s->Exec();
     if (ins.code() == StatusCode::kConflict) return NotFound("task " + r.task_id + " not found");
     MAESTRO_RETURN_IF_ERROR(ins);
-    return sql::InsertEvent(tx, r.task_id, r.job_id, "request.created",
-                            {{"request_id", r.id}, {"kind", r.kind}, {"name", r.name}});
+    return sql::InsertEvent(
+        tx, r.task_id, r.job_id, "request.created",
+        {{"request_id", r.id}, {"kind", RequestKindName(r.kind)}, {"name", r.name}});
   });
   if (!st.ok()) return st;
   return r;
@@ -101,14 +100,14 @@ Result<Request> SqlStore::GetRequest(const std::string& request_id) {
 }
 
 Result<std::vector<Request>> SqlStore::ListRequests(const std::string& task_id,
-                                                    const std::string& kind) {
+                                                    std::optional<RequestKind> kind) {
   std::vector<Request> out;
   Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sql::kRequestCols +
                           " FROM requests WHERE task_id = ?1 AND (?2 = '' OR kind = ?2)"
                           " ORDER BY id");
     if (!s.ok()) return s.status();
-    s->Bind(1, task_id).Bind(2, kind);
+    s->Bind(1, task_id).Bind(2, kind ? RequestKindName(*kind) : "");
     return sql::CollectRows(*s, sql::ReadRequest, &out);
   });
   if (!st.ok()) return st;
@@ -117,15 +116,17 @@ Result<std::vector<Request>> SqlStore::ListRequests(const std::string& task_id,
 
 Result<Request> SqlStore::DecideRequest(const std::string& request_id, const std::string& decision,
                                         const std::string& scope, const std::string& decided_by) {
-  std::string status;
+  RequestStatus status;
   if (decision == "approve")
-    status = "approved";
+    status = RequestStatus::kApproved;
   else if (decision == "deny")
-    status = "denied";
+    status = RequestStatus::kDenied;
   else
     return InvalidArgument("decision must be approve or deny", "decision");
-  if (!scope.empty() && scope != "once" && scope != "task") {
-    return InvalidArgument("scope must be once or task", "scope");
+  std::optional<GrantScope> granted;
+  if (!scope.empty()) {
+    granted = ParseGrantScope(scope);
+    if (!granted) return InvalidArgument("scope must be once or task", "scope");
   }
   std::optional<Request> out;
   Status st = Write([&](Tx& tx) -> Status {
@@ -133,27 +134,34 @@ Result<Request> SqlStore::DecideRequest(const std::string& request_id, const std
         "UPDATE requests SET status = ?2, scope = ?3, decided_by = ?4, decided_at = ?5 "
         "WHERE id = ?1 AND status = 'pending'");
     if (!s.ok()) return s.status();
-    s->Bind(1, request_id).Bind(2, status).Bind(3, scope).Bind(4, decided_by).Bind(5, tx.now);
+    s->Bind(1, request_id)
+        .Bind(2, RequestStatusName(status))
+        .Bind(3, scope)
+        .Bind(4, decided_by)
+        .Bind(5, tx.now);
     MAESTRO_RETURN_IF_ERROR(s->Exec());
     bool won = tx.conn.Changes() == 1;
     auto r = LoadRequest(tx.conn, request_id);
     if (!r.ok()) return r.status();
     if (!won) {
-      return Conflict(fmt::format("request {} was already {}", request_id, r->status));
+      return Conflict(
+          fmt::format("request {} was already {}", request_id, RequestStatusName(r->status)));
     }
-    if (status == "approved" && r->kind == "tool") {
+    if (status == RequestStatus::kApproved && r->kind == RequestKind::kTool) {
       Grant g;
       g.task_id = r->task_id;
       g.tool_name = r->name;
-      g.scope = scope.empty() ? "once" : scope;
-      g.args_hash = g.scope == "once" ? r->args_hash : "";
+      g.scope = granted.value_or(GrantScope::kOnce);
+      g.args_hash = g.scope == GrantScope::kOnce ? r->args_hash : "";
       g.request_id = r->id;
-      g.uses_left = g.scope == "once" ? 1 : -1;
+      g.uses_left = g.scope == GrantScope::kOnce ? 1 : -1;
       MAESTRO_RETURN_IF_ERROR(InsertGrant(tx, g));
     }
-    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(
-        tx, r->task_id, r->job_id, "request.decided",
-        {{"request_id", r->id}, {"kind", r->kind}, {"status", status}, {"scope", scope}}));
+    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, r->task_id, r->job_id, "request.decided",
+                                             {{"request_id", r->id},
+                                              {"kind", RequestKindName(r->kind)},
+                                              {"status", RequestStatusName(status)},
+                                              {"scope", scope}}));
     // The parked job resumes in the same transaction: either way (approved or
     // denied) the agent re-enters its movement and learns the decision when it
     // re-issues the call (seed 001: decided requests short-circuit).
@@ -166,10 +174,7 @@ Result<Request> SqlStore::DecideRequest(const std::string& request_id, const std
 }
 
 Result<Grant> SqlStore::AddGrant(const Grant& in) {
-  if (in.scope != "once" && in.scope != "task") {
-    return InvalidArgument("scope must be once or task", "scope");
-  }
-  if (in.scope == "once" && in.args_hash.empty()) {
+  if (in.scope == GrantScope::kOnce && in.args_hash.empty()) {
     return InvalidArgument("a once grant must be bound to an args hash", "args_hash");
   }
   Grant g = in;

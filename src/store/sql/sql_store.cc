@@ -129,16 +129,22 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
     MAESTRO_RETURN_IF_ERROR(ins->Exec());
     auto com = tx.conn.Prepare(
         "INSERT INTO comments(id, task_id, author, kind, body, created_at) "
-        "VALUES (?1, ?2, 'user', 'instruction', ?3, ?4)");
+        "VALUES (?1, ?2, 'user', ?5, ?3, ?4)");
     if (!com.ok()) return com.status();
     std::string comment_id = NewSortableId(tx.now);
-    com->Bind(1, comment_id).Bind(2, task_id).Bind(3, in.instruction).Bind(4, tx.now);
+    com->Bind(1, comment_id)
+        .Bind(2, task_id)
+        .Bind(3, in.instruction)
+        .Bind(4, tx.now)
+        .Bind(5, CommentKindName(CommentKind::kInstruction));
     MAESTRO_RETURN_IF_ERROR(com->Exec());
     MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, task_id, "", "task.created",
                                              {{"piece", in.piece}, {"title", in.title}}));
-    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(
-        tx, task_id, "", "comment.created",
-        {{"comment_id", comment_id}, {"author", "user"}, {"kind", "instruction"}}));
+    MAESTRO_RETURN_IF_ERROR(
+        sql::InsertEvent(tx, task_id, "", "comment.created",
+                         {{"comment_id", comment_id},
+                          {"author", "user"},
+                          {"kind", CommentKindName(CommentKind::kInstruction)}}));
     NewJob job;
     job.task_id = task_id;
     job.piece = in.piece;
@@ -174,14 +180,14 @@ Result<Task> SqlStore::GetTask(const std::string& task_id) {
   return *task;
 }
 
-Result<std::vector<Task>> SqlStore::ListTasks(const std::string& status, int limit) {
+Result<std::vector<Task>> SqlStore::ListTasks(std::optional<JobStatus> status, int limit) {
   std::vector<Task> out;
   Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sql::kTaskCols +
                           " FROM tasks WHERE (?1 = '' OR status = ?1)"
                           " ORDER BY created_at DESC, id LIMIT ?2");
     if (!s.ok()) return s.status();
-    s->Bind(1, status).Bind(2, limit);
+    s->Bind(1, status ? JobStatusName(*status) : "").Bind(2, limit);
     return sql::CollectRows(*s, sql::ReadTask, &out);
   });
   if (!st.ok()) return st;

@@ -29,7 +29,7 @@ class SqlStore : public Store {
 
   Result<CreatedTask> CreateTask(const NewTask& task) override;
   Result<Task> GetTask(const std::string& task_id) override;
-  Result<std::vector<Task>> ListTasks(const std::string& status, int limit) override;
+  Result<std::vector<Task>> ListTasks(std::optional<JobStatus> status, int limit) override;
   Status AddTaskStats(const std::string& task_id, const TaskStatsDelta& delta) override;
   Result<Comment> AddComment(const Comment& comment) override;
   Result<std::vector<Comment>> ListComments(const std::string& task_id) override;
@@ -66,7 +66,7 @@ class SqlStore : public Store {
   Result<Request> CreateRequest(const Request& request) override;
   Result<Request> GetRequest(const std::string& request_id) override;
   Result<std::vector<Request>> ListRequests(const std::string& task_id,
-                                            const std::string& kind) override;
+                                            std::optional<RequestKind> kind) override;
   Result<Request> DecideRequest(const std::string& request_id, const std::string& decision,
                                 const std::string& scope, const std::string& decided_by) override;
   Result<Grant> AddGrant(const Grant& grant) override;

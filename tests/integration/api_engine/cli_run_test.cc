@@ -60,7 +60,7 @@ class CliRunTest : public ::testing::Test {
   std::vector<Job> Jobs() const {
     auto store = SqliteStore::Open(dir_.File("data/maestro.db"), StoreOptions{});
     EXPECT_TRUE(store.ok());
-    auto tasks = (*store)->ListTasks("", 10);
+    auto tasks = (*store)->ListTasks(std::nullopt, 10);
     EXPECT_TRUE(tasks.ok() && tasks->size() == 1u);
     auto jobs = (*store)->ListJobs(tasks->front().id);
     return jobs.ok() ? *jobs : std::vector<Job>{};

@@ -66,7 +66,7 @@ TEST_F(EdgeTest, CreateRefusesUnknownPieceSpaceProfileAndModelWritingNothing) {
   EXPECT_EQ(TaskCount(), 0) << "a refused request writes no task";
   auto store = SqliteStore::Open(DataDir() + "/maestro.db", StoreOptions{});
   ASSERT_TRUE(store.ok());
-  EXPECT_TRUE((*store)->ListTasks("", 10)->empty()) << "and no row in the database";
+  EXPECT_TRUE((*store)->ListTasks(std::nullopt, 10)->empty()) << "and no row in the database";
 }
 
 TEST_F(EdgeTest, ContinueRefusesAnUnknownPieceWithoutANewJob) {

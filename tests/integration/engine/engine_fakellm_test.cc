@@ -112,7 +112,7 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
   }
   auto c = rig_.store().PostComment(created->task.id, "alice", kInterjection);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->outcome, "interjection");
+  EXPECT_EQ(c->outcome, CommentOutcome::kInterjection);
 
   Job job = WaitForEnd(created->job.id);
   ASSERT_EQ(job.status, JobStatus::kSucceeded) << job.error_message;
@@ -156,7 +156,7 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
   EXPECT_GE(Reuse(first), 0.95) << first["cache"].dump();
   auto comments = rig_.store().ListComments(created->task.id);
   ASSERT_TRUE(comments.ok());
-  EXPECT_EQ(comments->back().kind, "result");
+  EXPECT_EQ(comments->back().kind, CommentKind::kResult);
   EXPECT_EQ(comments->back().body, "test added");
 }
 

@@ -113,7 +113,7 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   EXPECT_EQ(second.result, "summary done");
   auto task = rig_.store().GetTask(created->task.id);
   ASSERT_TRUE(task.ok());
-  EXPECT_EQ(task->status, "succeeded");
+  EXPECT_EQ(task->status, JobStatus::kSucceeded);
 
   Json reqs = Requests(*fake_);
   ASSERT_EQ(reqs.size(), 4u) << reqs.dump().substr(0, 2000);
@@ -126,7 +126,8 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   auto comments = rig_.store().ListComments(created->task.id);
   ASSERT_TRUE(comments.ok());
   bool by_agent = false;
-  for (const Comment& c : *comments) by_agent |= c.kind == "handoff" && c.author == "agent";
+  for (const Comment& c : *comments)
+    by_agent |= c.kind == CommentKind::kHandoff && c.author == "agent";
   EXPECT_TRUE(by_agent);  // the agent's document, not the engine's fallback
   // The request after the handoff starts with the handoff document.
   const Json& next = reqs[3]["body"];

@@ -214,7 +214,7 @@ movements:
   }
 
   std::vector<Request> Requests(const std::string& task_id) {
-    auto r = store_->ListRequests(task_id, "");
+    auto r = store_->ListRequests(task_id, std::nullopt);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : std::vector<Request>{};
   }
@@ -318,12 +318,12 @@ TEST_F(ParkFlowTest, AskParksWithAQuestionAndTheAnswersFollowUpResumesTheMovemen
   EXPECT_EQ(asked.resume_movement, "chat");
   auto comments = store_->ListComments(t.task.id);
   ASSERT_TRUE(comments.ok());
-  EXPECT_EQ(comments->back().kind, "question");
+  EXPECT_EQ(comments->back().kind, CommentKind::kQuestion);
   EXPECT_EQ(comments->back().body, "Which color?");
 
   auto posted = store_->PostComment(t.task.id, "alice", "blue");
   ASSERT_TRUE(posted.ok()) << posted.status().ToString();
-  ASSERT_EQ(posted->outcome, "followup");
+  ASSERT_EQ(posted->outcome, CommentOutcome::kFollowUp);
   Job follow = WaitFor(posted->job.id, JobStatus::kSucceeded);
   EXPECT_EQ(follow.result, "painting it blue");
   EXPECT_EQ(follow.resume_movement, "chat");
@@ -418,7 +418,7 @@ TEST_F(ParkFlowTest, SpinOffTaskToAnotherSpaceWaitsForApprovalThenStartsTheChild
   EXPECT_TRUE(kids->empty());  // nothing starts before the approval
   auto reqs = Requests(t.task.id);
   ASSERT_EQ(reqs.size(), 1u);
-  EXPECT_EQ(reqs[0].kind, "spawn");
+  EXPECT_EQ(reqs[0].kind, RequestKind::kSpawn);
 
   ASSERT_TRUE(store_->DecideRequest(reqs[0].id, "approve", "", "alice").ok());
   Job done = WaitFor(t.job.id, JobStatus::kSucceeded);
@@ -473,7 +473,7 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
   EXPECT_EQ(llm_.CallsFor(t.task.id), 0);  // the agent did not run, nothing repeated
   auto comments = store_->ListComments(t.task.id);
   ASSERT_TRUE(comments.ok());
-  EXPECT_EQ(comments->back().kind, "question");
+  EXPECT_EQ(comments->back().kind, CommentKind::kQuestion);
   EXPECT_NE(comments->back().body.find("call_w (WriteFile)"), std::string::npos);
   EXPECT_NE(comments->back().body.find("may or may not have taken effect"), std::string::npos);
   EXPECT_EQ(comments->back().body.find("call_r"), std::string::npos);  // reads are harmless
@@ -487,7 +487,7 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
   // A person checks the workspace and replies: that settles the call.
   auto posted = store_->PostComment(t.task.id, "alice", "checked: out.txt is missing, redo it");
   ASSERT_TRUE(posted.ok()) << posted.status().ToString();
-  EXPECT_EQ(posted->outcome, "followup");
+  EXPECT_EQ(posted->outcome, CommentOutcome::kFollowUp);
   Job follow = WaitFor(posted->job.id, JobStatus::kSucceeded);
   EXPECT_EQ(follow.result, "written after the check");
   EXPECT_TRUE(std::filesystem::exists(ws));

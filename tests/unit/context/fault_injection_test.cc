@@ -16,12 +16,12 @@
 #include <set>
 
 #include "context/compressor.h"
-#include "context/handoff_document.h"
 #include "context/jsonl_log.h"
 #include "context/message_store.h"
 #include "context/record_stores.h"
 #include "context/task_context.h"
 #include "core/durable_file.h"
+#include "engine/handoff/document.h"
 #include "support/fault_injection_env.h"
 #include "support/store_fixture.h"
 #include "support/temp_dir.h"
@@ -34,6 +34,10 @@ namespace {
 using maestro::testing::FaultInjectionEnv;
 using maestro::testing::TempDir;
 using Crash = FaultInjectionEnv::Crash;
+using engine::HandoffDocument;
+using engine::HandoffFromYaml;
+using engine::HandoffToYaml;
+using engine::SaveHandoffFile;
 
 // What the script was told: `acked` returned ok; `durable` returned ok and
 // survives a power loss.
@@ -289,8 +293,8 @@ TEST(FaultInjectionTest, ToolsLedgerSurvivesACrashAtEveryWrite) {
   CrashAtEveryWrite(script, check);
 }
 
-// ---- handoffs/NNNN.yaml: written whole with ReplaceFileContent, as
-// SaveHandoffFile does (src/context/handoff_flow.cc).
+// ---- handoffs/NNNN.yaml: SaveHandoffFile (src/engine/handoff/document.cc)
+// writes each whole with ReplaceFileContent.
 
 TEST(FaultInjectionTest, HandoffFilesAreOldOrNewAfterACrashAtEveryWrite) {
   auto doc = [](int n) {
@@ -301,12 +305,10 @@ TEST(FaultInjectionTest, HandoffFilesAreOldOrNewAfterACrashAtEveryWrite) {
     return d;
   };
   Script script = [&](Env& env, const std::string& dir, Acked& acked) {
-    if (!env.CreateDirs(dir + "/handoffs").ok()) return;
     for (int n = 1; n <= 3; ++n) {
-      const std::string path = dir + "/handoffs/000" + std::to_string(n) + ".yaml";
-      if (ReplaceFileContent(env, path, HandoffToYaml(doc(n))).ok()) {
-        acked.Add(path, true);
-      }
+      auto path = SaveHandoffFile(env, dir + "/handoffs", HandoffToYaml(doc(n)));
+      if (!path.ok()) return;  // the next number would be this one again
+      acked.Add(*path, true);
     }
     // A rewrite of the first: it must read as the old or the new version.
     if (ReplaceFileContent(env, dir + "/handoffs/0001.yaml", HandoffToYaml(doc(4))).ok()) {

@@ -97,7 +97,7 @@ TEST_F(AgentLoopTest, InterjectionIsDeliveredAtTheNextIterationBoundaryAndAcked)
   llm_.Call("ReadFile", {{"path", "a.cc"}}, [this] {
     auto c = store_->PostComment(created_.task.id, "alice", "also check b.cc");
     ASSERT_TRUE(c.ok());
-    EXPECT_EQ(c->outcome, "interjection");
+    EXPECT_EQ(c->outcome, CommentOutcome::kInterjection);
   });
   llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
   AgentLoopDeps d = Deps();
@@ -250,16 +250,16 @@ TEST_F(AgentLoopTest, ParkToolCreatesARequestThenReentryGetsTheDecision) {
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "WAITING_HUMAN_TOOL_REQUEST");
   EXPECT_EQ(r.wait_reason, "tool_request");
-  auto reqs = store_->ListRequests(created_.task.id, "tool");
+  auto reqs = store_->ListRequests(created_.task.id, RequestKind::kTool);
   ASSERT_TRUE(reqs.ok());
   ASSERT_EQ(reqs->size(), 1u);
-  EXPECT_EQ((*reqs)[0].status, "pending");
+  EXPECT_EQ((*reqs)[0].status, RequestStatus::kPending);
   EXPECT_EQ((*reqs)[0].name, "RunCommand");
 
   // Still pending: the same call parks again without a second card.
   llm_.Call("RequestTool", args);
   EXPECT_EQ(RunMovement(d, "plan").next, "WAITING_HUMAN_TOOL_REQUEST");
-  EXPECT_EQ(store_->ListRequests(created_.task.id, "tool")->size(), 1u);
+  EXPECT_EQ(store_->ListRequests(created_.task.id, RequestKind::kTool)->size(), 1u);
 
   // The worker parks the job; the decision requeues it; it is claimed again.
   ASSERT_TRUE(
@@ -273,7 +273,7 @@ TEST_F(AgentLoopTest, ParkToolCreatesARequestThenReentryGetsTheDecision) {
   llm_.Call("complete", {{"status", "success"}, {"result", "did without make"}});
   MovementResult again = RunMovement(d, "plan");
   EXPECT_EQ(again.next, "COMPLETE");
-  EXPECT_EQ(store_->ListRequests(created_.task.id, "tool")->size(), 1u);
+  EXPECT_EQ(store_->ListRequests(created_.task.id, RequestKind::kTool)->size(), 1u);
   std::string answer = Last(llm_.requests.back())["content"];
   EXPECT_EQ(answer.rfind("Error", 0), 0u) << answer;  // the denial answers the call
 }

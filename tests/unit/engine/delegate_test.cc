@@ -210,7 +210,7 @@ TEST_F(DelegateTest, SubAgentDeltasAreTaggedAndItsParkCallsAreRefused) {
   llm_.Call("complete", {{"status", "success"}, {"result", "ok"}});
   AgentLoopDeps d = Deps(2);
   ASSERT_EQ(RunMovement(d, "chat").next, "COMPLETE");
-  auto requests = store_->ListRequests(created_.task.id, "");
+  auto requests = store_->ListRequests(created_.task.id, std::nullopt);
   ASSERT_TRUE(requests.ok());
   EXPECT_TRUE(requests->empty());  // the sub-agent could not create an approval card
   EXPECT_EQ(llm_.requests[2].back()["content"].get<std::string>().rfind("Error", 0), 0u);

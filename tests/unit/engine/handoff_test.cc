@@ -187,7 +187,7 @@ TEST_F(HandoffFlowTest, MismatchIsRecordedAndHandoffSavedCommentedAndContinued) 
 
   auto comments = store_->ListComments(created_.task.id);
   ASSERT_TRUE(comments.ok());
-  ASSERT_EQ(comments->back().kind, "handoff");
+  ASSERT_EQ(comments->back().kind, CommentKind::kHandoff);
   EXPECT_EQ(comments->back().body, *yaml);
   EXPECT_EQ(r->continuation.continued_from_job_id, job_.id);
   EXPECT_EQ(r->continuation.status, JobStatus::kQueued);

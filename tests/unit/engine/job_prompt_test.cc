@@ -74,7 +74,7 @@ TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
   WriteTranscript();
   auto c = store_->PostComment(created_.task.id, "alice", "Use tabs, not spaces.");
   ASSERT_TRUE(c.ok());
-  ASSERT_EQ(c->outcome, "followup");
+  ASSERT_EQ(c->outcome, CommentOutcome::kFollowUp);
   JobPromptPlan p = Plan(Claim());
   EXPECT_EQ(p.path, PromptPath::kFollowUp);
   EXPECT_NE(p.instruction.find("Use tabs, not spaces."), std::string::npos) << p.instruction;
@@ -83,7 +83,7 @@ TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
 TEST_F(JobPromptTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
   auto c = store_->PostComment(created_.task.id, "alice", "Also mention the date.");
   ASSERT_TRUE(c.ok());
-  ASSERT_EQ(c->outcome, "reused");
+  ASSERT_EQ(c->outcome, CommentOutcome::kReused);
   Job j = Claim();
   JobPromptPlan p = Plan(j);
   EXPECT_EQ(p.path, PromptPath::kNewJob);

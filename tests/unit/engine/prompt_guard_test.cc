@@ -249,7 +249,8 @@ TEST_F(PromptGuardLoopTest, OverTheHandoffThresholdTheAgentIsAskedAndItsHandoffE
   auto comments = store_->ListComments(created_.task.id);
   ASSERT_TRUE(comments.ok());
   bool found = false;
-  for (const Comment& c : *comments) found |= c.kind == "handoff" && c.author == "agent";
+  for (const Comment& c : *comments)
+    found |= c.kind == CommentKind::kHandoff && c.author == "agent";
   EXPECT_TRUE(found);
   // The runner's mapping keeps the flag.
   EXPECT_TRUE(mapMovementResult(r, {&piece_}).done.handed_off);

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "notify/delta_stamp.h"
+
 namespace maestro {
 namespace {
 
@@ -87,6 +89,14 @@ TEST(JobStreamHubTest, PublisherFunctionFeedsTheHub) {
   auto r = hub.ReadAfter("j", 0, 0ms);
   ASSERT_EQ(r.deltas.size(), 1u);
   EXPECT_EQ(r.deltas[0].data["text"], "hi");
+}
+
+TEST(StampDeltaTest, ObjectsGetTheirTimeOtherValuesPassUnchanged) {
+  Json stamped = StampDelta({{"type", "text"}, {"text", "hi"}}, 1234);
+  EXPECT_EQ(stamped["at"], 1234);
+  EXPECT_EQ(stamped["text"], "hi");
+  EXPECT_EQ(StampDelta(Json::array({1, 2}), 1234), Json::array({1, 2}));
+  EXPECT_EQ(StampDelta("text", 1234), Json("text"));
 }
 
 }  // namespace

@@ -62,9 +62,9 @@ TEST_P(StoreConformance, BatchClaimTakesOldestFirstAndOneJobPerTask) {
     EXPECT_EQ(JobStatusEvents(*store_, j.task_id, j.id, "running"), 1);
   }
   // The task mirrors its newest job: a's is the queued second one.
-  EXPECT_EQ(store_->GetTask(b.task.id)->status, "running");
-  EXPECT_EQ(store_->GetTask(c.task.id)->status, "running");
-  EXPECT_EQ(store_->GetTask(a.task.id)->status, "queued");
+  EXPECT_EQ(store_->GetTask(b.task.id)->status, JobStatus::kRunning);
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kRunning);
+  EXPECT_EQ(store_->GetTask(a.task.id)->status, JobStatus::kQueued);
   EXPECT_EQ(StatusOf(a2->id), JobStatus::kQueued);
   EXPECT_TRUE(ClaimBatch(*store_, "w2", 10).empty()) << "task a already runs a job";
 
@@ -128,10 +128,10 @@ TEST_P(StoreConformance, BatchFinishFencesEachItemAlone) {
 
   EXPECT_EQ(StatusOf(got[0].id), JobStatus::kSucceeded);
   EXPECT_EQ(store_->GetJob(got[0].id)->result, "r0");
-  EXPECT_EQ(store_->GetTask(got[0].task_id)->status, "succeeded");
+  EXPECT_EQ(store_->GetTask(got[0].task_id)->status, JobStatus::kSucceeded);
   // The fenced-off item changed nothing: still running, no event.
   EXPECT_EQ(StatusOf(got[1].id), JobStatus::kRunning);
-  EXPECT_EQ(store_->GetTask(got[1].task_id)->status, "running");
+  EXPECT_EQ(store_->GetTask(got[1].task_id)->status, JobStatus::kRunning);
   EXPECT_EQ(JobStatusEvents(*store_, got[1].task_id, got[1].id, "succeeded"), 0);
   EXPECT_EQ(StatusOf(got[2].id), JobStatus::kFailed);
   EXPECT_EQ(store_->GetTask(got[2].task_id)->error_message, "bad");

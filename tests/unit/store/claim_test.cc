@@ -9,13 +9,13 @@ using testing::StoreConformance;
 TEST_P(StoreConformance, CreateTaskQueuesAJobAndWakesWorkers) {
   auto c = NewTaskWith("ok");
   EXPECT_EQ(c.job.status, JobStatus::kQueued);
-  EXPECT_EQ(c.task.status, "queued");
+  EXPECT_EQ(c.task.status, JobStatus::kQueued);
   EXPECT_EQ(c.job.max_attempts, 3);
   EXPECT_GE(wakeups_.load(), 1);
   auto comments = store_->ListComments(c.task.id);
   ASSERT_TRUE(comments.ok());
   ASSERT_EQ(comments->size(), 1u);
-  EXPECT_EQ((*comments)[0].kind, "instruction");
+  EXPECT_EQ((*comments)[0].kind, CommentKind::kInstruction);
 }
 
 TEST_P(StoreConformance, ClaimSetsRunningWorkerLeaseAndToken) {
@@ -28,7 +28,7 @@ TEST_P(StoreConformance, ClaimSetsRunningWorkerLeaseAndToken) {
   EXPECT_EQ(j.attempt, 1);
   EXPECT_EQ(j.lease_expires_at, clock_.NowMs() + 30'000);
   auto task = store_->GetTask(c.task.id);
-  EXPECT_EQ(task->status, "running");
+  EXPECT_EQ(task->status, JobStatus::kRunning);
   EXPECT_GT(task->started_at, 0);
   EXPECT_TRUE(NothingToClaim("w2"));
 }
@@ -190,7 +190,7 @@ TEST_P(StoreConformance, FinishRecordsResultTaskStatusAndEvents) {
   EXPECT_EQ(job->result, "42");
   EXPECT_GT(job->finished_at, 0);
   auto task = store_->GetTask(c.task.id);
-  EXPECT_EQ(task->status, "succeeded");
+  EXPECT_EQ(task->status, JobStatus::kSucceeded);
   EXPECT_GT(task->completed_at, 0);
   auto events = store_->ListEvents(c.task.id, "", 100);
   ASSERT_TRUE(events.ok());
@@ -209,7 +209,7 @@ TEST_P(StoreConformance, FailedJobRecordsErrorOnTask) {
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("fatal: bad piece")).ok());
   auto task = store_->GetTask(c.task.id);
-  EXPECT_EQ(task->status, "failed");
+  EXPECT_EQ(task->status, JobStatus::kFailed);
   EXPECT_EQ(task->error_message, "fatal: bad piece");
   // A terminal job cannot be finished again.
   EXPECT_EQ(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("x")).code(),

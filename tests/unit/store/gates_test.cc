@@ -20,9 +20,9 @@ TEST_P(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   auto r = Post(c.task.id, "also check the tests");
-  EXPECT_EQ(r.outcome, "interjection");
+  EXPECT_EQ(r.outcome, CommentOutcome::kInterjection);
   EXPECT_EQ(r.job.id, j.id);
-  EXPECT_EQ(r.comment.kind, "interjection");
+  EXPECT_EQ(r.comment.kind, CommentKind::kInterjection);
   auto pending = store_->ListUndeliveredComments(j.id);
   ASSERT_TRUE(pending.ok());
   ASSERT_EQ(pending->size(), 1u);
@@ -36,7 +36,7 @@ TEST_P(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
   auto r = Post(c.task.id, "one more thing");
-  ASSERT_EQ(r.outcome, "interjection");
+  ASSERT_EQ(r.outcome, CommentOutcome::kInterjection);
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Succeeded("done")).ok());
   auto jobs = store_->ListJobs(c.task.id);
   ASSERT_EQ(jobs->size(), 2u);
@@ -52,7 +52,7 @@ TEST_P(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
 TEST_P(GateTest, AnInterjectionWhileTheAgentAsksAnswersTheAsk) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
-  ASSERT_EQ(Post(c.task.id, "blue").outcome, "interjection");
+  ASSERT_EQ(Post(c.task.id, "blue").outcome, CommentOutcome::kInterjection);
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("ask", "m")).ok());
   EXPECT_EQ(store_->GetJob(j.id)->status, JobStatus::kSucceeded) << "answered, not waiting";
   auto jobs = store_->ListJobs(c.task.id);
@@ -68,7 +68,7 @@ TEST_P(GateTest, AFailedJobKeepsItsCommentForTheNextFollowUpWithoutLooping) {
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("broken")).ok());
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no job created by the failure";
   auto second = Post(c.task.id, "try again");
-  ASSERT_EQ(second.outcome, "followup");
+  ASSERT_EQ(second.outcome, CommentOutcome::kFollowUp);
   auto pending = store_->ListUndeliveredComments(second.job.id);
   ASSERT_EQ(pending->size(), 2u) << "the follow-up takes the failed job's comment too";
   EXPECT_EQ((*pending)[0].id, first.comment.id);
@@ -85,7 +85,7 @@ TEST_P(GateTest, WaitingSubtasksAlsoTakesInterjections) {
   child.parent_job_id = again.id;
   ASSERT_TRUE(store_->CreateTask(child).ok());
   ASSERT_TRUE(store_->FinishJob(LeaseOf(again), JobOutcome::WaitingSubtasks("m")).ok());
-  EXPECT_EQ(Post(c.task.id, "fyi").outcome, "interjection");
+  EXPECT_EQ(Post(c.task.id, "fyi").outcome, CommentOutcome::kInterjection);
 }
 
 TEST_P(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
@@ -94,7 +94,7 @@ TEST_P(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
   Request req;
   req.task_id = c.task.id;
   req.job_id = j.id;
-  req.kind = "tool";
+  req.kind = RequestKind::kTool;
   req.name = "RunCommand";
   req.args = {{"command", "make"}};
   auto created = store_->CreateRequest(req);
@@ -112,17 +112,17 @@ TEST_P(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
   auto job = store_->GetJob(j.id);
   EXPECT_EQ(job->status, JobStatus::kQueued);
   EXPECT_EQ(job->resume_movement, "implement");
-  EXPECT_EQ(Post(c.task.id, "now it works").outcome, "reused");
+  EXPECT_EQ(Post(c.task.id, "now it works").outcome, CommentOutcome::kReused);
 }
 
 TEST_P(GateTest, QueuedOrRetryJobIsReused) {
   auto c = NewTaskWith("ok");
   auto r = Post(c.task.id, "one more thing");
-  EXPECT_EQ(r.outcome, "reused");
+  EXPECT_EQ(r.outcome, CommentOutcome::kReused);
   EXPECT_EQ(r.job.id, c.job.id);
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Retry("x", clock_.NowMs() + 1000)).ok());
-  EXPECT_EQ(Post(c.task.id, "and another").outcome, "reused");
+  EXPECT_EQ(Post(c.task.id, "and another").outcome, CommentOutcome::kReused);
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u);
 }
 
@@ -133,8 +133,8 @@ TEST_P(GateTest, AnsweredAskStartsAFollowUpInheritingMovementAndAskCount) {
   ask.ask_count = 2;
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), ask).ok());
   auto r = Post(c.task.id, "use PostgreSQL");
-  EXPECT_EQ(r.outcome, "followup");
-  EXPECT_EQ(r.comment.kind, "answer");
+  EXPECT_EQ(r.outcome, CommentOutcome::kFollowUp);
+  EXPECT_EQ(r.comment.kind, CommentKind::kAnswer);
   EXPECT_NE(r.job.id, j.id);
   EXPECT_EQ(r.job.status, JobStatus::kQueued);
   EXPECT_EQ(r.job.resume_movement, "plan");
@@ -149,8 +149,8 @@ TEST_P(GateTest, FinishedTaskGetsAFollowUpJob) {
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("boom")).ok());
   auto r = Post(c.task.id, "try again please");
-  EXPECT_EQ(r.outcome, "followup");
-  EXPECT_EQ(store_->GetTask(c.task.id)->status, "queued");
+  EXPECT_EQ(r.outcome, CommentOutcome::kFollowUp);
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kQueued);
   EXPECT_EQ(store_->PostComment(c.task.id, "a", "  ").status().field(), "body");
   EXPECT_EQ(store_->PostComment("nope", "a", "x").status().code(), StatusCode::kNotFound);
 }
@@ -167,7 +167,7 @@ TEST_P(GateTest, ContinueNeedsAFinishedJobAndLeavesAHandoffComment) {
   ASSERT_TRUE(cont.ok()) << cont.status().ToString();
   EXPECT_EQ(cont->job.continued_from_job_id, j.id);
   EXPECT_EQ(cont->job.piece, "coding");
-  EXPECT_EQ(cont->handoff.kind, "handoff");
+  EXPECT_EQ(cont->handoff.kind, CommentKind::kHandoff);
   EXPECT_EQ(cont->handoff.job_id, cont->job.id);
   EXPECT_EQ(store_->ContinueTask("nope", "", "a", "").status().code(), StatusCode::kNotFound);
 }

@@ -22,7 +22,7 @@ TEST_P(StoreConformance, ConcurrentWritesWithFailuresKeepEachWriteAtomic) {
         // and leave nothing behind, while its batch-mates commit.
         m.task_id = (i % 3 == 0) ? "missing-task" : c.task.id;
         m.author = "user";
-        m.kind = "reply";
+        m.kind = CommentKind::kReply;
         m.body = "t" + std::to_string(t) + "-" + std::to_string(i);
         auto r = store_->AddComment(m);
         if (r.ok())

@@ -52,7 +52,7 @@ TEST_P(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
   EXPECT_EQ(parked->wait_reason, "tool_request");
   EXPECT_EQ(parked->resume_movement, "implement");
   EXPECT_EQ(parked->ask_count, 1);
-  EXPECT_EQ(store_->GetTask(c.task.id)->status, "waiting_human");
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kWaitingHuman);
   EXPECT_TRUE(NothingToClaim()) << "a parked job holds no worker and is not claimable";
 
   int before = wakeups_;
@@ -162,7 +162,7 @@ TEST_P(ParkCancelTest, CancellingQueuedRetryAndParkedJobsIsImmediate) {
     EXPECT_EQ(rep->cancelled, 1);
     EXPECT_EQ(StatusOf(id), JobStatus::kCancelled);
   }
-  EXPECT_EQ(store_->GetTask(h.task.id)->status, "cancelled");
+  EXPECT_EQ(store_->GetTask(h.task.id)->status, JobStatus::kCancelled);
   // Cancelling again changes nothing.
   auto again = store_->RequestCancel(q.job.id);
   EXPECT_EQ(again->cancelled + again->flagged, 0);

@@ -53,8 +53,8 @@ TEST(CommentGateTest, EachJobStateTakesItsBranch) {
     CommentGate g = DecideCommentGate(r.newest);
     EXPECT_EQ(g, r.gate);
     if (g == CommentGate::kDecideFirst) continue;
-    EXPECT_EQ(CommentKind(g), r.kind);
-    EXPECT_EQ(GateOutcome(g), r.outcome);
+    EXPECT_EQ(CommentKindName(KindFor(g)), r.kind);
+    EXPECT_EQ(CommentOutcomeName(GateOutcome(g)), r.outcome);
   }
 }
 
@@ -167,4 +167,31 @@ TEST(FanInTest, OnlyAWaitingParentWithNoOpenChildWakes) {
 }
 
 }  // namespace
+// The names are the DB and wire strings: each parses back to itself, and the
+// comment gate's "answer" is one of them (it used to be missing from the list).
+TEST(EnumNames, EveryNameParsesBackAndUnknownNamesDoNot) {
+  for (const std::string& n : AllNames<JobStatus>())
+    EXPECT_EQ(JobStatusName(*ParseJobStatus(n)), n);
+  for (const std::string& n : AllNames<CommentKind>()) {
+    EXPECT_EQ(CommentKindName(*ParseCommentKind(n)), n);
+  }
+  for (const std::string& n : AllNames<RequestKind>()) {
+    EXPECT_EQ(RequestKindName(*ParseRequestKind(n)), n);
+  }
+  for (const std::string& n : AllNames<RequestStatus>()) {
+    EXPECT_EQ(RequestStatusName(*ParseRequestStatus(n)), n);
+  }
+  for (const std::string& n : AllNames<GrantScope>()) {
+    EXPECT_EQ(GrantScopeName(*ParseGrantScope(n)), n);
+  }
+  EXPECT_EQ(AllNames<CommentOutcome>(),
+            (std::vector<std::string>{"interjection", "reused", "followup"}));
+  EXPECT_EQ(ParseCommentKind("answer"), CommentKind::kAnswer);
+  EXPECT_FALSE(ParseJobStatus("sleeping").has_value());
+  EXPECT_FALSE(ParseCommentKind("").has_value());
+  EXPECT_FALSE(ParseRequestKind("Tool").has_value());
+  EXPECT_FALSE(ParseRequestStatus("approve").has_value());
+  EXPECT_FALSE(ParseGrantScope("forever").has_value());
+}
+
 }  // namespace maestro::policy

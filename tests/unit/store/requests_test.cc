@@ -12,7 +12,7 @@ using testing::StoreConformance;
 Request ToolRequest(const std::string& task_id, const Json& args) {
   Request r;
   r.task_id = task_id;
-  r.kind = "tool";
+  r.kind = RequestKind::kTool;
   r.name = "RunCommand";
   r.args = args;
   r.reason = "need to run the tests";
@@ -23,7 +23,7 @@ TEST_P(StoreConformance, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
   auto c = NewTaskWith("ok");
   auto req = store_->CreateRequest(ToolRequest(c.task.id, {{"command", "make test"}}));
   ASSERT_TRUE(req.ok()) << req.status().ToString();
-  EXPECT_EQ(req->status, "pending");
+  EXPECT_EQ(req->status, RequestStatus::kPending);
   EXPECT_EQ(req->args_hash, CanonicalJsonHash(Json{{"command", "make test"}}));
 
   std::atomic<int> won{0}, conflicts{0};
@@ -42,7 +42,7 @@ TEST_P(StoreConformance, RequestIsDecidedExactlyOnceUnderConcurrentClicks) {
   EXPECT_EQ(conflicts.load(), 5);
   auto grants = store_->ListGrants(c.task.id);
   auto decided = store_->GetRequest(req->id);
-  EXPECT_EQ(grants->size(), decided->status == "approved" ? 1u : 0u);
+  EXPECT_EQ(grants->size(), decided->status == RequestStatus::kApproved ? 1u : 0u);
 }
 
 TEST_P(StoreConformance, OnceGrantIsBoundToArgumentsAndSpentOnce) {
@@ -69,7 +69,7 @@ TEST_P(StoreConformance, TaskGrantCoversAnyArgumentsUntilItExpires) {
   Grant g;
   g.task_id = c.task.id;
   g.tool_name = "WriteFile";
-  g.scope = "task";
+  g.scope = GrantScope::kTask;
   g.expires_at = clock_.NowMs() + 1000;
   ASSERT_TRUE(store_->AddGrant(g).ok());
   for (int i = 0; i < 3; ++i) {
@@ -79,9 +79,15 @@ TEST_P(StoreConformance, TaskGrantCoversAnyArgumentsUntilItExpires) {
   EXPECT_FALSE(store_->ConsumeGrant(c.task.id, "ReadFile", "h")->has_value());
   clock_.Advance(1001);
   EXPECT_FALSE(store_->ConsumeGrant(c.task.id, "WriteFile", "h")->has_value());
-  Grant bad = g;
-  bad.scope = "forever";
-  EXPECT_EQ(store_->AddGrant(bad).status().field(), "scope");
+  // A scope other than once|task cannot reach AddGrant any more: it is not a
+  // GrantScope (the text boundary is ParseGrantScope; DecideRequest's "scope").
+  EXPECT_FALSE(ParseGrantScope("forever").has_value());
+  EXPECT_EQ(store_
+                ->DecideRequest(store_->CreateRequest(ToolRequest(c.task.id, {}))->id, "approve",
+                                "forever", "u")
+                .status()
+                .field(),
+            "scope");
 }
 
 TEST_P(StoreConformance, DeniedRequestCreatesNoGrantAndBadDecisionIsRejected) {
@@ -92,10 +98,10 @@ TEST_P(StoreConformance, DeniedRequestCreatesNoGrantAndBadDecisionIsRejected) {
   EXPECT_TRUE(store_->ListGrants(c.task.id)->empty());
   EXPECT_EQ(store_->DecideRequest(req->id, "approve", "task", "u").status().code(),
             StatusCode::kConflict);
-  auto list = store_->ListRequests(c.task.id, "tool");
+  auto list = store_->ListRequests(c.task.id, RequestKind::kTool);
   ASSERT_EQ(list->size(), 1u);
-  EXPECT_EQ((*list)[0].status, "denied");
-  EXPECT_TRUE(store_->ListRequests(c.task.id, "package")->empty());
+  EXPECT_EQ((*list)[0].status, RequestStatus::kDenied);
+  EXPECT_TRUE(store_->ListRequests(c.task.id, RequestKind::kPackage)->empty());
 }
 
 }  // namespace

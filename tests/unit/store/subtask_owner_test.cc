@@ -55,7 +55,7 @@ TEST_P(SubtaskOwnerTest, UnknownParentJobWritesNothing) {
   t.piece = "ok";
   t.parent_job_id = "no-such-job";
   EXPECT_EQ(store_->CreateTask(t).status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(store_->ListTasks("", 10)->empty());
+  EXPECT_TRUE(store_->ListTasks(std::nullopt, 10)->empty());
 }
 
 MAESTRO_STORE_CONFORMANCE(SubtaskOwnerTest);

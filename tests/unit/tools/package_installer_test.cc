@@ -46,7 +46,7 @@ class PackageInstallerTest : public testing::StoreTest {
     Request r;
     r.task_id = task_.task.id;
     r.job_id = task_.job.id;
-    r.kind = "package";
+    r.kind = RequestKind::kPackage;
     r.name = eco + ":" + name;
     r.args = {{"ecosystem", eco}, {"name", name}, {"version", version}};
     r.args_hash = "h-" + name;

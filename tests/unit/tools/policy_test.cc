@@ -37,7 +37,7 @@ class PolicyTest : public testing::StoreTest {
     Grant g;
     g.task_id = ctx_.task_id;
     g.tool_name = tool;
-    g.scope = "once";
+    g.scope = GrantScope::kOnce;
     g.args_hash = CanonicalJsonHash(args);
     g.uses_left = 1;
     ASSERT_TRUE(store_->AddGrant(g).ok());
@@ -79,7 +79,7 @@ TEST_F(PolicyTest, ATaskGrantCoversTheToolButNotTheNetwork) {
   Grant g;
   g.task_id = ctx_.task_id;
   g.tool_name = "RunCommand";
-  g.scope = "task";
+  g.scope = GrantScope::kTask;
   ASSERT_TRUE(store_->AddGrant(g).ok());
   EXPECT_TRUE(Check("RunCommand", {{"command", "make"}}).allowed);
   EXPECT_TRUE(Check("RunCommand", {{"command", "make test"}}).allowed);
@@ -98,7 +98,7 @@ TEST_F(PolicyTest, GrantsOfAnotherTaskDoNotCount) {
   Grant g;
   g.task_id = other.task.id;
   g.tool_name = "WriteFile";
-  g.scope = "task";
+  g.scope = GrantScope::kTask;
   ASSERT_TRUE(store_->AddGrant(g).ok());
   EXPECT_FALSE(Check("WriteFile", {{"path", "a"}, {"content", "x"}}).allowed);
 }
@@ -113,7 +113,7 @@ TEST_F(PolicyTest, ADeniedCallThroughTheDispatcherDoesNothing) {
   Request req;
   req.task_id = ctx_.task_id;
   req.job_id = ctx_.job_id;
-  req.kind = "tool";
+  req.kind = RequestKind::kTool;
   req.name = "WriteFile";
   req.args = {{"path", "x.txt"}, {"content", "data"}};
   auto created = store_->CreateRequest(req);

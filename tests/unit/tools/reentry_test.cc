@@ -31,7 +31,7 @@ class ReentryTest : public testing::StoreTest {
     }
     return out.ok() ? *out : ReentryOutcome{};
   }
-  size_t RequestCount(const std::string& kind) {
+  size_t RequestCount(RequestKind kind) {
     auto r = store_->ListRequests(task_.task.id, kind);
     EXPECT_TRUE(r.ok());
     return r.ok() ? r->size() : 0;
@@ -49,12 +49,12 @@ ToolCall AskWrite(const std::string& id, const std::string& reason = "need to sa
 
 TEST_F(ReentryTest, ADeniedRequestToolReissuedAfterResumeGetsTheDenialWithoutANewRequest) {
   EXPECT_EQ(Issue(AskWrite("c1")).state, ReentryState::kNew);
-  ASSERT_EQ(RequestCount("tool"), 1u);
+  ASSERT_EQ(RequestCount(RequestKind::kTool), 1u);
   // Still pending (e.g. a spurious resume): park again, no second card.
   EXPECT_EQ(Issue(AskWrite("c1b")).state, ReentryState::kPending);
-  EXPECT_EQ(RequestCount("tool"), 1u);
+  EXPECT_EQ(RequestCount(RequestKind::kTool), 1u);
 
-  auto reqs = store_->ListRequests(task_.task.id, "tool");
+  auto reqs = store_->ListRequests(task_.task.id, RequestKind::kTool);
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "deny", "", "bob").ok());
   // After the resume the model calls the same tool again, with a reworded reason.
   ReentryOutcome again = Issue(AskWrite("c2", "please, I really need it"));
@@ -63,18 +63,18 @@ TEST_F(ReentryTest, ADeniedRequestToolReissuedAfterResumeGetsTheDenialWithoutANe
   EXPECT_EQ(again.result.call_id, "c2");
   EXPECT_EQ(again.result.content.rfind("Error: the user denied", 0), 0u) << again.result.content;
   EXPECT_NE(again.result.content.find("Do not ask again"), std::string::npos);
-  EXPECT_EQ(RequestCount("tool"), 1u);
+  EXPECT_EQ(RequestCount(RequestKind::kTool), 1u);
 }
 
 TEST_F(ReentryTest, AnApprovedRequestProceedsAndItsGrantAuthorizesExactlyThoseArguments) {
   Issue(AskWrite("c1"));
-  auto reqs = store_->ListRequests(task_.task.id, "tool");
+  auto reqs = store_->ListRequests(task_.task.id, RequestKind::kTool);
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "approve", "once", "alice").ok());
   ReentryOutcome out = Issue(AskWrite("c2"));
   EXPECT_EQ(out.state, ReentryState::kApproved);
   EXPECT_FALSE(out.result.is_error);
   EXPECT_NE(out.result.content.find("call WriteFile now"), std::string::npos);
-  EXPECT_EQ(RequestCount("tool"), 1u);
+  EXPECT_EQ(RequestCount(RequestKind::kTool), 1u);
 
   ToolRegistry reg;
   ASSERT_TRUE(RegisterFileTools(reg).ok());
@@ -93,12 +93,12 @@ TEST_F(ReentryTest, AnApprovedRequestProceedsAndItsGrantAuthorizesExactlyThoseAr
   // The once-grant is spent: asking again for the same call is a new request
   // (a new card), not an "approved" that the authorizer would then refuse.
   EXPECT_EQ(Issue(AskWrite("c3")).state, ReentryState::kNew);
-  EXPECT_EQ(RequestCount("tool"), 2u);
+  EXPECT_EQ(RequestCount(RequestKind::kTool), 2u);
 }
 
 TEST_F(ReentryTest, DifferentArgumentsAreADifferentRequest) {
   Issue(AskWrite("c1"));
-  auto reqs = store_->ListRequests(task_.task.id, "tool");
+  auto reqs = store_->ListRequests(task_.task.id, RequestKind::kTool);
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "deny", "", "bob").ok());
   ToolCall other = {"c2",
                     "RequestTool",
@@ -106,12 +106,12 @@ TEST_F(ReentryTest, DifferentArgumentsAreADifferentRequest) {
                      {"arguments", {{"path", "other.txt"}, {"content", "1"}}},
                      {"reason", "r"}}};
   EXPECT_EQ(Issue(other).state, ReentryState::kNew);
-  EXPECT_EQ(RequestCount("tool"), 2u);
+  EXPECT_EQ(RequestCount(RequestKind::kTool), 2u);
 }
 
 TEST_F(ReentryTest, ARequestOfAnotherJobDoesNotAnswer) {
   Issue(AskWrite("c1"));
-  auto reqs = store_->ListRequests(task_.task.id, "tool");
+  auto reqs = store_->ListRequests(task_.task.id, RequestKind::kTool);
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "deny", "", "bob").ok());
   NewJob nj;
   nj.task_id = task_.task.id;
@@ -127,23 +127,23 @@ TEST_F(ReentryTest, PackageAndSpawnRequestsShortCircuitToo) {
   ToolCall pkg = {
       "p1", "RequestPackage", {{"ecosystem", "pip"}, {"name", "requests"}, {"reason", "http"}}};
   EXPECT_EQ(Issue(pkg).state, ReentryState::kNew);
-  auto reqs = store_->ListRequests(task_.task.id, "package");
+  auto reqs = store_->ListRequests(task_.task.id, RequestKind::kPackage);
   ASSERT_EQ(reqs->size(), 1u);
   EXPECT_EQ((*reqs)[0].name, "pip:requests");
   ASSERT_TRUE(store_->DecideRequest((*reqs)[0].id, "approve", "", "alice").ok());
   ReentryOutcome p = Issue(pkg);
   EXPECT_EQ(p.state, ReentryState::kApproved);
   EXPECT_NE(p.result.content.find("installed"), std::string::npos);
-  EXPECT_EQ(RequestCount("package"), 1u);
+  EXPECT_EQ(RequestCount(RequestKind::kPackage), 1u);
 
   ToolCall spawn = {"s1",
                     "SpinOffTask",
                     {{"title", "docs"}, {"instruction", "write docs"}, {"space", "website"}}};
   EXPECT_EQ(Issue(spawn).state, ReentryState::kNew);
-  auto sreqs = store_->ListRequests(task_.task.id, "spawn");
+  auto sreqs = store_->ListRequests(task_.task.id, RequestKind::kSpawn);
   ASSERT_TRUE(store_->DecideRequest((*sreqs)[0].id, "deny", "", "bob").ok());
   EXPECT_EQ(Issue(spawn).state, ReentryState::kDenied);
-  EXPECT_EQ(RequestCount("spawn"), 1u);
+  EXPECT_EQ(RequestCount(RequestKind::kSpawn), 1u);
 
   // A SpinOffTask in the same workspace needs no approval at all.
   EXPECT_FALSE(RequestKeyFor({"s2", "SpinOffTask", {{"title", "x"}, {"instruction", "y"}}}).ok());

@@ -49,7 +49,7 @@ TEST_F(StoreTest, CrashedWorkersJobIsRecoveredAndRetriedWithScheduledBackoff) {
   EXPECT_EQ(*sweeper.SweepOnce(), 1);
   auto last = store_->GetJob(first.id);
   EXPECT_EQ(last->status, JobStatus::kFailed);
-  EXPECT_EQ(store_->GetTask(c.task.id)->status, "failed");
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kFailed);
 }
 
 }  // namespace

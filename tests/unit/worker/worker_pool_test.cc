@@ -134,7 +134,7 @@ TEST_F(WorkerPoolTest, CancelRequestReachesARunningJobThroughTheHeartbeat) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->flagged, 1);
   ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kCancelled));
-  EXPECT_EQ(store_->GetTask(c.task.id)->status, "cancelled");
+  EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kCancelled);
 }
 
 TEST_F(WorkerPoolTest, ShutdownReleasesUnfinishedJobsForAnotherWorker) {
