@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies (Debian packages, the pinned npm MCP
-# servers), builds the sanitizer (ASan+UBSan) debug
+# servers), checks the C++ formatting, builds the sanitizer (ASan+UBSan) debug
 # build with warnings as errors, and runs the whole test suite with ctest, then
 # builds the web UI (type check + Vite) and runs its end-to-end tests in
 # headless Chromium against the debug binaries (screenshots: build/ui-e2e-artifacts/).
@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
+./scripts/check_format.sh  # first: a formatting slip fails in seconds, not after the build
 # setup installed PostgreSQL: the store conformance suite must really run on it
 # (not MAESTRO_-prefixed: maestro warns about MAESTRO_* variables it does not know).
 export TEST_REQUIRE_POSTGRES=1
