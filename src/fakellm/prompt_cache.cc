@@ -79,7 +79,12 @@ std::string RenderPrompt(const Json& request) {
     out += "<|im_start|>system\n";
     if (has_system) out += ContentText(messages[0]) + "\n\n";
     out += kToolsHeader;
-    for (const Json& t : tools) out += "\n" + t.dump();
+    // Two appends, not `"\n" + t.dump()`: GCC 12 at -O3 reports a false -Wrestrict in
+    // libstdc++'s operator+(const char*, string&&).
+    for (const Json& t : tools) {
+      out += '\n';
+      out += t.dump();
+    }
     out += kToolsFooter;
     if (has_system) first = 1;
   } else if (has_system) {
