@@ -148,7 +148,7 @@ PromptCache::PromptCache(int slots, double similarity_threshold)
     : slots_(static_cast<size_t>(std::max(1, slots))), threshold_(similarity_threshold) {}
 
 CacheFigures PromptCache::Process(const Tokens& prompt, const Tokens& generated) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CacheFigures f;
   f.prompt_tokens = static_cast<int64_t>(prompt.size());
   // 1. The slot with the longest common prefix above the similarity threshold.

@@ -96,7 +96,7 @@ ToolLedger::~ToolLedger() {
 }
 
 Status ToolLedger::Append(LedgerRecord rec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   rec.seq = next_seq_++;
   rec.ts = clock_->NowMs();
   const std::string line = DumpJson(ToJson(rec)) + "\n";

@@ -29,12 +29,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "tools/tool.h"
 
@@ -86,9 +86,9 @@ class ToolLedger {
   Status Append(LedgerRecord rec);
 
   const std::string path_;
-  std::mutex mu_;
-  int fd_;            // GUARDED_BY(mu_)
-  int64_t next_seq_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  int fd_ GUARDED_BY(mu_);
+  int64_t next_seq_ GUARDED_BY(mu_);
   Clock* clock_;
 };
 
