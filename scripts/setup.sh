@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
+  clang-14 clang-format-14  # the thread-safety build and the format check (scripts/test.sh)
   libsqlite3-dev sqlite3
   libpq-dev postgresql
   libcurl4-openssl-dev libssl-dev

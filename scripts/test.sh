@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies (Debian packages, the pinned npm MCP
-# servers), builds the sanitizer (ASan+UBSan) debug
-# build with warnings as errors, and runs the whole test suite with ctest, then
-# builds the web UI (type check + Vite) and runs its end-to-end tests in
-# headless Chromium against the debug binaries (screenshots: build/ui-e2e-artifacts/).
+# servers), checks the C++ formatting and the OS seam (no direct file/process
+# calls outside src/core/), builds the sanitizer (ASan+UBSan) debug
+# build with warnings as errors, and runs the whole test suite with ctest; then
+# the thread checks: the clang -Wthread-safety build (the GUARDED_BY/REQUIRES
+# annotations) and the ThreadSanitizer build running the tests of the
+# multi-threaded modules (ctest label tsan); then builds the web UI (type check
+# + Vite) and runs its end-to-end tests in headless Chromium against the debug
+# binaries (screenshots: build/ui-e2e-artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
+./scripts/check_format.sh  # first: a formatting slip fails in seconds, not after the build
+./scripts/check_os_seam.sh  # no file or process calls outside src/core/ (the Env seam)
 # setup installed PostgreSQL: the store conformance suite must really run on it
 # (not MAESTRO_-prefixed: maestro warns about MAESTRO_* variables it does not know).
 export TEST_REQUIRE_POSTGRES=1
@@ -15,6 +21,11 @@ export TEST_REQUIRE_POSTGRES=1
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug
+cmake --preset thread-safety
+cmake --build --preset thread-safety
+cmake --preset tsan
+cmake --build --preset tsan
+ctest --preset tsan
 ./scripts/ui.sh
 (cd ui && MAESTRO_BIN="$PWD/../build/debug/src/cli/maestro" \
   MAESTRO_FAKELLM_BIN="$PWD/../build/debug/src/fakellm/maestro-fakellm" npm run --silent e2e)

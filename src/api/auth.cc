@@ -24,12 +24,12 @@ std::optional<std::string> Authenticator::UserFor(const std::string& header) {
   std::string hash = Sha256Hex(std::string_view(header).substr(kPrefix.size()));
   if (!admin_token_hash_.empty() && hash == admin_token_hash_) return kAdminUser;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
   }
   auto user = store_.UserForToken(hash);
   if (!user.ok() || !user->has_value()) return std::nullopt;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   cache_[hash] = **user;
   return **user;
 }

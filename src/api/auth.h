@@ -18,11 +18,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "core/env.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -41,8 +41,8 @@ class Authenticator {
  private:
   Store& store_;
   const std::string admin_token_hash_;
-  std::mutex mu_;
-  std::map<std::string, std::string> cache_;  // token hash -> user; GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, std::string> cache_ GUARDED_BY(mu_);  // token hash -> user
 };
 
 // Creates the admin token on the first start: when the store has no token,

@@ -17,13 +17,13 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 
 #include "api/http_util.h"
 #include "api/router.h"
+#include "core/mutex.h"
 
 namespace maestro::api {
 
@@ -63,9 +63,9 @@ class HttpServer::Impl {
   const HttpApp app_;
   // Declared before ioc_: pending handlers own Sessions, whose destructors
   // use these when ioc_ is destroyed.
-  mutable std::mutex mu_;
-  std::map<std::string, size_t> streams_by_key_;                   // GUARDED_BY(mu_)
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, size_t> streams_by_key_ GUARDED_BY(mu_);
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_ GUARDED_BY(mu_);
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> connections_{0};
   std::atomic<size_t> streams_{0};
@@ -580,7 +580,7 @@ void HttpServer::Impl::Accept() {
     } else {
       auto session = std::make_shared<Session>(*this, std::move(sock));
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         sessions_.emplace(session.get(), session);
       }
       connections_.fetch_add(1);
@@ -600,12 +600,12 @@ void HttpServer::Impl::RejectBusy(tcp::socket sock) {
 }
 
 void HttpServer::Impl::Forget(Session* s) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (sessions_.erase(s) > 0) connections_.fetch_sub(1);
 }
 
 bool HttpServer::Impl::AcquireStream(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   size_t& n = streams_by_key_[key];
   if (n >= opt_.max_streams_per_key) return false;
   ++n;
@@ -614,7 +614,7 @@ bool HttpServer::Impl::AcquireStream(const std::string& key) {
 }
 
 void HttpServer::Impl::ReleaseStream(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = streams_by_key_.find(key);
   if (it == streams_by_key_.end()) return;
   if (--it->second == 0) streams_by_key_.erase(it);
@@ -646,7 +646,7 @@ void HttpServer::Impl::Stop() {
     accept_retry_.cancel();
     std::vector<std::shared_ptr<Session>> live;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (auto& [ptr, weak] : sessions_) {
         if (auto s = weak.lock()) live.push_back(std::move(s));
       }
@@ -669,7 +669,7 @@ void HttpServer::Impl::Stop() {
   pool_->join();
   std::vector<std::shared_ptr<Session>> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [ptr, weak] : sessions_) {
       if (auto s = weak.lock()) left.push_back(std::move(s));
     }

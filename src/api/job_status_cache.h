@@ -7,10 +7,10 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "core/mutex.h"
 #include "store/store.h"
 
 namespace maestro::api {
@@ -28,7 +28,7 @@ class JobStatusCache {
   Entry Get(Store& store, const std::string& job_id, Clock::duration max_age, bool fresh) {
     const auto now = Clock::now();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = entries_.find(job_id);
       if (!fresh && it != entries_.end() && now - it->second.at < max_age) return it->second.entry;
     }
@@ -37,7 +37,7 @@ class JobStatusCache {
       e.found = true;
       e.status = job->status;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (entries_.size() > kMaxEntries) entries_.clear();  // bounded; refilled on demand
     entries_[job_id] = Timed{e, now};
     return e;
@@ -49,8 +49,8 @@ class JobStatusCache {
     Entry entry;
     Clock::time_point at;
   };
-  std::mutex mu_;
-  std::unordered_map<std::string, Timed> entries_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unordered_map<std::string, Timed> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace maestro::api

@@ -40,7 +40,7 @@ Json RpcNotification(std::string method, Json params) {
 // ---- waits ------------------------------------------------------------------
 
 void McpWait::SetWake(std::function<void()> wake) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   wake_ = std::move(wake);
 }
 
@@ -48,7 +48,7 @@ void McpWait::Cancel() {
   cancelled_.store(true);
   std::function<void()> wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     wake = wake_;
   }
   if (wake) wake();  // outside the lock: a waker only posts to the stream's loop
@@ -70,7 +70,7 @@ Result<std::string> McpSessions::Create(const std::string& user, const std::stri
   auto id = NewSecretToken();
   if (!id.ok()) return id.status();
   const auto now = now_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ExpireLocked(now);
   if (sessions_.size() >= max_sessions_) {
     // Full of live sessions: the least recently used one goes (its client
@@ -90,7 +90,7 @@ Result<std::string> McpSessions::Create(const std::string& user, const std::stri
 
 std::optional<McpSessionInfo> McpSessions::Find(const std::string& id, const std::string& user) {
   const auto now = now_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return std::nullopt;
   if (now - it->second.last_used > idle_ttl_) {
@@ -104,14 +104,14 @@ std::optional<McpSessionInfo> McpSessions::Find(const std::string& id, const std
 }
 
 void McpSessions::MarkInitialized(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (auto it = sessions_.find(id); it != sessions_.end()) it->second.info.initialized = true;
 }
 
 bool McpSessions::Remove(const std::string& id, const std::string& user) {
   std::vector<std::shared_ptr<McpWait>> waits;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end() || it->second.info.user != user) return false;
     for (auto& [key, weak] : it->second.waits) {
@@ -126,7 +126,7 @@ bool McpSessions::Remove(const std::string& id, const std::string& user) {
 std::shared_ptr<McpWait> McpSessions::AddWait(const std::string& id,
                                               const std::string& request_key) {
   auto wait = std::make_shared<McpWait>();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return wait;  // gone meanwhile: the stream runs uncancellable
   auto& waits = it->second.waits;
@@ -140,7 +140,7 @@ std::shared_ptr<McpWait> McpSessions::AddWait(const std::string& id,
 bool McpSessions::CancelWait(const std::string& id, const std::string& request_key) {
   std::shared_ptr<McpWait> wait;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return false;
     auto w = it->second.waits.find(request_key);
@@ -154,7 +154,7 @@ bool McpSessions::CancelWait(const std::string& id, const std::string& request_k
 }
 
 size_t McpSessions::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return sessions_.size();
 }
 

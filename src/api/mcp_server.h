@@ -26,7 +26,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "store/types.h"
 
@@ -71,8 +71,8 @@ class McpWait {
 
  private:
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  std::function<void()> wake_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::function<void()> wake_ GUARDED_BY(mu_);
 };
 
 struct McpSessionInfo {
@@ -110,13 +110,13 @@ class McpSessions {
     Clock::time_point last_used;
     std::map<std::string, std::weak_ptr<McpWait>> waits;
   };
-  void ExpireLocked(Clock::time_point now);  // mu_ held
+  void ExpireLocked(Clock::time_point now) REQUIRES(mu_);
 
   const size_t max_sessions_;
   const Clock::duration idle_ttl_;
   const std::function<Clock::time_point()> now_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Session> sessions_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Session> sessions_ GUARDED_BY(mu_);
 };
 
 // The `tools` array of tools/list for a session of `version` (no titles or

@@ -138,13 +138,13 @@ void Router::CountRequest(std::string_view method, std::string_view pattern, int
       }
     }
   }
-  std::lock_guard<std::mutex> lock(counts_mu_);
+  MutexLock lock(&counts_mu_);
   ++counts_[{std::move(verb), std::move(route), status}];
 }
 
 std::vector<Router::RequestCount> Router::RequestCounts() const {
   std::vector<RequestCount> out;
-  std::lock_guard<std::mutex> lock(counts_mu_);
+  MutexLock lock(&counts_mu_);
   out.reserve(counts_.size());
   for (const auto& [key, n] : counts_) {
     out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});

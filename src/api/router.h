@@ -25,13 +25,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "api/http.h"
+#include "core/mutex.h"
 
 namespace maestro::api {
 
@@ -79,9 +79,9 @@ class Router {
   static bool MatchSegment(const Segment& seg, std::string_view part, std::string* capture);
 
   std::vector<Route> routes_;
-  mutable std::mutex counts_mu_;
+  mutable Mutex counts_mu_;
   // (method, route, code) → requests.
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> counts_;  // GUARDED_BY(counts_mu_)
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> counts_ GUARDED_BY(counts_mu_);
 };
 
 // Splits "/a/b?x=1&y=%20" into the path and the decoded query pairs

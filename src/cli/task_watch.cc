@@ -4,16 +4,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <ostream>
 #include <set>
 #include <thread>
 
 #include "cli/format.h"
+#include "core/mutex.h"
 #include "core/utf8.h"
 
 namespace maestro::cli {
@@ -39,18 +38,18 @@ class Printer {
   // `muted`: --json, where only Raw() lines (the server's events) print.
   Printer(std::ostream& out, bool muted) : out_(out), muted_(muted) {}
   void Raw(const std::string& line) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     out_ << line << "\n" << std::flush;
   }
   void Text(const std::string& s) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (s.empty() || muted_) return;
     out_ << s << std::flush;
     at_line_start_ = s.back() == '\n';
     last_text_ = Clock::now();
   }
   void Line(const std::string& s) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (muted_) return;
     if (!at_line_start_) out_ << "\n";
     out_ << s << "\n" << std::flush;
@@ -62,7 +61,7 @@ class Printer {
     const auto end = Clock::now() + limit;
     while (Clock::now() < end) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         if (Clock::now() - last_text_ >= quiet) return;
       }
       std::this_thread::sleep_for(20ms);
@@ -70,11 +69,11 @@ class Printer {
   }
 
  private:
-  std::mutex mu_;
-  std::ostream& out_;
+  Mutex mu_;
+  std::ostream& out_;  // written with mu_ held
   const bool muted_;
-  bool at_line_start_ = true;
-  Clock::time_point last_text_{};
+  bool at_line_start_ GUARDED_BY(mu_) = true;
+  Clock::time_point last_text_ GUARDED_BY(mu_){};
 };
 
 // Reads one job's delta stream to its `end` and prints it. `idle_ms` is the
@@ -164,24 +163,24 @@ class JobFollower {
   }
   ~JobFollower() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
   }
   void Add(const std::string& job_id) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       queue_.push_back(job_id);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   // Waits (at most `limit`) until the job's text buffered so far is printed,
   // so a hint or the result comes after the text that led to it.
   void WaitCaughtUp(const std::string& job_id, std::chrono::milliseconds limit) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, limit, [&] { return stop_ || caught_up_.count(job_id) > 0; });
+    MutexLock lock(&mu_);
+    cv_.WaitFor(&mu_, limit, [&]() REQUIRES(mu_) { return stop_ || caught_up_.count(job_id) > 0; });
   }
 
  private:
@@ -189,8 +188,8 @@ class JobFollower {
     for (;;) {
       std::string job;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        MutexLock lock(&mu_);
+        cv_.Wait(&mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
         if (stop_) return;
         job = queue_.front();
         queue_.pop_front();
@@ -198,25 +197,25 @@ class JobFollower {
       printer_.Follow(
           job, false,
           [this] {
-            std::lock_guard lock(mu_);
+            MutexLock lock(&mu_);
             return stop_ || Interrupted();
           },
           [this, job] {
             {
-              std::lock_guard lock(mu_);
+              MutexLock lock(&mu_);
               caught_up_.insert(job);
             }
-            cv_.notify_all();
+            cv_.SignalAll();
           });
     }
   }
 
   DeltaPrinter printer_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;    // GUARDED_BY(mu_)
-  std::set<std::string> caught_up_;  // GUARDED_BY(mu_)
-  bool stop_ = false;                // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::set<std::string> caught_up_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

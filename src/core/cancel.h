@@ -10,9 +10,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string_view>
+
+#include "core/mutex.h"
 
 namespace maestro {
 
@@ -22,29 +22,29 @@ class CancelToken {
 
   void Cancel(Reason reason) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (reason_ != Reason::kNone) return;
       reason_ = reason;
       cancelled_.store(true, std::memory_order_release);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   bool IsCancelled() const { return cancelled_.load(std::memory_order_acquire); }
   Reason reason() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return reason_;
   }
   // Sleeps up to `d`; returns true when cancelled (possibly before the call).
   bool WaitFor(std::chrono::milliseconds d) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, d, [&] { return reason_ != Reason::kNone; });
+    MutexLock lock(&mu_);
+    return cv_.WaitFor(&mu_, d, [&]() REQUIRES(mu_) { return reason_ != Reason::kNone; });
   }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   std::atomic<bool> cancelled_{false};
-  Reason reason_ = Reason::kNone;  // GUARDED_BY(mu_)
+  Reason reason_ GUARDED_BY(mu_) = Reason::kNone;
 };
 
 std::string_view CancelReasonName(CancelToken::Reason r);

@@ -2,8 +2,9 @@
 
 #include <array>
 #include <cstdint>
-#include <mutex>
 #include <random>
+
+#include "core/mutex.h"
 
 namespace maestro {
 namespace {
@@ -41,12 +42,12 @@ std::string NewUuid() {
 std::string NewSortableId(TimeMs now) {
   // Monotonic within the process: if the clock has not advanced (or went
   // back), reuse the last time and increment the random part.
-  static std::mutex mu;
+  static Mutex mu;
   static uint64_t last_ms = 0;
   static std::array<uint8_t, 10> last_rand{};
   std::array<uint8_t, 16> bytes{};
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     uint64_t ms = static_cast<uint64_t>(now < 0 ? 0 : now);
     if (ms <= last_ms) {
       ms = last_ms;

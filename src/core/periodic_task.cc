@@ -6,7 +6,7 @@ namespace maestro {
 
 void PeriodicTask::Start(std::chrono::milliseconds interval, FirstRun first,
                          std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (thread_.joinable()) return;
   stop_ = false;
   fn_ = std::move(fn);
@@ -15,21 +15,22 @@ void PeriodicTask::Start(std::chrono::milliseconds interval, FirstRun first,
 
 void PeriodicTask::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void PeriodicTask::Loop(std::chrono::milliseconds interval, FirstRun first) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (first == FirstRun::kAfterInterval) cv_.wait_for(lock, interval, [&] { return stop_; });
+  MutexLock lock(&mu_);
+  if (first == FirstRun::kAfterInterval)
+    cv_.WaitFor(&mu_, interval, [&]() REQUIRES(mu_) { return stop_; });
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     fn_();
-    lock.lock();
-    cv_.wait_for(lock, interval, [&] { return stop_; });
+    lock.Lock();
+    cv_.WaitFor(&mu_, interval, [&]() REQUIRES(mu_) { return stop_; });
   }
 }
 

@@ -12,10 +12,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "core/mutex.h"
 
 namespace maestro {
 
@@ -36,9 +36,9 @@ class PeriodicTask {
  private:
   void Loop(std::chrono::milliseconds interval, FirstRun first);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;         // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::function<void()> fn_;  // set before the thread starts
   std::thread thread_;
 };

@@ -79,7 +79,12 @@ std::string RenderPrompt(const Json& request) {
     out += "<|im_start|>system\n";
     if (has_system) out += ContentText(messages[0]) + "\n\n";
     out += kToolsHeader;
-    for (const Json& t : tools) out += "\n" + t.dump();
+    // Two appends, not `"\n" + t.dump()`: GCC 12 at -O3 reports a false -Wrestrict in
+    // libstdc++'s operator+(const char*, string&&).
+    for (const Json& t : tools) {
+      out += '\n';
+      out += t.dump();
+    }
     out += kToolsFooter;
     if (has_system) first = 1;
   } else if (has_system) {
@@ -143,7 +148,7 @@ PromptCache::PromptCache(int slots, double similarity_threshold)
     : slots_(static_cast<size_t>(std::max(1, slots))), threshold_(similarity_threshold) {}
 
 CacheFigures PromptCache::Process(const Tokens& prompt, const Tokens& generated) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CacheFigures f;
   f.prompt_tokens = static_cast<int64_t>(prompt.size());
   // 1. The slot with the longest common prefix above the similarity threshold.

@@ -27,12 +27,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 
 namespace maestro::fakellm {
 
@@ -69,10 +69,10 @@ class PromptCache {
     Tokens tokens;
     int64_t last_used = -1;
   };
-  std::mutex mu_;
-  std::vector<Slot> slots_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
   double threshold_;
-  int64_t tick_ = 0;  // GUARDED_BY(mu_)
+  int64_t tick_ GUARDED_BY(mu_) = 0;
 };
 
 size_t CommonPrefix(const Tokens& a, const Tokens& b);

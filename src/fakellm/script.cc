@@ -148,24 +148,29 @@ bool Matches(const ScriptReply& r, const Json& req) {
 
 }  // namespace
 
+Script::Script(std::vector<ScriptReply> replies, ScriptReply default_reply)
+    : replies_(std::move(replies)), default_(std::move(default_reply)) {
+  for (const ScriptReply& r : replies_) uses_.push_back(r.repeat);
+}
+
 Result<Script> Script::FromJson(const Json& doc) {
-  Script s;
-  s.default_.text = "ok";
-  s.default_.finish_reason = "stop";
+  std::vector<ScriptReply> replies;
+  ScriptReply default_reply;
+  default_reply.text = "ok";
+  default_reply.finish_reason = "stop";
   if (!doc.is_object()) return InvalidArgument("script must be an object with 'replies'");
   if (doc.contains("replies")) {
     if (!doc["replies"].is_array()) return InvalidArgument("'replies' must be a list");
     int i = 0;
     for (const Json& r : doc["replies"]) {
       MAESTRO_ASSIGN_OR_RETURN(ScriptReply reply, ParseReply(r, i++));
-      s.uses_.push_back(reply.repeat);
-      s.replies_.push_back(std::move(reply));
+      replies.push_back(std::move(reply));
     }
   }
   if (doc.contains("default")) {
-    MAESTRO_ASSIGN_OR_RETURN(s.default_, ParseReply(doc["default"], -1));
+    MAESTRO_ASSIGN_OR_RETURN(default_reply, ParseReply(doc["default"], -1));
   }
-  return s;
+  return Script(std::move(replies), std::move(default_reply));
 }
 
 Result<Script> Script::Load(const std::string& path) {
@@ -185,7 +190,7 @@ Result<Script> Script::Load(const std::string& path) {
 }
 
 ScriptReply Script::Next(const Json& request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (size_t i = 0; i < replies_.size(); ++i) {
     if (uses_[i] == 0 && replies_[i].repeat != 0) continue;
     if (!Matches(replies_[i], request)) continue;

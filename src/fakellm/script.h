@@ -12,12 +12,12 @@
 // the server's worker threads).
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 
 namespace maestro::fakellm {
@@ -70,15 +70,23 @@ class Script {
   ScriptReply Next(const Json& request);
 
  private:
-  std::mutex mu_;
+  // Each reply starts with its `repeat` uses.
+  Script(std::vector<ScriptReply> replies, ScriptReply default_reply);
+
+  Mutex mu_;
   std::vector<ScriptReply> replies_;
-  std::vector<int> uses_;  // GUARDED_BY(mu_)
+  std::vector<int> uses_ GUARDED_BY(mu_);
   ScriptReply default_;
 
  public:
   // Movable (the mutex is not moved); not copyable.
-  Script(Script&& o) noexcept { *this = std::move(o); }
+  Script(Script&& o) noexcept
+      : replies_(std::move(o.replies_)),
+        uses_(std::move(o.uses_)),
+        default_(std::move(o.default_)) {}
   Script& operator=(Script&& o) noexcept {
+    MutexLock self(&mu_);
+    MutexLock other(&o.mu_);
     replies_ = std::move(o.replies_);
     uses_ = std::move(o.uses_);
     default_ = std::move(o.default_);

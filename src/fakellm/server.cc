@@ -55,8 +55,8 @@ struct FakeLlmServer::Impl {
   httplib::Server svr;
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> seq{0};
-  std::mutex mu;
-  Json records = Json::array();  // GUARDED_BY(mu)
+  Mutex mu;
+  Json records GUARDED_BY(mu) = Json::array();
 
   // Sleeps in small steps; false when the server stops or the peer is gone.
   bool Sleep(int64_t ms, httplib::DataSink* sink) {
@@ -69,7 +69,7 @@ struct FakeLlmServer::Impl {
   }
 
   void Record(Json rec) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (!opts.record_path.empty()) {
       // One append per record: a test reading the file sees whole lines.
       auto out = opts.env->NewAppendableFile(opts.record_path);
@@ -288,11 +288,11 @@ void FakeLlmServer::Impl::Routes() {
   svr.Get("/v1/models", models);
   svr.Get("/models", models);
   svr.Get("/v1/_requests", [this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     res.set_content(Json{{"requests", records}}.dump(), "application/json");
   });
   svr.Delete("/v1/_requests", [this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     records = Json::array();
     res.set_content(R"({"cleared":true})", "application/json");
   });

@@ -72,7 +72,7 @@ HttpHeaders HttpTransport::Headers(bool post, const std::string& last_event_id) 
     h.emplace_back("Accept", "text/event-stream");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
     if (!protocol_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_);
   }
@@ -88,7 +88,7 @@ Result<HttpReply> HttpTransport::Exchange(const std::string& method, const std::
     reply.status = head.status;
     reply.sse = StartsWithIgnoreCase(head.Header("Content-Type"), "text/event-stream");
     if (initialize && head.status == 200) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       session_id_ = head.Header("Mcp-Session-Id");
     }
     return true;
@@ -119,7 +119,7 @@ Status HttpTransport::CheckStatus(const Reply& reply, const std::string& what) c
   }
   bool had_session;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     had_session = !session_id_.empty();
   }
   if (s == 404 && had_session) {
@@ -231,18 +231,18 @@ Status HttpTransport::Resume(Reply& reply, const std::string& what, const DoneFn
 
 void HttpTransport::Initialized(const std::string& protocol_version) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     protocol_ = protocol_version;
     if (closed_) return;
   }
   listener_ = std::thread([this] { Listen(); });
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, kListenerSettle, [&] { return listener_settled_ || closed_; });
+  MutexLock lock(&mu_);
+  cv_.WaitFor(&mu_, kListenerSettle, [&]() REQUIRES(mu_) { return listener_settled_ || closed_; });
 }
 
 bool HttpTransport::SleepUnlessClosing(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, d, [&] { return closed_; });
+  MutexLock lock(&mu_);
+  return !cv_.WaitFor(&mu_, d, [&]() REQUIRES(mu_) { return closed_; });
 }
 
 void HttpTransport::Listen() {
@@ -250,9 +250,9 @@ void HttpTransport::Listen() {
   auto settle = [&] {
     if (settled) return;
     settled = true;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     listener_settled_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   };
   HttpClient::StopFn stop = [this] { return closing_.load(); };
   std::string last_id;
@@ -290,16 +290,16 @@ void HttpTransport::Listen() {
 
 void HttpTransport::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
   }
   closing_ = true;  // every Stream in flight stops within 50 ms
-  cv_.notify_all();
+  cv_.SignalAll();
   if (listener_.joinable()) listener_.join();
   std::string session;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     session = session_id_;
   }
   if (session.empty()) return;

@@ -31,12 +31,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/http_client.h"
+#include "core/mutex.h"
 #include "mcp/channel.h"
 #include "mcp/mcp_client.h"
 #include "mcp/sse_reader.h"
@@ -83,12 +82,12 @@ class HttpTransport final : public Channel {
   std::atomic<bool> closing_{false};
   std::thread listener_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;  // Close → the listener; the listener's first reply → Initialized
-  std::string session_id_;      // GUARDED_BY(mu_)
-  std::string protocol_;        // GUARDED_BY(mu_)
-  bool listener_settled_ = false;  // GUARDED_BY(mu_): its GET was answered (or gave up)
-  bool closed_ = false;            // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;  // Close → the listener; the listener's first reply → Initialized
+  std::string session_id_ GUARDED_BY(mu_);
+  std::string protocol_ GUARDED_BY(mu_);
+  bool listener_settled_ GUARDED_BY(mu_) = false;  // its GET was answered (or gave up)
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace maestro::mcp

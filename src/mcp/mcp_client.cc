@@ -8,10 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 
+#include "core/mutex.h"
 #include "mcp/channel.h"
 #include "mcp/http_transport.h"
 #include "mcp/stdio_transport.h"
@@ -141,13 +140,13 @@ class ClientImpl final : public Client {
   // The on_progress of one call. Deactivated (under mu) before the call
   // returns, so the callback never runs after its caller has gone.
   struct ProgressSink {
-    std::mutex mu;
-    bool active = true;
-    decltype(CallOptions::on_progress) fn;
+    Mutex mu;
+    bool active GUARDED_BY(mu) = true;
+    decltype(CallOptions::on_progress) fn;  // set before the sink is shared
   };
   struct Pending {
     std::atomic<bool> answered{false};  // polled by Channel::DoneFn without the lock
-    Json reply;                         // GUARDED_BY(mu_) until answered
+    Json reply;                         // written under mu_, read by the caller once `answered`
   };
   struct RequestSpec {
     std::chrono::milliseconds timeout{0};  // 0: options_.request_timeout
@@ -174,12 +173,12 @@ class ClientImpl final : public Client {
   std::atomic<bool> closed_{false};
   std::atomic<bool> lost_flag_{false};  // lost_ is set; for DoneFn without the lock
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t next_id_ = 1;                                        // GUARDED_BY(mu_)
-  std::map<int64_t, std::shared_ptr<Pending>> pending_;        // GUARDED_BY(mu_)
-  std::map<int64_t, std::shared_ptr<ProgressSink>> progress_;  // GUARDED_BY(mu_)
-  std::optional<Status> lost_;                                 // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  int64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::map<int64_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);
+  std::map<int64_t, std::shared_ptr<ProgressSink>> progress_ GUARDED_BY(mu_);
+  std::optional<Status> lost_ GUARDED_BY(mu_);
 };
 
 Status ClientImpl::Handshake() {
@@ -218,7 +217,7 @@ Result<Json> ClientImpl::Request(const std::string& method, Json params, const R
   auto pending = std::make_shared<Pending>();
   int64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return Unavailable("the MCP session is closed");
     if (lost_) return *lost_;
     id = next_id_++;
@@ -240,14 +239,14 @@ Result<Json> ClientImpl::Request(const std::string& method, Json params, const R
 
   std::optional<Status> lost;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (sent.ok() && !pending->answered && !gave_up()) cv_.wait_for(lock, kCancelPoll);
+    MutexLock lock(&mu_);
+    while (sent.ok() && !pending->answered && !gave_up()) cv_.WaitFor(&mu_, kCancelPoll);
     pending_.erase(id);
     progress_.erase(id);
     lost = lost_;
   }
   if (spec.progress) {
-    std::lock_guard<std::mutex> lock(spec.progress->mu);  // waits out a running callback
+    MutexLock lock(&spec.progress->mu);  // waits out a running callback
     spec.progress->active = false;
   }
   if (pending->answered) {
@@ -296,12 +295,12 @@ void ClientImpl::OnMessage(Json message) {
   }
   auto id = message.find("id");
   if (id == message.end() || !id->is_number_integer()) return;  // not one of ours
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = pending_.find(id->get<int64_t>());
   if (it == pending_.end()) return;  // cancelled or timed out meanwhile
   it->second->reply = std::move(message);
   it->second->answered = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void ClientImpl::OnNotification(const std::string& method, const Json& params) {
@@ -314,7 +313,7 @@ void ClientImpl::OnNotification(const std::string& method, const Json& params) {
   if (token == params.end() || !token->is_number_integer()) return;
   std::shared_ptr<ProgressSink> sink;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = progress_.find(token->get<int64_t>());
     if (it != progress_.end()) sink = it->second;
   }
@@ -324,7 +323,7 @@ void ClientImpl::OnNotification(const std::string& method, const Json& params) {
   if (params.contains("total") && params["total"].is_number())
     total = params["total"].get<double>();
   const std::string text = Str(params, "message");
-  std::lock_guard<std::mutex> lock(sink->mu);
+  MutexLock lock(&sink->mu);
   if (sink->active && sink->fn) sink->fn(progress, total, text);
 }
 
@@ -342,11 +341,11 @@ void ClientImpl::AnswerServerRequest(const Json& request) {
 
 void ClientImpl::OnLost(Status why) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!lost_) lost_ = std::move(why);
     lost_flag_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 Result<std::vector<Tool>> ClientImpl::ListTools() {
@@ -387,8 +386,8 @@ Result<CallResult> ClientImpl::CallTool(const std::string& name, const Json& arg
 
 void ClientImpl::Close() {
   if (closed_.exchange(true)) return;
-  { std::lock_guard<std::mutex> lock(mu_); }  // a waiter between its check and its wait sees it
-  cv_.notify_all();
+  { MutexLock lock(&mu_); }  // a waiter between its check and its wait sees it
+  cv_.SignalAll();
   channel_->Close();
 }
 

@@ -141,7 +141,7 @@ Status StdioTransport::Start(Sink sink) {
   wake_read_ = wake[0];
   wake_write_ = wake[1];
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    MutexLock lock(&write_mu_);
     stdin_fd_ = in[1];
     fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
   }
@@ -154,7 +154,7 @@ Status StdioTransport::Start(Sink sink) {
 Status StdioTransport::Send(const Json& message, const DoneFn& done) {
   std::string line = DumpJson(message);  // compact: no newline inside
   line.push_back('\n');
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(&write_mu_);
   if (stdin_fd_ < 0) return Unavailable("the MCP server's session is closed");
   auto stop = [&] { return closing_.load() || (done && done()); };
   return WriteAll(stdin_fd_, line, stop);
@@ -173,7 +173,7 @@ void StdioTransport::TakeLines(std::string& buf, const std::function<void(std::s
 void StdioTransport::StderrLine(std::string line) {
   if (line.size() > kMaxStderrLine) line.resize(kMaxStderrLine);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     err_tail_.push_back(line);
     if (err_tail_.size() > kStderrTailLines) err_tail_.pop_front();
   }
@@ -253,7 +253,7 @@ Status StdioTransport::LostStatus() {
   } else {
     what += "was killed by signal " + std::to_string(info.si_status);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!err_tail_.empty()) {
     what += "; stderr:";
     for (const auto& l : err_tail_) what += " " + l;
@@ -263,13 +263,13 @@ Status StdioTransport::LostStatus() {
 
 void StdioTransport::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
   }
   closing_ = true;  // a Send waiting for a full pipe gives up within 20 ms
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    MutexLock lock(&write_mu_);
     CloseFd(stdin_fd_);  // EOF on its stdin: a polite server ends here
   }
   if (pid_ > 0) {

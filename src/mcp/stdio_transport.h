@@ -26,10 +26,10 @@
 #include <atomic>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "mcp/channel.h"
 #include "mcp/mcp_client.h"
 
@@ -64,12 +64,12 @@ class StdioTransport final : public Channel {
   int wake_read_ = -1, wake_write_ = -1;  // Close wakes the reader's poll()
   std::thread reader_;
 
-  std::mutex write_mu_;
-  int stdin_fd_ = -1;  // GUARDED_BY(write_mu_); -1 once closed
+  Mutex write_mu_;
+  int stdin_fd_ GUARDED_BY(write_mu_) = -1;  // -1 once closed
 
-  std::mutex mu_;
-  bool closed_ = false;               // GUARDED_BY(mu_)
-  std::deque<std::string> err_tail_;  // GUARDED_BY(mu_): the newest stderr lines
+  Mutex mu_;
+  bool closed_ GUARDED_BY(mu_) = false;
+  std::deque<std::string> err_tail_ GUARDED_BY(mu_);  // the newest stderr lines
 };
 
 }  // namespace maestro::mcp

@@ -8,7 +8,7 @@ JobStreamHub::JobStreamHub(size_t ring_capacity, size_t max_jobs)
 uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta) {
   uint64_t seq = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (rings_.find(job_id) == rings_.end()) EvictIfFull();
     Ring& ring = rings_[job_id];
     seq = ring.next_seq++;
@@ -16,7 +16,7 @@ uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta) {
     if (ring.deltas.size() > capacity_) ring.deltas.pop_front();
     ring.touched = ++publishes_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   wakers_.Wake(job_id);
   return seq;
 }
@@ -60,16 +60,16 @@ JobStreamHub::ReadResult JobStreamHub::Collect(const std::string& job_id, uint64
 
 JobStreamHub::ReadResult JobStreamHub::ReadJsonAfter(const std::string& job_id,
                                                      uint64_t after) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return Collect(job_id, after, /*with_data=*/false);
 }
 
 JobStreamHub::ReadResult JobStreamHub::ReadAfter(const std::string& job_id, uint64_t after,
                                                  std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ReadResult out = Collect(job_id, after);
   if (!out.deltas.empty() || stopped_) return out;
-  cv_.wait_for(lock, timeout, [&] {
+  cv_.WaitFor(&mu_, timeout, [&]() REQUIRES(mu_) {
     if (stopped_) return true;
     auto it = rings_.find(job_id);
     return it != rings_.end() && it->second.next_seq > after + 1;
@@ -79,15 +79,15 @@ JobStreamHub::ReadResult JobStreamHub::ReadAfter(const std::string& job_id, uint
 
 void JobStreamHub::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   wakers_.WakeAll();
 }
 
 bool JobStreamHub::stopped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stopped_;
 }
 

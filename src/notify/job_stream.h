@@ -20,16 +20,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/json.h"
+#include "core/mutex.h"
 #include "notify/wakers.h"
 
 namespace maestro {
@@ -79,17 +78,17 @@ class JobStreamHub {
     uint64_t next_seq = 1;
     uint64_t touched = 0;  // publish counter at the last publish (LRU)
   };
-  ReadResult Collect(const std::string& job_id, uint64_t after,
-                     bool with_data = true) const;  // mu_ held
-  void EvictIfFull();                               // mu_ held
+  ReadResult Collect(const std::string& job_id, uint64_t after, bool with_data = true) const
+      REQUIRES(mu_);
+  void EvictIfFull() REQUIRES(mu_);
 
   const size_t capacity_;
   const size_t max_jobs_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Ring> rings_;  // GUARDED_BY(mu_)
-  uint64_t publishes_ = 0;             // GUARDED_BY(mu_)
-  bool stopped_ = false;               // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, Ring> rings_ GUARDED_BY(mu_);
+  uint64_t publishes_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
   Wakers wakers_;
 };
 

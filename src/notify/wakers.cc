@@ -3,7 +3,7 @@
 namespace maestro {
 
 uint64_t Wakers::Add(const std::string& key, Fn fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t id = next_id_++;
   by_key_[key].emplace(id, std::make_shared<Fn>(std::move(fn)));
   key_of_.emplace(id, key);
@@ -11,7 +11,7 @@ uint64_t Wakers::Add(const std::string& key, Fn fn) {
 }
 
 void Wakers::Remove(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = key_of_.find(id);
   if (it == key_of_.end()) return;
   auto set = by_key_.find(it->second);
@@ -25,7 +25,7 @@ void Wakers::Remove(uint64_t id) {
 void Wakers::Wake(const std::string& key) {
   std::vector<std::shared_ptr<Fn>> fns;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto set = by_key_.find(key);
     if (set == by_key_.end()) return;
     fns.reserve(set->second.size());
@@ -37,7 +37,7 @@ void Wakers::Wake(const std::string& key) {
 void Wakers::WakeAll() {
   std::vector<std::shared_ptr<Fn>> fns;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [key, set] : by_key_) {
       for (const auto& [id, fn] : set) fns.push_back(fn);
     }
@@ -46,7 +46,7 @@ void Wakers::WakeAll() {
 }
 
 size_t Wakers::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return key_of_.size();
 }
 

@@ -16,10 +16,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace maestro {
 
@@ -28,20 +29,19 @@ class Wakers {
   using Fn = std::function<void()>;
 
   // Registers `fn` under `key`; returns its id for Remove().
-  uint64_t Add(const std::string& key, Fn fn);
-  void Remove(uint64_t id);
+  uint64_t Add(const std::string& key, Fn fn) EXCLUDES(mu_);
+  void Remove(uint64_t id) EXCLUDES(mu_);
   // Calls every waker of `key`.
-  void Wake(const std::string& key);
+  void Wake(const std::string& key) EXCLUDES(mu_);
   // Calls every waker (shutdown).
-  void WakeAll();
+  void WakeAll() EXCLUDES(mu_);
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  uint64_t next_id_ = 1;  // GUARDED_BY(mu_)
-  std::unordered_map<std::string, std::map<uint64_t, std::shared_ptr<Fn>>>
-      by_key_;                                        // GUARDED_BY(mu_)
-  std::unordered_map<uint64_t, std::string> key_of_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::unordered_map<std::string, std::map<uint64_t, std::shared_ptr<Fn>>> by_key_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, std::string> key_of_ GUARDED_BY(mu_);
 };
 
 }  // namespace maestro

@@ -51,18 +51,18 @@ void WebhookDispatcher::Start() {
 
 void WebhookDispatcher::Notify() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++generation_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void WebhookDispatcher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -70,10 +70,10 @@ void WebhookDispatcher::Stop() {
 }
 
 bool WebhookDispatcher::Sleep(int64_t ms, bool wake_on_notify) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t seen = generation_;
-  cv_.wait_for(lock, std::chrono::milliseconds(ms),
-               [&] { return stopped_ || (wake_on_notify && generation_ != seen); });
+  cv_.WaitFor(&mu_, std::chrono::milliseconds(ms),
+              [&]() REQUIRES(mu_) { return stopped_ || (wake_on_notify && generation_ != seen); });
   return !stopped_;
 }
 
@@ -81,7 +81,7 @@ void WebhookDispatcher::Run(const WebhookConfig& hook) {
   const std::string cursor_name = "webhook:" + hook.url;
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopped_) return;
     }
     auto cursor = store_.GetCursor(cursor_name);

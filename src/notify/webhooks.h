@@ -21,14 +21,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/config.h"
+#include "core/mutex.h"
 #include "store/store.h"
 
 namespace maestro {
@@ -64,10 +63,10 @@ class WebhookDispatcher {
 
   Store& store_;
   const WebhookOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;  // GUARDED_BY(mu_)
-  bool stopped_ = false;     // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -28,25 +28,25 @@ void OtlpExporter::Start() {
 }
 
 void OtlpExporter::OnEnd(SpanData span) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= opt_.max_queue) {
     ++dropped_;
     return;
   }
   queue_.push_back(std::move(span));
-  if (queue_.size() >= opt_.max_batch) cv_.notify_one();
+  if (queue_.size() >= opt_.max_batch) cv_.Signal();
 }
 
 size_t OtlpExporter::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 
 void OtlpExporter::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait_for(lock, opt_.flush_interval,
-                 [&] { return stopping_ || queue_.size() >= opt_.max_batch; });
+    cv_.WaitFor(&mu_, opt_.flush_interval,
+                [&]() REQUIRES(mu_) { return stopping_ || queue_.size() >= opt_.max_batch; });
     if (queue_.empty() || abort_) {
       if (stopping_) break;
       continue;
@@ -56,16 +56,16 @@ void OtlpExporter::Loop() {
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
-    lock.unlock();
+    lock.Unlock();
     if (Send(batch)) {
       exported_ += batch.size();
     } else {
       failed_ += batch.size();
     }
-    lock.lock();
+    lock.Lock();
   }
   done_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool OtlpExporter::WaitBackoff(std::chrono::milliseconds delay) {
@@ -107,16 +107,16 @@ bool OtlpExporter::Send(const std::vector<SpanData>& batch) {
 
 void OtlpExporter::Shutdown(std::chrono::milliseconds wait) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!thread_.joinable()) return;
     stopping_ = true;
-    cv_.notify_all();
-    cv_.wait_for(lock, wait, [&] { return done_; });
+    cv_.SignalAll();
+    cv_.WaitFor(&mu_, wait, [&]() REQUIRES(mu_) { return done_; });
   }
   abort_ = true;  // an exchange still running ends within ~50 ms
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   dropped_ += queue_.size();
   queue_.clear();
 }

@@ -22,15 +22,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/http_client.h"
+#include "core/mutex.h"
 #include "telemetry/tracer.h"
 
 namespace maestro::telemetry {
@@ -77,12 +76,12 @@ class OtlpExporter final : public SpanSink {
   const OtlpExporterOptions opt_;
   const std::string url_;
   HttpClient http_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<SpanData> queue_;      // GUARDED_BY(mu_)
-  bool stopping_ = false;           // GUARDED_BY(mu_)
-  bool done_ = false;               // GUARDED_BY(mu_): the thread left its loop
-  std::atomic<bool> abort_{false};  // past the shutdown wait: stop sending now
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<SpanData> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;  // the thread left its loop
+  std::atomic<bool> abort_{false};     // past the shutdown wait: stop sending now
   std::atomic<uint64_t> dropped_{0}, exported_{0}, failed_{0};
   std::thread thread_;
 };

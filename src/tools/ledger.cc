@@ -87,7 +87,7 @@ Result<std::unique_ptr<ToolLedger>> ToolLedger::Open(const std::string& dir, Clo
 }
 
 Result<int64_t> ToolLedger::Append(LedgerRecord rec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   rec.seq = next_seq_;
   rec.ts = clock_->NowMs();
   MAESTRO_RETURN_IF_ERROR(file_.Append(DumpJson(ToJson(rec)) + "\n", /*sync=*/true));

@@ -38,7 +38,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,6 +45,7 @@
 #include "core/durable_file.h"
 #include "core/env.h"
 #include "core/json.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "tools/tool.h"
 
@@ -102,9 +102,9 @@ class ToolLedger {
   Result<int64_t> Append(LedgerRecord rec);
 
   const std::string path_;
-  std::mutex mu_;
-  AppendFile file_;   // GUARDED_BY(mu_)
-  int64_t next_seq_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  AppendFile file_ GUARDED_BY(mu_);
+  int64_t next_seq_ GUARDED_BY(mu_);
   Clock* clock_;
 };
 

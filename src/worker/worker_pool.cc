@@ -28,7 +28,10 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 void WorkerPool::Start() {
   if (started_) return;
   started_ = true;
-  active_workers_ = options_.threads;
+  {
+    MutexLock lock(&mu_);
+    active_workers_ = options_.threads;
+  }
   for (int i = 0; i < options_.threads; ++i) {
     threads_.emplace_back([this, i] { WorkerLoop(i); });
   }
@@ -37,23 +40,23 @@ void WorkerPool::Start() {
 
 void WorkerPool::Notify() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++generation_;
   }
-  wake_cv_.notify_one();
+  wake_cv_.Signal();
 }
 
 void WorkerPool::Shutdown() {
   if (!started_) return;
   stopping_ = true;
-  wake_cv_.notify_all();
+  wake_cv_.SignalAll();
 
   // Let running jobs finish within the grace period; past it, every job still
   // running — or claimed a moment ago and not yet started — is released.
   auto deadline = std::chrono::steady_clock::now() + milliseconds(options_.jobs.shutdown_grace_ms);
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    exit_cv_.wait_until(lock, deadline, [&] { return active_workers_ == 0; });
+    MutexLock lock(&mu_);
+    exit_cv_.WaitUntil(&mu_, deadline, [&]() REQUIRES(mu_) { return active_workers_ == 0; });
     if (active_workers_ > 0) {
       spdlog::warn("worker: shutdown grace over; releasing {} running job(s)", running_.size());
       releasing_ = true;
@@ -63,24 +66,27 @@ void WorkerPool::Shutdown() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     heartbeat_stop_ = true;
   }
-  heartbeat_cv_.notify_all();
+  heartbeat_cv_.SignalAll();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
-  heartbeat_stop_ = false;
-  releasing_ = false;
+  {
+    MutexLock lock(&mu_);
+    heartbeat_stop_ = false;
+    releasing_ = false;
+  }
   stopping_ = false;
   started_ = false;
 }
 
 WorkerPoolStats WorkerPool::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 bool WorkerPool::CancelRunning(const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = running_.find(job_id);
   if (it == running_.end()) return false;
   it->second.cancel->Cancel(CancelToken::Reason::kUserCancel);
@@ -88,7 +94,7 @@ bool WorkerPool::CancelRunning(const std::string& job_id) {
 }
 
 int WorkerPool::running_jobs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return static_cast<int>(running_.size());
 }
 
@@ -98,9 +104,10 @@ void WorkerPool::WaitForWork(uint64_t seen_generation) {
   if (due.ok() && *due) {
     wait_ms = std::clamp<int64_t>(**due - options_.clock->NowMs(), 0, wait_ms);
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  wake_cv_.wait_for(lock, milliseconds(wait_ms),
-                    [&] { return stopping_.load() || generation_ != seen_generation; });
+  MutexLock lock(&mu_);
+  wake_cv_.WaitFor(&mu_, milliseconds(wait_ms), [&]() REQUIRES(mu_) {
+    return stopping_.load() || generation_ != seen_generation;
+  });
 }
 
 void WorkerPool::WorkerLoop(int index) {
@@ -112,7 +119,7 @@ void WorkerPool::WorkerLoop(int index) {
     if (!next) {
       uint64_t seen;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         seen = generation_;
       }
       auto claimed = store_.ClaimNextJob(filter, options_.jobs.lease_ms);
@@ -129,14 +136,14 @@ void WorkerPool::WorkerLoop(int index) {
     }
     // Another job may be waiting too: pass the wake-up on so an idle peer
     // tries while this thread is busy.
-    wake_cv_.notify_one();
+    wake_cv_.Signal();
     Job job = std::move(*next);
     next.reset();
     next = RunJob(worker_id, filter, job);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   --active_workers_;
-  exit_cv_.notify_all();
+  exit_cv_.SignalAll();
 }
 
 std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimFilter& filter,
@@ -144,7 +151,7 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
   Lease lease{job.id, worker_id, job.fencing_token};
   auto cancel = std::make_shared<CancelToken>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     running_[job.id] = Running{lease, cancel};
     ++stats_.claimed;
     // Claimed while shutdown was already releasing: hand it straight back.
@@ -175,7 +182,7 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
     if (fused.ok()) next = std::move(fused).value();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     running_.erase(job.id);
     if (st.ok()) {
       Count(outcome);
@@ -237,16 +244,16 @@ void WorkerPool::Count(const JobOutcome& o) {
 }
 
 void WorkerPool::HeartbeatLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Runs until Shutdown() has joined every worker thread: jobs may still be
   // finishing during the grace period and their leases must stay fresh.
   for (;;) {
-    heartbeat_cv_.wait_for(lock, milliseconds(options_.jobs.heartbeat_ms),
-                           [&] { return heartbeat_stop_; });
+    heartbeat_cv_.WaitFor(&mu_, milliseconds(options_.jobs.heartbeat_ms),
+                          [&]() REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) return;
     std::vector<Running> snapshot;
     for (auto& [_, r] : running_) snapshot.push_back(r);
-    lock.unlock();
+    lock.Unlock();
     for (auto& r : snapshot) {
       auto reply = store_.Heartbeat(r.lease, options_.jobs.lease_ms);
       if (!reply.ok()) {
@@ -261,7 +268,7 @@ void WorkerPool::HeartbeatLoop() {
         r.cancel->Cancel(CancelToken::Reason::kUserCancel);
       }
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 

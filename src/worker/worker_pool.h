@@ -19,10 +19,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -31,6 +29,7 @@
 #include "core/cancel.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/mutex.h"
 #include "store/store.h"
 #include "worker/executor.h"
 #include "worker/retry_policy.h"
@@ -70,7 +69,7 @@ class WorkerPool {
   // Blocks until all worker threads have exited (see the header comment).
   void Shutdown();
   // A job became claimable.
-  void Notify();
+  void Notify() EXCLUDES(mu_);
   // Fires the cancel token of `job_id` if it runs in this process (the
   // in-process fast path; other processes see the flag at their heartbeat).
   bool CancelRunning(const std::string& job_id);
@@ -92,7 +91,7 @@ class WorkerPool {
   JobOutcome MapResult(const Job& job, const Result<JobOutcome>& result, CancelToken& cancel);
   void HeartbeatLoop();
   void WaitForWork(uint64_t seen_generation);
-  void Count(const JobOutcome& outcome);
+  void Count(const JobOutcome& outcome) REQUIRES(mu_);
 
   Store& store_;
   JobExecutor& executor_;
@@ -104,16 +103,16 @@ class WorkerPool {
   std::vector<std::thread> threads_;
   std::thread heartbeat_thread_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_cv_;         // idle workers wait here
-  std::condition_variable heartbeat_cv_;    // heartbeat thread sleeps here
-  uint64_t generation_ = 0;                 // GUARDED_BY(mu_): bumped by Notify
-  bool heartbeat_stop_ = false;             // GUARDED_BY(mu_)
-  std::condition_variable exit_cv_;         // a worker thread left its loop
-  int active_workers_ = 0;                  // GUARDED_BY(mu_)
-  bool releasing_ = false;                  // GUARDED_BY(mu_): grace over, cancel all
-  std::map<std::string, Running> running_;  // GUARDED_BY(mu_): by job id
-  WorkerPoolStats stats_;                   // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar wake_cv_;                          // idle workers wait here
+  CondVar heartbeat_cv_;                     // heartbeat thread sleeps here
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped by Notify
+  bool heartbeat_stop_ GUARDED_BY(mu_) = false;
+  CondVar exit_cv_;  // a worker thread left its loop
+  int active_workers_ GUARDED_BY(mu_) = 0;
+  bool releasing_ GUARDED_BY(mu_) = false;                  // grace over, cancel all
+  std::map<std::string, Running> running_ GUARDED_BY(mu_);  // by job id
+  WorkerPoolStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace maestro

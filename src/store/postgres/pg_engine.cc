@@ -106,17 +106,19 @@ PgEngine::~PgEngine() { Stop(); }
 
 void PgEngine::Stop() {
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (listener_.joinable()) listener_.join();
 }
 
 Result<PgEngine::Lease> PgEngine::Acquire() {
   {
-    std::unique_lock<std::mutex> lock(pool_mu_);
-    pool_cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
+    MutexLock lock(&pool_mu_);
+    pool_cv_.Wait(&pool_mu_, [&]() REQUIRES(pool_mu_) {
+      return !idle_.empty() || open_ < options_.pool_size;
+    });
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
@@ -127,10 +129,10 @@ Result<PgEngine::Lease> PgEngine::Acquire() {
   auto c = PgConn::Open(options_.url);
   if (!c.ok()) {
     {
-      std::lock_guard<std::mutex> lock(pool_mu_);
+      MutexLock lock(&pool_mu_);
       --open_;
     }
-    pool_cv_.notify_one();
+    pool_cv_.Signal();
     return c.status();
   }
   return Lease(this, std::move(c).value());
@@ -138,14 +140,14 @@ Result<PgEngine::Lease> PgEngine::Acquire() {
 
 void PgEngine::Release(std::unique_ptr<PgConn> conn) {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(&pool_mu_);
     if (conn->broken()) {
       --open_;
     } else {
       idle_.push_back(std::move(conn));
     }
   }
-  pool_cv_.notify_one();
+  pool_cv_.Signal();
   // A broken connection is closed here, outside the lock.
 }
 
@@ -257,8 +259,9 @@ Result<std::string> PgEngine::DatabaseId() {
 }
 
 bool PgEngine::SleepUnlessStopped(int64_t ms) {
-  std::unique_lock<std::mutex> lock(stop_mu_);
-  return !stop_cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stop_.load(); });
+  MutexLock lock(&stop_mu_);
+  return !stop_cv_.WaitFor(&stop_mu_, std::chrono::milliseconds(ms),
+                           [&]() REQUIRES(stop_mu_) { return stop_.load(); });
 }
 
 void PgEngine::Dispatch(const std::string& channel, const std::string& payload) {

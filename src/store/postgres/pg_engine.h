@@ -31,14 +31,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "store/postgres/pg_conn.h"
 #include "store/sql/engine.h"
@@ -111,13 +110,13 @@ class PgEngine final : public sql::SqlEngine {
   StoreOptions* hooks_;
   Clock* clock_;
 
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  std::vector<std::unique_ptr<PgConn>> idle_;
-  int open_ = 0;  // connections handed out or idle
+  Mutex pool_mu_;
+  CondVar pool_cv_;
+  std::vector<std::unique_ptr<PgConn>> idle_ GUARDED_BY(pool_mu_);
+  int open_ GUARDED_BY(pool_mu_) = 0;  // connections handed out or idle
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  Mutex stop_mu_;
+  CondVar stop_cv_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> listening_{false};
   std::thread listener_;

@@ -41,7 +41,10 @@ Result<std::vector<Status>> SqlStore::FinishJobs(
   Status st = Write([&](Tx& tx) -> Status {
     results.assign(items.size(), Status::Ok());
     for (size_t i = 0; i < items.size(); ++i) {
-      const auto& [lease, outcome] = items[i];
+      // Named references, not a structured binding: clang 14 (the thread-safety
+      // build) cannot capture a binding in the lambda below.
+      const auto& lease = items[i].first;
+      const auto& outcome = items[i].second;
       // A savepoint per item, so a fenced-off item is undone alone. What it
       // had announced (events, deferred event rows, the wake-up) goes with it.
       const size_t events_before = tx.effects.events.size();

@@ -30,13 +30,14 @@ Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path
   auto applied = ApplyMigrations(**conn, clock->NowMs());
   if (!applied.ok()) return applied.status();
   if (*applied > 0) spdlog::info("store: applied {} migration(s) to {}", *applied, path);
+  MutexLock lock(&engine->write_mu_);  // not shared yet; the lock keeps writer_'s annotation true
   engine->writer_ = std::move(conn).value();
   return engine;
 }
 
 Result<SqliteEngine::PooledConn> SqliteEngine::Acquire() {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(&pool_mu_);
     if (!pool_.empty()) {
       auto conn = std::move(pool_.back());
       pool_.pop_back();
@@ -49,7 +50,7 @@ Result<SqliteEngine::PooledConn> SqliteEngine::Acquire() {
 }
 
 void SqliteEngine::Release(std::unique_ptr<SqliteConn> conn) {
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  MutexLock lock(&pool_mu_);
   pool_.push_back(std::move(conn));
 }
 
@@ -64,30 +65,30 @@ Status SqliteEngine::Write(const sql::TxBody& body, sql::TxEffects* committed,
                            sql::TxKind /*kind: writers are serialized*/) {
   PendingWrite op;
   op.body = &body;
-  std::unique_lock<std::mutex> lock(queue_mu_);
+  MutexLock lock(&queue_mu_);
   queue_.push_back(&op);
   while (!op.done) {
     if (leader_active_) {
-      queue_cv_.wait(lock);
+      queue_cv_.Wait(&queue_mu_);
       continue;
     }
     leader_active_ = true;
     std::vector<PendingWrite*> batch;
     batch.swap(queue_);
-    lock.unlock();
+    lock.Unlock();
     RunBatch(batch);
-    lock.lock();
+    lock.Lock();
     leader_active_ = false;
     for (PendingWrite* w : batch) w->done = true;
-    queue_cv_.notify_all();
+    queue_cv_.SignalAll();
   }
-  lock.unlock();
+  lock.Unlock();
   if (op.result.ok()) *committed = std::move(op.effects);
   return op.result;
 }
 
 void SqliteEngine::RunBatch(const std::vector<PendingWrite*>& batch) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(&write_mu_);
   SqliteConn& conn = *writer_;
   Status begin = conn.ExecScript("BEGIN IMMEDIATE");
   if (!begin.ok()) {

@@ -13,12 +13,11 @@
 // Thread safety: all methods are safe to call concurrently.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "store/sql/engine.h"
 #include "store/sqlite/db.h"
 
@@ -41,7 +40,7 @@ class SqliteEngine final : public sql::SqlEngine {
     const sql::TxBody* body = nullptr;
     Status result;
     sql::TxEffects effects;
-    bool done = false;  // GUARDED_BY(queue_mu_)
+    bool done = false;  // guarded by queue_mu_
   };
   void RunBatch(const std::vector<PendingWrite*>& batch);
 
@@ -51,14 +50,14 @@ class SqliteEngine final : public sql::SqlEngine {
 
   const std::string path_;
   Clock* const clock_;
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::vector<PendingWrite*> queue_;    // GUARDED_BY(queue_mu_)
-  bool leader_active_ = false;          // GUARDED_BY(queue_mu_)
-  std::mutex write_mu_;                 // held by the leader while it uses writer_
-  std::unique_ptr<SqliteConn> writer_;  // GUARDED_BY(write_mu_)
-  std::mutex pool_mu_;
-  std::vector<std::unique_ptr<SqliteConn>> pool_;  // GUARDED_BY(pool_mu_)
+  Mutex queue_mu_;
+  CondVar queue_cv_;
+  std::vector<PendingWrite*> queue_ GUARDED_BY(queue_mu_);
+  bool leader_active_ GUARDED_BY(queue_mu_) = false;
+  Mutex write_mu_;  // held by the leader while it uses writer_
+  std::unique_ptr<SqliteConn> writer_ GUARDED_BY(write_mu_);
+  Mutex pool_mu_;
+  std::vector<std::unique_ptr<SqliteConn>> pool_ GUARDED_BY(pool_mu_);
 };
 
 }  // namespace maestro::sqlite
