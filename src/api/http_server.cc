@@ -73,8 +73,12 @@ class HttpServer::Impl {
   asio::io_context ioc_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::unique_ptr<asio::thread_pool> pool_;
-  tcp::acceptor acceptor_{ioc_};
-  asio::steady_timer accept_retry_{ioc_};
+  // The acceptor, its retry timer and Stop's close run their handlers on one
+  // strand: with several io threads an accept completing while Stop closes the
+  // acceptor would otherwise touch it from two threads at once (found by TSan).
+  asio::strand<asio::io_context::executor_type> accept_strand_{asio::make_strand(ioc_)};
+  tcp::acceptor acceptor_{accept_strand_};
+  asio::steady_timer accept_retry_{accept_strand_};
   std::vector<std::thread> threads_;
   std::string busy_reply_;  // the canned 503 for connections over the cap
   bool bound_ = false;
@@ -640,7 +644,7 @@ void HttpServer::Impl::Stop() {
     return;
   }
   if (stopping_.exchange(true)) return;
-  asio::post(ioc_, [this] {
+  asio::post(accept_strand_, [this] {
     error_code ignored;
     acceptor_.close(ignored);
     accept_retry_.cancel();

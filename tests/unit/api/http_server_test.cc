@@ -91,6 +91,11 @@ class TestSource : public StreamSource {
     std::function<void()> wake;        // GUARDED_BY(mu)
     std::atomic<int> alive{0};
     std::atomic<int> periodic_pulls{0};
+    // The server has called Watch (read under mu: the server's thread writes it).
+    bool Watched() {
+      std::lock_guard<std::mutex> lock(mu);
+      return static_cast<bool>(wake);
+    }
     void Push(const std::string& data, bool last = false) {
       std::function<void()> w;
       {
@@ -286,7 +291,7 @@ TEST_F(HttpServerTest, StreamDeliversFramesAndAClosedClientFreesItAtOnce) {
   RawClient c(port_);
   c.Send(Get("/stream"));
   EXPECT_NE(c.ReadUntil("\r\n\r\n").find("text/event-stream"), std::string::npos) << c.got();
-  for (int i = 0; i < 100 && !shared_->wake; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && !shared_->Watched(); ++i) std::this_thread::sleep_for(10ms);
   shared_->Push(R"({"n":1})");
   EXPECT_NE(c.ReadUntil(R"(data: {"n":1})").find("event: msg\ndata: {\"n\":1}\n\n"),
             std::string::npos)
@@ -305,7 +310,7 @@ TEST_F(HttpServerTest, StreamEndsWithTheTerminatingChunk) {
   RawClient c(port_);
   c.Send(Get("/stream"));
   c.ReadUntil("\r\n\r\n");
-  for (int i = 0; i < 100 && !shared_->wake; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && !shared_->Watched(); ++i) std::this_thread::sleep_for(10ms);
   shared_->Push(R"({"bye":true})", /*last=*/true);
   std::string got = c.ReadUntil("\r\n0\r\n\r\n");
   EXPECT_NE(got.find(R"(data: {"bye":true})"), std::string::npos) << got;
@@ -346,7 +351,7 @@ TEST_F(HttpServerTest, StopEndsStreamsWithAFinalEventAndFinishesRequestsInFlight
   RawClient stream(port_);
   stream.Send(Get("/stream"));
   stream.ReadUntil("\r\n\r\n");
-  for (int i = 0; i < 100 && !shared_->wake; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && !shared_->Watched(); ++i) std::this_thread::sleep_for(10ms);
   RawClient busy(port_);
   busy.Send(Get("/block"));
   std::this_thread::sleep_for(100ms);
