@@ -135,7 +135,7 @@ TEST_F(PieceExecutorTest, ARequiredMcpServerWithoutItsTokenParksBeforeAnyLlmCall
   auto comments = store_->ListComments(created.task.id);
   ASSERT_TRUE(comments.ok());
   ASSERT_FALSE(comments->empty());
-  EXPECT_EQ(comments->back().kind, "question");
+  EXPECT_EQ(comments->back().kind, CommentKind::kQuestion);
   EXPECT_NE(comments->back().body.find("MAESTRO_TEST_TOKEN_NEVER_SET"), std::string::npos);
 }
 
