@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/builtin.h"
 #include "core/output_cap.h"
+#include "tools/builtin.h"
 #include "tools/park_tools.h"
 #include "tools/sandbox.h"
 #include "tools/schema.h"

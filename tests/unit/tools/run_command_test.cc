@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "support/temp_dir.h"
 #include "core/process.h"
+#include "support/temp_dir.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {

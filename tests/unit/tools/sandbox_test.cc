@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "support/temp_dir.h"
 #include "core/process.h"
+#include "support/temp_dir.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
