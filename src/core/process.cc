@@ -38,18 +38,19 @@ class Fd {
   int fd_;
 };
 
-std::vector<std::string> EnvStrings(const ProcessSpec& spec) {
+// "K=V" strings of a child's environment: `env`, or the parent's when unset.
+std::vector<std::string> EnvStrings(const std::optional<std::map<std::string, std::string>>& env) {
   std::vector<std::string> out;
-  if (!spec.env) {
+  if (!env) {
     for (char** e = environ; *e; ++e) out.emplace_back(*e);
   } else {
-    for (const auto& [k, v] : *spec.env) out.push_back(k + "=" + v);
+    for (const auto& [k, v] : *env) out.push_back(k + "=" + v);
   }
   return out;
 }
 
 Result<pid_t> Spawn(const ProcessSpec& spec, int out_fd) {
-  std::vector<std::string> env = EnvStrings(spec);
+  std::vector<std::string> env = EnvStrings(spec.env);
   std::vector<char*> argv, envp;
   std::vector<std::string> args = spec.argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -177,16 +178,6 @@ Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec) {
 
 namespace {
 
-std::vector<std::string> ChildEnv(const ChildSpec& spec) {
-  std::vector<std::string> out;
-  if (!spec.env) {
-    for (char** e = environ; *e; ++e) out.emplace_back(*e);
-  } else {
-    for (const auto& [k, v] : *spec.env) out.push_back(k + "=" + v);
-  }
-  return out;
-}
-
 // fork + exec for what posix_spawn cannot do (PR_SET_PDEATHSIG). The exec
 // errno comes back over a close-on-exec pipe, so a missing program is an
 // error here as with posix_spawn. Only async-signal-safe calls in the child.
@@ -244,7 +235,7 @@ Result<int> SpawnPosixChild(const ChildSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument("a child process needs a command", "argv");
   }
-  std::vector<std::string> args = spec.argv, env = ChildEnv(spec);
+  std::vector<std::string> args = spec.argv, env = EnvStrings(spec.env);
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
