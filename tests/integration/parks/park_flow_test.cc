@@ -20,6 +20,7 @@
 #include "context/context_dirs.h"
 #include "engine/piece_executor.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/scripted_llm.h"
 #include "support/temp_dir.h"
 #include "tools/builtin.h"
 #include "tools/ledger.h"
@@ -30,70 +31,9 @@ namespace maestro::engine {
 namespace {
 
 using maestro::testing::TempDir;
-using Calls = std::vector<std::pair<std::string, Json>>;
+using Calls = maestro::testing::ScriptedLlm::ToolCalls;
 // Decides the model's next tool calls from the task id and the messages sent.
 using Responder = std::function<Calls(const std::string& task_id, const std::vector<Json>&)>;
-
-class ResponderLlm : public llm::LlmClient {
- public:
-  ResponderLlm() { profile_.context_length = 200'000; }
-  void Set(Responder r) {
-    std::lock_guard<std::mutex> l(mu_);
-    responder_ = std::move(r);
-  }
-  int CallsFor(const std::string& task_id) {
-    std::lock_guard<std::mutex> l(mu_);
-    return calls_[task_id];
-  }
-  std::vector<Json> LastRequest(const std::string& task_id) {
-    std::lock_guard<std::mutex> l(mu_);
-    return last_[task_id];
-  }
-
-  llm::LlmCallResult Chat(const llm::ChatRequest& req, const llm::LlmEventFn&,
-                          CancelToken*) override {
-    std::vector<Json> messages;
-    std::ifstream in(req.messages_path);
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) messages.push_back(Json::parse(line));
-    }
-    std::string task_id = std::filesystem::path(req.messages_path).parent_path().filename();
-    std::lock_guard<std::mutex> l(mu_);
-    ++calls_[task_id];
-    last_[task_id] = messages;
-    llm::LlmCallResult r;
-    r.attempts = 1;
-    for (auto& [name, args] : responder_(task_id, messages)) {
-      r.response.tool_calls.push_back({static_cast<int>(r.response.tool_calls.size()),
-                                       "c" + std::to_string(++ids_), name, args.dump()});
-    }
-    r.response.finish_reason = "tool_calls";
-    return r;
-  }
-  const llm::ModelProfile& profile() const override { return profile_; }
-
- private:
-  std::mutex mu_;
-  Responder responder_;
-  std::map<std::string, int> calls_;
-  std::map<std::string, std::vector<Json>> last_;
-  int ids_ = 0;
-  llm::ModelProfile profile_;
-};
-
-// The factory hands each job a proxy to the one shared responder.
-class LlmProxy : public llm::LlmClient {
- public:
-  explicit LlmProxy(ResponderLlm* r) : r_(r) {}
-  llm::LlmCallResult Chat(const llm::ChatRequest& req, const llm::LlmEventFn& on_event,
-                          CancelToken* cancel) override {
-    return r_->Chat(req, on_event, cancel);
-  }
-  const llm::ModelProfile& profile() const override { return r_->profile(); }
-
- private:
-  ResponderLlm* r_;
-};
 
 // The tool name of the call a tool message answers.
 std::string ToolNameOf(const std::vector<Json>& messages, const Json& tool_msg) {
@@ -126,6 +66,7 @@ Calls Complete(const std::string& result) {
 class ParkFlowTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    llm_.mutable_profile().context_length = 200'000;
     StoreOptions so;
     so.on_job_available = [this] {
       if (pool_) pool_->Notify();
@@ -168,12 +109,21 @@ movements:
     o.workspace.ephemeral_policy.edit_allowed = true;
     o.data_dir = dir_.path();
     o.llm_factory = [this](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
-      return std::unique_ptr<llm::LlmClient>(std::make_unique<LlmProxy>(&llm_));
+      return llm_.Handle();
     };
     executor_ = std::make_unique<PieceExecutor>(std::move(o));
   }
   void TearDown() override {
     if (pool_) pool_->Shutdown();
+  }
+
+  // The model answers every call with the responder's tool calls.
+  void Set(Responder responder) {
+    llm_.Respond([responder](const std::string& task_id, const std::vector<Json>& messages) {
+      maestro::testing::ScriptedLlm::Reply reply;
+      reply.calls = responder(task_id, messages);
+      return reply;
+    });
   }
 
   // One worker thread: a parent holds it until it parks, so its children
@@ -230,7 +180,7 @@ movements:
   tools::SpaceRegistry spaces_;
   std::unique_ptr<tools::ToolRegistry> registry_;
   std::unique_ptr<PieceCatalog> catalog_;
-  ResponderLlm llm_;
+  maestro::testing::ScriptedLlm llm_;  // one model for every job
   std::unique_ptr<PieceExecutor> executor_;
   std::unique_ptr<WorkerPool> pool_;
 };
@@ -255,7 +205,7 @@ Calls WriteWithApproval(const std::string&, const std::vector<Json>& m) {
 }
 
 TEST_F(ParkFlowTest, RequestToolApprovedResumesInTheSameMovementAndTheToolRuns) {
-  llm_.Set(WriteWithApproval);
+  Set(WriteWithApproval);
   StartPool();
   auto t = NewTask("write hello.txt");
   Job parked = WaitFor(t.job.id, JobStatus::kWaitingHuman);
@@ -277,7 +227,7 @@ TEST_F(ParkFlowTest, RequestToolApprovedResumesInTheSameMovementAndTheToolRuns) 
 }
 
 TEST_F(ParkFlowTest, RequestToolDeniedReissuedCallGetsTheDenialWithoutANewRequest) {
-  llm_.Set(WriteWithApproval);
+  Set(WriteWithApproval);
   StartPool();
   auto t = NewTask("write hello.txt");
   WaitFor(t.job.id, JobStatus::kWaitingHuman);
@@ -293,7 +243,7 @@ TEST_F(ParkFlowTest, RequestToolDeniedReissuedCallGetsTheDenialWithoutANewReques
 // An approval could not make WriteFile callable in `look`, so the request is
 // refused at once: no card for the person, the agent is told why.
 TEST_F(ParkFlowTest, RequestToolForAToolTheMovementForbidsIsRefusedWithoutARequest) {
-  llm_.Set(WriteWithApproval);
+  Set(WriteWithApproval);
   StartPool();
   auto t = NewTask("write hello.txt", "proj", "lookonly");
   Job done = WaitFor(t.job.id, JobStatus::kSucceeded);
@@ -303,7 +253,7 @@ TEST_F(ParkFlowTest, RequestToolForAToolTheMovementForbidsIsRefusedWithoutAReque
 }
 
 TEST_F(ParkFlowTest, AskParksWithAQuestionAndTheAnswersFollowUpResumesTheMovement) {
-  llm_.Set([](const std::string&, const std::vector<Json>& m) {
+  Set([](const std::string&, const std::vector<Json>& m) {
     if (AnyContains(m, "user", "## Follow-up") && AnyContains(m, "user", "blue")) {
       return Complete("painting it blue");
     }
@@ -373,7 +323,7 @@ int RequeuesFromSubtaskWait(Store& store, const std::string& task_id, const std:
 }
 
 TEST_F(ParkFlowTest, WaitSubTaskFansOutToFiveChildrenAndTheParentResumesOnceWithTheirResults) {
-  llm_.Set(FanOut);
+  Set(FanOut);
   StartPool();
   auto t = NewTask("PARENT: fan out");
   Job done = WaitFor(t.job.id, JobStatus::kSucceeded);
@@ -393,7 +343,7 @@ TEST_F(ParkFlowTest, WaitSubTaskFansOutToFiveChildrenAndTheParentResumesOnceWith
 }
 
 TEST_F(ParkFlowTest, SpinOffTaskToAnotherSpaceWaitsForApprovalThenStartsTheChildThere) {
-  llm_.Set([](const std::string&, const std::vector<Json>& m) -> Calls {
+  Set([](const std::string&, const std::vector<Json>& m) -> Calls {
     if (Text(m[1]).find("CHILD-9") != std::string::npos) return Complete("other space done");
     const Json& last = m.back();
     const Json spin = {{"title", "other work"},
@@ -434,7 +384,7 @@ TEST_F(ParkFlowTest, SpinOffTaskToAnotherSpaceWaitsForApprovalThenStartsTheChild
 }
 
 TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNotRepeated) {
-  llm_.Set([](const std::string&, const std::vector<Json>& m) -> Calls {
+  Set([](const std::string&, const std::vector<Json>& m) -> Calls {
     if (m.back()["role"] == "tool") return Complete("written after the check");
     return One("WriteFile", {{"path", "out.txt"}, {"content", "x"}});
   });

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "core/durable_file.h"
+#include "support/scripted_llm.h"
 #include "support/temp_dir.h"
-#include "unit/context/fake_llm.h"
 
 namespace maestro::context {
 namespace {
@@ -52,6 +52,7 @@ void ExpectPairsIntact(const std::vector<Json>& msgs) {
 class CompressorTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    llm_.usage = {100, 0, 20, true};
     auto ms = MessageStore::Open(dir_.path(), &clock_);
     ASSERT_TRUE(ms.ok());
     messages_ = std::move(ms).value();
@@ -116,7 +117,7 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
   std::string system_line =
       Slurp(messages_.current_path()).substr(0, Slurp(messages_.current_path()).find('\n') + 1);
 
-  llm_.PushText("The user asked to refactor the parser; files f1..f20 were read.");
+  llm_.Text("The user asked to refactor the parser; files f1..f20 were read.");
   auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
 
@@ -139,11 +140,11 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
 
   // The summary call was a separate request built from files.
   ASSERT_EQ(llm_.requests.size(), 1u);
-  auto req = Json::parse(llm_.requests[0].substr(0, llm_.requests[0].find('\n')));
+  auto req = Json::parse(llm_.request_files[0].substr(0, llm_.request_files[0].find('\n')));
   EXPECT_EQ(req["role"], "system");
   EXPECT_EQ(req["content"], "SUMMARIZE-FACTS-PROMPT");
-  EXPECT_NE(llm_.requests[0].find("Refactor the parser"), std::string::npos);
-  EXPECT_NE(llm_.requests[0].find("call_1"), std::string::npos);
+  EXPECT_NE(llm_.request_files[0].find("Refactor the parser"), std::string::npos);
+  EXPECT_NE(llm_.request_files[0].find("call_1"), std::string::npos);
   EXPECT_EQ(cur.find("SUMMARIZE-FACTS-PROMPT"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir_.File("compress")));
 
@@ -165,7 +166,7 @@ TEST_F(CompressorTest, FailedSummaryIsRetriedThenReportedAndNothingChanges) {
   std::string cur = Slurp(messages_.current_path());
   int64_t archived = messages_.count_messages();
   ContextCompressor comp(&llm_, config_);
-  for (int i = 0; i < 3; ++i) llm_.PushError();
+  for (int i = 0; i < 3; ++i) llm_.Fail();
   auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kUnavailable);
@@ -175,8 +176,8 @@ TEST_F(CompressorTest, FailedSummaryIsRetriedThenReportedAndNothingChanges) {
   EXPECT_EQ(summaries_.count(), 0);
   EXPECT_EQ(messages_.count_messages(), archived);
 
-  llm_.PushError();
-  llm_.PushText("facts");
+  llm_.Fail();
+  llm_.Text("facts");
   auto ok = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->attempts, 2);
@@ -186,8 +187,8 @@ TEST_F(CompressorTest, EmptySummaryIsNotStored) {
   for (int i = 0; i < 12; ++i) AddTurn(1);
   config_.summary_max_attempts = 2;
   ContextCompressor comp(&llm_, config_);
-  llm_.PushText("   ");
-  llm_.PushText("");
+  llm_.Text("   ");
+  llm_.Text("");
   auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
   EXPECT_FALSE(out.ok());
   EXPECT_EQ(summaries_.count(), 0);
@@ -197,7 +198,7 @@ TEST_F(CompressorTest, RepeatedCompressionSurvivesReopen) {
   ContextCompressor comp(&llm_, config_);
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 10; ++i) AddTurn(2);
-    llm_.PushText("summary round " + std::to_string(round));
+    llm_.Text("summary round " + std::to_string(round));
     auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(out->start_seq, 2);  // a later summary still covers from the start
@@ -220,7 +221,7 @@ TEST_F(CompressorTest, RepeatedCompressionSurvivesReopen) {
 TEST_F(CompressorTest, CrashAfterArchivingSummaryRebuildsCurrentFromArchive) {
   for (int i = 0; i < 12; ++i) AddTurn(1);
   ContextCompressor comp(&llm_, config_);
-  llm_.PushText("the facts");
+  llm_.Text("the facts");
   std::string old_cur = Slurp(messages_.current_path());
   ASSERT_TRUE(comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0).ok());
   std::string new_cur = Slurp(messages_.current_path());

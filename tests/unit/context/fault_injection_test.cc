@@ -23,10 +23,10 @@
 #include "core/durable_file.h"
 #include "engine/handoff/document.h"
 #include "support/fault_injection_env.h"
+#include "support/scripted_llm.h"
 #include "support/store_fixture.h"
 #include "support/temp_dir.h"
 #include "tools/ledger.h"
-#include "unit/context/fake_llm.h"
 
 namespace maestro::context {
 namespace {
@@ -136,7 +136,8 @@ TEST(FaultInjectionTest, ConversationSurvivesACrashAtEveryWrite) {
     auto summaries = SummaryStore::Open(dir, &clock, &env);
     if (!summaries.ok()) return;
     maestro::testing::ScriptedLlm llm;
-    llm.PushText("S");
+    llm.usage = {100, 0, 20, true};
+    llm.Text("S");
     ContextCompressor compressor(&llm, config);
     if (compressor.Compress(*ms, *summaries, "j1", dir + "/compress", 0).ok()) {
       // The summary is synced in the archive (making every earlier archive

@@ -10,8 +10,8 @@
 #include "context/compressor.h"
 #include "core/durable_file.h"
 #include "core/ids.h"
+#include "support/scripted_llm.h"
 #include "support/store_fixture.h"
-#include "unit/context/fake_llm.h"
 
 namespace maestro::context {
 namespace {
@@ -190,7 +190,8 @@ TEST_F(TaskContextTest, CompressionThroughTheContextUpdatesStatsAndEvents) {
         ms.AddMessage({{"role", "assistant"}, {"content", std::string(800, 'a')}}, job.id).ok());
   }
   maestro::testing::ScriptedLlm llm;
-  llm.PushText("short facts");
+  llm.usage = {100, 0, 20, true};
+  llm.Text("short facts");
   ContextCompressor comp(&llm, config_);
   ASSERT_TRUE(comp.ShouldCompress(ms.EstimatePromptTokens(0)));
   auto out = comp.Compress(*ctx, 0);

@@ -7,89 +7,26 @@
 #include <atomic>
 #include <fstream>
 
-#include "context/task_context.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt/prompt_builder.h"
-#include "engine_test_util.h"
-#include "scripted_llm.h"
-#include "support/store_fixture.h"
-#include "test_tools.h"
-#include "tools/park_tools.h"
+#include "loop_fixture.h"
 
 namespace maestro::engine {
 namespace {
 
-using test::ScriptedToolLlm;
-
-class AgentLoopTest : public maestro::testing::StoreTest {
+class AgentLoopTest : public test::LoopTest {
  protected:
   void SetUp() override {
-    StoreTest::SetUp();
-    created_ = NewTaskWith("coding");
-    job_ = Claim();
-    ASSERT_TRUE(
-        test::RegisterTestReadFile(registry_, [this](const Json& a, const tools::ToolContext&) {
-          ++reads_;
-          return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
-        }).ok());
-    ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
-    piece_ = test::Builtin("coding");
-    auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile"))});
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    tools_ = *t;
-    Open(job_);
-  }
-
-  void Open(const Job& job) {
-    ctx_.reset();
-    auto task = store_->GetTask(created_.task.id);
-    ASSERT_TRUE(task.ok());
-    dirs_ = std::make_unique<context::ContextDirs>(dir_.path());
-    context::ContextConfig cc;
-    cc.context_length = 100'000;
-    auto ctx = context::TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, job, cc);
-    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
-    ctx_ = std::move(ctx).value();
-    tools_path_ = ctx_->dir() + "/tools.json";
-    std::ofstream(tools_path_) << tools_.bytes;
-    ASSERT_TRUE(ctx_->messages()
-                    .StartThread(job.id, {{"role", "system"}, {"content", "You are maestro."}})
-                    .ok());
-    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job.id).ok());
-  }
-
-  AgentLoopDeps Deps() {
-    AgentLoopDeps d;
-    d.llm = &llm_;
-    d.ctx = ctx_.get();
-    d.store = store_.get();
-    d.dispatcher = &dispatcher_;
-    tools::ToolPolicy policy;
-    policy.allowed_tools = {"ReadFile"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
-                                        nullptr,          nullptr, {},          {}};
-    d.piece = &piece_;
-    d.piece_tools = &tools_;
-    d.tools_path = tools_path_;
-    d.on_delta = [this](const std::string&, const Json& delta) { deltas_.push_back(delta); };
-    d.task_id = created_.task.id;
-    d.job_id = job_.id;
-    return d;
+    LoopSetup s;
+    s.read_file = [this](const Json& a, const tools::ToolContext&) {
+      ++reads_;
+      return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
+    };
+    SetUpLoop(std::move(s));
   }
 
   static Json Last(const std::vector<Json>& messages) { return messages.back(); }
 
-  Store::CreatedTask created_;
-  Job job_;
-  tools::ToolRegistry registry_;
-  tools::Dispatcher dispatcher_{&registry_, tools::ToolAuthorizer(nullptr)};
-  Piece piece_;
-  PieceTools tools_;
-  std::unique_ptr<context::ContextDirs> dirs_;
-  std::unique_ptr<context::TaskContext> ctx_;
-  std::string tools_path_;
-  ScriptedToolLlm llm_;
-  std::vector<Json> deltas_;
   std::atomic<int> reads_{0};
 };
 

@@ -11,20 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "context/task_context.h"
-#include "engine/prompt/prompt_builder.h"
-#include "engine_test_util.h"
-#include "scripted_llm.h"
-#include "support/store_fixture.h"
-#include "test_tools.h"
-#include "tools/park_tools.h"
+#include "loop_fixture.h"
 
 namespace maestro::engine {
 namespace {
-
-using test::ScriptedToolLlm;
-
-std::vector<Json> Defs(const Json& array) { return std::vector<Json>(array.begin(), array.end()); }
 
 std::vector<Json> ReadLines(const std::string& path) {
   std::vector<Json> out;
@@ -42,59 +32,27 @@ bool Mentions(const std::vector<Json>& messages, const std::string& text) {
   return false;
 }
 
-class DelegateTest : public maestro::testing::StoreTest {
+class DelegateTest : public test::LoopTest {
  protected:
   void SetUp() override {
-    StoreTest::SetUp();
-    created_ = NewTaskWith("chat");
-    job_ = Claim();
-    ASSERT_TRUE(
-        test::RegisterTestReadFile(registry_, [this](const Json& a, const tools::ToolContext&) {
-          ++reads_;
-          return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
-        }).ok());
-    ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
-    piece_ = test::Builtin("chat");
-    auto t = BuildPieceTools(piece_,
-                             Defs(registry_.ToolsArray({"ReadFile", "delegate", "RequestTool"})));
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    tools_ = *t;
-    auto task = store_->GetTask(created_.task.id);
-    ASSERT_TRUE(task.ok());
-    dirs_ = std::make_unique<context::ContextDirs>(dir_.path());
-    context::ContextConfig cc;
-    cc.context_length = 100'000;
-    auto ctx = context::TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, job_, cc);
-    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
-    ctx_ = std::move(ctx).value();
-    tools_path_ = ctx_->dir() + "/tools.json";
-    std::ofstream(tools_path_) << tools_.bytes;
-    ASSERT_TRUE(ctx_->messages()
-                    .StartThread(job_.id, {{"role", "system"}, {"content", "You are maestro."}})
-                    .ok());
-    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job_.id).ok());
+    LoopSetup s;
+    s.piece = "chat";
+    s.read_file = [this](const Json& a, const tools::ToolContext&) {
+      ++reads_;
+      return tools::ToolResult::Ok("text of " + a.value("path", std::string()));
+    };
+    s.tools = {"ReadFile", "delegate", "RequestTool"};
+    s.allowed = {"ReadFile", "delegate"};
+    SetUpLoop(std::move(s));
   }
 
   AgentLoopDeps Deps(int max_depth) {
-    AgentLoopDeps d;
-    d.llm = &llm_;
-    d.ctx = ctx_.get();
-    d.store = store_.get();
-    d.dispatcher = &dispatcher_;
-    tools::ToolPolicy policy;
-    policy.allowed_tools = {"ReadFile", "delegate"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
-                                        nullptr,          nullptr, {},          {}};
-    d.piece = &piece_;
-    d.piece_tools = &tools_;
-    d.tools_path = tools_path_;
+    AgentLoopDeps d = LoopTest::Deps();
     d.on_delta = [this](const std::string& job, const Json& delta) {
       EXPECT_EQ(job, job_.id);
       deltas_.push_back(delta);
     };
     d.limits.max_delegate_depth = max_depth;
-    d.task_id = created_.task.id;
-    d.job_id = job_.id;
     return d;
   }
 
@@ -102,17 +60,6 @@ class DelegateTest : public maestro::testing::StoreTest {
     return tools_bytes.find("\"name\":\"" + name + "\"") != std::string::npos;
   }
 
-  Store::CreatedTask created_;
-  Job job_;
-  tools::ToolRegistry registry_;
-  tools::Dispatcher dispatcher_{&registry_, tools::ToolAuthorizer(nullptr)};
-  Piece piece_;
-  PieceTools tools_;
-  std::unique_ptr<context::ContextDirs> dirs_;
-  std::unique_ptr<context::TaskContext> ctx_;
-  std::string tools_path_;
-  ScriptedToolLlm llm_;
-  std::vector<Json> deltas_;
   std::atomic<int> reads_{0};
 };
 
@@ -193,7 +140,7 @@ TEST_F(DelegateTest, NestedSubAgentsBelowTheLimitWorkAndDepthZeroLimitRefuses) {
   EXPECT_EQ(llm_.requests[4].back()["content"], "outer got: inner answer");
 
   // A loop with no depth budget answers delegate with an Error.
-  ScriptedToolLlm other;
+  maestro::testing::ScriptedLlm other;
   other.Call("delegate", {{"task", "x"}});
   other.Call("complete", {{"status", "success"}, {"result", "fine"}});
   AgentLoopDeps none = Deps(0);
@@ -254,9 +201,9 @@ TEST(DelegateToolDefsTest, DropsControlAndParkToolsAndDelegateAtTheLimit) {
           .ok());
   ASSERT_TRUE(tools::RegisterParkTools(reg).ok());
   Piece piece = test::Builtin("chat");
-  auto parent = BuildPieceTools(
-      piece,
-      Defs(reg.ToolsArray({"ReadFile", "delegate", "RequestTool", "WaitSubTask", "SpinOffTask"})));
+  auto parent =
+      BuildPieceTools(piece, test::Defs(reg.ToolsArray({"ReadFile", "delegate", "RequestTool",
+                                                        "WaitSubTask", "SpinOffTask"})));
   ASSERT_TRUE(parent.ok()) << parent.status().ToString();
   auto names = [](const std::vector<Json>& defs) {
     std::vector<std::string> out;

@@ -18,6 +18,11 @@ inline Json ToolDef(const std::string& name, const std::string& description) {
             {"parameters", {{"type", "object"}, {"properties", Json::object()}}}}}};
 }
 
+// The entries of a JSON array of tool definitions.
+inline std::vector<Json> Defs(const Json& array) {
+  return std::vector<Json>(array.begin(), array.end());
+}
+
 // The regular tools of DESIGN.md §6, deliberately not in name order.
 inline std::vector<Json> PolicyTools() {
   return {ToolDef("WriteFile", "Write a file. Creates parent directories."),

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "context/context_dirs.h"
+#include "support/scripted_llm.h"
 #include "support/store_fixture.h"
 #include "tools/builtin.h"
 #include "tools/sandbox.h"
@@ -21,26 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The failing paths end before any LLM call.
-class UncalledLlm : public llm::LlmClient {
- public:
-  explicit UncalledLlm(std::string model) { profile_.model = std::move(model); }
-  llm::LlmCallResult Chat(const llm::ChatRequest&, const llm::LlmEventFn&, CancelToken*) override {
-    ADD_FAILURE() << "no LLM call expected";
-    llm::LlmCallResult r;
-    r.status = Internal("unexpected call");
-    return r;
-  }
-  const llm::ModelProfile& profile() const override { return profile_; }
-
- private:
-  llm::ModelProfile profile_;
-};
-
 class PieceExecutorTest : public maestro::testing::StoreTest {
  protected:
   void SetUp() override {
     StoreTest::SetUp();
+    llm_.mutable_profile().model = "served";
+    llm_.ForbidCalls();
     auto reg = tools::NewBuiltinRegistry(
         std::make_shared<tools::Sandbox>(tools::Sandbox::Unavailable("test")));
     ASSERT_TRUE(reg.ok());
@@ -59,8 +46,8 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
     o.workspace.data_dir = dir_.path();
     o.data_dir = dir_.path();
     o.clock = &clock_;
-    o.llm_factory = [](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
-      return std::unique_ptr<llm::LlmClient>(std::make_unique<UncalledLlm>("served"));
+    o.llm_factory = [this](const std::string&) -> Result<std::unique_ptr<llm::LlmClient>> {
+      return llm_.Handle();
     };
     o.mcp_servers = std::move(mcp_servers);
     executor_ = std::make_unique<PieceExecutor>(std::move(o));
@@ -77,6 +64,7 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
     return fs::exists(running, ec) && !fs::is_empty(running, ec);
   }
 
+  maestro::testing::ScriptedLlm llm_;  // the failing paths end before any LLM call
   tools::SpaceRegistry spaces_;
   std::unique_ptr<tools::ToolRegistry> registry_;
   std::unique_ptr<PieceCatalog> catalog_;

@@ -11,23 +11,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "context/task_context.h"
 #include "context/token_estimate.h"
 #include "engine/agent_loop.h"
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/trigger.h"
-#include "engine/prompt/prompt_builder.h"
 #include "engine/prompt/prompt_paths.h"
-#include "engine_test_util.h"
-#include "scripted_llm.h"
-#include "support/store_fixture.h"
-#include "test_tools.h"
-#include "tools/park_tools.h"
+#include "loop_fixture.h"
 
 namespace maestro::engine {
 namespace {
-
-using test::ScriptedToolLlm;
 
 constexpr int64_t kContextLength = 10'000;  // handoff at 6,000, compression at 7,000
 
@@ -58,56 +50,24 @@ Json ValidHandoff() {
           {"files_changed", Json::array()}};
 }
 
-Json System() { return {{"role", "system"}, {"content", "You are maestro."}}; }
-
-class PromptGuardLoopTest : public maestro::testing::StoreTest {
+class PromptGuardLoopTest : public test::LoopTest {
  protected:
   void SetUp() override {
-    StoreTest::SetUp();
-    created_ = NewTaskWith("coding");
-    job_ = Claim();
-    ASSERT_TRUE(test::RegisterTestReadFile(registry_, [](const Json& a, const tools::ToolContext&) {
-                  std::string path = a.value("path", std::string());
-                  if (path == "missing") return tools::ToolResult::Error("no such file");
-                  if (path.rfind("small", 0) == 0) return tools::ToolResult::Ok("ok " + path);
-                  return tools::ToolResult::Ok(BigText(path));
-                }).ok());
-    ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
-    piece_ = test::Builtin("coding");
-    auto t = BuildPieceTools(piece_, {tools::ToolEntry(*registry_.Find("ReadFile")),
-                                      tools::ToolEntry(tools::WriteHandoffToolSpec())});
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    tools_ = *t;
-    llm_.report_usage = false;
-    auto task = store_->GetTask(created_.task.id);
-    ASSERT_TRUE(task.ok());
-    dirs_ = std::make_unique<context::ContextDirs>(dir_.path());
-    cc_.context_length = kContextLength;
-    auto ctx = context::TaskContext::Start(*dirs_, {store_.get(), &clock_}, *task, job_, cc_);
-    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
-    ctx_ = std::move(ctx).value();
-    tools_path_ = ctx_->dir() + "/tools.json";
-    std::ofstream(tools_path_) << tools_.bytes;
-    ASSERT_TRUE(ctx_->messages().StartThread(job_.id, System()).ok());
-    ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job_.id).ok());
+    LoopSetup s;
+    s.read_file = [](const Json& a, const tools::ToolContext&) {
+      std::string path = a.value("path", std::string());
+      if (path == "missing") return tools::ToolResult::Error("no such file");
+      if (path.rfind("small", 0) == 0) return tools::ToolResult::Ok("ok " + path);
+      return tools::ToolResult::Ok(BigText(path));
+    };
+    s.extra_tools = {tools::ToolEntry(tools::WriteHandoffToolSpec())};
+    s.context_length = kContextLength;
+    SetUpLoop(std::move(s));
+    llm_.usage.reported = false;
   }
 
   AgentLoopDeps Deps(bool with_handoff) {
-    AgentLoopDeps d;
-    d.llm = &llm_;
-    d.ctx = ctx_.get();
-    d.store = store_.get();
-    d.dispatcher = &dispatcher_;
-    tools::ToolPolicy policy;
-    policy.allowed_tools = {"ReadFile"};
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
-                                        nullptr,          nullptr, {},          {}};
-    d.piece = &piece_;
-    d.piece_tools = &tools_;
-    d.tools_path = tools_path_;
-    d.on_delta = [this](const std::string&, const Json& delta) { deltas_.push_back(delta); };
-    d.task_id = created_.task.id;
-    d.job_id = job_.id;
+    AgentLoopDeps d = LoopTest::Deps();
     if (with_handoff) {
       handoff_ = std::make_unique<HandoffStep>(
           HandoffStepOptions{cc_, job_, dir_.path(), "task instruction", "fix the bug", 8});
@@ -125,19 +85,7 @@ class PromptGuardLoopTest : public maestro::testing::StoreTest {
     return job.ok() ? *job : Job{};
   }
 
-  Store::CreatedTask created_;
-  Job job_;
-  tools::ToolRegistry registry_;
-  tools::Dispatcher dispatcher_{&registry_, tools::ToolAuthorizer(nullptr)};
-  Piece piece_;
-  PieceTools tools_;
-  context::ContextConfig cc_;
-  std::unique_ptr<context::ContextDirs> dirs_;
-  std::unique_ptr<context::TaskContext> ctx_;
   std::unique_ptr<HandoffStep> handoff_;
-  std::string tools_path_;
-  ScriptedToolLlm llm_;
-  std::vector<Json> deltas_;
 };
 
 // --- dedup of what is sent ------------------------------------------------
@@ -146,7 +94,7 @@ TEST(WriteDeduplicatedMessages, LaterIdenticalLargeResultsBecomeReferences) {
   maestro::testing::TempDir dir;
   std::string in = dir.path() + "/in.jsonl", out = dir.path() + "/out.jsonl";
   std::string big(2000, 'x'), other(2000, 'y');
-  std::vector<Json> lines = {System(),
+  std::vector<Json> lines = {test::SystemMessage(),
                              UserMessage("task"),
                              {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", big}},
                              {{"role", "tool"}, {"tool_call_id", "c2"}, {"content", other}},
