@@ -4,6 +4,7 @@
 #include <map>
 
 #include "tools/ledger.h"
+#include "tools/tool_names.h"
 
 namespace maestro::context {
 
@@ -54,7 +55,7 @@ Result<std::optional<SummaryRecord>> SummaryStore::Latest() const {
 // ---- ToolStore
 
 bool IsFileWritingTool(const std::string& tool) {
-  return tool == "WriteFile" || tool == "EditFile";
+  return tool == tools::kWriteFile || tool == tools::kEditFile;
 }
 
 // The ledger writes `started` with the args, then `finished`/`error` with

@@ -82,9 +82,11 @@ Result<uint64_t> CutTornTail(Env& env, const std::string& path) {
 }
 
 Status ReplaceFile(Env& env, const std::string& path,
-                   const std::function<Status(const ByteSink&)>& write) {
-  const std::string tmp = path + ".tmp";
-  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(tmp));
+                   const std::function<Status(const ByteSink&)>& write,
+                   const ReplaceOptions& options) {
+  const std::string tmp = path + options.temp_suffix;
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                           env.NewWritableFile(tmp, 0644, options.follow_symlinks));
   // Small writes are gathered so a rewrite of many lines costs few syscalls.
   std::string pending;
   pending.reserve(kBufSize);
@@ -110,8 +112,10 @@ Status ReplaceFile(Env& env, const std::string& path,
   return env.SyncDir(ParentDir(path));
 }
 
-Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content) {
-  return ReplaceFile(env, path, [&](const ByteSink& sink) { return sink(content); });
+Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content,
+                          const ReplaceOptions& options) {
+  return ReplaceFile(
+      env, path, [&](const ByteSink& sink) { return sink(content); }, options);
 }
 
 Status ForEachLine(Env& env, const std::string& path,

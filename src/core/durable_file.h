@@ -66,11 +66,20 @@ Result<uint64_t> CutTornTail(Env& env, const std::string& path);
 // `path + ".tmp"` through the given sink, then fsync + rename + fsync(dir).
 // If `write` fails the target is untouched and the temp file removed.
 using ByteSink = std::function<Status(std::string_view)>;
+struct ReplaceOptions {
+  std::string temp_suffix = ".tmp";
+  // false for files an agent names (workspace paths): a symlink planted at
+  // the temp file's name is refused instead of written through (the rename
+  // itself replaces a symlink at `path`, never its target).
+  bool follow_symlinks = true;
+};
 Status ReplaceFile(Env& env, const std::string& path,
-                   const std::function<Status(const ByteSink&)>& write);
+                   const std::function<Status(const ByteSink&)>& write,
+                   const ReplaceOptions& options = {});
 
 // ReplaceFile with a whole (small) content.
-Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content);
+Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content,
+                          const ReplaceOptions& options = {});
 
 // Calls `fn(line, offset)` for every complete line of `path` (without the
 // '\n'; bytes after the last '\n' are ignored), reading through a fixed

@@ -19,6 +19,7 @@
 #include "engine/trace_spans.h"
 #include "tools/dispatcher.h"
 #include "tools/park_tools.h"
+#include "tools/tool_names.h"
 
 namespace maestro::engine {
 namespace {
@@ -47,16 +48,16 @@ std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& st
                                   const Task& task, const tools::ToolPolicy& policy,
                                   int max_delegate_depth) {
   std::set<std::string> allowed = policy.allowed_tools;
-  allowed.insert("RequestTool");
-  allowed.insert("RequestPackage");
+  allowed.insert(tools::kRequestTool);
+  allowed.insert(tools::kRequestPackage);
   if (auto grants = store.ListGrants(task.id); grants.ok()) {
     for (const Grant& g : *grants) allowed.insert(g.tool_name);
   }
   // delegate (an agent tool: offered when the policy allows it) needs a depth
   // budget. WriteHandoff is always offered, after every other regular tool
   // (the job's MCP tools included), so it is taken out here and added last.
-  if (!DelegateOffered(0, max_delegate_depth)) allowed.erase("delegate");
-  allowed.erase("WriteHandoff");
+  if (!DelegateOffered(0, max_delegate_depth)) allowed.erase(tools::kDelegate);
+  allowed.erase(tools::kWriteHandoff);
   std::vector<Json> defs;
   for (auto& t : registry.ToolsArray(allowed)) defs.push_back(std::move(t));
   defs.push_back(tools::ToolEntry(tools::WriteHandoffToolSpec()));

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/durable_file.h"
 #include "tools/tool_names.h"
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
@@ -37,22 +38,18 @@ Result<std::string> Slurp(const std::string& path) {
   return ss.str();
 }
 
-// Crash-safe rewrite: temp file in the same directory (never written through
-// a symlink an agent planted), fsync, rename. The temp file goes when a step
-// fails, so a full disk leaves the old file and no debris.
+// Crash-safe rewrite (core/durable_file.h ReplaceFile): temp file in the same
+// directory (never written through a symlink an agent planted), fsync,
+// rename, fsync of the directory. The temp file goes when a step fails, so a
+// full disk leaves the old file and no debris.
 Status WriteAtomically(Env& env, const std::string& path, const std::string& content) {
   if (Status st = env.CreateDirs(fs::path(path).parent_path().string()); !st.ok()) {
     return Internal("cannot create the parent directory: " + st.message());
   }
-  const std::string tmp = path + ".maestro-tmp";
-  auto file = env.NewWritableFile(tmp, 0644, /*follow_symlinks=*/false);
-  if (!file.ok()) return Internal("cannot write: " + file.status().message());
-  Status st = (*file)->Append(content);
-  if (st.ok()) st = (*file)->Sync();
-  if (Status closed = (*file)->Close(); st.ok()) st = closed;
-  if (st.ok()) st = env.RenameFile(tmp, path);
-  if (!st.ok()) {
-    env.RemoveFile(tmp).IgnoreError();
+  ReplaceOptions options;
+  options.temp_suffix = ".maestro-tmp";  // unlikely to be a file of the workspace
+  options.follow_symlinks = false;
+  if (Status st = ReplaceFileContent(env, path, content, options); !st.ok()) {
     return Internal("write failed: " + st.message());
   }
   return Status::Ok();

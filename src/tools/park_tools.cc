@@ -1,5 +1,7 @@
 #include "tools/park_tools.h"
 
+#include "tools/tool_names.h"
+
 namespace maestro::tools {
 
 namespace {
@@ -29,15 +31,15 @@ ToolSpec Control(std::string name, std::string desc, Json params,
 
 const std::vector<ControlToolInfo>& ControlTools() {
   static const std::vector<ControlToolInfo> kTable = {
-      {"complete", "ASK", "waiting_human", "ask", true, false},
-      {"transition", "", "", "", false, false},
-      {"RequestTool", "WAITING_HUMAN_TOOL_REQUEST", "waiting_human", "tool_request", true, true},
-      {"RequestPackage", "WAITING_HUMAN_PACKAGE_REQUEST", "waiting_human", "package_request", true,
+      {kComplete, "ASK", "waiting_human", "ask", true, false},
+      {kTransition, "", "", "", false, false},
+      {kRequestTool, "WAITING_HUMAN_TOOL_REQUEST", "waiting_human", "tool_request", true, true},
+      {kRequestPackage, "WAITING_HUMAN_PACKAGE_REQUEST", "waiting_human", "package_request", true,
        true},
-      {"WaitSubTask", "WAIT_SUBTASKS", "waiting_subtasks", "", true, false},
-      {"SpinOffTask", "WAITING_HUMAN_SPAWN_REQUEST", "waiting_human", "spawn_request", true, true},
-      {"delegate", "", "", "", false, false},
-      {"WriteHandoff", "", "", "", false, false},
+      {kWaitSubTask, "WAIT_SUBTASKS", "waiting_subtasks", "", true, false},
+      {kSpinOffTask, "WAITING_HUMAN_SPAWN_REQUEST", "waiting_human", "spawn_request", true, true},
+      {kDelegate, "", "", "", false, false},
+      {kWriteHandoff, "", "", "", false, false},
   };
   return kTable;
 }
@@ -49,32 +51,9 @@ const ControlToolInfo* FindControlTool(std::string_view name) {
   return nullptr;
 }
 
-ToolSpec CompleteToolSpec() {
-  return Control(
-      "complete",
-      "Finish the task. status=success with the final result; status=needs_user_input with the "
-      "question to ask the user (the job waits for the answer); status=error when it cannot be "
-      "done.",
-      Obj({{"status", {{"type", "string"}, {"enum", {"success", "needs_user_input", "error"}}}},
-           {"result", kStr},
-           {"question", kStr}},
-          {"status", "result"}));
-}
-
-ToolSpec TransitionToolSpec(const std::set<std::string>& targets) {
-  Json next = {{"type", "string"},
-               {"enum", Json(std::vector<std::string>(targets.begin(), targets.end()))}};
-  // Static on purpose: the valid choices of the current movement are in its
-  // guidance, and an invalid choice is answered with an error result.
-  return Control("transition",
-                 "Move to another movement of this piece. Only the choices listed in the current "
-                 "movement's guidance are valid.",
-                 Obj({{"next", next}, {"reason", kStr}}, {"next"}));
-}
-
 Status RegisterParkTools(ToolRegistry& r) {
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      Control("RequestTool",
+      Control(kRequestTool,
               "Ask the user for permission to call a tool this workspace does not allow. The job "
               "waits for the decision; after approval call the tool with exactly these arguments.",
               Obj({{"tool", kNonEmpty},
@@ -84,7 +63,7 @@ Status RegisterParkTools(ToolRegistry& r) {
                   {"tool", "reason"})),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      Control("RequestPackage",
+      Control(kRequestPackage,
               "Ask the user to install a package (apt, pip, npm, ...) for this task. The job waits "
               "for the decision; an approved package is installed before the job resumes.",
               Obj({{"ecosystem", kNonEmpty},
@@ -94,14 +73,14 @@ Status RegisterParkTools(ToolRegistry& r) {
                   {"ecosystem", "name", "reason"})),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
-      Control("WaitSubTask",
+      Control(kWaitSubTask,
               "Wait until the subtasks this job started have finished; the job parks without "
               "holding a worker and resumes in this movement, where their results can be read.",
               Obj({{"reason", kStr}}, {}), ToolClass::kAgent),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       Control(
-          "SpinOffTask",
+          kSpinOffTask,
           "Start a separate task (a subtask of this job). Targeting another workspace needs the "
           "user's approval, and the job waits for it.",
           Obj({{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
@@ -110,7 +89,7 @@ Status RegisterParkTools(ToolRegistry& r) {
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       Control(
-          "delegate",
+          kDelegate,
           "Hand a self-contained sub-problem to a sub-agent with its own fresh conversation and "
           "the same tools; its final answer is returned as this tool's result.",
           Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
@@ -123,7 +102,7 @@ ToolSpec WriteHandoffToolSpec() {
     return Json{{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
   };
   return Control(
-      "WriteHandoff",
+      kWriteHandoff,
       "Record the facts of this session for the next one: what is completed, in progress and "
       "pending, decisions taken and why, blockers, files changed. Facts only: no next steps or "
       "advice.",
@@ -138,19 +117,6 @@ ToolSpec WriteHandoffToolSpec() {
            {"blockers", list("obstacles met and not resolved")},
            {"files_changed", list("\"path — what changed\" for every file changed")}},
           {"spec_ref", "status", "decisions", "blockers", "files_changed"}));
-}
-
-std::string BuildToolsArrayText(const ToolRegistry& registry, const std::set<std::string>& allowed,
-                                const std::set<std::string>& transition_targets) {
-  std::string out = registry.ToolsArrayText(allowed);
-  out.pop_back();  // the closing ']'
-  auto add = [&](const ToolSpec& spec) {
-    if (out.size() > 1) out += ",";
-    out += ToolEntry(spec).dump();
-  };
-  if (!transition_targets.empty()) add(TransitionToolSpec(transition_targets));
-  add(CompleteToolSpec());
-  return out + "]";
 }
 
 }  // namespace maestro::tools

@@ -7,8 +7,8 @@
 // Where it sits: RegisterParkTools() adds RequestTool, RequestPackage,
 // WaitSubTask, SpinOffTask, delegate and WriteHandoff to the registry after
 // the workspace tools; `transition` and `complete` are built per piece and
-// always placed last by BuildToolsArrayText: [regular..., transition?,
-// complete] (DESIGN.md §5). transition is ONE tool per piece whose enum is
+// always placed last by engine/piece_tools.h BuildPieceTools: [regular...,
+// transition?, complete] (DESIGN.md §5). transition is ONE tool per piece whose enum is
 // the union of every movement's targets with a static description: a per
 // movement tool would change the `tools` bytes on each transition and lose
 // the whole prompt cache (seed 001's measured law 4).
@@ -16,7 +16,6 @@
 // Thread safety: pure functions and constant tables.
 #pragma once
 
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,19 +45,10 @@ const std::vector<ControlToolInfo>& ControlTools();
 // Registers the park and agent tools (no handlers: the engine handles them).
 Status RegisterParkTools(ToolRegistry& registry);
 
-ToolSpec CompleteToolSpec();
 // The WriteHandoff tool (seed 004), its one definition: the registry lists
 // it and the engine offers it; engine/handoff/document.h's ParseHandoff
 // checks the same fields (additionalProperties: false at every level, so
 // strict servers enforce the same schema).
 ToolSpec WriteHandoffToolSpec();
-// One transition tool for the whole piece: enum = sorted union of `targets`.
-ToolSpec TransitionToolSpec(const std::set<std::string>& targets);
-
-// The prompt's `tools` array: the registry's tools in `allowed` (registration
-// order), then transition when `transition_targets` is non-empty, then
-// complete. Byte-identical for equal inputs.
-std::string BuildToolsArrayText(const ToolRegistry& registry, const std::set<std::string>& allowed,
-                                const std::set<std::string>& transition_targets);
 
 }  // namespace maestro::tools

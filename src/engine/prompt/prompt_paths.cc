@@ -223,9 +223,4 @@ Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobSta
   return Internal("unknown prompt path");
 }
 
-void AppendTransition(std::vector<Json>& messages, const Piece& piece,
-                      const std::string& movement) {
-  messages.push_back(TransitionGuidanceMessage(piece, movement));
-}
-
 }  // namespace maestro::engine

@@ -8,8 +8,10 @@
 //
 //   kNewJob               [system, user(dynamic + instruction)]
 //   same-job transition   existing messages + user(next movement guidance):
-//                         AppendTransition — the one path that grows a
-//                         running conversation; the head is never rewritten
+//                         TransitionGuidanceMessage (prompt_builder.h),
+//                         which the agent loop appends — the one path that
+//                         grows a running conversation; the head is never
+//                         rewritten
 //   kSamePieceContinue    [system, ...replay(keep transitions in the last
 //                         thread), user(dynamic + instruction)]
 //   kCrossPieceContinue   [system of the NEW piece, ...replay(no
@@ -64,7 +66,7 @@
 
 namespace maestro::engine {
 
-// The start paths (the same-job transition is AppendTransition, below).
+// The start paths (the same-job transition is TransitionGuidanceMessage).
 enum class PromptPath {
   kNewJob,
   kSamePieceContinue,
@@ -121,8 +123,5 @@ struct SeededConversation {
 // The first `messages` of a job's run on `start.path`. Replaying paths fail
 // only if the transcript exists but cannot be read.
 Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start);
-
-// Same-job transition: appends the next movement's guidance as a user message.
-void AppendTransition(std::vector<Json>& messages, const Piece& piece, const std::string& movement);
 
 }  // namespace maestro::engine

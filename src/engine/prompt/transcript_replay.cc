@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "tools/tool_names.h"
+
 namespace maestro::engine {
 
 namespace {
@@ -80,7 +82,7 @@ std::vector<bool> KeptCalls(const std::vector<Json>& msgs, size_t i, const Pairi
   auto answered = [&](size_t j) { return p.result_of.count({i, j}) > 0; };
   bool drop_transitions = false;
   for (size_t j = 0; j < calls.size(); ++j) {
-    if (CallName(calls[j]) != "complete") continue;
+    if (CallName(calls[j]) != tools::kComplete) continue;
     bool error_answered =
         answered(j) && ContentText(msgs[p.result_of.at({i, j})]).rfind("Error", 0) == 0;
     keep[j] = error_answered;
@@ -91,8 +93,8 @@ std::vector<bool> KeptCalls(const std::vector<Json>& msgs, size_t i, const Pairi
   }
   for (size_t j = 0; j < calls.size(); ++j) {
     std::string name = CallName(calls[j]);
-    if (name == "complete") continue;
-    if (name == "transition") {
+    if (name == tools::kComplete) continue;
+    if (name == tools::kTransition) {
       keep[j] = !drop_transitions && keep_transitions && answered(j);
       if (!keep[j]) ++st.dropped_transitions;
       continue;

@@ -52,6 +52,8 @@ TEST(PieceTools, CompleteIsLastWithItsSchema) {
   EXPECT_TRUE(c["parameters"]["properties"].contains("result"));
   EXPECT_TRUE(c["parameters"]["properties"].contains("question"));
   EXPECT_EQ(c["parameters"]["required"], Json::parse(R"(["status","result"])"));
+  Status en = tools::ValidateArgs(c["parameters"], {{"status", "done"}, {"result", ""}});
+  EXPECT_EQ(en.field(), "status");
 }
 
 TEST(PieceTools, PieceWithoutTransitionsHasNoTransitionTool) {

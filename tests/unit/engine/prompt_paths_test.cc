@@ -89,7 +89,7 @@ class PromptPaths : public ::testing::Test {
     msgs.push_back(
         Asst("Plan ready.", {Call("gen_call_2", "transition", R"({"next":"implement"})")}));
     msgs.push_back(Tool("gen_call_2", "Now in movement implement"));
-    AppendTransition(msgs, coding_, "implement");
+    msgs.push_back(TransitionGuidanceMessage(coding_, "implement"));
     msgs.push_back(
         Asst("", {Call("gen_call_3", "complete", R"({"status":"success","result":"fixed"})")}));
     msgs.push_back(Tool("gen_call_3", "Completed"));
@@ -136,7 +136,7 @@ TEST_F(PromptPaths, SameJobTransitionAppendsGuidanceAndKeepsTheHead) {
   std::string head = Json(msgs).dump();
   msgs.push_back(Asst("", {Call("gen_call_1", "transition", R"({"next":"implement"})")}));
   msgs.push_back(Tool("gen_call_1", "ok"));
-  AppendTransition(msgs, coding_, "implement");
+  msgs.push_back(TransitionGuidanceMessage(coding_, "implement"));
   ASSERT_EQ(msgs.size(), 5u);
   EXPECT_EQ(Json(std::vector<Json>(msgs.begin(), msgs.begin() + 2)).dump(), head);
   EXPECT_EQ(msgs[4]["role"], "user");
@@ -249,7 +249,7 @@ TEST_F(PromptPaths, EveryRequestOfAJobExtendsThePreviousOne) {
     call("ReadFile", R"({"path":"src/a.cc"})", "1: int main() {}");
     requests.push_back(msgs);
     call("transition", Json({{"next", next}}).dump(), "ok");
-    AppendTransition(msgs, coding_, next);
+    msgs.push_back(TransitionGuidanceMessage(coding_, next));
     requests.push_back(msgs);
   }
   msgs.push_back(UserMessage("interjection: also update the README"));

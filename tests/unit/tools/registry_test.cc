@@ -37,22 +37,6 @@ TEST(RegistryTest, ToolsArrayIsByteIdenticalAndInRegistrationOrder) {
   EXPECT_EQ(arr, a.ToolsArray(allowed));
 }
 
-TEST(RegistryTest, PromptToolsEndWithOnePieceWideTransitionThenComplete) {
-  ToolRegistry r = Builtin();
-  const std::string t1 = BuildToolsArrayText(r, {"ReadFile"}, {"review", "implement"});
-  const std::string t2 = BuildToolsArrayText(r, {"ReadFile"}, {"implement", "review"});
-  EXPECT_EQ(t1, t2);
-  Json arr = Json::parse(t1);
-  ASSERT_EQ(arr.size(), 3u);
-  EXPECT_EQ(arr[1]["function"]["name"], "transition");
-  EXPECT_EQ(arr[1]["function"]["parameters"]["properties"]["next"]["enum"],
-            Json({"implement", "review"}));
-  EXPECT_EQ(arr[2]["function"]["name"], "complete");
-  Json no_transition = Json::parse(BuildToolsArrayText(r, {"ReadFile"}, {}));
-  ASSERT_EQ(no_transition.size(), 2u);
-  EXPECT_EQ(no_transition[1]["function"]["name"], "complete");
-}
-
 TEST(RegistryTest, BuiltinRegistryListsEveryToolOfTheDesignInOrder) {
   auto r = NewBuiltinRegistry(std::make_shared<Sandbox>(Sandbox::Unavailable("test")));
   ASSERT_TRUE(r.ok());
@@ -101,8 +85,6 @@ TEST(SchemaTest, ErrorsNameTheBadField) {
        {"blockers", Json::array()},
        {"files_changed", Json::array()}});
   EXPECT_EQ(nested.field(), "decisions.0.why");
-  Status en = ValidateArgs(CompleteToolSpec().parameters, {{"status", "done"}, {"result", ""}});
-  EXPECT_EQ(en.field(), "status");
 }
 
 TEST(OutputCapTest, KeepsHeadAndTailAndMarksTheCut) {
