@@ -161,7 +161,9 @@ TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
   const auto start = std::chrono::steady_clock::now();
   Post(TaskPath(c) + "/cancel", Json::object());
   WaitStatus(c, "cancelled", 10s);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  // The bounds below are far under the operation's 30 s, so they prove the
+  // call was stopped rather than waited out, with room for a loaded machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
   bool gone = false;
   for (int i = 0; i < 40 && !gone; ++i) {
     auto [code, out] =
@@ -172,9 +174,10 @@ TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_TRUE(gone) << "the stdio server outlived its job";
   // Cancel → the call's notifications/cancelled → the job ends → the
-  // server is closed (SIGTERM, SIGKILL after 500 ms): about a second.
+  // server is closed (SIGTERM, SIGKILL after 500 ms): about a second on an
+  // idle machine (the figure is recorded as a test property).
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-  EXPECT_LT(took, 2s) << ms;
+  EXPECT_LT(took, 10s) << ms;
   RecordProperty("cancel_to_server_gone_ms", static_cast<int>(ms));
   EXPECT_EQ(before.first, 0) << "the server ran during the call";
 }
