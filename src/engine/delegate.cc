@@ -11,6 +11,7 @@
 #include "engine/sentinel.h"
 #include "tools/park_tools.h"
 #include "tools/tool_names.h"
+#include "tools/workspace_path.h"
 
 namespace maestro::engine {
 namespace {
@@ -85,7 +86,7 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
                    c.piece, DelegateToolDefs(*d.piece_tools, depth, d.limits.max_delegate_depth)));
   MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*d.env, c.ctx->dir() + "/tools.json", c.tools.bytes));
   StaticPreamble pre;
-  pre.working_directory = d.dispatch.workspace_root;
+  pre.working_directory = tools::kWorkspaceMount;
   Json system = BuildSystemMessage(pre, c.tools, c.piece, kDelegateMovement);
   std::string task = "# Task\n" + call.arguments.value("task", "");
   std::string context = call.arguments.value("context", "");

@@ -20,6 +20,7 @@
 #include "tools/dispatcher.h"
 #include "tools/park_tools.h"
 #include "tools/tool_names.h"
+#include "tools/workspace_path.h"
 
 namespace maestro::engine {
 namespace {
@@ -315,7 +316,7 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
   in.piece = &piece;
   in.tools = &piece_tools;
   in.preamble.agents_md = ReadAgentsMd(workspace_root);
-  in.preamble.working_directory = workspace_root;
+  in.preamble.working_directory = tools::kWorkspaceMount;  // the same for every task
   in.dynamic.datetime = NowText(*opt_.clock);
   in.task_instruction = plan.instruction;
   in.start_movement = start;

@@ -12,6 +12,7 @@
 #include "core/env.h"
 #include "core/process.h"
 #include "tools/tool_names.h"
+#include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {
@@ -98,7 +99,7 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
   spec.cwd = ctx.workspace_root;
   spec.env = std::map<std::string, std::string>{
       {"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"},
-      {"HOME", ctx.workspace_root},
+      {"HOME", kWorkspaceMount},
       {"LANG", "C.UTF-8"},
       {"TERM", "dumb"},
       {"MAESTRO_IDEMPOTENCY_KEY", ctx.key.ToString()},
@@ -109,6 +110,7 @@ ToolResult RunCommandTool(const Sandbox& sandbox, const Json& args, const ToolCo
   spec.timeout = std::min<std::chrono::milliseconds>(limit, left);
   SandboxCommand sc;
   sc.workspace = ctx.workspace_root;
+  sc.mount_at = kWorkspaceMount;
   sc.network = network;
   sc.command = args["command"].get<std::string>();
   sc.limits = sandbox.LimitsFor(ctx.workspace_root);

@@ -265,12 +265,13 @@ std::vector<std::string> Sandbox::Wrap(const SandboxCommand& c) const {
   AddSystemBinds(a);
   AddEtc(a, etc_ ? etc_->dir : std::string("/nonexistent"), c.network);
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
-  a.insert(a.end(), {"--bind", c.workspace, c.workspace});
+  const std::string& inside = c.mount_at.empty() ? c.workspace : c.mount_at;
+  a.insert(a.end(), {"--bind", c.workspace, inside});
   std::error_code ec;
   for (const auto& p : c.readonly_paths) {
     if (!p.empty() && fs::exists(p, ec)) a.insert(a.end(), {"--ro-bind", p, p});
   }
-  a.insert(a.end(), {"--chdir", c.workspace, "--"});
+  a.insert(a.end(), {"--chdir", inside, "--"});
   AddLimits(a, c.limits, c.timeout);
   a.insert(a.end(), {"/bin/sh", "-c", c.command});
   return a;

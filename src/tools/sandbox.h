@@ -65,6 +65,9 @@ struct SandboxLimits {
 // One command to confine.
 struct SandboxCommand {
   std::string workspace;  // bound read-write, the working directory
+  // Where `workspace` appears inside the sandbox; "" = at its own path.
+  // RunCommand uses kWorkspaceMount (tools/workspace_path.h).
+  std::string mount_at;
   bool network = false;
   std::string command;                      // run as `/bin/sh -c <command>`
   std::vector<std::string> readonly_paths;  // host paths bound read-only (when present)

@@ -1,6 +1,7 @@
 #include "tools/workspace_path.h"
 
 #include <filesystem>
+#include <string_view>
 
 namespace maestro::tools {
 
@@ -15,10 +16,19 @@ bool IsInside(const std::string& root, const std::string& path) {
 
 Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
                                        const std::string& relative) {
-  const fs::path rel(relative);
+  std::string_view mount = kWorkspaceMount;
+  std::string_view name = relative;
+  if (name.substr(0, mount.size()) == mount &&
+      (name.size() == mount.size() || name[mount.size()] == '/')) {
+    name.remove_prefix(mount.size());
+    while (!name.empty() && name.front() == '/') name.remove_prefix(1);
+  }
+  const fs::path rel(name);
   if (rel.is_absolute()) {
-    return InvalidArgument(
-        "absolute path '" + relative + "' refused: use a path relative to the workspace", "path");
+    return InvalidArgument("absolute path '" + relative +
+                               "' refused: use a path relative to the workspace (" +
+                               kWorkspaceMount + ")",
+                           "path");
   }
   fs::path cur(workspace_root);
   bool exists = true;  // whether `cur` exists (after that, components are lexical)

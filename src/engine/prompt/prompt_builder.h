@@ -28,7 +28,7 @@ struct StaticPreamble {
   std::string agents_md;          // the workspace's AGENTS.md ("" = none)
   std::string memory_index;       // "" = none
   std::string skills_index;       // "" = none
-  std::string working_directory;  // absolute path of the workspace
+  std::string working_directory;  // where the model sees the workspace: tools::kWorkspaceMount
 
   static std::string DefaultCommonRules();
 };

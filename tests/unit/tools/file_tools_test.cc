@@ -59,6 +59,21 @@ TEST_F(FileToolsTest, DotDotAndAbsolutePathsAreRefused) {
   EXPECT_FALSE(fs::exists("/tmp/maestro-escape.txt"));
 }
 
+TEST_F(FileToolsTest, PathsUnderTheWorkspaceMountNameTheWorkspace) {
+  // The model sees every workspace at /workspace (the system text, RunCommand's pwd).
+  EXPECT_EQ(*ResolveInWorkspace(root_, "/workspace"), root_);
+  EXPECT_EQ(*ResolveInWorkspace(root_, "/workspace/"), root_);
+  EXPECT_EQ(*ResolveInWorkspace(root_, "/workspace/src/a.txt"), root_ + "/src/a.txt");
+  for (std::string p : {"/workspace/../secret.txt", "/workspaces/a.txt", "/workspace2"}) {
+    auto r = ResolveInWorkspace(root_, p);
+    EXPECT_FALSE(r.ok()) << p;
+  }
+  ASSERT_FALSE(WriteFileTool({{"path", "/workspace/w.txt"}, {"content", "hi"}}, ctx_).is_error);
+  EXPECT_TRUE(fs::exists(root_ + "/w.txt"));
+  ToolResult read = ReadFileTool({{"path", "/workspace/w.txt"}}, ctx_);
+  EXPECT_NE(read.content.find("hi"), std::string::npos) << read.content;
+}
+
 TEST_F(FileToolsTest, SymlinksThatEscapeAreRefusedInsideOnesWork) {
   fs::create_symlink(dir_.File("secret.txt"), root_ + "/leak");
   fs::create_symlink(dir_.path(), root_ + "/up");

@@ -74,8 +74,10 @@ TEST_F(RunCommandTest, ReturnsExitCodeAndOutput) {
   EXPECT_EQ(r.content.rfind("[exit code 7]\n", 0), 0u) << r.content;
   EXPECT_NE(r.content.find("hello"), std::string::npos);
   EXPECT_NE(r.content.find("oops"), std::string::npos);
-  ToolResult pwd = Run({{"command", "pwd"}});
-  EXPECT_NE(pwd.content.find(root_), std::string::npos);
+  // The workspace is presented at /workspace, never at its host path.
+  ToolResult pwd = Run({{"command", "pwd; echo $HOME"}});
+  EXPECT_NE(pwd.content.find("\n/workspace\n/workspace\n"), std::string::npos) << pwd.content;
+  EXPECT_EQ(pwd.content.find(root_), std::string::npos) << pwd.content;
 }
 
 TEST_F(RunCommandTest, WritesInsideTheWorkspaceOnly) {
@@ -92,8 +94,11 @@ TEST_F(RunCommandTest, WritesInsideTheWorkspaceOnly) {
   // The data dir and anything else outside the workspace is not even visible.
   ToolResult ls = Run(
       {{"command", "ls " + dir_.path() + " 2>&1; cat /work/shared/DESIGN.md 2>&1 | head -c 40"}});
+  // (The workspace is bound at /workspace, so not even its host parent exists.)
   EXPECT_EQ(ls.content.find("outside"), std::string::npos);
-  EXPECT_EQ(ls.content.find("maestro"), std::string::npos) << ls.content;
+  EXPECT_NE(ls.content.find("cannot access '" + dir_.path() + "'"), std::string::npos)
+      << ls.content;
+  EXPECT_NE(ls.content.find("DESIGN.md: No such"), std::string::npos) << ls.content;
 }
 
 TEST_F(RunCommandTest, RunsWithoutCapabilities) {
