@@ -148,7 +148,7 @@ std::optional<Method> ParseMethod(std::string_view name) {
 bool IsStreaming(Method m) { return m == Method::kMessageStream || m == Method::kTasksResubscribe; }
 
 std::optional<RpcError> ParseRequest(const std::string& body, RpcRequest* out) {
-  out->id = nullptr;
+  *out = RpcRequest{};
   const size_t first = body.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && body[first] == '[') {
     return RpcError{kInvalidRequest, "JSON-RPC batches are not supported: send one request"};
