@@ -50,7 +50,7 @@ RpcError ErrorFor(const Status& st) {
 class OneMessageSource : public StreamSource {
  public:
   explicit OneMessageSource(const Json& message) : frame_(SseFrame("", "", DumpJson(message))) {}
-  void Watch(std::function<void()> wake) override { wake(); }
+  void Watch(std::function<void()>) override {}  // the server's first pull sends it
   Step Pull(bool, std::string* out) override {
     out->append(frame_);
     return Step::kEnd;
@@ -79,8 +79,7 @@ class A2aTaskStream : public StreamSource {
     if (watch_ != 0) signal_.Unwatch(watch_);
   }
   void Watch(std::function<void()> wake) override {
-    watch_ = signal_.WatchTask(task_id_, wake);
-    wake();  // the first pull sends the Task
+    watch_ = signal_.WatchTask(task_id_, std::move(wake));
   }
   Step Pull(bool, std::string* out) override {
     auto facts = endpoint_->ReadFacts(task_id_, user_);
@@ -177,14 +176,7 @@ HttpResponse A2aEndpoint::Post(const HttpRequest& req) {
 
 HttpResponse A2aEndpoint::Dispatch(const HttpRequest& req, Method method, const RpcRequest& rpc) {
   const bool streaming = IsStreaming(method);
-  // A streaming method's client reads SSE: its errors come as one event.
-  auto fail = [&](const RpcError& e) {
-    if (!streaming) return Rpc(200, RpcErrorJson(rpc.id, e));
-    HttpResponse res;
-    res.stream = std::make_shared<OneMessageSource>(RpcErrorJson(rpc.id, e));
-    res.stream_key = options_.stream_key(req);
-    return res;
-  };
+  auto fail = [&](const RpcError& e) { return Fail(req, rpc.id, streaming, e); };
   switch (method) {
     case Method::kMessageSend:
     case Method::kMessageStream:
@@ -215,14 +207,17 @@ HttpResponse A2aEndpoint::Dispatch(const HttpRequest& req, Method method, const 
   return fail({kMethodNotFound, "Method not found: " + rpc.method});
 }
 
+HttpResponse A2aEndpoint::Fail(const HttpRequest& req, const Json& id, bool streaming,
+                               const RpcError& error) const {
+  if (!streaming) return Rpc(200, RpcErrorJson(id, error));
+  HttpResponse res;
+  res.stream = std::make_shared<OneMessageSource>(RpcErrorJson(id, error));
+  res.stream_key = options_.stream_key(req);
+  return res;
+}
+
 HttpResponse A2aEndpoint::Send(const HttpRequest& req, const RpcRequest& rpc, bool stream) {
-  auto fail = [&](const RpcError& e) {
-    if (!stream) return Rpc(200, RpcErrorJson(rpc.id, e));
-    HttpResponse res;
-    res.stream = std::make_shared<OneMessageSource>(RpcErrorJson(rpc.id, e));
-    res.stream_key = options_.stream_key(req);
-    return res;
-  };
+  auto fail = [&](const RpcError& e) { return Fail(req, rpc.id, stream, e); };
   SendParams p;
   if (auto e = ParseSendParams(rpc.params, &p)) return fail(*e);
   std::string task_id = p.task_id;

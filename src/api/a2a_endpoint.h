@@ -82,6 +82,10 @@ class A2aEndpoint : public std::enable_shared_from_this<A2aEndpoint> {
 
  private:
   HttpResponse Dispatch(const HttpRequest& req, Method method, const RpcRequest& rpc);
+  // The error answer: JSON, or for a streaming method (whose client reads
+  // SSE) one event holding the error response.
+  HttpResponse Fail(const HttpRequest& req, const Json& id, bool streaming,
+                    const RpcError& error) const;
   HttpResponse Send(const HttpRequest& req, const RpcRequest& rpc, bool stream);
   HttpResponse Stream(const HttpRequest& req, const Json& id, const std::string& task_id);
   HttpResponse PushConfigMethod(Method method, const RpcRequest& rpc, const std::string& user);
