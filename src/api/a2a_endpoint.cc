@@ -204,7 +204,7 @@ HttpResponse A2aEndpoint::Dispatch(const HttpRequest& req, Method method, const 
     case Method::kPushConfigDelete:
       return PushConfigMethod(method, rpc, req.user);
   }
-  return fail({kMethodNotFound, "Method not found: " + rpc.method});
+  return fail({kMethodNotFound, "Method not found: " + SafeEcho(rpc.method)});
 }
 
 HttpResponse A2aEndpoint::Fail(const HttpRequest& req, const Json& id, bool streaming,
