@@ -51,9 +51,15 @@ Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, PushConfig c
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) {
     if (tasks_.size() >= kMaxTasks) {
-      return Status(StatusCode::kResourceExhausted,
-                    "too many tasks with push notification configs on this server",
-                    "pushNotificationConfig");
+      // A finished task's configs have nothing more to say: they make room.
+      auto done = std::find_if(tasks_.begin(), tasks_.end(),
+                               [](const auto& entry) { return entry.second.finished; });
+      if (done == tasks_.end()) {
+        return Status(StatusCode::kResourceExhausted,
+                      "too many tasks with push notification configs on this server",
+                      "pushNotificationConfig");
+      }
+      Forget(std::string(done->first));
     }
     it = tasks_.emplace(task_id, Watched{}).first;
     // The wake only marks the task: the delivery thread reads and POSTs.
@@ -157,6 +163,7 @@ void A2aPushNotifier::Deliver(const std::string& task_id) {
     }
     if (it->second.sent_key == key) return;
     it->second.sent_key = key;
+    it->second.finished = IsTerminal(StateOf(*facts));
     configs = it->second.configs;
   }
   const std::string body = DumpJson(TaskJson(*facts, 0));

@@ -51,7 +51,9 @@ class A2aPushNotifier {
   A2aPushNotifier& operator=(const A2aPushNotifier&) = delete;
 
   // Adds the config (id "" → the task id) or replaces the one with its id.
-  // Returns the stored config; kResourceExhausted over the limits above.
+  // Returns the stored config; kResourceExhausted over the limits above
+  // (a new task over kMaxTasks first evicts the configs of a task whose
+  // terminal state was already sent).
   Result<PushConfig> Set(const std::string& task_id, PushConfig config) EXCLUDES(mu_);
   // The config `config_id` of the task ("" → its first); nullopt if none.
   std::optional<PushConfig> Get(const std::string& task_id, const std::string& config_id) const
@@ -63,8 +65,9 @@ class A2aPushNotifier {
  private:
   struct Watched {
     std::vector<PushConfig> configs;
-    std::string sent_key;  // StatusKey of the last notification ("" = none yet)
-    uint64_t watch = 0;    // EventSignal watch id
+    std::string sent_key;   // StatusKey of the last notification ("" = none yet)
+    bool finished = false;  // that notification was of a terminal state
+    uint64_t watch = 0;     // EventSignal watch id
   };
   // What the store's wakes reach: held weakly by the watch callbacks, so a
   // wake running while the notifier is destroyed touches nothing freed.
