@@ -1,6 +1,7 @@
 // maestro as an A2A agent (GET /.well-known/agent-card.json, POST /a2a)
 // against the real `maestro serve` + `maestro-fakellm`: the open card, the
-// bearer gate and the JSON-RPC errors over plain HTTP — and the official
+// bearer gate, the JSON-RPC errors and another user's task over plain HTTP —
+// and the official
 // A2A JavaScript SDK client (tests/a2a/clients/sdk_client.mjs, pinned by
 // tests/a2a/package-lock.json) run with node: a blocking send to its
 // result, a stream to `completed`, an input-required task answered through
@@ -91,6 +92,29 @@ TEST_F(A2aServerTest, CardIsOpenRpcNeedsTheTokenAndErrorsHaveA2aCodes) {
   EXPECT_EQ(bad_piece["error"]["code"], -32602);
   EXPECT_EQ(bad_piece["error"]["data"]["field"], "metadata.piece") << bad_piece.dump();
   EXPECT_TRUE(Get("/api/local/tasks")["tasks"].empty()) << "a refused message writes nothing";
+
+  // Another user's private task is a missing one, on every method.
+  Json mine = Create("A2A-PRIVATE mine");
+  const std::string task_id = mine["task"]["id"];
+  auto [token_status, token] = Post("/api/local/tokens", {{"user", "bob"}});
+  ASSERT_EQ(token_status, 201) << token.dump();
+  const std::string bob = token["token"];
+  for (const auto& [method, params] : std::vector<std::pair<std::string, Json>>{
+           {"tasks/get", {{"id", task_id}}},
+           {"tasks/cancel", {{"id", task_id}}},
+           {"tasks/pushNotificationConfig/list", {{"id", task_id}}},
+           {"message/send",
+            {{"message",
+              {{"role", "user"},
+               {"messageId", "m2"},
+               {"taskId", task_id},
+               {"parts", {{{"kind", "text"}, {"text", "hi"}}}}}}}}}) {
+    auto [status, reply] = Rpc(Request(method, params), bob);
+    EXPECT_EQ(status, 200) << method;
+    EXPECT_EQ(reply["error"]["code"], -32001) << method << ": " << reply.dump();
+  }
+  auto [own_status, own] = Rpc(Request("tasks/get", {{"id", task_id}}));
+  EXPECT_EQ(own["result"]["id"], task_id) << own.dump();
 }
 
 // The push receiver: POST stores a notification, GET says how many came.
