@@ -117,6 +117,44 @@ TEST_F(A2aServerTest, CardIsOpenRpcNeedsTheTokenAndErrorsHaveA2aCodes) {
   EXPECT_EQ(own["result"]["id"], task_id) << own.dump();
 }
 
+// An approval wait is input-required, but only a decision ends it: a
+// message to it is refused with -32004 and writes nothing.
+TEST_F(A2aServerTest, AnApprovalWaitIsInputRequiredAndRefusesAMessage) {
+  Json park = ToolCallReply(
+      "RequestTool",
+      {{"tool", "RunCommand"}, {"arguments", {{"command", "echo hi"}}}, {"reason", "A2A-APPROVE"}});
+  Start(Json::array({ToolCallReply("transition", {{"next", "implement"}}), park}));
+  auto message = [](const Json& extra) {
+    Json m = {{"kind", "message"},
+              {"role", "user"},
+              {"messageId", "m-approve"},
+              {"parts", {{{"kind", "text"}, {"text", "change the file"}}}}};
+    m.update(extra);
+    return m;
+  };
+  auto [status, sent] =
+      Rpc(Request("message/send", {{"message", message({{"metadata", {{"piece", "coding"}}}})}}));
+  ASSERT_EQ(status, 200) << sent.dump();
+  const Json& task = sent["result"];
+  EXPECT_EQ(task["status"]["state"], "input-required") << sent.dump() << LogTail();
+  const std::string text = task["status"]["message"]["parts"][0]["text"];
+  EXPECT_NE(text.find("tool_request"), std::string::npos) << text;
+  EXPECT_EQ(task["metadata"]["piece"], "coding");
+
+  const std::string comments_path =
+      "/api/local/tasks/" + task["id"].get<std::string>() + "/comments";
+  const size_t comments = Get(comments_path).value("comments", Json::array()).size();
+  EXPECT_GE(comments, 1u) << "the instruction";
+  auto [s2, refused] =
+      Rpc(Request("message/send", {{"message", message({{"taskId", task["id"]}})}}));
+  EXPECT_EQ(refused["error"]["code"], -32004) << refused.dump();
+  EXPECT_EQ(Get(comments_path).value("comments", Json::array()).size(), comments)
+      << "a refused message writes nothing";
+
+  auto [s3, cancelled] = Rpc(Request("tasks/cancel", {{"id", task["id"]}}));
+  EXPECT_EQ(cancelled["result"]["status"]["state"], "canceled") << cancelled.dump();
+}
+
 // The push receiver: POST stores a notification, GET says how many came.
 struct PushReceiver {
   httplib::Server server;
