@@ -1,7 +1,7 @@
 // maestro as an A2A agent (GET /.well-known/agent-card.json, POST /a2a)
 // against the real `maestro serve` + `maestro-fakellm`: the open card, the
-// bearer gate, the JSON-RPC errors and another user's task over plain HTTP
-// — and the official A2A JavaScript SDK client
+// bearer gate, the JSON-RPC errors, another user's task and a tool
+// approval wait over plain HTTP — and the official A2A JavaScript SDK client
 // (tests/a2a/clients/sdk_client.mjs, pinned by tests/a2a/package-lock.json)
 // run with node: a blocking send to its result, a stream to `completed`, an
 // input-required task answered through its taskId, a cancel, the typed
