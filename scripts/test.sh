@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies (Debian packages, the pinned npm MCP
-# servers), checks the C++ formatting and the OS seam (no direct file/process
-# calls outside src/core/), builds the sanitizer (ASan+UBSan) debug
+# servers and A2A SDK client), checks the C++ formatting and the OS seam (no
+# direct file/process calls outside src/core/), builds the sanitizer (ASan+UBSan) debug
 # build with warnings as errors, and runs the whole test suite with ctest; then
 # the thread checks: the clang -Wthread-safety build (the GUARDED_BY/REQUIRES
 # annotations) and the ThreadSanitizer build running the tests of the
@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 # (not MAESTRO_-prefixed: maestro warns about MAESTRO_* variables it does not know).
 export TEST_REQUIRE_POSTGRES=1
 ./scripts/mcp_servers.sh  # the real MCP servers the MCP tests start
+./scripts/npm_pinned.sh tests/a2a  # the A2A SDK client the A2A test drives
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "api/a2a_endpoint.h"
 #include "api/http_util.h"
 #include "core/hash.h"
 #include "core/json.h"
@@ -116,7 +117,7 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
   const std::string& path = req.path;
   const auto* handler = router_.Match(req.method, path, &req.params, pattern);
   bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
-                 path == "/api/spaces" || path == "/mcp";
+                 path == "/api/spaces" || path == "/mcp" || path == "/a2a";
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
     if (!user) {
@@ -125,7 +126,9 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
       res.body = DumpJson(Json{
           {"error", {{"code", "UNAUTHENTICATED"}, {"message", "missing or wrong bearer token"}}}});
       // MCP clients read the scheme from here (no OAuth: a maestro token).
-      if (path == "/mcp") res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"maestro\"");
+      if (path == "/mcp" || path == "/a2a") {
+        res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"maestro\"");
+      }
       return res;
     }
     req.user = *user;
@@ -151,6 +154,7 @@ void ApiServer::Routes() {
   LiveRoutes();
   InboxRoutes();
   McpRoutes();
+  A2aRoutes();
   WorkspaceRoutes();
   UiRoutes();
 }
@@ -160,8 +164,10 @@ Result<int> ApiServer::Bind() { return server_->Bind(); }
 Result<int> ApiServer::Start() { return server_->Start(); }
 
 void ApiServer::Stop() {
-  // Streams end with their final frame first; then nothing publishes into
-  // a server that is gone.
+  // Blocking A2A sends answer first, so the drain does not wait for them;
+  // streams end with their final frame; then nothing publishes into a
+  // server that is gone.
+  if (a2a_) a2a_->Stop();
   if (server_) server_->Stop();
   hub_.Stop();
 }

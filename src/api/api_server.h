@@ -24,11 +24,14 @@
 //   POST /mcp                                     MCP server (Streamable HTTP, routes_mcp.cc):
 //                                                 JSON-RPC in, JSON or SSE out; DELETE /mcp
 //                                                 ends the session, GET /mcp is 405
+//   GET  /.well-known/agent-card.json             open: the A2A Agent Card
+//   POST /a2a                                     A2A agent (JSON-RPC, routes_a2a.cc): JSON
+//                                                 or SSE out (message/stream, resubscribe)
 //   GET  /*  (not /api/, /metrics)                 the web UI (routes_ui.cc)
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
-// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /metrics and /mcp require
+// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /metrics, /mcp and /a2a require
 // `Authorization: Bearer <token>` (401 otherwise); /api/health is open. Every
 // route that names a task checks its visibility: another user's private task
 // is a 404.
@@ -64,6 +67,9 @@
 namespace maestro {
 
 class McpEndpoint;  // routes_mcp.cc
+namespace api::a2a {
+class A2aEndpoint;  // a2a_endpoint.h
+}
 
 struct ApiOptions {
   // Address, threads, limits and timeouts of the HTTP edge.
@@ -138,6 +144,7 @@ class ApiServer {
   void InboxRoutes();
   void UiRoutes();
   void McpRoutes();
+  void A2aRoutes();
   void WorkspaceRoutes();
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
@@ -191,6 +198,7 @@ class ApiServer {
   api::JobStatusCache statuses_;  // for the job streams
   api::Router router_;
   std::shared_ptr<McpEndpoint> mcp_;  // sessions of /mcp; before server_ (its streams go first)
+  std::shared_ptr<api::a2a::A2aEndpoint> a2a_;  // /a2a; Stop() ends its blocking waits
   std::unique_ptr<api::HttpServer> server_;
 };
 
