@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "api/http_util.h"
@@ -40,6 +41,22 @@ std::string CleanType(std::string_view type) {
   return out;
 }
 
+// attachments[i].<key> as a string: absent → "" (or a 400 when
+// `required`), another type → a 400 naming the field.
+Status StringMember(const Json& item, const std::string& field, const char* key, bool required,
+                    std::string* out) {
+  auto it = item.find(key);
+  if (it == item.end() || it->is_null()) {
+    if (!required) return Status::Ok();
+    return InvalidArgument(fmt::format("{}.{} is required", field, key), field + "." + key);
+  }
+  if (!it->is_string()) {
+    return InvalidArgument(fmt::format("{}.{} must be a string", field, key), field + "." + key);
+  }
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
 // The files of a JSON `attachments` array.
 Status FilesFromJson(const Json& list, std::vector<UploadedFile>* out) {
   if (!list.is_array()) {
@@ -51,21 +68,24 @@ Status FilesFromJson(const Json& list, std::vector<UploadedFile>* out) {
     if (!item.is_object()) {
       return InvalidArgument(field + " must be an object {name, content_base64, type?}", field);
     }
-    MAESTRO_RETURN_IF_ERROR(OnlyFields(item, {"name", "content_base64", "type"}));
-    std::string name, b64, type;
-    MAESTRO_RETURN_IF_ERROR(RequiredString(item, "name", &name));
-    MAESTRO_RETURN_IF_ERROR(OptionalString(item, "type", &type));
-    auto c = item.find("content_base64");
-    if (c == item.end() || !c->is_string()) {
-      return InvalidArgument(field + ".content_base64 is required and must be a string",
-                             field + ".content_base64");
+    for (const auto& [key, _] : item.items()) {
+      if (key != "name" && key != "content_base64" && key != "type") {
+        return InvalidArgument(
+            fmt::format("unknown field '{}' in {}; known: name, content_base64, type",
+                        SafeEcho(key), field),
+            field + "." + SafeEcho(key));
+      }
     }
+    std::string name, b64, type;
+    MAESTRO_RETURN_IF_ERROR(StringMember(item, field, "name", true, &name));
+    MAESTRO_RETURN_IF_ERROR(StringMember(item, field, "content_base64", true, &b64));
+    MAESTRO_RETURN_IF_ERROR(StringMember(item, field, "type", false, &type));
     UploadedFile f;
     f.field = field;
     auto clean = SanitizeAttachmentName(name, field + ".name");
     if (!clean.ok()) return clean.status();
     f.name = *clean;
-    auto bytes = Base64Decode(c->get_ref<const std::string&>());
+    auto bytes = Base64Decode(b64);
     if (!bytes) {
       return InvalidArgument(
           fmt::format("{}.content_base64 of '{}' is not base64 (RFC 4648, padded, no line breaks)",
