@@ -69,7 +69,8 @@ TEST(AttachmentsTest, NamesAreSanitized) {
     ASSERT_TRUE(got.ok()) << in << ": " << got.status().ToString();
     EXPECT_EQ(*got, want) << in;
   }
-  for (const std::string bad : {"", "..", ".", "dir/", "a/..", " . ", std::string("\xff.txt")}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "..", ".", "dir/", "a/..", " . ", std::string("\xff.txt")}) {
     auto got = SanitizeAttachmentName(bad, "attachments[3].name");
     EXPECT_FALSE(got.ok()) << bad;
     EXPECT_EQ(got.status().field(), "attachments[3].name") << bad;

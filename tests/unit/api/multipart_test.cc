@@ -38,11 +38,10 @@ TEST(MultipartTest, ParsesFieldsAndFilesAsBrowsersSendThem) {
   EXPECT_EQ((*parts)[2].body, "");
   // Binary bytes pass untouched; an epilogue after the close is ignored.
   const std::string bin = std::string("\0\xff\r\n--X", 7);
-  auto b =
-      ParseMultipart("multipart/form-data; boundary=\"XyZ\"",
-                     "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"z\"\r\n\r\n" +
-                         bin + "\r\n--XyZ--\r\nepilogue",
-                     10);
+  const std::string raw =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"z\"\r\n\r\n" + bin +
+      "\r\n--XyZ--\r\nepilogue";
+  auto b = ParseMultipart("multipart/form-data; boundary=\"XyZ\"", raw, 10);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_EQ((*b)[0].body, bin);
 }
@@ -90,9 +89,10 @@ TEST(MultipartTest, RefusesMalformedBodies) {
 TEST(MultipartTest, TheBoundaryComesFromTheContentType) {
   EXPECT_EQ(MultipartBoundary("multipart/form-data; boundary=abc").value(), "abc");
   EXPECT_EQ(MultipartBoundary("Multipart/Form-Data;boundary=\"a b\"").value(), "a b");
-  for (const std::string bad :
-       {"multipart/form-data", "multipart/form-data; boundary=", "text/plain; boundary=a",
-        "multipart/form-data; boundary=" + std::string(71, 'a'), "multipart/mixed; boundary=a"}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "multipart/form-data", "multipart/form-data; boundary=", "text/plain; boundary=a",
+           "multipart/form-data; boundary=" + std::string(71, 'a'),
+           "multipart/mixed; boundary=a"}) {
     auto b = MultipartBoundary(bad);
     EXPECT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.status().field(), "Content-Type") << bad;
