@@ -14,6 +14,7 @@
 #include "engine/delegate.h"
 #include "engine/handoff/trigger.h"
 #include "engine/piece_runner.h"
+#include "engine/prompt/attachment_context.h"
 #include "engine/prompt/prompt_paths.h"
 #include "engine/reconcile.h"
 #include "engine/trace_spans.h"

@@ -41,11 +41,13 @@ Status SqlStore::InsertAttachments(Tx& tx, const std::string& task_id,
                                    const std::string& comment_id,
                                    const std::vector<Attachment>& attachments) {
   if (attachments.empty()) return Status::Ok();
-  auto s = tx.conn.Prepare(
-      "INSERT INTO attachments(id, task_id, comment_id, name, path, size, content_type, sha256, "
-      "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-  if (!s.ok()) return s.status();
   for (const Attachment& a : attachments) {
+    // One statement per row: Exec steps to the end without a reset, so a
+    // statement is bound once.
+    auto s = tx.conn.Prepare(
+        "INSERT INTO attachments(id, task_id, comment_id, name, path, size, content_type, sha256, "
+        "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    if (!s.ok()) return s.status();
     s->Bind(1, NewSortableId(tx.now))
         .Bind(2, task_id)
         .BindNullable(3, comment_id)
@@ -94,10 +96,10 @@ Result<std::vector<Attachment>> SqlStore::ListUndeliveredAttachments(const std::
 Status SqlStore::AckDeliveredAttachments(const std::vector<std::string>& attachment_ids) {
   if (attachment_ids.empty()) return Status::Ok();
   return Write([&](Tx& tx) -> Status {
-    auto s = tx.conn.Prepare(
-        "UPDATE attachments SET delivered_at = ?2 WHERE id = ?1 AND delivered_at IS NULL");
-    if (!s.ok()) return s.status();
     for (const auto& id : attachment_ids) {
+      auto s = tx.conn.Prepare(
+          "UPDATE attachments SET delivered_at = ?2 WHERE id = ?1 AND delivered_at IS NULL");
+      if (!s.ok()) return s.status();
       s->Bind(1, id).Bind(2, tx.now);
       MAESTRO_RETURN_IF_ERROR(s->Exec());
     }
