@@ -149,6 +149,9 @@ class ApiServer {
   // Where the task's workspace is (whether or not it exists yet): its
   // space's directory, else its ephemeral one; "" when neither is known.
   std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const;
+  // The task's attachments as JSON, oldest first; only those of
+  // `comment_id` unless it is "".
+  Result<Json> AttachmentsJson(const std::string& task_id, const std::string& comment_id);
   // Writes `files` into the task's workspace (api/attachments.h).
   Result<std::vector<Attachment>> StoreFiles(const std::string& task_id, const std::string& space,
                                              const std::vector<api::UploadedFile>& files);

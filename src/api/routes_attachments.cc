@@ -35,14 +35,22 @@ Result<std::vector<Attachment>> ApiServer::StoreFiles(const std::string& task_id
   return api::WriteAttachments(*options_.env, dir, files);
 }
 
+Result<Json> ApiServer::AttachmentsJson(const std::string& task_id, const std::string& comment_id) {
+  auto all = store_.ListAttachments(task_id);
+  if (!all.ok()) return all.status();
+  Json arr = Json::array();
+  for (const Attachment& a : *all) {
+    if (comment_id.empty() || a.comment_id == comment_id) arr.push_back(api::AttachmentJson(a));
+  }
+  return arr;
+}
+
 void ApiServer::AttachmentRoutes() {
   router_.Add("GET", "/api/local/tasks/{uuid}/attachments", [this](const api::HttpRequest& req) {
     if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) return ReplyError(t.status());
-    auto all = store_.ListAttachments(req.params[0]);
-    if (!all.ok()) return ReplyError(all.status());
-    Json arr = Json::array();
-    for (const Attachment& a : *all) arr.push_back(api::AttachmentJson(a));
-    return Reply(200, {{"attachments", arr}});
+    auto arr = AttachmentsJson(req.params[0], "");
+    if (!arr.ok()) return ReplyError(arr.status());
+    return Reply(200, {{"attachments", *arr}});
   });
 }
 

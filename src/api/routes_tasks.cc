@@ -236,11 +236,7 @@ Result<Json> ApiServer::CommentOn(const std::string& task_id, const std::string&
   }
   Json attached = Json::array();
   if (!written->empty()) {
-    auto all = store_.ListAttachments(task_id);
-    if (!all.ok()) return all.status();
-    for (const Attachment& a : *all) {
-      if (a.comment_id == r->comment.id) attached.push_back(api::AttachmentJson(a));
-    }
+    MAESTRO_ASSIGN_OR_RETURN(attached, AttachmentsJson(task_id, r->comment.id));
   }
   return Json{{"comment", api::CommentJson(r->comment)},
               {"outcome", CommentOutcomeName(r->outcome)},
@@ -290,15 +286,12 @@ void ApiServer::TaskRoutes() {
       return r;
     }
     if (!created.ok()) return ReplyError(created.status());
-    Json attached = Json::array();
-    if (!upload->files.empty()) {
-      auto all = store_.ListAttachments(created->task.id);
-      if (!all.ok()) return ReplyError(all.status());
-      for (const Attachment& a : *all) attached.push_back(api::AttachmentJson(a));
-    }
+    Result<Json> attached = Json::array();
+    if (!upload->files.empty()) attached = AttachmentsJson(created->task.id, "");
+    if (!attached.ok()) return ReplyError(attached.status());
     return Reply(201, {{"task", api::TaskJson(created->task)},
                        {"job", api::JobJson(created->job)},
-                       {"attachments", attached}});
+                       {"attachments", *attached}});
   });
 
   router_.Add("GET", "/api/spaces", [this](const api::HttpRequest&) {
