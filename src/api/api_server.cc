@@ -60,6 +60,18 @@ ApiServer::ApiServer(Store& store, ApiOptions options)
   app.runs_inline = [](const api::HttpRequest& req) {
     return req.method == "GET" && req.path == "/api/health";
   };
+  // Only the two upload routes take bodies with files.
+  app.body_limit = [base = options_.http.max_body_bytes,
+                    upload =
+                        api::UploadBodyLimit(options_.attachments, options_.http.max_body_bytes)](
+                       std::string_view method, std::string_view path) {
+    constexpr std::string_view kTasks = "/api/local/tasks";
+    constexpr std::string_view kComments = "/comments";
+    const bool comments = path.size() > kTasks.size() + kComments.size() &&
+                          path.substr(0, kTasks.size() + 1) == "/api/local/tasks/" &&
+                          path.substr(path.size() - kComments.size()) == kComments;
+    return method == "POST" && (path == kTasks || comments) ? upload : base;
+  };
   server_ = std::make_unique<api::HttpServer>(options_.http, std::move(app));
 }
 
@@ -156,6 +168,7 @@ void ApiServer::Routes() {
   McpRoutes();
   A2aRoutes();
   WorkspaceRoutes();
+  AttachmentRoutes();
   UiRoutes();
 }
 

@@ -6,6 +6,9 @@
 //   POST /api/local/tasks, GET /api/local/tasks, GET /api/local/tasks/:id
 //   PATCH /api/local/tasks/:id                    {"title"}: rename (task.updated event)
 //   GET|POST /api/local/tasks/:id/comments        POST runs the write gate
+//   GET  /api/local/tasks/:id/attachments         files sent with the task
+//   (create and comment take multipart/form-data or JSON `attachments`:
+//   api/attachments.h; the upload routes' body limit follows from them)
 //   POST /api/local/tasks/:id/continue            the continue gate
 //   POST /api/local/tasks/:id/cancel              job + children; running ones stop
 //   GET  /api/local/tasks/:id/{tool,package,spawn}-requests
@@ -50,6 +53,7 @@
 #include <memory>
 #include <string>
 
+#include "api/attachments.h"
 #include "api/auth.h"
 #include "api/event_signal.h"
 #include "api/http_server.h"
@@ -111,6 +115,8 @@ struct ApiOptions {
   // The data directory: the tasks' ephemeral workspaces and context
   // directories (tools.jsonl) the workspace routes read; "" serves none.
   std::string data_dir;
+  // Limits of the files a create or comment may carry (`attachments:`).
+  AttachmentsConfig attachments;
 };
 
 class ApiServer {
@@ -146,6 +152,16 @@ class ApiServer {
   void McpRoutes();
   void A2aRoutes();
   void WorkspaceRoutes();
+  void AttachmentRoutes();
+  // Where the task's workspace is (whether or not it exists yet): its
+  // space's directory, else its ephemeral one; "" when neither is known.
+  std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const;
+  // The task's attachments as JSON, oldest first; only those of
+  // `comment_id` unless it is "".
+  Result<Json> AttachmentsJson(const std::string& task_id, const std::string& comment_id);
+  // Writes `files` into the task's workspace (api/attachments.h).
+  Result<std::vector<Attachment>> StoreFiles(const std::string& task_id, const std::string& space,
+                                             const std::vector<api::UploadedFile>& files);
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task
@@ -171,16 +187,18 @@ class ApiServer {
   // may not see is kNotFound. Field errors are kInvalidArgument naming the
   // field.
   // Create: `body` has the fields of POST /api/local/tasks; every choice is
-  // checked before anything is written.
-  Result<Store::CreatedTask> CreateTaskFor(const Json& body, const std::string& user);
+  // checked before anything is written. `files` are stored in the task's
+  // workspace before the task exists, so its first job sees them.
+  Result<Store::CreatedTask> CreateTaskFor(const Json& body, const std::string& user,
+                                           const std::vector<api::UploadedFile>& files);
   // {task, latest_job, jobs, pending_requests} (GET /api/local/tasks/:id).
   Result<Json> TaskDetail(const std::string& task_id, const std::string& user);
   // {tasks: [...]}: the visible tasks, newest first (GET /api/local/tasks),
   // of every status or only `status`.
   Result<Json> VisibleTasks(std::optional<JobStatus> status, const std::string& user);
-  // The write gate: {comment, outcome, job}.
+  // The write gate: {comment, outcome, job, attachments}.
   Result<Json> CommentOn(const std::string& task_id, const std::string& user,
-                         const std::string& body);
+                         const std::string& body, const std::vector<api::UploadedFile>& files);
   // {request, job?}: decides request `request_id` of `kind` on the task.
   Result<Json> DecideRequestFor(const std::string& task_id, RequestKind kind,
                                 const std::string& request_id, const std::string& decision,

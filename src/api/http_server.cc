@@ -51,6 +51,10 @@ class HttpServer::Impl {
   bool RunsInline(const HttpRequest& req) const {
     return app_.runs_inline && app_.runs_inline(req);
   }
+  size_t BodyLimit(std::string_view method, std::string_view target) const {
+    if (!app_.body_limit) return opt_.max_body_bytes;
+    return app_.body_limit(method, target.substr(0, target.find('?')));
+  }
   bool AcquireStream(const std::string& key);
   void ReleaseStream(const std::string& key);
   void Forget(Session* s);
@@ -185,6 +189,9 @@ class Session : public std::enable_shared_from_this<Session> {
     if (static_cast<size_t>(std::distance(msg.begin(), msg.end())) > opt().max_header_fields) {
       return Fail(ServerError(431, StatusCode::kResourceExhausted, "too many request headers"));
     }
+    parser_->body_limit(
+        srv_.BodyLimit(std::string_view(msg.method_string().data(), msg.method_string().size()),
+                       std::string_view(msg.target().data(), msg.target().size())));
     if (beast::iequals(msg[http::field::expect], "100-continue") && !parser_->is_done()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       stream_.expires_after(opt().write_timeout);

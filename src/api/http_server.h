@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "api/http.h"
 #include "core/status.h"
@@ -59,6 +60,10 @@ struct HttpApp {
   // True: `handle` is cheap and touches no store for this request; it is
   // called on the I/O thread.
   std::function<bool(const HttpRequest&)> runs_inline;
+  // The most body bytes a request may send, decided from its method and
+  // path (no query) before the body is read; unset: max_body_bytes. Lets
+  // the upload routes take files without raising every route's limit.
+  std::function<size_t(std::string_view method, std::string_view path)> body_limit;
 };
 
 struct HttpServerStats {

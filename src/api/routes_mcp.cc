@@ -411,7 +411,7 @@ HttpResponse McpEndpoint::CreateTask(const HttpRequest& req, const std::string& 
     }
     wait = args["wait"].get<bool>();
   }
-  auto created = api_.CreateTaskFor(args, req.user);
+  auto created = api_.CreateTaskFor(args, req.user, {});
   if (!created.ok()) {
     return Rpc(200, mcp::RpcResult(id, mcp::ToolError(FailureText(created.status()))));
   }
@@ -512,7 +512,7 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     if (Status st = api::RequiredString(args, "body", &body); !st.ok()) {
       return mcp::ToolError(st.message());
     }
-    auto r = api_.CommentOn(task_id, user, body);
+    auto r = api_.CommentOn(task_id, user, body, {});
     if (!r.ok()) return mcp::ToolError(FailureText(r.status()));
     std::string text = "Comment posted (" + StringField(*r, "outcome") + "); job " +
                        StringField((*r)["job"], "id") + " is " + JobStatusOf((*r)["job"]) + ".";

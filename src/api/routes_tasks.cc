@@ -8,6 +8,7 @@
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
+#include "core/ids.h"
 #include "store/budget.h"
 #include "store/title.h"
 
@@ -71,7 +72,8 @@ Status ApiServer::CheckQuota(const std::string& user) {
   return Status(StatusCode::kResourceExhausted, *refusal, kQuotaField);
 }
 
-Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std::string& user) {
+Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std::string& user,
+                                                    const std::vector<api::UploadedFile>& files) {
   auto in = NewTaskFromJson(body);
   if (!in.ok()) return in.status();
   auto asked = budget::ParseLimits(body.contains("budget") ? body["budget"] : Json(), "budget");
@@ -92,7 +94,18 @@ Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std:
   }
   in->budget = budget::LimitsJson(limits);
   MAESTRO_RETURN_IF_ERROR(CheckQuota(user));
-  return store_.CreateTask(*in);
+  if (files.empty()) return store_.CreateTask(*in);
+  // The files go into the workspace first and the rows with the task, so
+  // its first job cannot start without them.
+  in->id = NewUuid();
+  auto written = StoreFiles(in->id, in->space, files);
+  if (!written.ok()) return written.status();
+  in->attachments = *written;
+  auto created = store_.CreateTask(*in);
+  if (!created.ok()) {
+    api::RemoveAttachments(*options_.env, WorkspaceDirOf(in->id, in->space), *written);
+  }
+  return created;
 }
 
 Result<Json> ApiServer::RaiseBudget(const std::string& task_id, const std::string& user,
@@ -210,13 +223,25 @@ Result<Json> ApiServer::VisibleTasks(std::optional<JobStatus> status, const std:
 }
 
 Result<Json> ApiServer::CommentOn(const std::string& task_id, const std::string& user,
-                                  const std::string& body) {
-  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
-  auto r = store_.PostComment(task_id, user, body);
-  if (!r.ok()) return r.status();
+                                  const std::string& body,
+                                  const std::vector<api::UploadedFile>& files) {
+  auto task = VisibleTask(task_id, user);
+  if (!task.ok()) return task.status();
+  auto written = StoreFiles(task_id, task->space, files);
+  if (!written.ok()) return written.status();
+  auto r = store_.PostComment(task_id, user, body, *written);
+  if (!r.ok()) {
+    api::RemoveAttachments(*options_.env, WorkspaceDirOf(task_id, task->space), *written);
+    return r.status();
+  }
+  Json attached = Json::array();
+  if (!written->empty()) {
+    MAESTRO_ASSIGN_OR_RETURN(attached, AttachmentsJson(task_id, r->comment.id));
+  }
   return Json{{"comment", api::CommentJson(r->comment)},
               {"outcome", CommentOutcomeName(r->outcome)},
-              {"job", api::JobJson(r->job)}};
+              {"job", api::JobJson(r->job)},
+              {"attachments", attached}};
 }
 
 Result<CancelReport> ApiServer::CancelTaskFor(const std::string& task_id, const std::string& user) {
@@ -246,9 +271,9 @@ Result<CancelReport> ApiServer::CancelTaskFor(const std::string& task_id, const 
 
 void ApiServer::TaskRoutes() {
   router_.Add("POST", "/api/local/tasks", [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    auto created = CreateTaskFor(*body, req.user);
+    auto upload = api::ParseUploadRequest(req, options_.attachments);
+    if (!upload.ok()) return ReplyError(upload.status());
+    auto created = CreateTaskFor(upload->fields, req.user, upload->files);
     if (!created.ok() && created.status().code() == StatusCode::kResourceExhausted &&
         created.status().field() == kQuotaField) {
       // A daily quota: come back at the next UTC midnight.
@@ -261,8 +286,12 @@ void ApiServer::TaskRoutes() {
       return r;
     }
     if (!created.ok()) return ReplyError(created.status());
-    return Reply(201,
-                 {{"task", api::TaskJson(created->task)}, {"job", api::JobJson(created->job)}});
+    Result<Json> attached = Json::array();
+    if (!upload->files.empty()) attached = AttachmentsJson(created->task.id, "");
+    if (!attached.ok()) return ReplyError(attached.status());
+    return Reply(201, {{"task", api::TaskJson(created->task)},
+                       {"job", api::JobJson(created->job)},
+                       {"attachments", *attached}});
   });
 
   router_.Add("GET", "/api/spaces", [this](const api::HttpRequest&) {
@@ -317,13 +346,14 @@ void ApiServer::TaskRoutes() {
     if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
       return ReplyError(t.status());
     }
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
+    auto upload = api::ParseUploadRequest(req, options_.attachments);
+    if (!upload.ok()) return ReplyError(upload.status());
     std::string text;
-    if (Status st = api::RequiredString(*body, "body", &text); !st.ok()) {
-      return ReplyError(st);
-    }
-    auto r = CommentOn(req.params[0], req.user, text);
+    // With files the text may be left out; without, it is required.
+    Status st = upload->files.empty() ? api::RequiredString(upload->fields, "body", &text)
+                                      : api::OptionalString(upload->fields, "body", &text);
+    if (!st.ok()) return ReplyError(st);
+    auto r = CommentOn(req.params[0], req.user, text, upload->files);
     if (!r.ok()) return ReplyError(r.status());
     return Reply(201, *r);
   });

@@ -110,16 +110,9 @@ void ApiServer::WorkspaceRoutes() {
   // The task's workspace: its space's directory, else its ephemeral one.
   auto workspace_of = [this](const Task& task) {
     TaskWorkspace ws;
-    std::string dir;
-    if (!task.space.empty()) {
-      ws.ephemeral = false;
-      ws.space = task.space;
-      for (const auto& s : options_.choices.spaces) {
-        if (s.name == task.space) dir = s.path;
-      }
-    } else if (!options_.data_dir.empty()) {
-      dir = tools::EphemeralWorkspaceDir(options_.data_dir, task.id);
-    }
+    ws.ephemeral = task.space.empty();
+    ws.space = task.space;
+    const std::string dir = WorkspaceDirOf(task.id, task.space);
     std::error_code ec;
     if (!dir.empty() && fs::is_directory(dir, ec)) ws.root = fs::canonical(dir, ec).string();
     if (ec) ws.root.clear();

@@ -74,6 +74,7 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.model = cfg.llm.model;
   ao.ui_dir = ui_dir;
   ao.data_dir = cfg.data_dir;  // workspaces and tools.jsonl for the workspace routes
+  ao.attachments = cfg.attachments;
   // The pool starts after the API is bound; the hook finds it once it runs.
   ao.cancel_running = [hooks](const std::string& job_id) {
     if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);

@@ -35,6 +35,15 @@ std::string RenderForSummary(const Json& m) {
   if (auto c = m.find("content"); c != m.end()) {
     if (c->is_string()) {
       out += c->get<std::string>();
+    } else if (c->is_array()) {  // content parts: the text, and a mark per image
+      for (const auto& part : *c) {
+        if (!part.is_object()) continue;
+        if (part.value("type", "") == "image_url") {
+          out += "[image]\n";
+        } else if (part.contains("text") && part["text"].is_string()) {
+          out += part["text"].get<std::string>() + "\n";
+        }
+      }
     } else if (!c->is_null()) {
       out += c->dump(-1, ' ', false, Json::error_handler_t::replace);
     }

@@ -17,12 +17,19 @@ bool IsCjk(uint32_t cp) {
          (cp >= 0x20000 && cp <= 0x3FFFF);  // Han extensions B..H
 }
 
+// What an image content part costs a vision model: servers tile or resize
+// images to a few hundred to ~1,500 tokens, never the length of its
+// base64 data: URL.
+constexpr int64_t kImagePartTokens = 1024;
+
 int64_t TextOf(const Json& v) {
   if (v.is_string()) return EstimateTextTokens(v.get_ref<const std::string&>());
   if (v.is_array()) {  // content parts: [{"type":"text","text":...}, ...]
     int64_t t = 0;
     for (const auto& part : v) {
-      if (part.is_object() && part.contains("text") && part["text"].is_string()) {
+      if (part.is_object() && part.value("type", "") == "image_url") {
+        t += kImagePartTokens;
+      } else if (part.is_object() && part.contains("text") && part["text"].is_string()) {
         t += EstimateTextTokens(part["text"].get_ref<const std::string&>());
       } else {
         t += EstimateTextTokens(DumpJson(part));

@@ -58,6 +58,8 @@ struct LlmConfig {
   int64_t total_timeout_ms = 0;       // 0: no limit for one attempt
   int max_attempts = 4;               // per call, retries included
   std::optional<LlmPrice> price;      // unset: the cost of its calls is unknown
+  // The model takes images: attached images reach it as image content parts.
+  bool vision = false;
 };
 
 // A webhook: events are POSTed to `url`, signed with HMAC-SHA256 of the body
@@ -105,6 +107,15 @@ struct HttpConfig {
   int64_t write_timeout_ms = 30'000;
 };
 
+// `attachments:` — files sent with a task or a comment (docs/api.md
+// "Attachments"). The upload routes' body limit follows from these
+// (api/attachments.h UploadBodyLimit), not from http.max_body_bytes.
+struct AttachmentsConfig {
+  int64_t max_bytes = 10 << 20;        // one file
+  int64_t max_count = 10;              // files in one request
+  int64_t max_total_bytes = 25 << 20;  // all files of one request
+};
+
 // The shared job store (docs/operations.md "Running on PostgreSQL"). An
 // empty url keeps the embedded SQLite file data_dir/maestro.db.
 struct DatabaseConfig {
@@ -134,6 +145,7 @@ struct Config {
   int workers = 2;
   std::string admin_token;
   HttpConfig http;
+  AttachmentsConfig attachments;
   std::string log_level = "info";   // trace|debug|info|warn|error
   std::string log_format = "text";  // text|json
   LlmConfig llm;

@@ -11,6 +11,7 @@
 #include "engine/budget_step.h"
 #include "engine/comment_delivery.h"
 #include "engine/movement_calls.h"
+#include "engine/prompt/attachment_context.h"
 #include "engine/prompt/prompt_builder.h"
 #include "engine/trace_spans.h"
 
@@ -57,6 +58,18 @@ Status DeliverInterjections(AgentLoopDeps& d) {
   }
   CrashPoint("interjection.appended");
   return AckDelivered(*d.store, *pending);
+}
+
+// Files attached while the job runs (with a comment, or ones the seed of a
+// handoff continuation did not list) follow the interjections, in one user
+// message (engine/prompt/attachment_context.h).
+Status DeliverAttachments(AgentLoopDeps& d) {
+  MAESTRO_ASSIGN_OR_RETURN(TakenAttachments taken,
+                           TakeAttachments(*d.store, *d.env, d.task_id, d.dispatch.workspace_root,
+                                           d.llm->profile().vision));
+  if (taken.rows.empty()) return Status::Ok();
+  MAESTRO_RETURN_IF_ERROR(AppendMessage(d, AttachmentsArrivedMessage(taken.files)));
+  return AckAttachments(*d.store, taken.rows);
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
@@ -270,6 +283,9 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     // Interjections are for the job's own agent, never a delegate sub-agent.
     if (Status s = d.delegate_depth ? Status::Ok() : DeliverInterjections(d); !s.ok()) {
       return Abort(movement, kAbortLlmError, "interjections: " + s.ToString());
+    }
+    if (Status s = d.delegate_depth ? Status::Ok() : DeliverAttachments(d); !s.ok()) {
+      return Abort(movement, kAbortLlmError, "attachments: " + s.ToString());
     }
     if (auto end = WatchdogStep(d, movement, wd)) return *end;
     GuardOutcome guard = GuardPrompt(d, movement, /*server_overflow=*/false);

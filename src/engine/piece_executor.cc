@@ -14,6 +14,7 @@
 #include "engine/delegate.h"
 #include "engine/handoff/trigger.h"
 #include "engine/piece_runner.h"
+#include "engine/prompt/attachment_context.h"
 #include "engine/prompt/prompt_paths.h"
 #include "engine/reconcile.h"
 #include "engine/trace_spans.h"
@@ -226,8 +227,8 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   }
   const std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
   if (ran_before) RecordJobResume(job_span, start);
-  MAESTRO_RETURN_IF_ERROR(
-      SeedPrompt(ctx, task, job, piece, piece_tools, ws.root, ran_before, start));
+  MAESTRO_RETURN_IF_ERROR(SeedPrompt(ctx, task, job, piece, piece_tools, ws.root,
+                                     llm.profile().vision, ran_before, start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
@@ -305,7 +306,7 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
 
 Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job,
                                  const Piece& piece, const PieceTools& piece_tools,
-                                 const std::string& workspace_root, bool ran_before,
+                                 const std::string& workspace_root, bool vision, bool ran_before,
                                  const std::string& start) {
   const std::string transcript = ctx.messages().transcript_path();
   MAESTRO_ASSIGN_OR_RETURN(
@@ -318,6 +319,14 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
   in.preamble.agents_md = ReadAgentsMd(workspace_root);
   in.preamble.working_directory = tools::kWorkspaceMount;  // the same for every task
   in.dynamic.datetime = NowText(*opt_.clock);
+  // The files sent since the last prompt, in its dynamic context; a
+  // handoff continuation has none (the agent loop lists them instead).
+  TakenAttachments attached;
+  if (plan.path != PromptPath::kHandoffContinuation) {
+    MAESTRO_ASSIGN_OR_RETURN(
+        attached, TakeAttachments(*opt_.store, *opt_.env, task.id, workspace_root, vision));
+    in.dynamic.attachments = attached.files;
+  }
   in.task_instruction = plan.instruction;
   in.start_movement = start;
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
@@ -330,6 +339,9 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
   // The comments are in the conversation now (tagged): acknowledge them.
   if (Status acked = AckDelivered(*opt_.store, plan.delivered); !acked.ok()) {
     spdlog::warn("job {}: comment delivery: {}", job.id, acked.ToString());
+  }
+  if (Status acked = AckAttachments(*opt_.store, attached.rows); !acked.ok()) {
+    spdlog::warn("job {}: attachment delivery: {}", job.id, acked.ToString());
   }
   return Status::Ok();
 }

@@ -142,9 +142,10 @@ class PieceExecutor final : public JobExecutor {
   // with the outcome's status.
   RunEnd Ended(PieceRunResult r, const Job& job, ContextSession& session) const;
   // Plans the job's prompt path, seeds the conversation's new thread and
-  // acknowledges the comments it delivered.
+  // acknowledges the comments and attachments it delivered (`vision`: the
+  // profile takes images).
   Status SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job, const Piece& piece,
-                    const PieceTools& piece_tools, const std::string& workspace_root,
+                    const PieceTools& piece_tools, const std::string& workspace_root, bool vision,
                     bool ran_before, const std::string& start);
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
   Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,

@@ -363,6 +363,7 @@ ModelProfile ProfileFromConfig(const LlmConfig& cfg) {
   p.model = cfg.model;
   p.context_length = cfg.context_length;
   p.stream = cfg.stream;
+  p.vision = cfg.vision;
   p.extra_headers = cfg.headers;
   p.connect_timeout_ms = cfg.connect_timeout_ms;
   p.idle_timeout_ms = cfg.idle_timeout_ms;

@@ -31,7 +31,8 @@ struct ModelProfile {
   std::string model;
   int64_t context_length = 32'768;
   std::map<std::string, std::string> extra_headers;
-  bool stream = true;  // false: plain JSON response, for servers that need it
+  bool stream = true;   // false: plain JSON response, for servers that need it
+  bool vision = false;  // takes image content parts (attached images)
 
   int64_t connect_timeout_ms = 10'000;
   int64_t idle_timeout_ms = 300'000;  // no byte for this long: stalled, retryable

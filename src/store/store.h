@@ -63,8 +63,11 @@ class Store {
     CommentOutcome outcome = CommentOutcome::kFollowUp;
     Job job;
   };
+  // `attachments` (files already in the workspace) are recorded with the
+  // comment in the same transaction; with some, `body` may be blank.
   virtual Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
-                                            const std::string& body) = 0;
+                                            const std::string& body,
+                                            const std::vector<Attachment>& attachments) = 0;
   // The user comments attached to a job (interjections, replies stored for a
   // queued/retry job, the answer or reply that created a follow-up) that have
   // not reached a prompt yet, oldest first. The engine writes them into the
@@ -85,6 +88,15 @@ class Store {
   virtual Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
                                               const std::string& author,
                                               const std::string& note) = 0;
+
+  // ---- attachments (files sent with the instruction or a comment)
+  // Every attachment of the task, oldest first.
+  virtual Result<std::vector<Attachment>> ListAttachments(const std::string& task_id) = 0;
+  // Those no prompt has listed yet, oldest first: the engine lists them in
+  // the next prompt's dynamic context, then acknowledges them.
+  virtual Result<std::vector<Attachment>> ListUndeliveredAttachments(
+      const std::string& task_id) = 0;
+  virtual Status AckDeliveredAttachments(const std::vector<std::string>& attachment_ids) = 0;
 
   // ---- jobs
   virtual Result<Job> EnqueueJob(const NewJob& job) = 0;

@@ -110,7 +110,26 @@ struct Task {
 inline constexpr int kMinPriority = -100;
 inline constexpr int kMaxPriority = 100;
 
+// A file sent with a task or a comment (docs/api.md "Attachments"): the
+// bytes live in the task's workspace at `path`; the row says what they are
+// and whether a prompt has listed them yet.
+struct Attachment {
+  std::string id;  // sortable: the order they were sent in
+  std::string task_id;
+  std::string comment_id;  // the instruction or comment it came with
+  std::string name;        // sanitized file name (api/attachments.h)
+  std::string path;        // relative to the workspace: attachments/<name>
+  int64_t size = 0;
+  std::string content_type;
+  std::string sha256;  // hex of the bytes
+  TimeMs created_at = 0;
+  TimeMs delivered_at = 0;  // when a prompt listed it (0: not yet)
+};
+
 struct NewTask {
+  // "" = generated. The API picks the id first when files come with the
+  // task, so they are in the workspace before the job can be claimed.
+  std::string id;
   std::string title;
   std::string instruction;
   std::string piece = "chat";
@@ -133,6 +152,9 @@ struct NewTask {
   std::string spawn_key;
   // The effective budget limits to store (store/budget.h LimitsJson).
   Json budget = Json::object();
+  // Files already written to the workspace, recorded with the instruction
+  // comment in the same transaction (id, comment_id, created_at set there).
+  std::vector<Attachment> attachments;
 };
 
 // Increments applied to a task's statistics columns (seed 002).

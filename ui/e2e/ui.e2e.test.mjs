@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launchBrowser, screenshot, startStack, TOKEN, UI_DIR } from './harness.mjs';
+import { apiCall, launchBrowser, screenshot, startStack, TOKEN, UI_DIR } from './harness.mjs';
 
 let stack;
 let browser;
@@ -74,6 +74,28 @@ test('create a task and see the answer stream in', async () => {
   await feed().getByText('RESULT-STREAM done').waitFor();
   await page.locator('.chat-header .badge[data-status="succeeded"]').waitFor();
   await screenshot(page, 'stream-finished');
+});
+
+test('attach files to a new task: chips with remove, then the agent reads the file', async () => {
+  await page.getByRole('button', { name: 'New task' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New task' });
+  await dialog.getByLabel('Instruction', { exact: true }).fill('e2e-attach: read the note');
+  await dialog.getByTestId('attach-input').setInputFiles([
+    { name: 'e2e-note.txt', mimeType: 'text/plain', buffer: Buffer.from('ATTACH-CONTENT hello\n') },
+    { name: 'drop-me.txt', mimeType: 'text/plain', buffer: Buffer.from('x') },
+  ]);
+  const chips = dialog.getByRole('list', { name: 'Attached files' });
+  await chips.getByText('e2e-note.txt').waitFor();
+  await chips.getByRole('button', { name: 'Remove drop-me.txt' }).click();
+  await chips.getByText('drop-me.txt').waitFor({ state: 'detached' });
+  await screenshot(page, 'attach-chips');
+  await dialog.getByRole('button', { name: 'Create task' }).click();
+  await page.waitForURL(/\/tasks\//);
+  await feed().getByText('RESULT-ATTACH read').waitFor();
+  const id = page.url().match(/\/tasks\/([0-9a-f-]{36})/)[1];
+  const listed = (await apiCall(stack, `/api/local/tasks/${id}/attachments`)).body;
+  assert.deepEqual(listed.attachments.map((a) => a.path), ['attachments/e2e-note.txt']);
+  assert.equal(listed.attachments[0].delivered, true);
 });
 
 test('approve a tool request and see the job resume', async () => {

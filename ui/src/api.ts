@@ -1,7 +1,7 @@
 // The REST client: every call carries the bearer token kept in localStorage.
 // Errors come back as ApiError with the server's {"error":{code,message}}.
 import type {
-  ApprovalRequest, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
+  ApprovalRequest, Attachment, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
   WorkspaceFile, WorkspaceListing,
 } from './types';
 
@@ -30,7 +30,8 @@ export function setUnauthorizedHandler(fn: () => void): void {
 export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
   headers.set('Authorization', `Bearer ${getToken()}`);
-  if (init.body) headers.set('Content-Type', 'application/json');
+  // A FormData body gets its multipart Content-Type (with the boundary) from fetch.
+  if (init.body && !(init.body instanceof FormData)) headers.set('Content-Type', 'application/json');
   let res: Response;
   try {
     res = await fetch(path, { ...init, headers });
@@ -60,16 +61,30 @@ const post = (body?: unknown): RequestInit => ({
   body: JSON.stringify(body ?? {}),
 });
 
+// A POST with files: multipart/form-data, the fields as one `json` part and
+// one part per file (docs/api.md "Attachments"); without files, plain JSON.
+const postWithFiles = (fields: Record<string, unknown>, files: File[]): RequestInit => {
+  if (files.length === 0) return post(fields);
+  const form = new FormData();
+  form.append('json', JSON.stringify(fields));
+  for (const f of files) form.append('file', f, f.name);
+  return { method: 'POST', body: form };
+};
+
 export const Api = {
   info: () => api<ServerInfo>('/api/info'),
   checkToken: () => api<{ notifications: Notification[] }>('/api/local/notifications?unread=true'),
   tasks: () => api<{ tasks: Task[] }>('/api/local/tasks'),
   task: (id: string) => api<TaskDetail>(`/api/local/tasks/${id}`),
   comments: (id: string) => api<{ comments: Comment[] }>(`/api/local/tasks/${id}/comments`),
-  createTask: (b: { instruction: string; piece: string; space?: string; title?: string }) =>
-    api<{ task: Task; job: Job }>('/api/local/tasks', post(b)),
-  comment: (id: string, body: string) =>
-    api<{ comment: Comment; outcome: string; job: Job }>(`/api/local/tasks/${id}/comments`, post({ body })),
+  createTask: (b: { instruction: string; piece: string; space?: string; title?: string }, files: File[] = []) =>
+    api<{ task: Task; job: Job; attachments: Attachment[] }>('/api/local/tasks', postWithFiles(b, files)),
+  comment: (id: string, body: string, files: File[] = []) =>
+    api<{ comment: Comment; outcome: string; job: Job; attachments: Attachment[] }>(
+      `/api/local/tasks/${id}/comments`,
+      postWithFiles(body ? { body } : {}, files),
+    ),
+  attachments: (id: string) => api<{ attachments: Attachment[] }>(`/api/local/tasks/${id}/attachments`),
   raiseBudget: (id: string, limits: Record<string, number>) =>
     api<{ job: Job }>(`/api/local/tasks/${id}/budget`, post(limits)),
   cancel: (id: string) => api<{ cancelled: number; stopping: number }>(`/api/local/tasks/${id}/cancel`, post()),

@@ -62,6 +62,19 @@ export interface Comment {
   created_at: number;
 }
 
+// A file sent with the task or a comment (GET /api/local/tasks/:id/attachments).
+export interface Attachment {
+  id: string;
+  name: string;
+  path: string; // in the workspace: attachments/<name>
+  size: number;
+  content_type: string;
+  sha256: string;
+  comment_id: string;
+  created_at: number;
+  delivered: boolean; // listed in a prompt yet
+}
+
 export interface ApprovalRequest {
   id: string;
   task_id: string;

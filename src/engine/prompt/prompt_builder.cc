@@ -86,6 +86,8 @@ std::string DynamicContextText(const DynamicContext& ctx, bool include_handoff) 
   std::string files;
   for (const auto& f : ctx.files) files += "- " + f + "\n";
   Section(out, "Files", files);
+  Section(out, "Attached files (in the workspace; read them with ReadFile)",
+          AttachedFilesText(ctx.attachments));
   if (include_handoff) Section(out, "Handoff from the previous session", ctx.handoff);
   Section(out, "Console", ctx.console);
   while (!out.empty() && out.front() == '\n') out.erase(out.begin());
@@ -98,7 +100,7 @@ Json BuildFinalUserMessage(const DynamicContext& ctx, bool include_handoff,
   if (!text.empty()) text = "# Context\n" + text + "\n\n";
   if (!extra_guidance.empty()) text += extra_guidance + "\n\n";
   text += "# Task\n" + task_instruction;
-  return UserMessage(text);
+  return UserMessageWithImages(text, ctx.attachments);
 }
 
 Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement) {
@@ -106,5 +108,24 @@ Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement) 
 }
 
 Json UserMessage(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+
+std::string AttachedFilesText(const std::vector<AttachedFile>& files) {
+  std::string out;
+  for (const AttachedFile& f : files) {
+    out += fmt::format("- {} ({}, {} bytes, {}{})\n", f.path, f.name, f.size, f.content_type,
+                       f.image_url.empty() ? "" : ", also shown to you as an image");
+  }
+  return out;
+}
+
+Json UserMessageWithImages(const std::string& text, const std::vector<AttachedFile>& files) {
+  Json parts = Json::array({{{"type", "text"}, {"text", text}}});
+  for (const AttachedFile& f : files) {
+    if (f.image_url.empty()) continue;
+    parts.push_back({{"type", "image_url"}, {"image_url", {{"url", f.image_url}}}});
+  }
+  if (parts.size() == 1) return UserMessage(text);
+  return {{"role", "user"}, {"content", parts}};
+}
 
 }  // namespace maestro::engine

@@ -13,6 +13,7 @@
 // Thread safety: pure functions over values.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,18 @@ struct StaticPreamble {
   static std::string DefaultCommonRules();
 };
 
+// A file the person attached that no prompt has listed yet
+// (attachment_context.h). Listed in the dynamic context; `image_url` set (a
+// data: URL) when the model takes images, and then also sent as an image
+// content part of the same user message.
+struct AttachedFile {
+  std::string name;
+  std::string path;  // relative to the workspace
+  int64_t size = 0;
+  std::string content_type;
+  std::string image_url;
+};
+
 // Inputs of the dynamic context. Differ per job; only ever in the last user message.
 struct DynamicContext {
   std::string datetime;  // formatted by the caller from its Clock ("2026-07-24 10:00 UTC")
@@ -40,6 +53,7 @@ struct DynamicContext {
   std::vector<std::string> files;  // workspace files worth knowing about
   std::string handoff;             // the latest handoff document (seed 004)
   std::string console;             // recent console output
+  std::vector<AttachedFile> attachments;
 };
 
 // "- Name: first sentence of its description" per tool, in array order.
@@ -71,5 +85,13 @@ Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement);
 
 // A user message with `text` (interjections, watchdog warnings, ASK deflections).
 Json UserMessage(const std::string& text);
+
+// The lines that list attached files ("- attachments/a.txt (name, 12 bytes,
+// text/plain)"); "" when there are none.
+std::string AttachedFilesText(const std::vector<AttachedFile>& files);
+// `text` as a user message whose content is the text part followed by one
+// OpenAI image_url part per file with an image_url; a plain UserMessage
+// when there is none.
+Json UserMessageWithImages(const std::string& text, const std::vector<AttachedFile>& files);
 
 }  // namespace maestro::engine

@@ -191,6 +191,23 @@ CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
+      // 4 is the schedules' (sqlite 6); the runner applies by version.
+      {5, "attachments (sqlite 7)", R"sql(
+CREATE TABLE attachments (
+  id           TEXT PRIMARY KEY,
+  task_id      TEXT NOT NULL REFERENCES tasks(id),
+  comment_id   TEXT REFERENCES comments(id),
+  name         TEXT NOT NULL,
+  path         TEXT NOT NULL,
+  size         BIGINT NOT NULL,
+  content_type TEXT NOT NULL,
+  sha256       TEXT NOT NULL,
+  created_at   BIGINT NOT NULL,
+  delivered_at BIGINT
+);
+CREATE UNIQUE INDEX attachments_by_task ON attachments(task_id, path);
+CREATE INDEX attachments_undelivered ON attachments(task_id) WHERE delivered_at IS NULL;
+)sql"},
   };
   return m;
 }

@@ -65,8 +65,9 @@ Status SqlStore::ResumeIfWaitingHuman(Tx& tx, const std::string& job_id) {
 
 Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
                                                    const std::string& author,
-                                                   const std::string& body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+                                                   const std::string& body,
+                                                   const std::vector<Attachment>& attachments) {
+  if (attachments.empty() && body.find_first_not_of(" \t\r\n") == std::string::npos) {
     return InvalidArgument("body must not be empty", "body");
   }
   CommentResult out;
@@ -124,7 +125,7 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
     auto comment = sql::InsertComment(tx, c);
     if (!comment.ok()) return comment.status();
     out.comment = std::move(comment).value();
-    return Status::Ok();
+    return InsertAttachments(tx, task_id, out.comment.id, attachments);
   });
   if (!st.ok()) return st;
   return out;

@@ -92,7 +92,7 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
         fmt::format("priority must be between {} and {}", kMinPriority, kMaxPriority), "priority");
   }
   CreatedTask out;
-  std::string task_id = NewUuid();
+  std::string task_id = request.id.empty() ? NewUuid() : request.id;
   // Every create path (API, MCP, CLI, subtasks) names an untitled task here.
   const std::string title = request.title.empty() ? AutoTitle(request.instruction) : request.title;
   Status st = Write([&](Tx& tx) -> Status {
@@ -145,6 +145,7 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
                          {{"comment_id", comment_id},
                           {"author", "user"},
                           {"kind", CommentKindName(CommentKind::kInstruction)}}));
+    MAESTRO_RETURN_IF_ERROR(InsertAttachments(tx, task_id, comment_id, in.attachments));
     NewJob job;
     job.task_id = task_id;
     job.piece = in.piece;

@@ -35,12 +35,17 @@ class SqlStore : public Store {
   Result<std::vector<Comment>> ListComments(const std::string& task_id) override;
 
   Result<CommentResult> PostComment(const std::string& task_id, const std::string& author,
-                                    const std::string& body) override;
+                                    const std::string& body,
+                                    const std::vector<Attachment>& attachments) override;
   Result<std::vector<Comment>> ListUndeliveredComments(const std::string& job_id) override;
   Status AckDeliveredComments(const std::vector<std::string>& comment_ids) override;
   Result<ContinueResult> ContinueTask(const std::string& task_id, const std::string& piece,
                                       const std::string& author, const std::string& note) override;
   Result<std::map<std::string, int64_t>> CountJobsByStatus() override;
+  // Attachments (sql_attachments.cc).
+  Result<std::vector<Attachment>> ListAttachments(const std::string& task_id) override;
+  Result<std::vector<Attachment>> ListUndeliveredAttachments(const std::string& task_id) override;
+  Status AckDeliveredAttachments(const std::vector<std::string>& attachment_ids) override;
 
   Result<Job> EnqueueJob(const NewJob& job) override;
   Result<Job> GetJob(const std::string& job_id) override;
@@ -123,6 +128,9 @@ class SqlStore : public Store {
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
+  // Records `attachments` of `comment_id` (ids and created_at assigned).
+  Status InsertAttachments(Tx& tx, const std::string& task_id, const std::string& comment_id,
+                           const std::vector<Attachment>& attachments);
   Status ResumeIfWaitingHuman(Tx& tx, const std::string& job_id);
   // The comment gate at a job's end (sql_gates.cc): how many user
   // comments of `job_id` are undelivered, and handing them on to the job's

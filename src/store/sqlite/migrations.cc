@@ -186,6 +186,26 @@ ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 -- Daily quotas count a user's tasks since UTC midnight.
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
+      // 6 is the schedules' (issue 20); the runner applies by version, so
+      // a gap is fine.
+      {7, "attachments", R"sql(
+-- Files sent with a task's instruction or a comment; the bytes are in the
+-- task's workspace at `path`. delivered_at: when a prompt listed the file.
+CREATE TABLE attachments (
+  id           TEXT PRIMARY KEY,
+  task_id      TEXT NOT NULL REFERENCES tasks(id),
+  comment_id   TEXT REFERENCES comments(id),
+  name         TEXT NOT NULL,
+  path         TEXT NOT NULL,
+  size         INTEGER NOT NULL,
+  content_type TEXT NOT NULL,
+  sha256       TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  delivered_at INTEGER
+);
+CREATE UNIQUE INDEX attachments_by_task ON attachments(task_id, path);
+CREATE INDEX attachments_undelivered ON attachments(task_id) WHERE delivered_at IS NULL;
+)sql"},
   };
   return m;
 }

@@ -110,7 +110,7 @@ TEST_F(EngineFakeLlmTest, CodingPieceKeepsThePromptCacheOnEveryPath) {
   for (int i = 0; i < 200 && ServerRequests(*fake_).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  auto c = rig_.store().PostComment(created->task.id, "alice", kInterjection);
+  auto c = rig_.store().PostComment(created->task.id, "alice", kInterjection, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->outcome, CommentOutcome::kInterjection);
 

@@ -271,7 +271,7 @@ TEST_F(ParkFlowTest, AskParksWithAQuestionAndTheAnswersFollowUpResumesTheMovemen
   EXPECT_EQ(comments->back().kind, CommentKind::kQuestion);
   EXPECT_EQ(comments->back().body, "Which color?");
 
-  auto posted = store_->PostComment(t.task.id, "alice", "blue");
+  auto posted = store_->PostComment(t.task.id, "alice", "blue", {});
   ASSERT_TRUE(posted.ok()) << posted.status().ToString();
   ASSERT_EQ(posted->outcome, CommentOutcome::kFollowUp);
   Job follow = WaitFor(posted->job.id, JobStatus::kSucceeded);
@@ -435,7 +435,7 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
   EXPECT_FALSE(std::filesystem::exists(ws));
 
   // A person checks the workspace and replies: that settles the call.
-  auto posted = store_->PostComment(t.task.id, "alice", "checked: out.txt is missing, redo it");
+  auto posted = store_->PostComment(t.task.id, "alice", "checked: out.txt is missing, redo it", {});
   ASSERT_TRUE(posted.ok()) << posted.status().ToString();
   EXPECT_EQ(posted->outcome, CommentOutcome::kFollowUp);
   Job follow = WaitFor(posted->job.id, JobStatus::kSucceeded);

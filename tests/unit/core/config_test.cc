@@ -191,6 +191,31 @@ TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
       << bad.status().message();
 }
 
+TEST(ConfigTest, AttachmentLimitsAndTheVisionFlag) {
+  testing::TempDir dir;
+  Config defaults;
+  EXPECT_EQ(defaults.attachments.max_bytes, 10 << 20);
+  EXPECT_EQ(defaults.attachments.max_count, 10);
+  EXPECT_EQ(defaults.attachments.max_total_bytes, 25 << 20);
+  EXPECT_FALSE(defaults.llm.vision);
+  auto cfg = LoadConfig(Write(dir,
+                              "attachments:\n  max_bytes: 100\n  max_count: 3\n"
+                              "llm:\n  vision: true\n"
+                              "llm_profiles:\n  blind:\n    model: m\n  eyes:\n    vision: true\n"),
+                        {{"MAESTRO_ATTACHMENTS_MAX_TOTAL_BYTES", "500"}});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->attachments.max_bytes, 100);
+  EXPECT_EQ(cfg->attachments.max_count, 3);
+  EXPECT_EQ(cfg->attachments.max_total_bytes, 500);
+  EXPECT_TRUE(cfg->llm.vision);
+  EXPECT_FALSE(cfg->llm_profiles.at("blind").vision);
+  EXPECT_TRUE(cfg->llm_profiles.at("eyes").vision);
+  auto zero = LoadConfig(Write(dir, "attachments:\n  max_count: 0\n"), {});
+  EXPECT_FALSE(zero.ok());
+  auto bad = LoadConfig(std::nullopt, {{"MAESTRO_LLM_VISION", "yes"}});
+  EXPECT_FALSE(bad.ok());
+}
+
 TEST(ConfigTest, PricesPerProfileInUsdPerMillionTokens) {
   testing::TempDir dir;
   auto cfg = LoadConfig(Write(dir,

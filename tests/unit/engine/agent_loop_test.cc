@@ -32,7 +32,7 @@ class AgentLoopTest : public test::LoopTest {
 
 TEST_F(AgentLoopTest, InterjectionIsDeliveredAtTheNextIterationBoundaryAndAcked) {
   llm_.Call("ReadFile", {{"path", "a.cc"}}, [this] {
-    auto c = store_->PostComment(created_.task.id, "alice", "also check b.cc");
+    auto c = store_->PostComment(created_.task.id, "alice", "also check b.cc", {});
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->outcome, CommentOutcome::kInterjection);
   });

@@ -72,7 +72,7 @@ TEST_F(JobPromptTest, ContinueWithAnotherPieceIsACrossPieceContinue) {
 TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
   Finish(Claim());
   WriteTranscript();
-  auto c = store_->PostComment(created_.task.id, "alice", "Use tabs, not spaces.");
+  auto c = store_->PostComment(created_.task.id, "alice", "Use tabs, not spaces.", {});
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->outcome, CommentOutcome::kFollowUp);
   JobPromptPlan p = Plan(Claim());
@@ -81,7 +81,7 @@ TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
 }
 
 TEST_F(JobPromptTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
-  auto c = store_->PostComment(created_.task.id, "alice", "Also mention the date.");
+  auto c = store_->PostComment(created_.task.id, "alice", "Also mention the date.", {});
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->outcome, CommentOutcome::kReused);
   Job j = Claim();
@@ -97,7 +97,7 @@ TEST_F(JobPromptTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
 }
 
 TEST_F(JobPromptTest, ACommentAlreadyInTheTranscriptIsAcknowledgedNotResent) {
-  auto c = store_->PostComment(created_.task.id, "alice", "Use tabs.");
+  auto c = store_->PostComment(created_.task.id, "alice", "Use tabs.", {});
   ASSERT_TRUE(c.ok());
   Job j = Claim();
   // A crash after the seed was written, before the acknowledgement.

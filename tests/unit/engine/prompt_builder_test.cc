@@ -64,6 +64,28 @@ TEST(DynamicContext, LeavesOutEmptySections) {
   EXPECT_EQ(DynamicContextText(DynamicContext{}, true), "");
 }
 
+TEST(FinalUserMessage, AttachedFilesAreListedAndImagesBecomeContentParts) {
+  DynamicContext ctx;
+  ctx.attachments = {{"a.txt", "attachments/a.txt", 3, "text/plain", ""},
+                     {"s.png", "attachments/s.png", 9, "image/png", "data:image/png;base64,AAAA"}};
+  Json m = BuildFinalUserMessage(ctx, true, "", "look");
+  ASSERT_TRUE(m["content"].is_array()) << m.dump();
+  ASSERT_EQ(m["content"].size(), 2u);
+  const std::string text = m["content"][0]["text"];
+  EXPECT_NE(text.find("## Attached files"), std::string::npos) << text;
+  EXPECT_NE(text.find("- attachments/a.txt (a.txt, 3 bytes, text/plain)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("- attachments/s.png (s.png, 9 bytes, image/png, also shown to you as an "
+                      "image)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# Task\nlook"), std::string::npos);
+  EXPECT_EQ(m["content"][1],
+            Json({{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}));
+  ctx.attachments[1].image_url.clear();  // a profile without vision: the file only
+  EXPECT_TRUE(BuildFinalUserMessage(ctx, true, "", "look")["content"].is_string());
+}
+
 TEST(FinalUserMessage, WithoutContextIsJustTheTask) {
   EXPECT_EQ(BuildFinalUserMessage(DynamicContext{}, true, "", "do it"),
             Json({{"role", "user"}, {"content", "# Task\ndo it"}}));

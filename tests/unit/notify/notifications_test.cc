@@ -35,7 +35,7 @@ TEST_F(NotificationsTest, AnAnsweredQuestionIsNotAFinishedTask) {
   auto c = Create("Plan the trip", "plan it");
   Job j = Claim();
   ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("ask", "")).ok());
-  ASSERT_TRUE(store_->PostComment(c.task.id, "alice", "Tuesday").ok());
+  ASSERT_TRUE(store_->PostComment(c.task.id, "alice", "Tuesday", {}).ok());
   auto inbox = Inbox();
   ASSERT_EQ(inbox.size(), 2u);
   EXPECT_EQ(inbox[0]["outcome"], "question_answered");

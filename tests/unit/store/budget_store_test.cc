@@ -49,7 +49,7 @@ TEST_P(BudgetStoreTest, TheBudgetIsStoredAndRaisedOnlyForAJobParkedOnIt) {
   ASSERT_TRUE(
       store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("budget_exceeded", "work")).ok());
   // A comment on it is refused: raise the budget or cancel first.
-  auto comment = store_->PostComment(c.task.id, "alice", "go on");
+  auto comment = store_->PostComment(c.task.id, "alice", "go on", {});
   EXPECT_EQ(comment.status().code(), StatusCode::kConflict);
   EXPECT_NE(comment.status().message().find("raise the budget"), std::string::npos);
 

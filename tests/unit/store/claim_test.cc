@@ -60,7 +60,7 @@ TEST_P(StoreConformance, HigherPriorityIsClaimedFirstAndFollowUpsInheritIt) {
   // A comment on the finished urgent task queues a follow-up at its priority.
   Job done = *store_->GetJob(urgent->job.id);
   ASSERT_TRUE(store_->FinishJob(LeaseOf(done), JobOutcome::Succeeded("ok")).ok());
-  auto followup = store_->PostComment(urgent->task.id, "user", "and one more thing");
+  auto followup = store_->PostComment(urgent->task.id, "user", "and one more thing", {});
   ASSERT_TRUE(followup.ok());
   EXPECT_EQ(followup->job.priority, 50);
 

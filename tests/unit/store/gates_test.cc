@@ -10,7 +10,7 @@ using testing::StoreConformance;
 class GateTest : public StoreConformance {
  protected:
   Store::CommentResult Post(const std::string& task_id, const std::string& body) {
-    auto r = store_->PostComment(task_id, "alice", body);
+    auto r = store_->PostComment(task_id, "alice", body, {});
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : Store::CommentResult{};
   }
@@ -101,7 +101,7 @@ TEST_P(GateTest, PendingApprovalRefusesTheCommentAndLosesNothing) {
   ASSERT_TRUE(created.ok());
   ASSERT_TRUE(
       store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("tool_request", "implement")).ok());
-  auto refused = store_->PostComment(c.task.id, "alice", "hello?");
+  auto refused = store_->PostComment(c.task.id, "alice", "hello?", {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kConflict);
   EXPECT_NE(refused.status().message().find("decide the request first"), std::string::npos);
@@ -151,8 +151,8 @@ TEST_P(GateTest, FinishedTaskGetsAFollowUpJob) {
   auto r = Post(c.task.id, "try again please");
   EXPECT_EQ(r.outcome, CommentOutcome::kFollowUp);
   EXPECT_EQ(store_->GetTask(c.task.id)->status, JobStatus::kQueued);
-  EXPECT_EQ(store_->PostComment(c.task.id, "a", "  ").status().field(), "body");
-  EXPECT_EQ(store_->PostComment("nope", "a", "x").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->PostComment(c.task.id, "a", "  ", {}).status().field(), "body");
+  EXPECT_EQ(store_->PostComment("nope", "a", "x", {}).status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(GateTest, ContinueNeedsAFinishedJobAndLeavesAHandoffComment) {

@@ -2,10 +2,13 @@
 // (the write gate refuses comments until they are decided, and says so), an
 // ASK question as a question awaiting the answer, and the message box:
 // Enter sends, Shift+Enter is a newline. A comment while the job runs is an
-// interjection the agent reads at its next step.
+// interjection the agent reads at its next step. Files attach by the picker,
+// a drop onto the composer or a paste (AttachmentPicker); a message may be
+// files alone.
 import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
 import type { ApprovalRequest, Budget, Comment, Job } from '../types';
+import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
 import { BudgetExceededCard } from './BudgetExceededCard';
 import { MarkdownView } from './MarkdownView';
 import { PackageRequestApproval } from './PackageRequestApproval';
@@ -32,6 +35,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
   const [gate, setGate] = useState('');
   const [busy, setBusy] = useState(false);
   const toast = useToast();
+  const attached = useAttachments();
   const pending = requests.filter((r) => r.status === 'pending');
   // The gate's refusal is about the pending request: gone with it.
   useEffect(() => {
@@ -43,11 +47,12 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
 
   const send = async () => {
     const body = text.trim();
-    if (!body || busy) return;
+    if ((!body && attached.files.length === 0) || busy) return;
     setBusy(true);
     try {
-      const r = await Api.comment(taskId, body);
+      const r = await Api.comment(taskId, body, attached.files);
       setText('');
+      attached.clear();
       setGate('');
       toast(OUTCOME[r.outcome] ?? 'Sent', 'ok');
       onChanged();
@@ -64,7 +69,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
   };
 
   return (
-    <div className="composer" data-testid="composer">
+    <div className="composer" data-testid="composer" {...attached.dropProps}>
       {pending.map((r) =>
         r.kind === 'tool' ? (
           <ToolRequestApproval key={r.id} request={r} onDone={onChanged} />
@@ -88,6 +93,7 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
           value={text}
           placeholder={asking ? 'Type your answer…' : job && job.status === 'running' ? 'Tell the agent something while it works…' : 'Write a message…'}
           onChange={(e) => setText(e.target.value)}
+          onPaste={attached.onPaste}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
@@ -95,11 +101,13 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
             }
           }}
         />
-        <button className="primary" onClick={() => void send()} disabled={busy || !text.trim()}>
+        <AttachButton onFiles={attached.add} disabled={busy} />
+        <button className="primary" onClick={() => void send()} disabled={busy || (!text.trim() && attached.files.length === 0)}>
           {asking ? 'Answer' : 'Send'}
         </button>
       </div>
-      <small className="muted hint">Enter sends · Shift+Enter for a new line</small>
+      <AttachmentChips files={attached.files} onRemove={attached.remove} />
+      <small className="muted hint">Enter sends · Shift+Enter for a new line · drop or paste files to attach them</small>
     </div>
   );
 }

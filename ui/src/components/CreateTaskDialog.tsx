@@ -3,11 +3,13 @@
 // task's own ephemeral workspace (no space sent); a server without the route
 // (404) or without spaces offers only that. In demo mode it offers
 // instructions that trigger each demo feature; choosing one also picks the
-// `chat` piece the demo script answers for. Escape or a press on the
-// backdrop closes it.
+// `chat` piece the demo script answers for. Files may come along (a picker,
+// drop onto the dialog, or paste into the instruction; AttachmentPicker).
+// Escape or a press on the backdrop closes it.
 import { useEffect, useState } from 'react';
 import { Api } from '../api';
 import type { Piece, Space } from '../types';
+import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
 import { useToast } from './Toasts';
 
 export const DEMO_PROMPTS: { label: string; text: string }[] = [
@@ -28,6 +30,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const toast = useToast();
+  const attached = useAttachments();
 
   useEffect(() => {
     Api.pieces()
@@ -47,8 +50,8 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
     }
     setBusy(true);
     try {
-      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space ? { space } : {}) });
-      toast('Task created', 'ok');
+      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space ? { space } : {}) }, attached.files);
+      toast(attached.files.length ? `Task created with ${attached.files.length} file(s)` : 'Task created', 'ok');
       onCreated(r.task.id);
     } catch (err) {
       setError((err as Error).message);
@@ -59,6 +62,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
   return (
     <div className="modal-backdrop" onClick={onClose}>
       <form className="modal card" role="dialog" aria-modal="true" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
+        {...attached.dropProps}
         onKeyDown={(e) => {
           if (e.key === 'Escape') {
             e.stopPropagation();
@@ -68,10 +72,15 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
         <h2>New task</h2>
         <label htmlFor="instruction">Instruction</label>
         <textarea id="instruction" autoFocus rows={5} value={instruction} onChange={(e) => setInstruction(e.target.value)}
+          onPaste={attached.onPaste}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void submit(e);
           }}
-          placeholder="What should the agent do?" />
+          placeholder="What should the agent do? (drop or paste files to attach them)" />
+        <div className="row wrap attachments-row">
+          <AttachButton onFiles={attached.add} />
+          <AttachmentChips files={attached.files} onRemove={attached.remove} />
+        </div>
         {demo && (
           <div className="demo-prompts" aria-label="Demo instructions">
             {DEMO_PROMPTS.map((p) => (
