@@ -18,13 +18,13 @@ using api::HttpRequest;
 void ApiServer::A2aRoutes() {
   api::a2a::A2aTaskOps ops;
   ops.create = [this](const Json& body, const std::string& user) {
-    return CreateTaskFor(body, user);
+    return CreateTaskFor(body, user, {});  // A2A text parts only: no files
   };
   ops.visible_task = [this](const std::string& task_id, const std::string& user) {
     return VisibleTask(task_id, user);
   };
   ops.comment = [this](const std::string& task_id, const std::string& user,
-                       const std::string& body) { return CommentOn(task_id, user, body); };
+                       const std::string& body) { return CommentOn(task_id, user, body, {}); };
   ops.cancel = [this](const std::string& task_id, const std::string& user) {
     return CancelTaskFor(task_id, user);
   };
