@@ -163,6 +163,9 @@ class ApiServer {
   // The schedule if it exists and `user` may see it (the task rule); kNotFound
   // "no such schedule: <id>" otherwise (routes_schedules.cc).
   Result<Schedule> VisibleSchedule(const std::string& id, const std::string& user);
+  // The budget limits a schedule's tasks get: the config's defaults for its
+  // piece and owner, as a create without "budget" gets them.
+  Json DefaultBudget(const Schedule& s) const;
   // TaskJson of each task with its "usage" (one grouped store read).
   Result<Json> TasksWithUsage(const std::vector<Task>& tasks);
 

@@ -11,6 +11,7 @@
 #include "api/http_util.h"
 #include "api/views.h"
 #include "schedule/cron.h"
+#include "store/budget.h"
 
 namespace maestro {
 
@@ -115,6 +116,10 @@ Json ScheduleJson(const Schedule& s, TimeMs now) {
 
 }  // namespace
 
+Json ApiServer::DefaultBudget(const Schedule& s) const {
+  return budget::LimitsJson(budget::Effective(options_.budgets.budgets, s.piece, s.owner, {}));
+}
+
 Result<Schedule> ApiServer::VisibleSchedule(const std::string& id, const std::string& user) {
   auto s = store_.GetSchedule(id);
   const bool hidden = s.ok() && !api::Authenticator::Visible(*s, user);
@@ -133,6 +138,7 @@ void ApiServer::ScheduleRoutes() {
     if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
     if (Status st = CheckSchedule(options_.choices, &s); !st.ok()) return ReplyError(st);
     s.owner = req.user;
+    s.budget = DefaultBudget(s);
     auto created = store_.CreateSchedule(s);
     if (!created.ok()) return ReplyError(created.status());
     return Reply(201, {{"schedule", ScheduleJson(*created, options_.clock->NowMs())}});
@@ -161,6 +167,7 @@ void ApiServer::ScheduleRoutes() {
     if (!body.ok()) return ReplyError(body.status());
     if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
     if (Status st = CheckSchedule(options_.choices, &*s); !st.ok()) return ReplyError(st);
+    s->budget = DefaultBudget(*s);  // its piece may have changed
     auto updated = store_.UpdateSchedule(*s);
     if (!updated.ok()) return ReplyError(updated.status());
     return Reply(200, {{"schedule", ScheduleJson(*updated, options_.clock->NowMs())}});
@@ -180,7 +187,11 @@ void ApiServer::ScheduleRoutes() {
     if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
       return ReplyError(st);
     }
-    auto fired = store_.FireSchedule(s->id, options_.clock->NowMs(), /*manual=*/true);
+    // Cron fire times are whole minutes: a manual fire never takes one, so
+    // it can never claim (and so swallow) the cron fire of that minute.
+    TimeMs at = options_.clock->NowMs();
+    if (at % 60'000 == 0) ++at;
+    auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
     if (!fired.ok()) return ReplyError(fired.status());
     if (!fired->created) {
       return ReplyError(Status(StatusCode::kConflict, "the schedule fired this instant already"));

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/json.h"
 
 namespace maestro {
 
@@ -65,6 +66,10 @@ struct Schedule {
   bool enabled = true;
   ScheduleOverlap overlap = ScheduleOverlap::kSkip;
   ScheduleCatchUp catch_up = ScheduleCatchUp::kNone;
+  // The budget limits its tasks get (store/budget.h LimitsJson), resolved
+  // from the config's defaults when the schedule is saved, as a task create
+  // resolves them.
+  Json budget = Json::object();
   // Fire times after max(anchor_at, last_fire_at) are due. anchor_at is set
   // at create and again when the schedule is re-enabled or its cron or
   // timezone changes, so those never fire for the time before.

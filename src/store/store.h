@@ -287,7 +287,7 @@ class Store {
       const std::optional<std::string>& /*visible_to*/) {
     return NoApiSupport();
   }
-  // Replaces the editable fields (name … catch_up) of schedule `s.id`; sets
+  // Replaces the editable fields (name … catch_up, budget) of schedule `s.id`; sets
   // anchor_at = now when it is re-enabled or its cron or timezone changes (the
   // time before never fires). kNotFound when absent.
   virtual Result<Schedule> UpdateSchedule(const Schedule& /*s*/) { return NoApiSupport(); }
@@ -299,8 +299,8 @@ class Store {
   // (`manual` false) applies the overlap rule against the previous task
   // (kCreated / kSkipped / kHeld) and moves last_fire_at; "run now"
   // (`manual`) always creates the task and leaves last_fire_at alone. The
-  // task takes the schedule's instruction, piece, space, profile, owner and
-  // visibility, and its name as title. kNotFound when the schedule is gone.
+  // task takes the schedule's instruction, piece, space, profile, owner,
+  // visibility and budget, and its name as title. kNotFound when the schedule is gone.
   struct FireResult {
     ScheduleFire fire;
     std::optional<CreatedTask> created;  // when fire.outcome is kCreated

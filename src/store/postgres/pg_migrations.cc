@@ -206,6 +206,7 @@ CREATE TABLE schedules (
   enabled      BIGINT NOT NULL DEFAULT 1,
   overlap      TEXT NOT NULL DEFAULT 'skip',
   catch_up     TEXT NOT NULL DEFAULT 'none',
+  budget       TEXT NOT NULL DEFAULT '{}',
   anchor_at    BIGINT NOT NULL,
   last_fire_at BIGINT NOT NULL DEFAULT 0,
   last_task_id TEXT NOT NULL DEFAULT '',

@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kScheduleCols =
     "id, name, cron, timezone, instruction, piece, space, profile, visibility, owner, enabled, "
-    "overlap, catch_up, anchor_at, last_fire_at, last_task_id, held_fire_at, created_at, "
+    "overlap, catch_up, budget, anchor_at, last_fire_at, last_task_id, held_fire_at, created_at, "
     "updated_at";
 
 Schedule ReadSchedule(const sql::Stmt& s) {
@@ -35,6 +35,8 @@ Schedule ReadSchedule(const sql::Stmt& s) {
   r.enabled = s.Int(c++) != 0;
   r.overlap = ParseScheduleOverlap(s.Text(c++)).value_or(ScheduleOverlap::kSkip);
   r.catch_up = ParseScheduleCatchUp(s.Text(c++)).value_or(ScheduleCatchUp::kNone);
+  r.budget = Json::parse(s.Text(c++), nullptr, false);
+  if (!r.budget.is_object()) r.budget = Json::object();
   r.anchor_at = s.Int(c++);
   r.last_fire_at = s.Int(c++);
   r.last_task_id = s.Text(c++);
@@ -67,6 +69,7 @@ NewTask TaskOf(const Schedule& s) {
   t.profile = s.profile;
   t.owner = s.owner;
   t.visibility = s.visibility;
+  t.budget = s.budget;
   return t;
 }
 
@@ -93,8 +96,8 @@ Result<Schedule> SqlStore::CreateSchedule(const Schedule& in) {
   Status st = Write([&](Tx& tx) -> Status {
     auto s = tx.conn.Prepare(
         "INSERT INTO schedules(id, name, cron, timezone, instruction, piece, space, profile, "
-        "visibility, owner, enabled, overlap, catch_up, anchor_at, created_at, updated_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?14)");
+        "visibility, owner, enabled, overlap, catch_up, budget, anchor_at, created_at, updated_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?15, ?14, ?14, ?14)");
     if (!s.ok()) return s.status();
     s->Bind(1, id)
         .Bind(2, in.name)
@@ -109,7 +112,8 @@ Result<Schedule> SqlStore::CreateSchedule(const Schedule& in) {
         .Bind(11, in.enabled)
         .Bind(12, ScheduleOverlapName(in.overlap))
         .Bind(13, ScheduleCatchUpName(in.catch_up))
-        .Bind(14, tx.now);
+        .Bind(14, tx.now)
+        .Bind(15, (in.budget.is_object() ? in.budget : Json::object()).dump());
     return s->Exec();
   });
   if (!st.ok()) return st;
@@ -159,7 +163,7 @@ Result<Schedule> SqlStore::UpdateSchedule(const Schedule& in) {
     auto s = tx.conn.Prepare(
         "UPDATE schedules SET name = ?2, cron = ?3, timezone = ?4, instruction = ?5, piece = ?6, "
         "space = ?7, profile = ?8, visibility = ?9, enabled = ?10, overlap = ?11, "
-        "catch_up = ?12, anchor_at = ?13, updated_at = ?14 WHERE id = ?1");
+        "catch_up = ?12, anchor_at = ?13, updated_at = ?14, budget = ?15 WHERE id = ?1");
     if (!s.ok()) return s.status();
     s->Bind(1, in.id)
         .Bind(2, in.name)
@@ -174,7 +178,8 @@ Result<Schedule> SqlStore::UpdateSchedule(const Schedule& in) {
         .Bind(11, ScheduleOverlapName(in.overlap))
         .Bind(12, ScheduleCatchUpName(in.catch_up))
         .Bind(13, restart ? tx.now : was.anchor_at)
-        .Bind(14, tx.now);
+        .Bind(14, tx.now)
+        .Bind(15, (in.budget.is_object() ? in.budget : Json::object()).dump());
     return s->Exec();
   });
   if (!st.ok()) return st;

@@ -203,6 +203,7 @@ CREATE TABLE schedules (
   enabled      INTEGER NOT NULL DEFAULT 1,
   overlap      TEXT NOT NULL DEFAULT 'skip',
   catch_up     TEXT NOT NULL DEFAULT 'none',
+  budget       TEXT NOT NULL DEFAULT '{}',
   anchor_at    INTEGER NOT NULL,
   last_fire_at INTEGER NOT NULL DEFAULT 0,
   last_task_id TEXT NOT NULL DEFAULT '',

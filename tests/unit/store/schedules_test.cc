@@ -120,6 +120,23 @@ TEST_P(SchedulesTest, AFireTimeMakesOneTask) {
   EXPECT_EQ((*fires)[0].outcome, FireOutcome::kCreated);
 }
 
+TEST_P(SchedulesTest, ItsTasksTakeItsBudget) {
+  Schedule s;
+  s.name = "capped";
+  s.cron = "@hourly";
+  s.instruction = "x";
+  s.piece = "ok";
+  s.budget = {{"max_tokens", 1000}};
+  auto c = store_->CreateSchedule(s);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->budget, s.budget);
+  auto fired = Fire(c->id, 3'600'000);
+  ASSERT_TRUE(fired.created.has_value());
+  EXPECT_EQ(fired.created->task.budget, s.budget);
+  c->budget = Json::object();
+  EXPECT_EQ(store_->UpdateSchedule(*c)->budget, Json::object());
+}
+
 TEST_P(SchedulesTest, ConcurrentClaimsOfOneTimeMakeOneTask) {
   Schedule s = Make("", "private");
   StoreOptions o;
