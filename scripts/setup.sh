@@ -18,6 +18,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libgit2-dev
+  libhowardhinnant-date-dev tzdata  # schedules: cron in IANA time zones (date/tz over /usr/share/zoneinfo)
   bubblewrap
   curl
   ccache

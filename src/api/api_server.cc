@@ -112,7 +112,9 @@ namespace {
 std::optional<Status> MalformedId(std::string_view path) {
   struct {
     std::string_view prefix, placeholder, noun;
-  } const kIds[] = {{"/api/local/tasks/", "{uuid}", "task"}, {"/api/local/jobs/", "{id}", "job"}};
+  } const kIds[] = {{"/api/local/tasks/", "{uuid}", "task"},
+                    {"/api/local/jobs/", "{id}", "job"},
+                    {"/api/local/schedules/", "{uuid}", "schedule"}};
   for (const auto& k : kIds) {
     if (path.substr(0, k.prefix.size()) != k.prefix) continue;
     std::string_view id = path.substr(k.prefix.size());
@@ -169,6 +171,7 @@ void ApiServer::Routes() {
   A2aRoutes();
   WorkspaceRoutes();
   AttachmentRoutes();
+  ScheduleRoutes();
   UiRoutes();
 }
 

@@ -19,6 +19,9 @@
 //   uncommitted, total GET  /api/local/tasks/:id/tool-calls          the tool ledger as one card
 //   per call GET  /api/local/jobs/:id/stream               live deltas (SSE) from the JobStreamHub
 //   GET  /api/local/notifications, POST .../read  the user's inbox
+//   POST|GET /api/local/schedules, GET|PATCH|DELETE /api/local/schedules/:id
+//   POST /api/local/schedules/:id/run, GET .../tasks  run now, fire history
+//                                                 (routes_schedules.cc)
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
@@ -162,6 +165,7 @@ class ApiServer {
   // Writes `files` into the task's workspace (api/attachments.h).
   Result<std::vector<Attachment>> StoreFiles(const std::string& task_id, const std::string& space,
                                              const std::vector<api::UploadedFile>& files);
+  void ScheduleRoutes();  // routes_schedules.cc
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task
@@ -179,6 +183,12 @@ class ApiServer {
   // POST /api/local/tasks/:id/budget (routes_tasks.cc).
   Result<Json> RaiseBudget(const std::string& task_id, const std::string& user, const Json& body);
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
+  // The schedule if it exists and `user` may see it (the task rule); kNotFound
+  // "no such schedule: <id>" otherwise (routes_schedules.cc).
+  Result<Schedule> VisibleSchedule(const std::string& id, const std::string& user);
+  // The budget limits a schedule's tasks get: the config's defaults for its
+  // piece and owner, as a create without "budget" gets them.
+  Json DefaultBudget(const Schedule& s) const;
   // TaskJson of each task with its "usage" (one grouped store read).
   Result<Json> TasksWithUsage(const std::vector<Task>& tasks);
 

@@ -34,8 +34,18 @@ std::optional<std::string> Authenticator::UserFor(const std::string& header) {
   return **user;
 }
 
+namespace {
+bool VisibleTo(const std::string& visibility, const std::string& owner, const std::string& user) {
+  return visibility == "shared" || owner.empty() || owner == user;
+}
+}  // namespace
+
 bool Authenticator::Visible(const Task& task, const std::string& user) {
-  return task.visibility == "shared" || task.owner.empty() || task.owner == user;
+  return VisibleTo(task.visibility, task.owner, user);
+}
+
+bool Authenticator::Visible(const Schedule& schedule, const std::string& user) {
+  return VisibleTo(schedule.visibility, schedule.owner, user);
 }
 
 Result<std::string> NewSecretToken() {

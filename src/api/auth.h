@@ -37,6 +37,8 @@ class Authenticator {
   // The user of `authorization_header` ("Bearer <token>"), or nullopt.
   std::optional<std::string> UserFor(const std::string& authorization_header);
   static bool Visible(const Task& task, const std::string& user);
+  // The same rule for a schedule (issue 20): shared, unowned, or the user's.
+  static bool Visible(const Schedule& schedule, const std::string& user);
 
  private:
   Store& store_;

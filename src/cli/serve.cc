@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "engine/piece_catalog.h"
 #include "notify/delta_stamp.h"
+#include "schedule/scheduler.h"
 #include "store/budget.h"
 #include "store/sqlite/migrations.h"
 
@@ -130,6 +131,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;
   std::unique_ptr<WebhookDispatcher> webhooks;
+  std::unique_ptr<schedule::Scheduler> scheduler;
   const std::string ui_dir = with_api ? FindUiDir(*cfg) : "";
   if (with_api) {
     api = std::make_unique<ApiServer>(*rt->store, MakeApiOptions(*cfg, *rt->store, hooks, ui_dir));
@@ -155,6 +157,17 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
     hooks->streams = &api->job_streams();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
+    // Due schedules become tasks here; any number of serves may run one
+    // (the fire claim makes each fire once), `schedules.enabled: false`
+    // leaves it to the others.
+    if (cfg->schedules.enabled) {
+      schedule::SchedulerOptions so;
+      so.store = rt->store.get();
+      so.tick = std::chrono::milliseconds(cfg->schedules.tick_ms);
+      so.on_time_ms = std::max<TimeMs>(60'000, 2 * cfg->schedules.tick_ms);
+      scheduler = std::make_unique<schedule::Scheduler>(so);
+      scheduler->Start();
+    }
     spdlog::info("maestro serve: listening on http://{}:{} data_dir={} workers={} ui={}{}",
                  cfg->listen_host, *port, cfg->data_dir, cfg->workers,
                  ui_dir.empty() ? "(not built: run scripts/ui.sh)" : ui_dir,
@@ -164,6 +177,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   }
   int sig = WaitForSignal();
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
+  if (scheduler) scheduler->Stop();  // no new task while the rest stops
   if (api) api->Stop();
   hooks->signal = nullptr;
   hooks->webhooks = nullptr;

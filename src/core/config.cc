@@ -208,6 +208,12 @@ const std::map<std::string, Setter>& Keys() {
                   {"telemetry.service_name",
                    StringField(
                        [](Config& c, const std::string& v) { c.telemetry.service_name = v; })},
+                  {"schedules.enabled", OneOf({"true", "false"},
+                                              [](Config& c, const std::string& v) {
+                                                c.schedules.enabled = v == "true";
+                                              })},
+                  {"schedules.tick_ms",
+                   IntField(10, [](Config& c, int64_t v) { c.schedules.tick_ms = v; })},
                   {"jobs.lease_ms",
                    IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
                   {"jobs.heartbeat_ms",
@@ -306,6 +312,11 @@ const std::vector<SettingInfo>& SettingsTable() {
        G([](const Config& c) { return Str(c.llm.context_length); })},
       {"llm.vision", "MAESTRO_LLM_VISION", "the model takes images (attached images sent to it)",
        G([](const Config& c) { return Bool(c.llm.vision); })},
+      {"schedules.enabled", "MAESTRO_SCHEDULES", "fire due schedules in this serve (true|false)",
+       G([](const Config& c) { return Bool(c.schedules.enabled); })},
+      {"schedules.tick_ms", "MAESTRO_SCHEDULES_TICK_MS",
+       "how often due schedule fires are looked for",
+       G([](const Config& c) { return Str(c.schedules.tick_ms); })},
       {"jobs.lease_ms", "", "a claim's lease without heartbeat",
        G([](const Config& c) { return Str(c.jobs.lease_ms); })},
       {"jobs.retry.max_attempts", "", "claims per job before it fails",

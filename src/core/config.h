@@ -137,6 +137,13 @@ struct TelemetryConfig {
   std::string service_name = "maestro";
 };
 
+// `schedules:` — the scheduler loop of `maestro serve` (src/schedule;
+// docs/operations.md "Schedules").
+struct SchedulesConfig {
+  bool enabled = true;      // false: this process fires no schedule (another may)
+  int64_t tick_ms = 1'000;  // how often due fires are looked for
+};
+
 struct Config {
   std::string data_dir = "./data";
   DatabaseConfig database;
@@ -175,6 +182,7 @@ struct Config {
   Json mcp_servers = Json::object();
   std::string mcp_servers_where;
   JobsConfig jobs;
+  SchedulesConfig schedules;
   TelemetryConfig telemetry;
   std::vector<WebhookConfig> webhooks;
   std::map<std::string, SpaceConfig> spaces;  // by name

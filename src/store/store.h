@@ -27,6 +27,7 @@
 
 #include "core/status.h"
 #include "store/api_types.h"
+#include "store/schedule_types.h"
 #include "store/types.h"
 
 namespace maestro {
@@ -282,6 +283,53 @@ class Store {
     int64_t tokens = 0;
   };
   virtual Result<UserUsage> UserUsageSince(const std::string& /*owner*/, TimeMs /*since*/) {
+    return NoApiSupport();
+  }
+
+  // ---- schedules (issue 20; sql_schedules.cc, the loop: schedule/scheduler.h)
+  // Creates `s`: id, anchor_at (= now) and the times are assigned, the fire
+  // state (last_fire_at, last_task_id, held_fire_at) starts empty.
+  virtual Result<Schedule> CreateSchedule(const Schedule& /*s*/) { return NoApiSupport(); }
+  // kNotFound "schedule <id> not found" when absent.
+  virtual Result<Schedule> GetSchedule(const std::string& /*id*/) { return NoApiSupport(); }
+  // Oldest first. `visible_to` set: only what that user may see — shared,
+  // unowned or its own, the rule tasks follow (api::Authenticator::Visible);
+  // unset: every schedule (the scheduler).
+  virtual Result<std::vector<Schedule>> ListSchedules(
+      const std::optional<std::string>& /*visible_to*/) {
+    return NoApiSupport();
+  }
+  // Replaces the editable fields (name … catch_up, budget) of schedule `s.id`; sets
+  // anchor_at = now when it is re-enabled or its cron or timezone changes (the
+  // time before never fires). kNotFound when absent.
+  virtual Result<Schedule> UpdateSchedule(const Schedule& /*s*/) { return NoApiSupport(); }
+  // Deletes the schedule and its fire rows; the tasks it created stay.
+  virtual Status DeleteSchedule(const std::string& /*id*/) { return NoApiSupport(); }
+  // Claims (schedule_id, fire_at) and acts on it in ONE transaction, so a
+  // fire time makes at most one task across restarts and processes: a time
+  // already claimed is kAlreadyFired and writes nothing. A cron fire
+  // (`manual` false) applies the overlap rule against the previous task
+  // (kCreated / kSkipped / kHeld) and moves last_fire_at; "run now"
+  // (`manual`) always creates the task and leaves last_fire_at alone. The
+  // task takes the schedule's instruction, piece, space, profile, owner,
+  // visibility and budget, and its name as title. kNotFound when the schedule is gone.
+  struct FireResult {
+    ScheduleFire fire;
+    std::optional<CreatedTask> created;  // when fire.outcome is kCreated
+  };
+  virtual Result<FireResult> FireSchedule(const std::string& /*schedule_id*/, TimeMs /*fire_at*/,
+                                          bool /*manual*/) {
+    return NoApiSupport();
+  }
+  // Overlap queue: when the schedule holds a fire (held_fire_at) and its
+  // previous task has ended, creates the held fire's task — one transaction,
+  // so once. nullopt when nothing was released.
+  virtual Result<std::optional<CreatedTask>> ReleaseHeldFire(const std::string& /*schedule_id*/) {
+    return NoApiSupport();
+  }
+  // The schedule's fires, newest fire time first.
+  virtual Result<std::vector<ScheduleFire>> ListScheduleFires(const std::string& /*schedule_id*/,
+                                                              int /*limit*/) {
     return NoApiSupport();
   }
 

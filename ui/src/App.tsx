@@ -1,6 +1,7 @@
 // The app shell: token gate, header (demo banner, notification bell), the
 // task list and the chat pane of the selected task. The selected task is in
-// the address (/tasks/<id>) so a reload or a shared link opens it again.
+// the address (/tasks/<id>) so a reload or a shared link opens it again;
+// /schedules is the Schedules page.
 // Keyboard: n new task, / search, Escape closes the dialog.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Api, getToken, setToken, setUnauthorizedHandler } from './api';
@@ -10,6 +11,7 @@ import { TaskList } from './components/TaskList';
 import { ChatPane } from './components/ChatPane';
 import { CreateTaskDialog } from './components/CreateTaskDialog';
 import { NotificationBell } from './components/NotificationBell';
+import { SchedulesPage } from './components/SchedulesPage';
 import { ToastProvider, useToastSweep } from './components/Toasts';
 import { useShortcuts } from './useShortcuts';
 import { useTasks } from './useTasks';
@@ -19,10 +21,13 @@ function taskFromPath(): string {
   return m ? decodeURIComponent(m[1]) : '';
 }
 
+const onSchedulesPath = () => window.location.pathname.startsWith('/schedules');
+
 export function App() {
   const [token, setTok] = useState(getToken());
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [taskId, setTaskId] = useState(taskFromPath());
+  const [schedules, setSchedules] = useState(onSchedulesPath());
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
@@ -30,7 +35,10 @@ export function App() {
       setTok('');
     });
     Api.info().then(setInfo).catch(() => setInfo(null));
-    const onPop = () => setTaskId(taskFromPath());
+    const onPop = () => {
+      setTaskId(taskFromPath());
+      setSchedules(onSchedulesPath());
+    };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
@@ -38,6 +46,12 @@ export function App() {
   const open = useCallback((id: string) => {
     window.history.pushState(null, '', id ? `/tasks/${encodeURIComponent(id)}` : '/');
     setTaskId(id);
+    setSchedules(false);
+  }, []);
+  const openSchedules = useCallback(() => {
+    window.history.pushState(null, '', '/schedules');
+    setTaskId('');
+    setSchedules(true);
   }, []);
   const signIn = (t: string) => {
     setToken(t);
@@ -47,7 +61,14 @@ export function App() {
   if (!token) return <Login demo={info?.demo ?? false} onToken={signIn} />;
   return (
     <ToastProvider>
-      <Shell info={info} taskId={taskId} open={open} onSignOut={() => signIn('')} />
+      <Shell
+        info={info}
+        taskId={taskId}
+        open={open}
+        schedules={schedules}
+        openSchedules={openSchedules}
+        onSignOut={() => signIn('')}
+      />
     </ToastProvider>
   );
 }
@@ -56,12 +77,14 @@ interface ShellProps {
   info: ServerInfo | null;
   taskId: string;
   open: (id: string) => void;
+  schedules: boolean; // the Schedules page instead of the task list
+  openSchedules: () => void;
   onSignOut: () => void;
 }
 
 // The signed-in page, inside the ToastProvider: the list's tasks also sweep
 // stale toasts, and the shortcuts act on it.
-function Shell({ info, taskId, open, onSignOut }: ShellProps) {
+function Shell({ info, taskId, open, schedules, openSchedules, onSignOut }: ShellProps) {
   const [creating, setCreating] = useState(false);
   const [listVersion, setListVersion] = useState(0);
   const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
@@ -94,6 +117,9 @@ function Shell({ info, taskId, open, onSignOut }: ShellProps) {
           </span>
         )}
         <span className="spacer" />
+        <button className="ghost" onClick={openSchedules} aria-current={schedules ? 'page' : undefined}>
+          Schedules
+        </button>
         <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
           New task
         </button>
@@ -102,6 +128,11 @@ function Shell({ info, taskId, open, onSignOut }: ShellProps) {
           Sign out
         </button>
       </header>
+      {schedules ? (
+        <main className="layout" style={{ gridTemplateColumns: '1fr' }}>
+          <SchedulesPage onOpenTask={open} />
+        </main>
+      ) : (
       <main className="layout">
         <TaskList ref={search} tasks={tasks} error={error} selected={taskId} onSelect={open} />
         {taskId ? (
@@ -118,6 +149,7 @@ function Shell({ info, taskId, open, onSignOut }: ShellProps) {
           </section>
         )}
       </main>
+      )}
       {creating && (
         <CreateTaskDialog
           demo={info?.demo ?? false}

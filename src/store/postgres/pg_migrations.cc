@@ -191,7 +191,39 @@ CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
-      // 4 is the schedules' (sqlite 6); the runner applies by version.
+      {4, "schedules (sqlite 6)", R"sql(
+CREATE TABLE schedules (
+  id           TEXT PRIMARY KEY,
+  name         TEXT NOT NULL,
+  cron         TEXT NOT NULL,
+  timezone     TEXT NOT NULL,
+  instruction  TEXT NOT NULL,
+  piece        TEXT NOT NULL,
+  space        TEXT NOT NULL DEFAULT '',
+  profile      TEXT NOT NULL DEFAULT '',
+  visibility   TEXT NOT NULL DEFAULT 'private',
+  owner        TEXT NOT NULL DEFAULT '',
+  enabled      BIGINT NOT NULL DEFAULT 1,
+  overlap      TEXT NOT NULL DEFAULT 'skip',
+  catch_up     TEXT NOT NULL DEFAULT 'none',
+  budget       TEXT NOT NULL DEFAULT '{}',
+  anchor_at    BIGINT NOT NULL,
+  last_fire_at BIGINT NOT NULL DEFAULT 0,
+  last_task_id TEXT NOT NULL DEFAULT '',
+  held_fire_at BIGINT NOT NULL DEFAULT 0,
+  created_at   BIGINT NOT NULL,
+  updated_at   BIGINT NOT NULL
+);
+CREATE TABLE schedule_fires (
+  schedule_id TEXT NOT NULL REFERENCES schedules(id) ON DELETE CASCADE,
+  fire_at     BIGINT NOT NULL,
+  manual      BIGINT NOT NULL DEFAULT 0,
+  outcome     TEXT NOT NULL,
+  task_id     TEXT,
+  created_at  BIGINT NOT NULL,
+  UNIQUE (schedule_id, fire_at)
+);
+)sql"},
       {5, "attachments (sqlite 7)", R"sql(
 CREATE TABLE attachments (
   id           TEXT PRIMARY KEY,

@@ -98,71 +98,75 @@ Result<Store::CreatedTask> SqlStore::CreateTask(const NewTask& request) {
   Status st = Write([&](Tx& tx) -> Status {
     NewTask in = request;  // a retried transaction starts again from the request
     in.title = title;
-    if (!in.parent_job_id.empty()) MAESTRO_RETURN_IF_ERROR(InheritFromParentJob(tx.conn, &in));
-    if (!in.spawn_key.empty()) {
-      auto found = FindSpawned(tx, in.spawn_key);
-      if (!found.ok()) return found.status();
-      if (*found) {
-        task_id = (*found)->task_id;
-        out.job = std::move(**found);
-        return Status::Ok();
-      }
-    }
-    auto ins = tx.conn.Prepare(
-        "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
-        "llm_provider, model, context_length, created_at, updated_at, spawn_key, budget) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12, ?13)");
-    if (!ins.ok()) return ins.status();
-    ins->Bind(1, task_id)
-        .Bind(2, in.title)
-        .Bind(3, in.instruction)
-        .Bind(4, in.piece)
-        .Bind(5, in.space)
-        .Bind(6, in.visibility)
-        .Bind(7, in.owner)
-        .Bind(8, in.llm_provider)
-        .Bind(9, in.model)
-        .Bind(10, in.context_length)
-        .Bind(11, tx.now)
-        .BindNullable(12, in.spawn_key)
-        .Bind(13, (in.budget.is_object() ? in.budget : Json::object()).dump());
-    MAESTRO_RETURN_IF_ERROR(ins->Exec());
-    auto com = tx.conn.Prepare(
-        "INSERT INTO comments(id, task_id, author, kind, body, created_at) "
-        "VALUES (?1, ?2, 'user', ?5, ?3, ?4)");
-    if (!com.ok()) return com.status();
-    std::string comment_id = NewSortableId(tx.now);
-    com->Bind(1, comment_id)
-        .Bind(2, task_id)
-        .Bind(3, in.instruction)
-        .Bind(4, tx.now)
-        .Bind(5, CommentKindName(CommentKind::kInstruction));
-    MAESTRO_RETURN_IF_ERROR(com->Exec());
-    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, task_id, "", "task.created",
-                                             {{"piece", in.piece}, {"title", in.title}}));
-    MAESTRO_RETURN_IF_ERROR(
-        sql::InsertEvent(tx, task_id, "", "comment.created",
-                         {{"comment_id", comment_id},
-                          {"author", "user"},
-                          {"kind", CommentKindName(CommentKind::kInstruction)}}));
-    MAESTRO_RETURN_IF_ERROR(InsertAttachments(tx, task_id, comment_id, in.attachments));
-    NewJob job;
-    job.task_id = task_id;
-    job.piece = in.piece;
-    job.model = in.model;
-    job.profile = in.profile;
-    job.parent_job_id = in.parent_job_id;
-    job.priority = in.priority;
-    auto created_job = InsertJob(tx, job);
-    if (!created_job.ok()) return created_job.status();
-    out.job = std::move(created_job).value();
-    return Status::Ok();
+    return InsertTask(tx, std::move(in), &task_id, &out.job);
   });
   if (!st.ok()) return st;
   auto task = GetTask(task_id);
   if (!task.ok()) return task.status();
   out.task = std::move(task).value();
   return out;
+}
+
+Status SqlStore::InsertTask(Tx& tx, NewTask in, std::string* task_id_out, Job* job_out) {
+  const std::string& task_id = *task_id_out;
+  if (!in.parent_job_id.empty()) MAESTRO_RETURN_IF_ERROR(InheritFromParentJob(tx.conn, &in));
+  if (!in.spawn_key.empty()) {
+    auto found = FindSpawned(tx, in.spawn_key);
+    if (!found.ok()) return found.status();
+    if (*found) {
+      *task_id_out = (*found)->task_id;
+      *job_out = std::move(**found);
+      return Status::Ok();
+    }
+  }
+  auto ins = tx.conn.Prepare(
+      "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
+      "llm_provider, model, context_length, created_at, updated_at, spawn_key, budget) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12, ?13)");
+  if (!ins.ok()) return ins.status();
+  ins->Bind(1, task_id)
+      .Bind(2, in.title)
+      .Bind(3, in.instruction)
+      .Bind(4, in.piece)
+      .Bind(5, in.space)
+      .Bind(6, in.visibility)
+      .Bind(7, in.owner)
+      .Bind(8, in.llm_provider)
+      .Bind(9, in.model)
+      .Bind(10, in.context_length)
+      .Bind(11, tx.now)
+      .BindNullable(12, in.spawn_key)
+      .Bind(13, (in.budget.is_object() ? in.budget : Json::object()).dump());
+  MAESTRO_RETURN_IF_ERROR(ins->Exec());
+  auto com = tx.conn.Prepare(
+      "INSERT INTO comments(id, task_id, author, kind, body, created_at) "
+      "VALUES (?1, ?2, 'user', ?5, ?3, ?4)");
+  if (!com.ok()) return com.status();
+  std::string comment_id = NewSortableId(tx.now);
+  com->Bind(1, comment_id)
+      .Bind(2, task_id)
+      .Bind(3, in.instruction)
+      .Bind(4, tx.now)
+      .Bind(5, CommentKindName(CommentKind::kInstruction));
+  MAESTRO_RETURN_IF_ERROR(com->Exec());
+  MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, task_id, "", "task.created",
+                                           {{"piece", in.piece}, {"title", in.title}}));
+  MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, task_id, "", "comment.created",
+                                           {{"comment_id", comment_id},
+                                            {"author", "user"},
+                                            {"kind", CommentKindName(CommentKind::kInstruction)}}));
+  MAESTRO_RETURN_IF_ERROR(InsertAttachments(tx, task_id, comment_id, in.attachments));
+  NewJob job;
+  job.task_id = task_id;
+  job.piece = in.piece;
+  job.model = in.model;
+  job.profile = in.profile;
+  job.parent_job_id = in.parent_job_id;
+  job.priority = in.priority;
+  auto created_job = InsertJob(tx, job);
+  if (!created_job.ok()) return created_job.status();
+  *job_out = std::move(created_job).value();
+  return Status::Ok();
 }
 
 Result<Task> SqlStore::GetTask(const std::string& task_id) {

@@ -101,6 +101,18 @@ class SqlStore : public Store {
   Result<Task> SetTaskTitle(const std::string& task_id, const std::string& title) override;
   Result<Job> RaiseTaskBudget(const std::string& task_id, const Json& budget) override;
   Result<UserUsage> UserUsageSince(const std::string& owner, TimeMs since) override;
+  // Schedules (sql_schedules.cc).
+  Result<Schedule> CreateSchedule(const Schedule& s) override;
+  Result<Schedule> GetSchedule(const std::string& id) override;
+  Result<std::vector<Schedule>> ListSchedules(
+      const std::optional<std::string>& visible_to) override;
+  Result<Schedule> UpdateSchedule(const Schedule& s) override;
+  Status DeleteSchedule(const std::string& id) override;
+  Result<FireResult> FireSchedule(const std::string& schedule_id, TimeMs fire_at,
+                                  bool manual) override;
+  Result<std::optional<CreatedTask>> ReleaseHeldFire(const std::string& schedule_id) override;
+  Result<std::vector<ScheduleFire>> ListScheduleFires(const std::string& schedule_id,
+                                                      int limit) override;
 
   // Schema version after migrations (for tests and `maestro version`).
   Result<int> SchemaVersion();
@@ -131,6 +143,11 @@ class SqlStore : public Store {
   // Records `attachments` of `comment_id` (ids and created_at assigned).
   Status InsertAttachments(Tx& tx, const std::string& task_id, const std::string& comment_id,
                            const std::vector<Attachment>& attachments);
+  // CreateTask's rows inside the caller's transaction (also a schedule's
+  // fire): the task `task_id`, its instruction comment, events and first
+  // job; *job is that job (or the spawned one a known spawn_key names,
+  // whose task id then goes to *task_id).
+  Status InsertTask(Tx& tx, NewTask in, std::string* task_id, Job* job);
   Status ResumeIfWaitingHuman(Tx& tx, const std::string& job_id);
   // The comment gate at a job's end (sql_gates.cc): how many user
   // comments of `job_id` are undelivered, and handing them on to the job's

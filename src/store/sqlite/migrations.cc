@@ -186,8 +186,43 @@ ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 -- Daily quotas count a user's tasks since UTC midnight.
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
-      // 6 is the schedules' (issue 20); the runner applies by version, so
-      // a gap is fine.
+      {6, "schedules", R"sql(
+-- Scheduled tasks (issue 20): a cron expression in a time zone and the task
+-- each fire creates. The loop is schedule/scheduler.h.
+CREATE TABLE schedules (
+  id           TEXT PRIMARY KEY,
+  name         TEXT NOT NULL,
+  cron         TEXT NOT NULL,
+  timezone     TEXT NOT NULL,
+  instruction  TEXT NOT NULL,
+  piece        TEXT NOT NULL,
+  space        TEXT NOT NULL DEFAULT '',
+  profile      TEXT NOT NULL DEFAULT '',
+  visibility   TEXT NOT NULL DEFAULT 'private',
+  owner        TEXT NOT NULL DEFAULT '',
+  enabled      INTEGER NOT NULL DEFAULT 1,
+  overlap      TEXT NOT NULL DEFAULT 'skip',
+  catch_up     TEXT NOT NULL DEFAULT 'none',
+  budget       TEXT NOT NULL DEFAULT '{}',
+  anchor_at    INTEGER NOT NULL,
+  last_fire_at INTEGER NOT NULL DEFAULT 0,
+  last_task_id TEXT NOT NULL DEFAULT '',
+  held_fire_at INTEGER NOT NULL DEFAULT 0,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL
+);
+-- One row per claimed fire time: the unique key is the exactly-once claim
+-- (a second scheduler's or a restarted one's INSERT changes nothing).
+CREATE TABLE schedule_fires (
+  schedule_id TEXT NOT NULL REFERENCES schedules(id) ON DELETE CASCADE,
+  fire_at     INTEGER NOT NULL,
+  manual      INTEGER NOT NULL DEFAULT 0,
+  outcome     TEXT NOT NULL,
+  task_id     TEXT,
+  created_at  INTEGER NOT NULL,
+  UNIQUE (schedule_id, fire_at)
+);
+)sql"},
       {7, "attachments", R"sql(
 -- Files sent with a task's instruction or a comment; the bytes are in the
 -- task's workspace at `path`. delivered_at: when a prompt listed the file.

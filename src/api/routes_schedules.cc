@@ -1,0 +1,224 @@
+// Schedule routes (issue 20): create, list, show, change, delete a schedule,
+// run it now, and the history of its fires. A schedule is owned by its
+// creator and seen like a task (another user's private one is a 404). Every
+// field is checked before anything is written — the cron and timezone by
+// the same rule the Scheduler fires with (schedule/cron.h), the piece, space
+// and profile by the TaskChoices a task create uses — so a schedule never
+// holds a task that could not be created.
+#include <fmt/format.h>
+
+#include "api/api_server.h"
+#include "api/http_util.h"
+#include "api/views.h"
+#include "schedule/cron.h"
+#include "store/budget.h"
+
+namespace maestro {
+
+using api::Reply;
+using api::ReplyError;
+
+namespace {
+
+constexpr const char* kSchedulesPath = "/api/local/schedules";
+constexpr const char* kSchedulePath = "/api/local/schedules/{uuid}";
+constexpr int kNextFires = 5;
+constexpr int kHistory = 100;
+constexpr size_t kMaxName = 200;
+
+const std::vector<std::string> kFields = {"name",    "cron",    "timezone", "instruction",
+                                          "piece",   "space",   "profile",  "visibility",
+                                          "enabled", "overlap", "catch_up"};
+
+Status OptionalBool(const Json& body, const char* field, bool* out) {
+  if (!body.contains(field) || body[field].is_null()) return Status::Ok();
+  if (!body[field].is_boolean())
+    return InvalidArgument(std::string(field) + " must be true or false", field);
+  *out = body[field].get<bool>();
+  return Status::Ok();
+}
+
+// The body's fields onto `s` (absent ones keep their value): a create
+// starts from a default Schedule, a PATCH from the stored one.
+Status ApplyFields(const Json& body, Schedule* s) {
+  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kFields));
+  static constexpr std::pair<const char*, std::string Schedule::*> kText[] = {
+      {"name", &Schedule::name},         {"cron", &Schedule::cron},
+      {"timezone", &Schedule::timezone}, {"instruction", &Schedule::instruction},
+      {"piece", &Schedule::piece},       {"space", &Schedule::space},
+      {"profile", &Schedule::profile},   {"visibility", &Schedule::visibility}};
+  for (const auto& [field, member] : kText) {
+    MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, field, &(s->*member)));
+  }
+  MAESTRO_RETURN_IF_ERROR(OptionalBool(body, "enabled", &s->enabled));
+  std::string overlap(ScheduleOverlapName(s->overlap)), catch_up(ScheduleCatchUpName(s->catch_up));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "overlap", &overlap));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "catch_up", &catch_up));
+  auto o = ParseScheduleOverlap(overlap);
+  if (!o) return InvalidArgument("overlap must be skip, queue or allow", "overlap");
+  s->overlap = *o;
+  auto c = ParseScheduleCatchUp(catch_up);
+  if (!c) return InvalidArgument("catch_up must be none or one", "catch_up");
+  s->catch_up = *c;
+  return Status::Ok();
+}
+
+// Whole-schedule checks, in the order of the fields.
+Status CheckSchedule(const api::TaskChoices& choices, Schedule* s) {
+  auto blank = [](const std::string& v) {
+    return v.find_first_not_of(" \t\r\n") == std::string::npos;
+  };
+  if (blank(s->name)) return InvalidArgument("name is required", "name");
+  if (s->name.size() > kMaxName) {
+    return InvalidArgument(fmt::format("name must be at most {} bytes", kMaxName), "name");
+  }
+  if (s->timezone.empty()) s->timezone = "UTC";
+  if (auto rule = schedule::CronRule::Make(s->cron, s->timezone); !rule.ok()) return rule.status();
+  if (blank(s->instruction)) return InvalidArgument("instruction is required", "instruction");
+  if (s->piece.empty()) s->piece = "chat";
+  NewTask t;
+  t.piece = s->piece;
+  t.space = s->space;
+  t.profile = s->profile;
+  MAESTRO_RETURN_IF_ERROR(api::CheckNewTask(choices, &t));
+  s->profile = t.profile;
+  if (s->visibility != "private" && s->visibility != "shared") {
+    return InvalidArgument("visibility must be private or shared", "visibility");
+  }
+  return Status::Ok();
+}
+
+Json ScheduleJson(const Schedule& s, TimeMs now) {
+  Json next = Json::array();
+  if (auto rule = schedule::CronRule::Make(s.cron, s.timezone); rule.ok() && s.enabled) {
+    for (TimeMs t : rule->Next(now, kNextFires)) next.push_back(t);
+  }
+  return {{"id", s.id},
+          {"name", s.name},
+          {"cron", s.cron},
+          {"timezone", s.timezone},
+          {"instruction", s.instruction},
+          {"piece", s.piece},
+          {"space", s.space},
+          {"profile", s.profile},
+          {"visibility", s.visibility},
+          {"owner", s.owner},
+          {"enabled", s.enabled},
+          {"overlap", ScheduleOverlapName(s.overlap)},
+          {"catch_up", ScheduleCatchUpName(s.catch_up)},
+          {"last_fire_at", s.last_fire_at},
+          {"last_task_id", s.last_task_id},
+          {"held_fire_at", s.held_fire_at},
+          {"created_at", s.created_at},
+          {"updated_at", s.updated_at},
+          {"next_fires", next}};
+}
+
+}  // namespace
+
+Json ApiServer::DefaultBudget(const Schedule& s) const {
+  return budget::LimitsJson(budget::Effective(options_.budgets.budgets, s.piece, s.owner, {}));
+}
+
+Result<Schedule> ApiServer::VisibleSchedule(const std::string& id, const std::string& user) {
+  auto s = store_.GetSchedule(id);
+  const bool hidden = s.ok() && !api::Authenticator::Visible(*s, user);
+  // As for tasks: a missing and another user's private schedule answer alike.
+  if ((!s.ok() && s.status().code() == StatusCode::kNotFound) || hidden) {
+    return NotFound("no such schedule: " + api::SafeEcho(id));
+  }
+  return s;
+}
+
+void ApiServer::ScheduleRoutes() {
+  router_.Add("POST", kSchedulesPath, [this](const api::HttpRequest& req) {
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    Schedule s;
+    if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
+    if (Status st = CheckSchedule(options_.choices, &s); !st.ok()) return ReplyError(st);
+    s.owner = req.user;
+    s.budget = DefaultBudget(s);
+    auto created = store_.CreateSchedule(s);
+    if (!created.ok()) return ReplyError(created.status());
+    return Reply(201, {{"schedule", ScheduleJson(*created, options_.clock->NowMs())}});
+  });
+
+  router_.Add("GET", kSchedulesPath, [this](const api::HttpRequest& req) {
+    auto list = store_.ListSchedules(req.user);
+    if (!list.ok()) return ReplyError(list.status());
+    const TimeMs now = options_.clock->NowMs();
+    Json arr = Json::array();
+    for (const auto& s : *list) arr.push_back(ScheduleJson(s, now));
+    return Reply(200, {{"schedules", arr}});
+  });
+
+  router_.Add("GET", kSchedulePath, [this](const api::HttpRequest& req) {
+    auto s = VisibleSchedule(req.params[0], req.user);
+    if (!s.ok()) return ReplyError(s.status());
+    return Reply(200, {{"schedule", ScheduleJson(*s, options_.clock->NowMs())}});
+  });
+
+  // Any subset of the create fields; pause/resume is {"enabled": false|true}.
+  router_.Add("PATCH", kSchedulePath, [this](const api::HttpRequest& req) {
+    auto s = VisibleSchedule(req.params[0], req.user);
+    if (!s.ok()) return ReplyError(s.status());
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
+    if (Status st = CheckSchedule(options_.choices, &*s); !st.ok()) return ReplyError(st);
+    s->budget = DefaultBudget(*s);  // its piece may have changed
+    auto updated = store_.UpdateSchedule(*s);
+    if (!updated.ok()) return ReplyError(updated.status());
+    return Reply(200, {{"schedule", ScheduleJson(*updated, options_.clock->NowMs())}});
+  });
+
+  router_.Add("DELETE", kSchedulePath, [this](const api::HttpRequest& req) {
+    auto s = VisibleSchedule(req.params[0], req.user);
+    if (!s.ok()) return ReplyError(s.status());
+    if (Status st = store_.DeleteSchedule(s->id); !st.ok()) return ReplyError(st);
+    return Reply(200, {{"deleted", s->id}});
+  });
+
+  // Run now: a task at once, whatever the overlap rule and the cron say.
+  router_.Add("POST", std::string(kSchedulePath) + "/run", [this](const api::HttpRequest& req) {
+    auto s = VisibleSchedule(req.params[0], req.user);
+    if (!s.ok()) return ReplyError(s.status());
+    if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
+      return ReplyError(st);
+    }
+    // Cron fire times are whole minutes: a manual fire never takes one, so
+    // it can never claim (and so swallow) the cron fire of that minute.
+    TimeMs at = options_.clock->NowMs();
+    if (at % 60'000 == 0) ++at;
+    auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
+    if (!fired.ok()) return ReplyError(fired.status());
+    if (!fired->created) {
+      return ReplyError(Status(StatusCode::kConflict, "the schedule fired this instant already"));
+    }
+    return Reply(201, {{"task", api::TaskJson(fired->created->task)},
+                       {"job", api::JobJson(fired->created->job)}});
+  });
+
+  // History: the fires, newest first, each with its task when it made one.
+  router_.Add("GET", std::string(kSchedulePath) + "/tasks", [this](const api::HttpRequest& req) {
+    auto s = VisibleSchedule(req.params[0], req.user);
+    if (!s.ok()) return ReplyError(s.status());
+    auto fires = store_.ListScheduleFires(s->id, kHistory);
+    if (!fires.ok()) return ReplyError(fires.status());
+    Json arr = Json::array();
+    for (const auto& f : *fires) {
+      Json entry = {{"fire_at", f.fire_at},
+                    {"manual", f.manual},
+                    {"outcome", FireOutcomeName(f.outcome)},
+                    {"task", nullptr}};
+      if (!f.task_id.empty()) {
+        if (auto t = store_.GetTask(f.task_id); t.ok()) entry["task"] = api::TaskJson(*t);
+      }
+      arr.push_back(std::move(entry));
+    }
+    return Reply(200, {{"fires", arr}});
+  });
+}
+
+}  // namespace maestro

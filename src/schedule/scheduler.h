@@ -1,0 +1,67 @@
+// Scheduler: the loop that turns due schedule fire times into tasks (issue
+// 20). Runs inside `maestro serve` (src/cli/serve.cc; `schedules.enabled`,
+// `schedules.tick_ms`) on a PeriodicTask thread.
+//
+// Each tick, for every enabled schedule: a held fire (overlap queue) whose
+// previous task has ended is released; then the latest fire time due since
+// max(anchor_at, last_fire_at) is fired through Store::FireSchedule —
+//   catch_up none: only a fire due "now" (at most `on_time_ms` ago), so a
+//                  downtime's missed fires are skipped;
+//   catch_up one:  the latest missed one, once, however old.
+// Never more than one fire per schedule per tick: the fires between are
+// skipped. Exactly-once is the store's: FireSchedule claims (schedule,
+// fire_at) and creates the task in one transaction, so any number of
+// schedulers — a restarted one, another `maestro serve` on the same
+// database — may tick the same schedule; one creates the task, the others
+// get kAlreadyFired.
+//
+// Thread safety: Start/Stop from one owning thread. Tick may be called
+// directly (tests) from any one thread at a time per Scheduler; the Store
+// is shared and thread-safe.
+#pragma once
+
+#include <chrono>
+
+#include "core/clock.h"
+#include "core/periodic_task.h"
+#include "store/store.h"
+
+namespace maestro::schedule {
+
+struct SchedulerOptions {
+  Store* store = nullptr;
+  Clock* clock = SystemClock::Default();
+  std::chrono::milliseconds tick{1000};
+  // catch_up none: a fire up to this late still counts as "now" (it covers
+  // the time between two ticks and a slow one).
+  TimeMs on_time_ms = 60'000;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerOptions options) : options_(options) {}
+  ~Scheduler() { Stop(); }
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Ticks every options.tick on a background thread, the first at once.
+  void Start();
+  void Stop();
+
+  // What one tick did, summed over the schedules.
+  struct TickReport {
+    int created = 0;        // tasks created (fires and released held fires)
+    int skipped = 0;        // overlap skip
+    int held = 0;           // overlap queue: held for the previous task
+    int already_fired = 0;  // claimed by another scheduler first
+    int errors = 0;         // logged; the schedule is tried again next tick
+  };
+  // One pass at clock->NowMs().
+  TickReport Tick();
+
+ private:
+  SchedulerOptions options_;
+  PeriodicTask loop_;
+};
+
+}  // namespace maestro::schedule
