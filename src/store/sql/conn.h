@@ -80,13 +80,22 @@ class Stmt {
 
   // Returns true when a row is available, false when done.
   Result<bool> Step() { return s_->Step(); }
-  // Steps to completion, discarding any rows.
+  // Steps to completion, discarding any rows, then resets the statement, so
+  // a loop of Bind + Exec over one prepared statement runs each binding
+  // (SQLite refuses binds on a statement that ran and is not reset, and
+  // would re-run the old ones). Changes() is counted before the reset.
   Status Exec() {
+    Status st = Status::Ok();
     for (;;) {
       auto row = Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
+      if (!row.ok()) {
+        st = row.status();
+        break;
+      }
+      if (!*row) break;
     }
+    s_->Reset();
+    return st;
   }
 
   std::string Text(int col) const { return s_->Text(col); }

@@ -32,6 +32,24 @@ TEST_P(GateTest, RunningJobGetsAnInterjectionDeliveredOnce) {
   EXPECT_EQ(store_->ListJobs(c.task.id)->size(), 1u) << "no new job";
 }
 
+// Several interjections delivered at one iteration boundary are acked
+// together: each of them, not the first one again (one prepared statement
+// run once per id).
+TEST_P(GateTest, InterjectionsAckedTogetherAreAllDelivered) {
+  auto c = NewTaskWith("ok");
+  Job j = Claim();
+  for (const char* body : {"first", "second", "third"}) Post(c.task.id, body);
+  auto pending = store_->ListUndeliveredComments(j.id);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 3u);
+  std::vector<std::string> ids;
+  for (const Comment& m : *pending) ids.push_back(m.id);
+  ASSERT_TRUE(store_->AckDeliveredComments(ids).ok());
+  auto left = store_->ListUndeliveredComments(j.id);
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty()) << left->size() << " still undelivered";
+}
+
 TEST_P(GateTest, AnInterjectionLeftWhenTheJobSucceedsGoesToAFollowUp) {
   auto c = NewTaskWith("ok");
   Job j = Claim();
