@@ -155,6 +155,11 @@ class OtlpReceiver {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // is_running() turns true before httplib starts its worker pool; one
+    // answered request means the pool's threads exist, so tests that count
+    // the process's threads see a settled number once this returns.
+    httplib::Client probe("127.0.0.1", port_);
+    (void)probe.Get("/");
   }
   ~OtlpReceiver() {
     server_.stop();
