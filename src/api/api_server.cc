@@ -172,6 +172,8 @@ void ApiServer::Routes() {
   WorkspaceRoutes();
   AttachmentRoutes();
   ScheduleRoutes();
+  LessonRoutes();
+  MissionRoutes();
   UiRoutes();
 }
 

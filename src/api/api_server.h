@@ -166,6 +166,8 @@ class ApiServer {
   Result<std::vector<Attachment>> StoreFiles(const std::string& task_id, const std::string& space,
                                              const std::vector<api::UploadedFile>& files);
   void ScheduleRoutes();  // routes_schedules.cc
+  void LessonRoutes();    // routes_lessons.cc
+  void MissionRoutes();   // routes_missions.cc
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task
@@ -186,6 +188,8 @@ class ApiServer {
   // The schedule if it exists and `user` may see it (the task rule); kNotFound
   // "no such schedule: <id>" otherwise (routes_schedules.cc).
   Result<Schedule> VisibleSchedule(const std::string& id, const std::string& user);
+  // The mission `id` when `user` may see it, else kNotFound (routes_missions.cc).
+  Result<Mission> VisibleMission(const std::string& id, const std::string& user);
   // The budget limits a schedule's tasks get: the config's defaults for its
   // piece and owner, as a create without "budget" gets them.
   Json DefaultBudget(const Schedule& s) const;

@@ -48,6 +48,10 @@ bool Authenticator::Visible(const Schedule& schedule, const std::string& user) {
   return VisibleTo(schedule.visibility, schedule.owner, user);
 }
 
+bool Authenticator::Visible(const Mission& mission, const std::string& user) {
+  return VisibleTo(mission.visibility, mission.owner, user);
+}
+
 Result<std::string> NewSecretToken() {
   unsigned char buf[32];
   std::ifstream in("/dev/urandom", std::ios::binary);

@@ -39,6 +39,8 @@ class Authenticator {
   static bool Visible(const Task& task, const std::string& user);
   // The same rule for a schedule (issue 20): shared, unowned, or the user's.
   static bool Visible(const Schedule& schedule, const std::string& user);
+  // And for a mission (issue 21).
+  static bool Visible(const Mission& mission, const std::string& user);
 
  private:
   Store& store_;

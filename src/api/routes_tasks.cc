@@ -24,6 +24,7 @@ constexpr const char* kTaskPath = "/api/local/tasks/{uuid}";
 // The fields of a create request (POST /api/local/tasks, MCP create_task).
 Result<NewTask> NewTaskFromJson(const Json& body) {
   NewTask t;
+  t.piece.clear();  // none named: api::ChoosePiece picks it
   MAESTRO_RETURN_IF_ERROR(api::RequiredString(body, "instruction", &t.instruction));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "title", &t.title));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "piece", &t.piece));
@@ -31,9 +32,9 @@ Result<NewTask> NewTaskFromJson(const Json& body) {
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "visibility", &t.visibility));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "model", &t.model));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "profile", &t.profile));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "mission_id", &t.mission_id));
   MAESTRO_RETURN_IF_ERROR(
       api::OptionalInt(body, "priority", kMinPriority, kMaxPriority, &t.priority));
-  if (t.piece.empty()) t.piece = "chat";
   if (t.visibility != "private" && t.visibility != "shared") {
     return InvalidArgument("visibility must be private or shared", "visibility");
   }
@@ -79,6 +80,20 @@ Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std:
   auto asked = budget::ParseLimits(body.contains("budget") ? body["budget"] : Json(), "budget");
   if (!asked.ok()) return asked.status();
   // Refused here, before anything is written (no task, no job).
+  if (!in->mission_id.empty()) {
+    auto m = VisibleMission(in->mission_id, user);
+    if (!m.ok()) {
+      if (m.status().code() != StatusCode::kNotFound) return m.status();
+      return InvalidArgument("unknown mission '" + api::SafeEcho(in->mission_id) + "'",
+                             "mission_id");
+    }
+    // A mission of one space keeps its tasks there.
+    if (in->space.empty()) in->space = m->space;
+    if (!m->space.empty() && in->space != m->space) {
+      return InvalidArgument("mission " + m->id + " works in space '" + m->space + "'", "space");
+    }
+  }
+  MAESTRO_RETURN_IF_ERROR(api::ChoosePiece(options_.choices, &*in));
   MAESTRO_RETURN_IF_ERROR(api::CheckNewTask(options_.choices, &*in));
   in->owner = user;
   const budget::Limits limits =

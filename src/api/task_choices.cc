@@ -34,8 +34,28 @@ const ProfileView* ProfileForModel(const TaskChoices& c, const std::string& mode
 
 }  // namespace
 
+Status ChoosePiece(const TaskChoices& choices, NewTask* task) {
+  auto it = choices.space_pieces.find(task->space);
+  const TaskChoices::SpacePiece* sp = it == choices.space_pieces.end() ? nullptr : &it->second;
+  if (sp && sp->grounded && !task->piece.empty() && task->piece != sp->piece) {
+    return InvalidArgument(fmt::format("space '{}' is grounded to piece '{}'; omit piece or give '{}'",
+                                       task->space, sp->piece, sp->piece),
+                           "piece");
+  }
+  if (!task->piece.empty()) return Status::Ok();
+  if (sp && !sp->piece.empty()) {
+    task->piece = sp->piece;
+  } else if (choices.route_by_llm) {
+    task->piece = kRoutedPiece;
+  } else {
+    task->piece = choices.default_piece.empty() ? "chat" : choices.default_piece;
+  }
+  return Status::Ok();
+}
+
 Status CheckPiece(const TaskChoices& choices, const std::string& piece) {
   if (!choices.piece_names) return Status::Ok();
+  if (choices.route_by_llm && piece == kRoutedPiece) return Status::Ok();
   const auto names = choices.piece_names();
   if (std::find(names.begin(), names.end(), piece) != names.end()) return Status::Ok();
   return InvalidArgument(fmt::format("unknown piece '{}'; known pieces: {}", piece, Listed(names)),

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,22 @@ struct TaskChoices {
   std::vector<SpaceView> spaces;
   // Empty: `profile` and `model` are not checked (tests without a config).
   std::vector<ProfileView> profiles;
+  // Piece routing (issue 21): the piece of a task created without one, or
+  // kRoutedPiece when an LLM call is to choose it (pieces.router: llm); a
+  // space's own piece comes first, and a grounded space allows only it.
+  std::string default_piece = "chat";
+  bool route_by_llm = false;
+  struct SpacePiece {
+    std::string piece;
+    bool grounded = false;
+  };
+  std::map<std::string, SpacePiece> space_pieces;
 };
+
+// Sets `task->piece` when the request named none (the space's piece, the
+// router, or the default); kInvalidArgument naming "piece" when a grounded
+// space is given another piece.
+Status ChoosePiece(const TaskChoices& choices, NewTask* task);
 
 // kInvalidArgument naming "piece" unless `piece` is known.
 Status CheckPiece(const TaskChoices& choices, const std::string& piece);

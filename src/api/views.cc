@@ -21,7 +21,8 @@ Json TaskJson(const Task& t) {
           {"started_at", t.started_at},
           {"completed_at", t.completed_at},
           {"updated_at", t.updated_at},
-          {"budget", t.budget.is_object() ? t.budget : Json::object()}};
+          {"budget", t.budget.is_object() ? t.budget : Json::object()},
+          {"mission_id", t.mission_id}};
 }
 
 Json JobJson(const Job& j) {

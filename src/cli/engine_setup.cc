@@ -120,6 +120,12 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
     }
   }
   o.tracer = s.tracer.get();
+  const JudgementConfig& j = cfg.judgement;
+  o.policies_dir = j.auto_prompter_dir.empty() ? cfg.data_dir + "/policies" : j.auto_prompter_dir;
+  o.skills_dir = j.skills_dir.empty() ? cfg.data_dir + "/skills" : j.skills_dir;
+  o.memory = j.memory;
+  o.reflection = j.reflection;
+  o.default_piece = j.default_piece;
   s.executor = std::make_unique<engine::PieceExecutor>(std::move(o));
   return s;
 }
@@ -151,6 +157,11 @@ api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& 
     v.shell_allowed = s->policy.shell_allowed;
     v.tools.assign(s->policy.allowed_tools.begin(), s->policy.allowed_tools.end());
     c.spaces.push_back(std::move(v));
+  }
+  c.default_piece = cfg.judgement.default_piece;
+  c.route_by_llm = cfg.judgement.router == "llm";
+  for (const auto& [name, sc] : cfg.spaces) {
+    if (!sc.piece.empty()) c.space_pieces[name] = {sc.piece, sc.grounded};
   }
   // "default" first: a bare `model` maps onto it when it serves that model.
   auto profiles = llm::ProfilesFromConfig(cfg);

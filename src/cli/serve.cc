@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "engine/piece_catalog.h"
 #include "notify/delta_stamp.h"
+#include "schedule/file_clock.h"
 #include "schedule/scheduler.h"
 #include "store/budget.h"
 #include "store/sqlite/migrations.h"
@@ -131,6 +132,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;
   std::unique_ptr<WebhookDispatcher> webhooks;
+  std::unique_ptr<schedule::FileClock> drill_clock;  // outlives the scheduler
   std::unique_ptr<schedule::Scheduler> scheduler;
   const std::string ui_dir = with_api ? FindUiDir(*cfg) : "";
   if (with_api) {
@@ -163,6 +165,14 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
     if (cfg->schedules.enabled) {
       schedule::SchedulerOptions so;
       so.store = rt->store.get();
+      if (!cfg->schedules.clock_file.empty()) {
+        auto clock = schedule::FileClock::Open(*Env::Default(), cfg->schedules.clock_file);
+        if (!clock.ok()) return Fail(clock.status());
+        drill_clock = std::move(clock).value();
+        so.clock = drill_clock.get();
+        spdlog::warn("scheduler: time from {} (a drill clock, not the system clock)",
+                     cfg->schedules.clock_file);
+      }
       so.tick = std::chrono::milliseconds(cfg->schedules.tick_ms);
       so.on_time_ms = std::max<TimeMs>(60'000, 2 * cfg->schedules.tick_ms);
       scheduler = std::make_unique<schedule::Scheduler>(so);

@@ -214,6 +214,31 @@ const std::map<std::string, Setter>& Keys() {
                                               })},
                   {"schedules.tick_ms",
                    IntField(10, [](Config& c, int64_t v) { c.schedules.tick_ms = v; })},
+                  {"schedules.clock_file",
+                   StringField(
+                       [](Config& c, const std::string& v) { c.schedules.clock_file = v; })},
+                  {"auto_prompter.dir",
+                   StringField([](Config& c, const std::string& v) {
+                     c.judgement.auto_prompter_dir = v;
+                   })},
+                  {"skills.dir",
+                   StringField(
+                       [](Config& c, const std::string& v) { c.judgement.skills_dir = v; })},
+                  {"memory.enabled", OneOf({"true", "false"},
+                                           [](Config& c, const std::string& v) {
+                                             c.judgement.memory = v == "true";
+                                           })},
+                  {"reflection.on", OneOf({"off", "failure", "success", "always"},
+                                          [](Config& c, const std::string& v) {
+                                            c.judgement.reflection = v;
+                                          })},
+                  {"pieces.default",
+                   StringField(
+                       [](Config& c, const std::string& v) { c.judgement.default_piece = v; })},
+                  {"pieces.router", OneOf({"none", "llm"},
+                                          [](Config& c, const std::string& v) {
+                                            c.judgement.router = v == "llm" ? "llm" : "";
+                                          })},
                   {"jobs.lease_ms",
                    IntField(100, [](Config& c, int64_t v) { c.jobs.lease_ms = v; })},
                   {"jobs.heartbeat_ms",
@@ -317,6 +342,27 @@ const std::vector<SettingInfo>& SettingsTable() {
       {"schedules.tick_ms", "MAESTRO_SCHEDULES_TICK_MS",
        "how often due schedule fires are looked for",
        G([](const Config& c) { return Str(c.schedules.tick_ms); })},
+      {"schedules.clock_file", "MAESTRO_SCHEDULES_CLOCK_FILE",
+       "read the scheduler's now (ms since the epoch) from this file: fire drills and tests only",
+       G([](const Config& c) { return c.schedules.clock_file; })},
+      {"auto_prompter.dir", "MAESTRO_AUTO_PROMPTER_DIR",
+       "Auto Prompter policies: <dir>/<space>.yaml, <dir>/<space>/<piece>.yaml (\"\" = "
+       "<data_dir>/policies)",
+       G([](const Config& c) { return c.judgement.auto_prompter_dir; })},
+      {"skills.dir", "MAESTRO_SKILLS_DIR",
+       "global skills, one folder with a SKILL.md each (\"\" = <data_dir>/skills)",
+       G([](const Config& c) { return c.judgement.skills_dir; })},
+      {"memory.enabled", "MAESTRO_MEMORY_ENABLED",
+       "offer the Memory tool: per-space notes the agent reads and appends to",
+       G([](const Config& c) { return std::string(c.judgement.memory ? "true" : "false"); })},
+      {"reflection.on", "MAESTRO_REFLECTION_ON",
+       "when a Reflection task writes lessons about an ended task: off|failure|success|always",
+       G([](const Config& c) { return c.judgement.reflection; })},
+      {"pieces.default", "MAESTRO_PIECES_DEFAULT", "the piece of a task created without one",
+       G([](const Config& c) { return c.judgement.default_piece; })},
+      {"pieces.router", "MAESTRO_PIECES_ROUTER",
+       "llm: a task created without a piece gets one chosen by one LLM call (none = the default)",
+       G([](const Config& c) { return std::string(c.judgement.router.empty() ? "none" : "llm"); })},
       {"jobs.lease_ms", "", "a claim's lease without heartbeat",
        G([](const Config& c) { return Str(c.jobs.lease_ms); })},
       {"jobs.retry.max_attempts", "", "claims per job before it fails",

@@ -90,6 +90,11 @@ struct SpaceConfig {
   // `mcp_servers:` the MCP servers (names under the top-level
   // `mcp_servers`) a job in this space may open; unset: all of them.
   std::optional<std::vector<std::string>> mcp_servers;
+  // `piece:` the piece of a task created in this space without one ("" =
+  // pieces.default); `grounded: true` fixes it: a task naming another piece
+  // is refused (issue 21, piece routing).
+  std::string piece;
+  bool grounded = false;
   std::string where;  // file:line:col of the entry, for later errors
 };
 
@@ -142,6 +147,22 @@ struct TelemetryConfig {
 struct SchedulesConfig {
   bool enabled = true;      // false: this process fires no schedule (another may)
   int64_t tick_ms = 1'000;  // how often due fires are looked for
+  // Non-empty: the scheduler's "now" is read from this file (ms since the
+  // epoch) — fire drills and tests over simulated time (schedule/file_clock.h).
+  std::string clock_file;
+};
+
+// The agent's judgement (issue 21; docs/operations.md "Policies, skills,
+// memory, lessons"). Empty dirs resolve under data_dir at start.
+struct JudgementConfig {
+  std::string auto_prompter_dir;  // Auto Prompter policies; "" = <data_dir>/policies
+  std::string skills_dir;         // global skills; "" = <data_dir>/skills
+  bool memory = false;            // offer the Memory tool (per-space memory files)
+  // After a task ends: off|failure|success|always — when a Reflection task
+  // writes lessons about it.
+  std::string reflection = "off";
+  std::string default_piece = "chat";  // a task created without a piece
+  std::string router;                  // "llm": an omitted piece is chosen by one LLM call
 };
 
 struct Config {
@@ -183,6 +204,7 @@ struct Config {
   std::string mcp_servers_where;
   JobsConfig jobs;
   SchedulesConfig schedules;
+  JudgementConfig judgement;
   TelemetryConfig telemetry;
   std::vector<WebhookConfig> webhooks;
   std::map<std::string, SpaceConfig> spaces;  // by name

@@ -8,7 +8,8 @@ namespace {
 const std::vector<std::string>& SpaceKeys() {
   static const std::vector<std::string> keys = {"path",         "description",   "tools",
                                                 "edit_allowed", "shell_allowed", "network_allowed",
-                                                "limits",       "mcp_servers"};
+                                                "limits",       "mcp_servers",   "piece",
+                                                "grounded"};
   return keys;
 }
 
@@ -34,12 +35,13 @@ Status Bool(const YAML::Node& v, const std::string& pos, const std::string& key,
 
 Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& v,
                      const std::string& pos, const std::string& key) {
-  if (name == "path" || name == "description") {
+  if (name == "path" || name == "description" || name == "piece") {
     if (!v.IsScalar())
       return InvalidArgument(fmt::format("{}: '{}' must be a string", pos, key), key);
-    (name == "path" ? s.path : s.description) = v.Scalar();
+    (name == "path" ? s.path : name == "piece" ? s.piece : s.description) = v.Scalar();
     return Status::Ok();
   }
+  if (name == "grounded") return Bool(v, pos, key, &s.grounded);
   if (name == "tools") {
     if (!v.IsSequence()) {
       return InvalidArgument(fmt::format("{}: '{}' must be a list of tool names", pos, key), key);

@@ -333,6 +333,13 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     if (Status s = AppendResults(d, resp.tool_calls, results); !s.ok()) {
       return Abort(movement, kAbortLlmError, s.ToString());
     }
+    if (!results.instructions.empty()) {
+      std::string text;
+      for (const std::string& i : results.instructions) text += (text.empty() ? "" : "\n") + i;
+      if (Status s = AppendMessage(d, UserMessage(text)); !s.ok()) {
+        return Abort(movement, kAbortLlmError, s.ToString());
+      }
+    }
     wd.Record(st.last_signature, WatchdogErrors(resp.tool_calls, results));
     if (results.settled) return *results.settled;
   }

@@ -22,9 +22,13 @@
 //                                      -> ABORT text_only_limit
 //   loop guard                         the same batch of calls N times in a
 //                                      row -> ABORT tool_loop
-//   calls                              regular ones through the Dispatcher,
-//                                      control ones here; every result is a
-//                                      tool message appended in call order
+//   calls                              regular ones through the Auto
+//                                      Prompter (policy_step.h: deny /
+//                                      approve_once / instruct) and the
+//                                      Dispatcher, control ones here; every
+//                                      result is a tool message appended in
+//                                      call order, then any policy
+//                                      instruction as one user message
 //   transition                         validated against the movement's
 //                                      rules; invalid -> Error result, go on
 //   complete                           MovementResultFromComplete
@@ -46,6 +50,7 @@
 #include "core/cancel.h"
 #include "core/env.h"
 #include "core/json.h"
+#include "engine/auto_prompter.h"
 #include "engine/budget_step.h"
 #include "engine/movement_result.h"
 #include "engine/piece.h"
@@ -101,6 +106,9 @@ struct AgentLoopDeps {
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   telemetry::SpanContext trace_parent;
   const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
+  // The job's policy snapshot (auto_prompter.h); null: no Auto Prompter, and
+  // the tool path is the one without it.
+  const AutoPrompter* auto_prompter = nullptr;
   Env* env = Env::Default();              // files the loop writes (tools.json, prompt copies)
 };
 

@@ -10,6 +10,7 @@
 #include "engine/delegate.h"
 #include "engine/handoff/trigger.h"
 #include "engine/piece_tools.h"
+#include "engine/policy_step.h"
 #include "engine/subtasks.h"
 #include "telemetry/genai.h"
 #include "tools/park_tools.h"
@@ -262,7 +263,10 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
       }
     } else if (mv && !ToolAllowedInMovement(*mv, name)) {
       content = NotAllowed(*mv, name);
+    } else if (PolicyVerdict pv = ApplyAutoPrompter(d, movement, p.call); pv.denial) {
+      content = *pv.denial;
     } else {
+      if (!pv.instruction.empty()) out.instructions.push_back(std::move(pv.instruction));
       regular.push_back(std::move(p.call));
       regular_at.push_back(i);
       continue;

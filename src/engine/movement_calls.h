@@ -26,6 +26,8 @@ struct CallResults {
   std::vector<std::string> contents;      // one per call, in call order
   std::vector<bool> is_error;             // one per call
   std::optional<MovementResult> settled;  // the movement ends after the results
+  // Auto Prompter instructions (policy_step.h), appended after the results.
+  std::vector<std::string> instructions;
 };
 
 CallResults HandleToolCalls(AgentLoopDeps& deps, const std::string& movement,

@@ -78,6 +78,9 @@ struct Piece {
   int max_movements = 30;  // movement entries per job before abort
   std::vector<Movement> movements;
   std::vector<LoopMonitor> loop_monitors;
+  // `checklist:` what a finished task of this piece must have done; given
+  // in every job's instruction (engine/reflection.h InstructionAdditions).
+  std::vector<std::string> checklist;
   std::string source;  // the file it was loaded from ("builtin:chat.yaml", a path)
 
   // nullptr when there is no such movement.

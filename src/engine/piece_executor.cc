@@ -13,11 +13,16 @@
 #include "engine/comment_delivery.h"
 #include "engine/delegate.h"
 #include "engine/handoff/trigger.h"
+#include "engine/piece_router.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt/attachment_context.h"
+#include "engine/prompt/mission_context.h"
 #include "engine/prompt/prompt_paths.h"
 #include "engine/reconcile.h"
+#include "engine/reflection.h"
 #include "engine/trace_spans.h"
+#include "knowledge/knowledge_tools.h"
+#include "knowledge/memory.h"
 #include "tools/dispatcher.h"
 #include "tools/park_tools.h"
 #include "tools/tool_names.h"
@@ -25,6 +30,9 @@
 
 namespace maestro::engine {
 namespace {
+
+// How much of an ended task's transcript its Reflection task reads.
+constexpr size_t kReflectionExcerptBytes = 12'000;
 
 JobStatus StatusOf(const JobOutcome& o) {
   switch (o.kind) {
@@ -143,6 +151,10 @@ PieceExecutor::PieceExecutor(PieceExecutorOptions options)
 Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelToken& cancel) {
   MAESTRO_ASSIGN_OR_RETURN(Task task, opt_.store->GetTask(job.task_id));
   std::string piece_name = job.piece.empty() ? task.piece : job.piece;
+  if (piece_name == kRoutedPiece) {
+    MAESTRO_ASSIGN_OR_RETURN(piece_name, Route(task, job));
+    task.piece = piece_name;
+  }
   auto piece = opt_.catalog->Get(piece_name);
   if (!piece.ok()) return JobOutcome::Failed(piece.status().message());
   auto ws = tools::PrepareWorkspace(opt_.workspace, *opt_.spaces, task.id, task.space);
@@ -162,6 +174,7 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
     auto commit = tools::CommitWorkspace(*ws, task.id, job.id, task.title);
     if (!commit.ok()) spdlog::warn("job {}: commit: {}", job.id, commit.status().ToString());
   }
+  MaybeReflect(task, job, *run);
   return run->outcome;
 }
 
@@ -170,7 +183,14 @@ PieceExecutor::RunEnd PieceExecutor::Ended(PieceRunResult r, const Job& job,
   JobOutcome outcome = ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());
   // After a handoff the task goes on in the queued continuation (paused/).
   session.EndAs(r.handed_off ? JobStatus::kQueued : StatusOf(outcome));
-  return RunEnd{std::move(r), std::move(outcome)};
+  std::string excerpt;
+  const JobStatus end = StatusOf(outcome);
+  if (opt_.reflection != "off" && !r.handed_off &&
+      (end == JobStatus::kSucceeded || end == JobStatus::kFailed)) {
+    excerpt = TranscriptExcerpt(session.ctx().env(), session.ctx().messages().transcript_path(),
+                                kReflectionExcerptBytes);
+  }
+  return RunEnd{std::move(r), std::move(outcome), std::move(excerpt)};
 }
 
 Result<PieceExecutor::RunEnd> PieceExecutor::Run(const Task& task, const Job& job,
@@ -207,6 +227,8 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   context::TaskContext& ctx = session.ctx();
   MAESTRO_ASSIGN_OR_RETURN(JobTools jt, OpenJobTools(task, job, piece, ws, ctx));
   if (jt.park) return Ended(std::move(*jt.park), job, session);
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<AutoPrompter> policy,
+                           SnapshotPolicy(task, job, piece, ws));
   const PieceTools& piece_tools = jt.piece_tools;
   // The ledger (tools.jsonl's one writer, opened with the context) first:
   // calls a crash left open are settled before anything runs.
@@ -227,8 +249,8 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   }
   const std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
   if (ran_before) RecordJobResume(job_span, start);
-  MAESTRO_RETURN_IF_ERROR(SeedPrompt(ctx, task, job, piece, piece_tools, ws.root,
-                                     llm.profile().vision, ran_before, start));
+  MAESTRO_RETURN_IF_ERROR(
+      SeedPrompt(ctx, task, job, piece, jt, ws.root, llm.profile().vision, ran_before, start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
@@ -259,6 +281,7 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   d.dispatch.trace_parent = job_span.context();
   d.dispatch.env = opt_.env;
   d.env = opt_.env;
+  d.auto_prompter = policy.get();
   BudgetContext budget_ctx;
   if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
     budget_ctx = {*limits, opt_.prices, opt_.clock};
@@ -281,7 +304,7 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
                                                             context::TaskContext& ctx) const {
   // The job's MCP servers: their tools join a copy of the registry (and,
   // with approval: never, the policy), for this job only.
-  JobTools jt{*opt_.registry, ws.policy, nullptr, {}, std::nullopt};
+  JobTools jt{*opt_.registry, ws.policy, nullptr, {}, std::nullopt, "", ""};
   if (!opt_.mcp_servers.empty()) {
     MAESTRO_ASSIGN_OR_RETURN(jt.mcp, OpenJobMcp(piece, ws, job.id));
     if (const auto& auth = jt.mcp->auth_needed()) {
@@ -297,6 +320,7 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
     }
     MAESTRO_RETURN_IF_ERROR(jt.mcp->Register(jt.registry, &jt.policy.allowed_tools));
   }
+  MAESTRO_RETURN_IF_ERROR(AddKnowledgeTools(task, ws, jt));
   MAESTRO_ASSIGN_OR_RETURN(
       jt.piece_tools,
       BuildPieceTools(piece, RegularToolDefs(jt.registry, *opt_.store, task, jt.policy,
@@ -305,7 +329,7 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
 }
 
 Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job,
-                                 const Piece& piece, const PieceTools& piece_tools,
+                                 const Piece& piece, const JobTools& jt,
                                  const std::string& workspace_root, bool vision, bool ran_before,
                                  const std::string& start) {
   const std::string transcript = ctx.messages().transcript_path();
@@ -315,10 +339,13 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
                     ran_before, start));
   PromptInputs in;
   in.piece = &piece;
-  in.tools = &piece_tools;
+  in.tools = &jt.piece_tools;
   in.preamble.agents_md = ReadAgentsMd(workspace_root);
+  in.preamble.skills_index = jt.skills_index;
+  in.preamble.memory_index = jt.memory_index;
   in.preamble.working_directory = tools::kWorkspaceMount;  // the same for every task
   in.dynamic.datetime = NowText(*opt_.clock);
+  in.dynamic.mission = MissionContextText(*opt_.store, task);
   // The files sent since the last prompt, in its dynamic context; a
   // handoff continuation has none (the agent loop lists them instead).
   TakenAttachments attached;
@@ -328,6 +355,13 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
     in.dynamic.attachments = attached.files;
   }
   in.task_instruction = plan.instruction;
+  // A fresh conversation gets the lessons of its space and piece and the
+  // piece's checklist after its instruction (the final user message: the
+  // cached prefix is untouched); a replaying path has them in its replay.
+  if (plan.path == PromptPath::kNewJob || plan.path == PromptPath::kCrossPieceContinue ||
+      plan.path == PromptPath::kHandoffContinuation) {
+    in.task_instruction += InstructionAdditions(LessonsFor(*opt_.store, task.space, piece.name), piece);
+  }
   in.start_movement = start;
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
                            SeedConversation(in, JobStart{plan.path, transcript,
@@ -344,6 +378,88 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
     spdlog::warn("job {}: attachment delivery: {}", job.id, acked.ToString());
   }
   return Status::Ok();
+}
+
+Status PieceExecutor::AddKnowledgeTools(const Task& task, const tools::Workspace& ws,
+                                        JobTools& jt) const {
+  std::vector<knowledge::Skill> skills = knowledge::FindSkills(
+      *opt_.env, {opt_.skills_dir, knowledge::WorkspaceSkillsDir(*opt_.env, ws.root)});
+  if (!skills.empty()) {
+    jt.skills_index = knowledge::SkillsIndexText(skills);
+    MAESTRO_RETURN_IF_ERROR(knowledge::RegisterReadSkill(jt.registry, std::move(skills), opt_.env));
+    jt.policy.allowed_tools.insert(knowledge::kReadSkill);
+  }
+  if (opt_.memory) {
+    std::string dir = knowledge::MemoryDir(opt_.data_dir, ws.space);
+    auto notes = knowledge::ReadMemory(*opt_.env, dir);
+    if (notes.ok()) {
+      jt.memory_index = knowledge::MemoryIndexText(*notes);
+    } else {
+      spdlog::warn("task {}: memory {}: {}", task.id, dir, notes.status().ToString());
+    }
+    MAESTRO_RETURN_IF_ERROR(
+        knowledge::RegisterMemory(jt.registry, std::move(dir), opt_.env, opt_.clock));
+    jt.policy.allowed_tools.insert(knowledge::kMemory);
+  }
+  if (auto reviewed = ReflectedTaskId(task); reviewed && task.piece == kReflectionPiece) {
+    std::string piece;
+    if (auto t = opt_.store->GetTask(*reviewed); t.ok()) piece = t->piece;
+    MAESTRO_RETURN_IF_ERROR(knowledge::RegisterRecordLesson(
+        jt.registry, opt_.store, {task.space, piece, *reviewed, task.id}));
+    jt.policy.allowed_tools.insert(knowledge::kRecordLesson);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<AutoPrompter>> PieceExecutor::SnapshotPolicy(
+    const Task& task, const Job& job, const Piece& piece, const tools::Workspace& ws) const {
+  // A policy that does not parse stops the job: running without the rules a
+  // person wrote would be the unsafe way to fail.
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<AutoPrompter> policy,
+                           AutoPrompter::Load(*opt_.env, opt_.policies_dir, ws.space, piece.name));
+  if (!policy) return policy;
+  Event e;
+  e.task_id = task.id;
+  e.job_id = job.id;
+  e.type = "policy.snapshot";
+  e.payload = {{"source", policy->source()},
+               {"hash", policy->hash()},
+               {"rules", policy->rules().size()}};
+  if (auto added = opt_.store->AppendEvent(e); !added.ok()) {
+    spdlog::warn("job {}: policy snapshot event: {}", job.id, added.status().ToString());
+  }
+  return policy;
+}
+
+Result<std::string> PieceExecutor::Route(const Task& task, const Job& job) const {
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmClient> llm, opt_.llm_factory(job.profile));
+  const std::string dir = opt_.data_dir + "/router/" + job.id;
+  RouteChoice c = RoutePiece(*llm, *opt_.env, dir, RoutablePieces(*opt_.catalog), task.instruction,
+                             opt_.default_piece);
+  opt_.env->RemoveAll(dir).IgnoreError();
+  Json event = {{"piece", c.piece}, {"by", c.fallback ? "default" : "llm"}};
+  if (c.fallback) event["why"] = c.why;
+  spdlog::info("job {}: routed task {} to piece {} ({})", job.id, task.id, c.piece,
+               c.fallback ? "default: " + c.why : "llm");
+  Status set = opt_.store->SetTaskPiece(task.id, c.piece, event);
+  if (set.code() == StatusCode::kConflict) {  // routed by another run first: keep its choice
+    MAESTRO_ASSIGN_OR_RETURN(Task now, opt_.store->GetTask(task.id));
+    return now.piece;
+  }
+  MAESTRO_RETURN_IF_ERROR(set);
+  return c.piece;
+}
+
+void PieceExecutor::MaybeReflect(const Task& task, const Job& job, const RunEnd& end) const {
+  const JobStatus status = StatusOf(end.outcome);
+  if (end.result.handed_off || !ShouldReflect(opt_.reflection, task, status)) return;
+  auto created = StartReflection(*opt_.store, task, job, status, end.result.reason,
+                                 end.result.result, end.transcript_excerpt);
+  if (!created.ok()) {
+    spdlog::warn("job {}: reflection task: {}", job.id, created.status().ToString());
+    return;
+  }
+  spdlog::info("job {}: reflection task {} reviews task {}", job.id, created->task.id, task.id);
 }
 
 void PieceExecutor::PostResultComment(const Task& task, const Job& job, const PieceRunResult& r) {

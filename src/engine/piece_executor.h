@@ -41,6 +41,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "engine/agent_loop.h"
+#include "engine/auto_prompter.h"
 #include "engine/movement_result.h"
 #include "engine/piece_catalog.h"
 #include "engine/piece_tools.h"
@@ -87,6 +88,15 @@ struct PieceExecutorOptions {
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   // USD per million tokens by profile, for a task's max_cost (budget_step.h).
   budget::PriceTable prices;
+  // The agent's judgement (issue 21): Auto Prompter policies (auto_prompter.h;
+  // "" = none), the global skills dir ("" = none; knowledge/skills.h), the
+  // Memory tool over <data_dir>/memory/<space> (knowledge/memory.h), and
+  // when ended tasks are reflected on (reflection.h: off|failure|success|always).
+  std::string policies_dir;
+  std::string skills_dir;
+  bool memory = false;
+  std::string reflection = "off";
+  std::string default_piece = "chat";  // the router's fallback (piece_router.h)
 };
 
 class PieceExecutor final : public JobExecutor {
@@ -116,6 +126,7 @@ class PieceExecutor final : public JobExecutor {
   struct RunEnd {
     PieceRunResult result;
     JobOutcome outcome;
+    std::string transcript_excerpt;  // for a Reflection task (reflection.h); "" = none
   };
 
   // The job's tools: a copy of the registry with the job's MCP tools, the
@@ -128,6 +139,9 @@ class PieceExecutor final : public JobExecutor {
     std::unique_ptr<mcp::JobMcp> mcp;
     PieceTools piece_tools;
     std::optional<PieceRunResult> park;
+    // The system text's indexes of what the job's knowledge tools reach.
+    std::string skills_index;
+    std::string memory_index;
   };
 
   Result<RunEnd> Run(const Task& task, const Job& job, const Piece& piece,
@@ -145,8 +159,20 @@ class PieceExecutor final : public JobExecutor {
   // acknowledges the comments and attachments it delivered (`vision`: the
   // profile takes images).
   Status SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job, const Piece& piece,
-                    const PieceTools& piece_tools, const std::string& workspace_root, bool vision,
+                    const JobTools& jt, const std::string& workspace_root, bool vision,
                     bool ran_before, const std::string& start);
+  // Registers the knowledge tools the job may use (knowledge_tools.h) and
+  // fills jt's indexes.
+  Status AddKnowledgeTools(const Task& task, const tools::Workspace& ws, JobTools& jt) const;
+  // The job's Auto Prompter snapshot (recorded as a policy.snapshot event).
+  Result<std::unique_ptr<AutoPrompter>> SnapshotPolicy(const Task& task, const Job& job,
+                                                       const Piece& piece,
+                                                       const tools::Workspace& ws) const;
+  // A task on kRoutedPiece: the piece the router chose (or another worker
+  // chose first), stored before the job runs.
+  Result<std::string> Route(const Task& task, const Job& job) const;
+  // After a job ended: the Reflection task, when `reflection` asks for one.
+  void MaybeReflect(const Task& task, const Job& job, const RunEnd& end) const;
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
   Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,
                                                   const std::string& job_id) const;

@@ -29,7 +29,8 @@ std::vector<std::string> PieceLintOptions::DefaultToolNames() {
 namespace {
 
 const std::vector<std::string> kPieceKeys = {"name",          "description", "initial_movement",
-                                             "max_movements", "movements",   "loop_monitors"};
+                                             "max_movements", "movements",   "loop_monitors",
+                                             "checklist"};
 const std::vector<std::string> kMovementKeys = {
     "name",      "description",   "guidance", "instruction", "persona",      "policy",
     "knowledge", "allowed_tools", "edit",     "rules",       "default_next", "max_iterations"};
@@ -78,6 +79,8 @@ class Walker {
         saw_movements = WalkMovements(v, piece);
       else if (key == "loop_monitors")
         WalkMonitors(v, piece);
+      else if (key == "checklist")
+        StringList(v, "checklist", piece.checklist);
     }
     if (!saw_name) Problem(PosOf(root), "missing required key 'name'");
     if (!saw_movements) Problem(PosOf(root), "missing required key 'movements'");

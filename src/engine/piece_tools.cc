@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "knowledge/knowledge_tools.h"
 #include "tools/tool_names.h"
 
 namespace maestro::engine {
@@ -94,8 +95,12 @@ Result<PieceTools> BuildPieceTools(const Piece& piece, const std::vector<Json>& 
     if (name == tools::kComplete || name == tools::kTransition) {
       return InvalidArgument(fmt::format("'{}' is a control tool and cannot be registered", name));
     }
-    // WriteHandoff is the engine's (seed 004), offered whatever the movements list.
-    if (universe && !universe->count(name) && name != tools::kWriteHandoff) continue;
+    // WriteHandoff (seed 004) and the knowledge tools are the engine's,
+    // offered whatever the movements list.
+    if (universe && !universe->count(name) && name != tools::kWriteHandoff &&
+        !knowledge::IsKnowledgeTool(name)) {
+      continue;
+    }
     auto [it, fresh] = by_name.emplace(name, def);
     if (!fresh && it->second != def) {
       return InvalidArgument(fmt::format("two different definitions of tool '{}'", name));
@@ -140,6 +145,7 @@ std::string TransitionError(const Piece& piece, const std::string& current,
 
 bool ToolAllowedInMovement(const Movement& movement, const std::string& name) {
   if (name == tools::kComplete || name == tools::kTransition) return true;
+  if (knowledge::IsKnowledgeTool(name)) return true;
   if (!movement.allowed_tools) return true;
   const auto& a = *movement.allowed_tools;
   return std::find(a.begin(), a.end(), name) != a.end();

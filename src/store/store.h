@@ -27,6 +27,7 @@
 
 #include "core/status.h"
 #include "store/api_types.h"
+#include "store/judgement_types.h"
 #include "store/schedule_types.h"
 #include "store/types.h"
 
@@ -330,6 +331,53 @@ class Store {
   // The schedule's fires, newest fire time first.
   virtual Result<std::vector<ScheduleFire>> ListScheduleFires(const std::string& /*schedule_id*/,
                                                               int /*limit*/) {
+    return NoApiSupport();
+  }
+
+  // Piece routing (issue 21): the task created with kRoutedPiece, and its
+  // jobs still on it, take `piece`, and a task.routed event records it.
+  // kConflict when the task is no longer on kRoutedPiece (another worker
+  // routed it first: use that piece).
+  virtual Status SetTaskPiece(const std::string& /*task_id*/, const std::string& /*piece*/,
+                              const Json& /*event*/) {
+    return NoApiSupport();
+  }
+
+  // ---- lessons (issue 21; sql_judgement.cc)
+  // Assigns id and times. kInvalidArgument naming the field for an empty
+  // lesson or a piece-scoped one without a piece.
+  virtual Result<Lesson> AddLesson(const Lesson& /*l*/) { return NoApiSupport(); }
+  // kNotFound "lesson <id> not found".
+  virtual Result<Lesson> GetLesson(const std::string& /*id*/) { return NoApiSupport(); }
+  // The lessons of `space`, newest first: with `piece` set, the space-scoped
+  // ones and those scoped to that piece (what a task of it is given);
+  // unset, all of them.
+  virtual Result<std::vector<Lesson>> ListLessons(const std::string& /*space*/,
+                                                  const std::optional<std::string>& /*piece*/,
+                                                  int /*limit*/) {
+    return NoApiSupport();
+  }
+  // Every space's lessons, newest first (the Lessons page).
+  virtual Result<std::vector<Lesson>> ListAllLessons(int /*limit*/) { return NoApiSupport(); }
+  // Replaces lesson, scope, piece and evidence of `l.id`. kNotFound when absent.
+  virtual Result<Lesson> UpdateLesson(const Lesson& /*l*/) { return NoApiSupport(); }
+  virtual Status DeleteLesson(const std::string& /*id*/) { return NoApiSupport(); }
+
+  // ---- missions (issue 21; sql_judgement.cc). Assigns id and times;
+  // kInvalidArgument naming "title" when it is empty.
+  virtual Result<Mission> CreateMission(const Mission& /*m*/) { return NoApiSupport(); }
+  // kNotFound "mission <id> not found".
+  virtual Result<Mission> GetMission(const std::string& /*id*/) { return NoApiSupport(); }
+  // Oldest first; `visible_to` as ListSchedules.
+  virtual Result<std::vector<Mission>> ListMissions(
+      const std::optional<std::string>& /*visible_to*/) {
+    return NoApiSupport();
+  }
+  // Replaces title and notes. kNotFound when absent.
+  virtual Result<Mission> UpdateMission(const Mission& /*m*/) { return NoApiSupport(); }
+  // The mission's tasks, newest first.
+  virtual Result<std::vector<Task>> ListMissionTasks(const std::string& /*mission_id*/,
+                                                     int /*limit*/) {
     return NoApiSupport();
   }
 

@@ -105,6 +105,7 @@ struct Task {
   // The effective budget limits (store/budget.h LimitsJson; {} = none),
   // resolved at create and raised by RaiseTaskBudget.
   Json budget = Json::object();
+  std::string mission_id;  // the mission it belongs to ("" = none)
 };
 
 inline constexpr int kMinPriority = -100;
@@ -125,6 +126,11 @@ struct Attachment {
   TimeMs created_at = 0;
   TimeMs delivered_at = 0;  // when a prompt listed it (0: not yet)
 };
+
+// The piece of a task created while `pieces.router: llm` is set and no
+// piece was named: its first job asks the router (engine/piece_router.h),
+// which replaces it with the chosen piece (Store::SetTaskPiece).
+inline constexpr char kRoutedPiece[] = "auto";
 
 struct NewTask {
   // "" = generated. The API picks the id first when files come with the
@@ -152,6 +158,10 @@ struct NewTask {
   std::string spawn_key;
   // The effective budget limits to store (store/budget.h LimitsJson).
   Json budget = Json::object();
+  // Where the task came from (Task::task_source): "local", or
+  // "reflection:<task id>" for the Reflection task of that task.
+  std::string task_source = "local";
+  std::string mission_id;  // "" = none (the API checks that it exists)
   // Files already written to the workspace, recorded with the instruction
   // comment in the same transaction (id, comment_id, created_at set there).
   std::vector<Attachment> attachments;

@@ -10,7 +10,7 @@ const char* const kTaskCols =
     "id, title, instruction, piece, space, visibility, owner, task_source, status, "
     "llm_provider, model, context_length, llm_call_count, tool_call_count, total_tokens, "
     "compression_count, error_message, process_id, hostname, created_at, "
-    "COALESCE(started_at, 0), COALESCE(completed_at, 0), updated_at, budget";
+    "COALESCE(started_at, 0), COALESCE(completed_at, 0), updated_at, budget, mission_id";
 
 const char* const kJobCols =
     "seq, id, task_id, COALESCE(parent_job_id, ''), COALESCE(continued_from_job_id, ''), status, "
@@ -62,6 +62,7 @@ Task ReadTask(const Stmt& s) {
   t.updated_at = s.Int(c++);
   t.budget = Json::parse(s.Text(c++), nullptr, /*allow_exceptions=*/false);
   if (!t.budget.is_object()) t.budget = Json::object();
+  t.mission_id = s.Text(c++);
   return t;
 }
 

@@ -121,8 +121,9 @@ Status SqlStore::InsertTask(Tx& tx, NewTask in, std::string* task_id_out, Job* j
   }
   auto ins = tx.conn.Prepare(
       "INSERT INTO tasks(id, title, instruction, piece, space, visibility, owner, status, "
-      "llm_provider, model, context_length, created_at, updated_at, spawn_key, budget) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12, ?13)");
+      "llm_provider, model, context_length, created_at, updated_at, spawn_key, budget, "
+      "task_source, mission_id) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)");
   if (!ins.ok()) return ins.status();
   ins->Bind(1, task_id)
       .Bind(2, in.title)
@@ -136,7 +137,9 @@ Status SqlStore::InsertTask(Tx& tx, NewTask in, std::string* task_id_out, Job* j
       .Bind(10, in.context_length)
       .Bind(11, tx.now)
       .BindNullable(12, in.spawn_key)
-      .Bind(13, (in.budget.is_object() ? in.budget : Json::object()).dump());
+      .Bind(13, (in.budget.is_object() ? in.budget : Json::object()).dump())
+      .Bind(14, in.task_source.empty() ? std::string("local") : in.task_source)
+      .Bind(15, in.mission_id);
   MAESTRO_RETURN_IF_ERROR(ins->Exec());
   auto com = tx.conn.Prepare(
       "INSERT INTO comments(id, task_id, author, kind, body, created_at) "

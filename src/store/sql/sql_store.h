@@ -102,6 +102,21 @@ class SqlStore : public Store {
   Result<Job> RaiseTaskBudget(const std::string& task_id, const Json& budget) override;
   Result<UserUsage> UserUsageSince(const std::string& owner, TimeMs since) override;
   // Schedules (sql_schedules.cc).
+  Status SetTaskPiece(const std::string& task_id, const std::string& piece,
+                      const Json& event) override;
+  Result<Mission> CreateMission(const Mission& m) override;
+  Result<Mission> GetMission(const std::string& id) override;
+  Result<std::vector<Mission>> ListMissions(const std::optional<std::string>& visible_to) override;
+  Result<Mission> UpdateMission(const Mission& m) override;
+  Result<std::vector<Task>> ListMissionTasks(const std::string& mission_id, int limit) override;
+  Result<Lesson> AddLesson(const Lesson& l) override;
+  Result<Lesson> GetLesson(const std::string& id) override;
+  Result<std::vector<Lesson>> ListLessons(const std::string& space,
+                                          const std::optional<std::string>& piece,
+                                          int limit) override;
+  Result<std::vector<Lesson>> ListAllLessons(int limit) override;
+  Result<Lesson> UpdateLesson(const Lesson& l) override;
+  Status DeleteLesson(const std::string& id) override;
   Result<Schedule> CreateSchedule(const Schedule& s) override;
   Result<Schedule> GetSchedule(const std::string& id) override;
   Result<std::vector<Schedule>> ListSchedules(

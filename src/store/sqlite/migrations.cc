@@ -241,6 +241,36 @@ CREATE TABLE attachments (
 CREATE UNIQUE INDEX attachments_by_task ON attachments(task_id, path);
 CREATE INDEX attachments_undelivered ON attachments(task_id) WHERE delivered_at IS NULL;
 )sql"},
+      {8, "lessons, missions", R"sql(
+-- What Reflection tasks (and people) learned, given to later tasks of the
+-- space (scope 'space') or of one piece in it (scope 'piece').
+CREATE TABLE lessons (
+  id             TEXT PRIMARY KEY,
+  space          TEXT NOT NULL,
+  piece          TEXT NOT NULL DEFAULT '',
+  scope          TEXT NOT NULL,
+  lesson         TEXT NOT NULL,
+  evidence       TEXT NOT NULL DEFAULT '[]',
+  source_task_id TEXT NOT NULL DEFAULT '',
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL
+);
+CREATE INDEX lessons_by_space ON lessons(space, created_at);
+-- Missions: long-lived goals; a task may belong to one, and its jobs get the
+-- mission's notes and its recent results in their dynamic context.
+CREATE TABLE missions (
+  id         TEXT PRIMARY KEY,
+  title      TEXT NOT NULL,
+  notes      TEXT NOT NULL DEFAULT '',
+  space      TEXT NOT NULL DEFAULT '',
+  owner      TEXT NOT NULL DEFAULT '',
+  visibility TEXT NOT NULL DEFAULT 'private',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN mission_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX tasks_by_mission ON tasks(mission_id, created_at);
+)sql"},
   };
   return m;
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,8 +24,10 @@ namespace maestro::engine::test {
 class EngineRig {
  public:
   // `dir` holds the database, the data dir and the space `space`.
+  // `tune` may change the executor's options before it is built.
   void Start(const std::string& dir, const tools::Space& space, const std::string& llm_url,
-             int64_t context_length) {
+             int64_t context_length,
+             const std::function<void(PieceExecutorOptions&)>& tune = nullptr) {
     StoreOptions so;
     so.on_job_available = [this] {
       if (pool_) pool_->Notify();
@@ -53,6 +56,7 @@ class EngineRig {
       p.context_length = context_length;
       return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(p));
     };
+    if (tune) tune(o);
     executor_ = std::make_unique<PieceExecutor>(std::move(o));
     WorkerPoolOptions wo;
     wo.threads = 1;

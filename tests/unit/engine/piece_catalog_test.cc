@@ -25,7 +25,7 @@ TEST(PieceCatalog, BuiltinPiecesLoadWithoutProblems) {
     names.push_back(e.piece.name);
     EXPECT_TRUE(e.builtin);
   }
-  EXPECT_THAT(names, ElementsAre("chat", "coding", "research", "review"));
+  EXPECT_THAT(names, ElementsAre("chat", "coding", "reflection", "research", "review"));
 }
 
 TEST(PieceCatalog, ChatIsOneMovementWithoutTransitions) {
@@ -96,13 +96,13 @@ TEST(PieceCatalog, GetUnknownNamesTheKnownPieces) {
   auto r = cat.Get("codin");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_THAT(r.status().message(), HasSubstr("known: chat, coding, research, review"));
+  EXPECT_THAT(r.status().message(), HasSubstr("known: chat, coding, reflection, research, review"));
   EXPECT_TRUE(cat.Get("coding").ok());
 }
 
 TEST(PieceCatalog, JsonForTheApi) {
   Json j = PieceCatalogJson(PieceCatalog::Load({}));
-  ASSERT_EQ(j["pieces"].size(), 4u);
+  ASSERT_EQ(j["pieces"].size(), 5u);
   const Json& coding = j["pieces"][1];
   EXPECT_EQ(coding["name"], "coding");
   EXPECT_EQ(coding["builtin"], true);

@@ -1,0 +1,128 @@
+// Lesson routes (issue 21): the lessons Reflection tasks wrote, which later
+// tasks of a space get in their instruction (engine/reflection.h) — listed,
+// added, corrected and deleted by people (the UI's Lessons page). A lesson
+// is space knowledge, not a task's: every signed-in user sees and edits the
+// lessons of the spaces (private task text is never copied into a lesson by
+// the server; the Reflection task writes what it chooses).
+#include <algorithm>
+
+#include "api/api_server.h"
+#include "api/http_util.h"
+
+namespace maestro {
+
+using api::Reply;
+using api::ReplyError;
+
+namespace {
+
+constexpr const char* kLessonsPath = "/api/local/lessons";
+constexpr const char* kLessonPath = "/api/local/lessons/{id}";
+constexpr int kListLimit = 500;
+constexpr size_t kMaxLesson = 2000;
+
+const std::vector<std::string> kFields = {"space", "piece", "scope", "lesson", "evidence"};
+
+Json LessonJson(const Lesson& l) {
+  return {{"id", l.id},
+          {"space", l.space},
+          {"piece", l.piece},
+          {"scope", LessonScopeName(l.scope)},
+          {"lesson", l.lesson},
+          {"evidence", l.evidence},
+          {"source_task_id", l.source_task_id},
+          {"created_at", l.created_at},
+          {"updated_at", l.updated_at}};
+}
+
+// The body's fields onto `l` (absent ones keep their value).
+Status ApplyFields(const Json& body, Lesson* l, bool create) {
+  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kFields));
+  if (create) MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "space", &l->space));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "piece", &l->piece));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "lesson", &l->lesson));
+  std::string scope(LessonScopeName(l->scope));
+  MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "scope", &scope));
+  auto s = ParseLessonScope(scope);
+  if (!s) return InvalidArgument("scope must be space or piece", "scope");
+  l->scope = *s;
+  if (body.contains("evidence")) {
+    const Json& ev = body["evidence"];
+    if (!ev.is_array()) return InvalidArgument("evidence must be a list of task ids", "evidence");
+    l->evidence.clear();
+    for (const Json& e : ev) {
+      if (!e.is_string()) return InvalidArgument("evidence must be a list of task ids", "evidence");
+      l->evidence.push_back(e.get<std::string>());
+    }
+  }
+  if (l->lesson.empty()) return InvalidArgument("lesson must not be empty", "lesson");
+  if (l->lesson.size() > kMaxLesson) {
+    return InvalidArgument("lesson is longer than 2000 bytes", "lesson");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void ApiServer::LessonRoutes() {
+  router_.Add("GET", kLessonsPath, [this](const api::HttpRequest& req) {
+    // ?space=NAME (with &piece=NAME: what a task of that piece is given).
+    const bool by_space = std::any_of(req.query.begin(), req.query.end(),
+                                      [](const auto& q) { return q.first == "space"; });
+    const std::string piece = req.Query("piece");
+    Result<std::vector<Lesson>> list =
+        by_space ? store_.ListLessons(req.Query("space"),
+                                      piece.empty() ? std::nullopt
+                                                    : std::optional<std::string>(piece),
+                                      kListLimit)
+                 : store_.ListAllLessons(kListLimit);
+    if (!list.ok()) return ReplyError(list.status());
+    Json arr = Json::array();
+    for (const Lesson& l : *list) arr.push_back(LessonJson(l));
+    return Reply(200, {{"lessons", arr}});
+  });
+
+  router_.Add("POST", kLessonsPath, [this](const api::HttpRequest& req) {
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    Lesson l;
+    if (Status st = ApplyFields(*body, &l, /*create=*/true); !st.ok()) return ReplyError(st);
+    if (Status st = api::CheckSpace(options_.choices, l.space); !st.ok()) return ReplyError(st);
+    if (l.scope == LessonScope::kPiece) {
+      if (Status st = api::CheckPiece(options_.choices, l.piece); !st.ok()) return ReplyError(st);
+    }
+    auto added = store_.AddLesson(l);
+    if (!added.ok()) return ReplyError(added.status());
+    return Reply(201, {{"lesson", LessonJson(*added)}});
+  });
+
+  router_.Add("GET", kLessonPath, [this](const api::HttpRequest& req) {
+    auto l = store_.GetLesson(req.params[0]);
+    if (!l.ok()) return ReplyError(l.status());
+    return Reply(200, {{"lesson", LessonJson(*l)}});
+  });
+
+  router_.Add("PATCH", kLessonPath, [this](const api::HttpRequest& req) {
+    auto l = store_.GetLesson(req.params[0]);
+    if (!l.ok()) return ReplyError(l.status());
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    if (body->contains("space")) {
+      return ReplyError(InvalidArgument("a lesson's space cannot change", "space"));
+    }
+    if (Status st = ApplyFields(*body, &*l, /*create=*/false); !st.ok()) return ReplyError(st);
+    if (l->scope == LessonScope::kPiece) {
+      if (Status st = api::CheckPiece(options_.choices, l->piece); !st.ok()) return ReplyError(st);
+    }
+    auto updated = store_.UpdateLesson(*l);
+    if (!updated.ok()) return ReplyError(updated.status());
+    return Reply(200, {{"lesson", LessonJson(*updated)}});
+  });
+
+  router_.Add("DELETE", kLessonPath, [this](const api::HttpRequest& req) {
+    if (Status st = store_.DeleteLesson(req.params[0]); !st.ok()) return ReplyError(st);
+    return Reply(200, {{"deleted", req.params[0]}});
+  });
+}
+
+}  // namespace maestro
