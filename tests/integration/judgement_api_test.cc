@@ -39,7 +39,7 @@ class JudgementApiTest : public ::testing::Test {
                                            {"MAESTRO_ADMIN_TOKEN", "tok"}};
     env.insert(extra.begin(), extra.end());
     serve_ = std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "serve", "--config", dir_.File("maestro.yaml")}, env,
+        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"}, env,
         dir_.File("serve.out"), dir_.File("serve.err"));
     httplib::Client c("127.0.0.1", port_);
     for (int i = 0; i < 500; ++i) {

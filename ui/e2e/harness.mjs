@@ -114,8 +114,9 @@ const priceYaml = () =>
 // Starts maestro serve. `script`: run our own fakellm with it and point
 // MAESTRO_LLM_BASE_URL there; `demoScript`: no base URL — demo mode.
 // `restart()` stops serve (SIGTERM) and starts it again on the same data dir
-// and port; the fake model keeps running.
-export async function startStack({ script, demoScript, name }) {
+// and port; the fake model keeps running. `config(dataDir)`: more YAML for
+// maestro.yaml (e.g. a `spaces:` block whose paths live in the data dir).
+export async function startStack({ script, demoScript, name, config: extraConfig }) {
   suite = name;
   mkdirSync(ARTIFACTS, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
@@ -126,7 +127,7 @@ export async function startStack({ script, demoScript, name }) {
   const base = 'jobs:\n  shutdown_grace_ms: 500\n' +
     'packages:\n  installers:\n    pip: "echo {name}{version_spec} > {target}/INSTALLED"\n';
   const priced = supportsPrice(base);
-  writeFileSync(config, base + (priced ? priceYaml() : ''));
+  writeFileSync(config, base + (priced ? priceYaml() : '') + (extraConfig ? extraConfig(dataDir) : ''));
   const port = await freePort();
   const env = { ...process.env };
   delete env.MAESTRO_LLM_BASE_URL;

@@ -1,7 +1,7 @@
 // The app shell: token gate, header (demo banner, notification bell), the
 // task list and the chat pane of the selected task. The selected task is in
 // the address (/tasks/<id>) so a reload or a shared link opens it again;
-// /schedules is the Schedules page.
+// /schedules is the Schedules page, /lessons the Lessons page.
 // Keyboard: n new task, / search, Escape closes the dialog.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Api, getToken, setToken, setUnauthorizedHandler } from './api';
@@ -12,6 +12,7 @@ import { ChatPane } from './components/ChatPane';
 import { CreateTaskDialog } from './components/CreateTaskDialog';
 import { NotificationBell } from './components/NotificationBell';
 import { SchedulesPage } from './components/SchedulesPage';
+import { LessonsPage } from './components/LessonsPage';
 import { ToastProvider, useToastSweep } from './components/Toasts';
 import { useShortcuts } from './useShortcuts';
 import { useTasks } from './useTasks';
@@ -21,13 +22,20 @@ function taskFromPath(): string {
   return m ? decodeURIComponent(m[1]) : '';
 }
 
-const onSchedulesPath = () => window.location.pathname.startsWith('/schedules');
+// The page beside the task list the address names.
+type Page = 'tasks' | 'schedules' | 'lessons';
+function pageFromPath(): Page {
+  const p = window.location.pathname;
+  if (p.startsWith('/schedules')) return 'schedules';
+  if (p.startsWith('/lessons')) return 'lessons';
+  return 'tasks';
+}
 
 export function App() {
   const [token, setTok] = useState(getToken());
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [taskId, setTaskId] = useState(taskFromPath());
-  const [schedules, setSchedules] = useState(onSchedulesPath());
+  const [page, setPage] = useState<Page>(pageFromPath());
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
@@ -37,7 +45,7 @@ export function App() {
     Api.info().then(setInfo).catch(() => setInfo(null));
     const onPop = () => {
       setTaskId(taskFromPath());
-      setSchedules(onSchedulesPath());
+      setPage(pageFromPath());
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
@@ -46,12 +54,12 @@ export function App() {
   const open = useCallback((id: string) => {
     window.history.pushState(null, '', id ? `/tasks/${encodeURIComponent(id)}` : '/');
     setTaskId(id);
-    setSchedules(false);
+    setPage('tasks');
   }, []);
-  const openSchedules = useCallback(() => {
-    window.history.pushState(null, '', '/schedules');
+  const openPage = useCallback((p: Exclude<Page, 'tasks'>) => {
+    window.history.pushState(null, '', `/${p}`);
     setTaskId('');
-    setSchedules(true);
+    setPage(p);
   }, []);
   const signIn = (t: string) => {
     setToken(t);
@@ -65,8 +73,8 @@ export function App() {
         info={info}
         taskId={taskId}
         open={open}
-        schedules={schedules}
-        openSchedules={openSchedules}
+        page={page}
+        openPage={openPage}
         onSignOut={() => signIn('')}
       />
     </ToastProvider>
@@ -77,14 +85,14 @@ interface ShellProps {
   info: ServerInfo | null;
   taskId: string;
   open: (id: string) => void;
-  schedules: boolean; // the Schedules page instead of the task list
-  openSchedules: () => void;
+  page: Page; // the Schedules or Lessons page instead of the task list
+  openPage: (p: Exclude<Page, 'tasks'>) => void;
   onSignOut: () => void;
 }
 
 // The signed-in page, inside the ToastProvider: the list's tasks also sweep
 // stale toasts, and the shortcuts act on it.
-function Shell({ info, taskId, open, schedules, openSchedules, onSignOut }: ShellProps) {
+function Shell({ info, taskId, open, page, openPage, onSignOut }: ShellProps) {
   const [creating, setCreating] = useState(false);
   const [listVersion, setListVersion] = useState(0);
   const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
@@ -117,8 +125,11 @@ function Shell({ info, taskId, open, schedules, openSchedules, onSignOut }: Shel
           </span>
         )}
         <span className="spacer" />
-        <button className="ghost" onClick={openSchedules} aria-current={schedules ? 'page' : undefined}>
+        <button className="ghost" onClick={() => openPage('schedules')} aria-current={page === 'schedules' ? 'page' : undefined}>
           Schedules
+        </button>
+        <button className="ghost" onClick={() => openPage('lessons')} aria-current={page === 'lessons' ? 'page' : undefined}>
+          Lessons
         </button>
         <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
           New task
@@ -128,9 +139,13 @@ function Shell({ info, taskId, open, schedules, openSchedules, onSignOut }: Shel
           Sign out
         </button>
       </header>
-      {schedules ? (
+      {page === 'schedules' ? (
         <main className="layout" style={{ gridTemplateColumns: '1fr' }}>
           <SchedulesPage onOpenTask={open} />
+        </main>
+      ) : page === 'lessons' ? (
+        <main className="layout" style={{ gridTemplateColumns: 'minmax(0, 1fr)' }}>
+          <LessonsPage onOpenTask={open} />
         </main>
       ) : (
       <main className="layout">

@@ -1,5 +1,5 @@
 // The REST client: every call carries the bearer token kept in localStorage.
-// Errors come back as ApiError with the server's {"error":{code,message}}.
+// Errors come back as ApiError with the server's {"error":{code,message,field}}.
 import type {
   ApprovalRequest, Attachment, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
   WorkspaceFile, WorkspaceListing,
@@ -16,7 +16,8 @@ export function setToken(token: string): void {
 }
 
 export class ApiError extends Error {
-  constructor(public status: number, public code: string, message: string) {
+  // `field`: the request field a 400 names (`{"error":{"field"}}`), if any.
+  constructor(public status: number, public code: string, message: string, public field = '') {
     super(message);
   }
 }
@@ -42,8 +43,8 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   const body = text ? safeParse(text) : {};
   if (!res.ok) {
     if (res.status === 401) onUnauthorized();
-    const err = (body as { error?: { code?: string; message?: string } }).error ?? {};
-    throw new ApiError(res.status, err.code ?? String(res.status), err.message ?? res.statusText);
+    const err = (body as { error?: { code?: string; message?: string; field?: string } }).error ?? {};
+    throw new ApiError(res.status, err.code ?? String(res.status), err.message ?? res.statusText, err.field ?? '');
   }
   return body as T;
 }

@@ -174,6 +174,13 @@ export function foldDeltas(
         });
         text = null; // the partial answer is discarded by the server
         break;
+      case 'policy': {
+        // An Auto Prompter firing (issue 21): rule id, tool, decision and
+        // the argument hash only, never the raw arguments.
+        const line = policyNotice(d);
+        if (line) target(d).push({ kind: 'notice', key: key(d), ...line });
+        break;
+      }
       case 'interjection': {
         const c = comments.get(String(d.comment_id ?? ''));
         if (c) {
@@ -198,6 +205,24 @@ export function foldDeltas(
     if (last && last.kind === 'tool' && PARKING_TOOLS.has(last.card.name) && last.card.result !== undefined) last.card.waiting = true;
   }
   return items;
+}
+
+// The chat line of an Auto Prompter `policy` delta (or a `policy.fired`
+// event's payload): a deny warns, an instruction or a one-time approval
+// informs.
+export function policyNotice(p: Record<string, unknown>): { tone: 'info' | 'warn'; text: string } | null {
+  const rule = String(p.rule ?? '') || '(unnamed)';
+  const tool = String(p.tool ?? '') || 'the tool';
+  switch (p.decision) {
+    case 'deny':
+      return { tone: 'warn', text: `Policy rule ${rule} denied ${tool}` };
+    case 'instruct':
+      return { tone: 'info', text: `Policy rule ${rule} added an instruction after ${tool}` };
+    case 'approve_once':
+      return { tone: 'info', text: `Policy rule ${rule} approved this ${tool} call once` };
+    default:
+      return p.decision ? { tone: 'info', text: `Policy rule ${rule} fired on ${tool} (${String(p.decision)})` } : null;
+  }
 }
 
 // A re-issued park call (same tool and arguments as a call answered before
@@ -392,6 +417,8 @@ export function describeEvent(e: TaskEvent): string {
       return p.title ? `renamed to “${String(p.title)}”` : 'task updated';
     case 'job.cancel_requested':
       return 'cancel requested';
+    case 'policy.fired':
+      return policyNotice(p)?.text ?? 'policy rule fired';
     case 'grant.created':
       return `permission granted: ${String(p.tool ?? p.name ?? '')}`;
     case 'grant.used':

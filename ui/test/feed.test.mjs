@@ -85,3 +85,27 @@ test('ledger calls older than the first buffered delta are shown before the stre
   assert.deepEqual(c.map((x) => x.args), ['{"path":"a"}', '{"path":"b"}']);
   assert.equal(c[1].result.length, 3000, "the ledger's longer result replaces the deltas' cut one");
 });
+
+test('an Auto Prompter policy delta is a notice line: deny warns, instruct and approve_once inform', () => {
+  const ds = [d({ type: 'movement', movement: 'chat' }),
+    ...call('c1', 'RunCommand', { command: 'rm -rf /' }),
+    d({ type: 'policy', rule: 'no-rm', tool: 'RunCommand', movement: 'chat', decision: 'deny', args_hash: 'h1' }),
+    result('c1', 'RunCommand', 'Error: denied by policy'),
+    ...call('c2', 'WriteFile', { path: 'a', content: 'x' }),
+    d({ type: 'policy', rule: 'tests-after-write', tool: 'WriteFile', movement: 'chat', decision: 'instruct', args_hash: 'h2' }),
+    result('c2', 'WriteFile', 'wrote 1 bytes'),
+    d({ type: 'policy', rule: 'ok-ls', tool: 'RunCommand', movement: 'chat', decision: 'approve_once', args_hash: 'h3' })];
+  const items = feed.buildFeed([job('succeeded')], [], { J1: ds });
+  const notices = items.filter((i) => i.kind === 'notice').map((i) => [i.tone, i.text]);
+  assert.deepEqual(notices, [
+    ['warn', 'Policy rule no-rm denied RunCommand'],
+    ['info', 'Policy rule tests-after-write added an instruction after WriteFile'],
+    ['info', 'Policy rule ok-ls approved this RunCommand call once'],
+  ]);
+  // In stream order, between the cards; no raw arguments in the lines.
+  const kinds = items.map((i) => (i.kind === 'tool' ? i.card.name : i.kind));
+  assert.deepEqual(kinds, ['job', 'movement', 'RunCommand', 'notice', 'WriteFile', 'notice', 'notice']);
+  assert.ok(notices.every(([, t]) => !t.includes('rm -rf')));
+  assert.equal(feed.describeEvent({ id: 'e', type: 'policy.fired', task_id: 'T', job_id: 'J1', created_at: 1,
+    payload: { rule: 'no-rm', tool: 'RunCommand', decision: 'deny', args_hash: 'h1' } }), 'Policy rule no-rm denied RunCommand');
+});

@@ -169,7 +169,7 @@ TEST_F(JudgementTest, InstructFollowsTheResultsAndApproveOnceOpensOneCall) {
       Json::array({Reply({"[read]"}, {Call("r1", "ReadFile", {{"path", "notes.txt"}})}),
                    Reply({"[read]", "Quote the line"},
                          {Call("w1", "WriteFile", {{"path", "notes2.txt"}, {"content", "x"}})}),
-                   Reply({"[read]", "w1"}, {Complete("success", "done")})}));
+                   Reply({"[read]", "wrote 1 bytes"}, {Complete("success", "done")})}));
   // The space allows reading only: the rule alone opens WriteFile.
   tools::ToolPolicy read_only;
   read_only.allowed_tools = {"ReadFile"};
@@ -201,13 +201,14 @@ TEST_F(JudgementTest, InstructFollowsTheResultsAndApproveOnceOpensOneCall) {
 // `enabled: false`, or rules that never match — every request body is
 // byte-identical.
 TEST_F(JudgementTest, WithTheAutoPrompterOffTheRequestBodiesAreByteIdentical) {
-  // The same two replies for each of the three runs.
-  Json three = Json::array();
-  for (int i = 0; i < 3; ++i) {
-    three.push_back(Reply({"[same]"}, {Call("l1", "ListDir", {{"path", "."}})}));
-    three.push_back(Reply({"[same]", "l1"}, {Complete("success", "listed")}));
-  }
-  WriteScript(dir_, three);
+  // The same two replies serve the three runs (repeat 0: unlimited): the
+  // first request ends with the instruction, the second with the listing.
+  Json list = {{"match", {{"last_message_contains", "# Task\n[same]"}}},
+               {"tool_calls", {Call("l1", "ListDir", {{"path", "."}})}},
+               {"repeat", 0}};
+  Json done = Reply({"[same]"}, {Complete("success", "listed")});
+  done["repeat"] = 0;
+  WriteScript(dir_, Json::array({list, done}));
   std::string policies = dir_.File("policies");
   StartRig([&](PieceExecutorOptions& o) { o.policies_dir = policies; });
   std::vector<std::string> dumps;
@@ -250,10 +251,10 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
       dir_,
       Json::array({Reply({"[one]"}, {Call("s1", "ReadSkill", {{"name", "alpha-notes"}}),
                                      Call("m1", "Memory", {{"action", "read"}, {"topic", "testing"}})}),
-                   Reply({"[one]", "s1"}, {Call("m2", "Memory", {{"action", "append"},
+                   Reply({"[one]", "Use the changelog."}, {Call("m2", "Memory", {{"action", "append"},
                                                                   {"topic", "testing"},
                                                                   {"text", "fixtures live in t/"}})}),
-                   Reply({"[one]", "m2"}, {Complete("success", "ok")}),
+                   Reply({"[one]", "Noted under 'testing'"}, {Complete("success", "ok")}),
                    Reply({"[two]"}, {Complete("success", "ok")})}));
   StartRig([&](PieceExecutorOptions& o) {
     o.skills_dir = dir_.File("skills");
@@ -302,7 +303,8 @@ TEST_F(JudgementTest, AFailedTasksReflectionWritesALessonTheNextTaskIsGiven) {
            Reply({"Record with RecordLesson", "[build]"},
                  {Call("rl1", "RecordLesson",
                        {{"lesson", "Run `make fixtures` before the tests."}, {"scope", "space"}})}),
-           Reply({"Record with RecordLesson", "rl1"}, {Complete("success", "one lesson")}),
+           Reply({"Record with RecordLesson", "recorded (scope space)"},
+                 {Complete("success", "one lesson")}),
            Reply({"[next]"}, {Complete("success", "ok")})}));
   StartRig([&](PieceExecutorOptions& o) { o.reflection = "failure"; });
   Job failed = RunTask("[build] run the tests", "chat", "proj");
