@@ -71,10 +71,9 @@ void ApiServer::LessonRoutes() {
                                       [](const auto& q) { return q.first == "space"; });
     const std::string piece = req.Query("piece");
     Result<std::vector<Lesson>> list =
-        by_space ? store_.ListLessons(req.Query("space"),
-                                      piece.empty() ? std::nullopt
-                                                    : std::optional<std::string>(piece),
-                                      kListLimit)
+        by_space ? store_.ListLessons(
+                       req.Query("space"),
+                       piece.empty() ? std::nullopt : std::optional<std::string>(piece), kListLimit)
                  : store_.ListAllLessons(kListLimit);
     if (!list.ok()) return ReplyError(list.status());
     Json arr = Json::array();

@@ -21,15 +21,21 @@ constexpr size_t kMaxNotes = 16'000;
 constexpr int kTaskList = 100;
 
 Json MissionJson(const Mission& m) {
-  return {{"id", m.id},           {"title", m.title},           {"notes", m.notes},
-          {"space", m.space},     {"owner", m.owner},           {"visibility", m.visibility},
-          {"created_at", m.created_at}, {"updated_at", m.updated_at}};
+  return {{"id", m.id},
+          {"title", m.title},
+          {"notes", m.notes},
+          {"space", m.space},
+          {"owner", m.owner},
+          {"visibility", m.visibility},
+          {"created_at", m.created_at},
+          {"updated_at", m.updated_at}};
 }
 
 Status CheckText(const Mission& m) {
   if (m.title.empty()) return InvalidArgument("title must not be empty", "title");
   if (m.title.size() > kMaxTitle) return InvalidArgument("title is longer than 200 bytes", "title");
-  if (m.notes.size() > kMaxNotes) return InvalidArgument("notes are longer than 16000 bytes", "notes");
+  if (m.notes.size() > kMaxNotes)
+    return InvalidArgument("notes are longer than 16000 bytes", "notes");
   return Status::Ok();
 }
 

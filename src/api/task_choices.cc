@@ -38,9 +38,10 @@ Status ChoosePiece(const TaskChoices& choices, NewTask* task) {
   auto it = choices.space_pieces.find(task->space);
   const TaskChoices::SpacePiece* sp = it == choices.space_pieces.end() ? nullptr : &it->second;
   if (sp && sp->grounded && !task->piece.empty() && task->piece != sp->piece) {
-    return InvalidArgument(fmt::format("space '{}' is grounded to piece '{}'; omit piece or give '{}'",
-                                       task->space, sp->piece, sp->piece),
-                           "piece");
+    return InvalidArgument(
+        fmt::format("space '{}' is grounded to piece '{}'; omit piece or give '{}'", task->space,
+                    sp->piece, sp->piece),
+        "piece");
   }
   if (!task->piece.empty()) return Status::Ok();
   if (sp && !sp->piece.empty()) {

@@ -218,9 +218,8 @@ const std::map<std::string, Setter>& Keys() {
                    StringField(
                        [](Config& c, const std::string& v) { c.schedules.clock_file = v; })},
                   {"auto_prompter.dir",
-                   StringField([](Config& c, const std::string& v) {
-                     c.judgement.auto_prompter_dir = v;
-                   })},
+                   StringField(
+                       [](Config& c, const std::string& v) { c.judgement.auto_prompter_dir = v; })},
                   {"skills.dir",
                    StringField(
                        [](Config& c, const std::string& v) { c.judgement.skills_dir = v; })},
@@ -228,10 +227,9 @@ const std::map<std::string, Setter>& Keys() {
                                            [](Config& c, const std::string& v) {
                                              c.judgement.memory = v == "true";
                                            })},
-                  {"reflection.on", OneOf({"off", "failure", "success", "always"},
-                                          [](Config& c, const std::string& v) {
-                                            c.judgement.reflection = v;
-                                          })},
+                  {"reflection.on",
+                   OneOf({"off", "failure", "success", "always"},
+                         [](Config& c, const std::string& v) { c.judgement.reflection = v; })},
                   {"pieces.default",
                    StringField(
                        [](Config& c, const std::string& v) { c.judgement.default_piece = v; })},

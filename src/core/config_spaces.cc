@@ -6,10 +6,9 @@ namespace maestro::config_internal {
 namespace {
 
 const std::vector<std::string>& SpaceKeys() {
-  static const std::vector<std::string> keys = {"path",         "description",   "tools",
-                                                "edit_allowed", "shell_allowed", "network_allowed",
-                                                "limits",       "mcp_servers",   "piece",
-                                                "grounded"};
+  static const std::vector<std::string> keys = {
+      "path",   "description", "tools", "edit_allowed", "shell_allowed", "network_allowed",
+      "limits", "mcp_servers", "piece", "grounded"};
   return keys;
 }
 

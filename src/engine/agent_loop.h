@@ -109,7 +109,7 @@ struct AgentLoopDeps {
   // The job's policy snapshot (auto_prompter.h); null: no Auto Prompter, and
   // the tool path is the one without it.
   const AutoPrompter* auto_prompter = nullptr;
-  Env* env = Env::Default();              // files the loop writes (tools.json, prompt copies)
+  Env* env = Env::Default();  // files the loop writes (tools.json, prompt copies)
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

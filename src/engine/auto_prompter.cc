@@ -52,7 +52,7 @@ Status At(const std::string& source, const YAML::Node& n, const std::string& wha
 Result<PolicyRule> ParseRule(const YAML::Node& n, const std::string& source,
                              std::set<std::string>& ids) {
   if (!n.IsMap()) return At(source, n, "a rule must be a mapping");
-  static const std::set<std::string> kKeys = {"id",   "tool",    "movement",    "match",
+  static const std::set<std::string> kKeys = {"id",   "tool",     "movement",    "match",
                                               "deny", "instruct", "approve_once"};
   PolicyRule r;
   int decisions = 0;
@@ -133,7 +133,8 @@ Result<std::unique_ptr<AutoPrompter>> AutoPrompter::Parse(const std::string& tex
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>("");
     if (key == "enabled") {
-      if (!kv.second.IsScalar() || (kv.second.Scalar() != "true" && kv.second.Scalar() != "false")) {
+      if (!kv.second.IsScalar() ||
+          (kv.second.Scalar() != "true" && kv.second.Scalar() != "false")) {
         return At(source, kv.second, "'enabled' must be true or false");
       }
       enabled = kv.second.Scalar() == "true";

@@ -360,7 +360,8 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
   // cached prefix is untouched); a replaying path has them in its replay.
   if (plan.path == PromptPath::kNewJob || plan.path == PromptPath::kCrossPieceContinue ||
       plan.path == PromptPath::kHandoffContinuation) {
-    in.task_instruction += InstructionAdditions(LessonsFor(*opt_.store, task.space, piece.name), piece);
+    in.task_instruction +=
+        InstructionAdditions(LessonsFor(*opt_.store, task.space, piece.name), piece);
   }
   in.start_movement = start;
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
@@ -422,9 +423,8 @@ Result<std::unique_ptr<AutoPrompter>> PieceExecutor::SnapshotPolicy(
   e.task_id = task.id;
   e.job_id = job.id;
   e.type = "policy.snapshot";
-  e.payload = {{"source", policy->source()},
-               {"hash", policy->hash()},
-               {"rules", policy->rules().size()}};
+  e.payload = {
+      {"source", policy->source()}, {"hash", policy->hash()}, {"rules", policy->rules().size()}};
   if (auto added = opt_.store->AppendEvent(e); !added.ok()) {
     spdlog::warn("job {}: policy snapshot event: {}", job.id, added.status().ToString());
   }

@@ -30,9 +30,10 @@ RouteChoice RoutePiece(llm::LlmClient& llm, Env& env, const std::string& dir,
     list += fmt::format("- {}: {}\n", p->name, p->description);
   }
   Json system = {{"role", "system"},
-                 {"content", "You route a task to the workflow (piece) that fits it best. "
-                             "Pieces:\n" + list +
-                                 "Call choose_piece with the name of exactly one of them."}};
+                 {"content",
+                  "You route a task to the workflow (piece) that fits it best. "
+                  "Pieces:\n" +
+                      list + "Call choose_piece with the name of exactly one of them."}};
   Json user = {{"role", "user"}, {"content", std::string(Utf8Prefix(instruction, 4000))}};
   Json tool = {{"type", "function"},
                {"function",

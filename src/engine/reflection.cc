@@ -47,7 +47,8 @@ std::string EventFacts(Store& store, const std::string& task_id) {
   }
   std::string out;
   for (const auto& [tool, n] : errors) out += fmt::format("- {} failed {} time(s)\n", tool, n);
-  for (const auto& [rule, n] : policies) out += fmt::format("- policy rule {} fired {} time(s)\n", rule, n);
+  for (const auto& [rule, n] : policies)
+    out += fmt::format("- policy rule {} fired {} time(s)\n", rule, n);
   return out;
 }
 
@@ -80,12 +81,13 @@ std::string TranscriptExcerpt(Env& env, const std::string& transcript_path, size
     if (!m.is_object()) continue;
     const std::string role = m.value("role", "?");
     if (role == "system") continue;  // the piece's text: the same for every task
-    std::string line = "[" + role + "] " + Capped(ContentText(m.value("content", Json())), kLineCap);
+    std::string line =
+        "[" + role + "] " + Capped(ContentText(m.value("content", Json())), kLineCap);
     if (m.contains("tool_calls") && m["tool_calls"].is_array()) {
       for (const Json& c : m["tool_calls"]) {
         const Json& f = c.value("function", Json::object());
-        line += fmt::format(" → {}({})", f.value("name", "?"),
-                            Capped(f.value("arguments", ""), 200));
+        line +=
+            fmt::format(" → {}({})", f.value("name", "?"), Capped(f.value("arguments", ""), 200));
       }
     }
     total += line.size() + 1;

@@ -43,9 +43,9 @@ std::string TranscriptExcerpt(Env& env, const std::string& transcript_path, size
 
 // Creates the Reflection task of `task`'s job `job` (idempotent).
 // `reason` and `result`: the run's (PieceRunResult).
-Result<Store::CreatedTask> StartReflection(Store& store, const Task& task, const Job& job, JobStatus end,
-                                    const std::string& reason, const std::string& result,
-                                    const std::string& excerpt);
+Result<Store::CreatedTask> StartReflection(Store& store, const Task& task, const Job& job,
+                                           JobStatus end, const std::string& reason,
+                                           const std::string& result, const std::string& excerpt);
 
 // "## Lessons from earlier tasks" and "## Checklist" sections ("" when there
 // is neither), for the end of a job's instruction.

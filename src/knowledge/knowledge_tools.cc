@@ -37,11 +37,12 @@ Status RegisterReadSkill(tools::ToolRegistry& registry, std::vector<Skill> skill
                                [&](const Skill& s) { return s.name == name; });
         if (it == skills.end()) return tools::ToolResult::Error("no skill named '" + name + "'");
         auto text = ReadSkillText(*env, it->file);
-        if (!text.ok()) return tools::ToolResult::Error("cannot read skill: " + text.status().message());
+        if (!text.ok())
+          return tools::ToolResult::Error("cannot read skill: " + text.status().message());
         auto parsed = ParseSkillFile(*text, it->name);
         if (!parsed.ok()) return tools::ToolResult::Error(parsed.status().message());
-        return tools::ToolResult::Ok(fmt::format("# Skill: {}\n{}\n\n{}", parsed->name,
-                                                 parsed->description, parsed->body));
+        return tools::ToolResult::Ok(
+            fmt::format("# Skill: {}\n{}\n\n{}", parsed->name, parsed->description, parsed->body));
       });
 }
 
@@ -58,29 +59,29 @@ Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env
            {"topic", {{"type", "string"}, {"description", "a short topic name, e.g. build"}}},
            {"text", {{"type", "string"}, {"description", "append: the note, one fact"}}}},
           {"action"});
-  spec.read_only = false;  // append writes
+  spec.read_only = false;                        // append writes
   spec.tool_class = tools::ToolClass::kControl;  // offered only when memory is enabled
-  return registry.Register(
-      spec, [dir = std::move(memory_dir), env, clock](const Json& args,
-                                                      const tools::ToolContext& ctx) {
-        const std::string action = args.value("action", "");
-        const std::string topic = args.value("topic", "");
-        if (action == "append") {
-          MemoryNote n{clock->NowMs(), topic, args.value("text", ""), ctx.key.task_id};
-          if (Status s = AppendMemory(*env, dir, n); !s.ok()) {
-            return tools::ToolResult::Error(s.message());
-          }
-          return tools::ToolResult::Ok("Noted under '" + topic + "'.");
-        }
-        auto notes = ReadMemory(*env, dir);
-        if (!notes.ok()) return tools::ToolResult::Error("cannot read memory: " + notes.status().message());
-        std::string view = MemoryView(*notes, topic);
-        if (view.empty()) {
-          return tools::ToolResult::Ok(topic.empty() ? "The memory is empty."
-                                                     : "No notes under '" + topic + "'.");
-        }
-        return tools::ToolResult::Ok(view);
-      });
+  return registry.Register(spec, [dir = std::move(memory_dir), env, clock](
+                                     const Json& args, const tools::ToolContext& ctx) {
+    const std::string action = args.value("action", "");
+    const std::string topic = args.value("topic", "");
+    if (action == "append") {
+      MemoryNote n{clock->NowMs(), topic, args.value("text", ""), ctx.key.task_id};
+      if (Status s = AppendMemory(*env, dir, n); !s.ok()) {
+        return tools::ToolResult::Error(s.message());
+      }
+      return tools::ToolResult::Ok("Noted under '" + topic + "'.");
+    }
+    auto notes = ReadMemory(*env, dir);
+    if (!notes.ok())
+      return tools::ToolResult::Error("cannot read memory: " + notes.status().message());
+    std::string view = MemoryView(*notes, topic);
+    if (view.empty()) {
+      return tools::ToolResult::Ok(topic.empty() ? "The memory is empty."
+                                                 : "No notes under '" + topic + "'.");
+    }
+    return tools::ToolResult::Ok(view);
+  });
 }
 
 Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonTarget target) {
@@ -102,30 +103,31 @@ Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonT
       {"lesson", "scope"});
   spec.read_only = false;
   spec.tool_class = tools::ToolClass::kControl;  // only a Reflection task is offered it
-  return registry.Register(spec, [store, t = std::move(target)](const Json& args,
-                                                                 const tools::ToolContext&) {
-    Lesson l;
-    l.space = t.space;
-    l.scope = ParseLessonScope(args.value("scope", "space")).value_or(LessonScope::kSpace);
-    l.piece = l.scope == LessonScope::kPiece ? t.piece : "";
-    l.lesson = args.value("lesson", "");
-    l.source_task_id = t.source_task_id;
-    l.evidence.push_back(t.task_id);
-    if (args.contains("evidence") && args["evidence"].is_array()) {
-      for (const Json& e : args["evidence"]) {
-        if (!e.is_string()) continue;
-        const std::string id = e.get<std::string>();
-        if (std::find(l.evidence.begin(), l.evidence.end(), id) == l.evidence.end() &&
-            l.evidence.size() < 20) {
-          l.evidence.push_back(id);
+  return registry.Register(
+      spec, [store, t = std::move(target)](const Json& args, const tools::ToolContext&) {
+        Lesson l;
+        l.space = t.space;
+        l.scope = ParseLessonScope(args.value("scope", "space")).value_or(LessonScope::kSpace);
+        l.piece = l.scope == LessonScope::kPiece ? t.piece : "";
+        l.lesson = args.value("lesson", "");
+        l.source_task_id = t.source_task_id;
+        l.evidence.push_back(t.task_id);
+        if (args.contains("evidence") && args["evidence"].is_array()) {
+          for (const Json& e : args["evidence"]) {
+            if (!e.is_string()) continue;
+            const std::string id = e.get<std::string>();
+            if (std::find(l.evidence.begin(), l.evidence.end(), id) == l.evidence.end() &&
+                l.evidence.size() < 20) {
+              l.evidence.push_back(id);
+            }
+          }
         }
-      }
-    }
-    auto added = store->AddLesson(l);
-    if (!added.ok()) return tools::ToolResult::Error("lesson not recorded: " + added.status().message());
-    return tools::ToolResult::Ok("Lesson " + added->id + " recorded (scope " +
-                                 std::string(LessonScopeName(l.scope)) + ").");
-  });
+        auto added = store->AddLesson(l);
+        if (!added.ok())
+          return tools::ToolResult::Error("lesson not recorded: " + added.status().message());
+        return tools::ToolResult::Ok("Lesson " + added->id + " recorded (scope " +
+                                     std::string(LessonScopeName(l.scope)) + ").");
+      });
 }
 
 }  // namespace maestro::knowledge

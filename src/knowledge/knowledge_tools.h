@@ -46,7 +46,7 @@ Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env
 struct LessonTarget {
   std::string space;
   std::string piece;
-  std::string task_id;        // the task reflected on: always in the evidence
+  std::string task_id;         // the task reflected on: always in the evidence
   std::string source_task_id;  // the Reflection task
 };
 Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonTarget target);

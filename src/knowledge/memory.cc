@@ -52,15 +52,15 @@ Result<std::vector<MemoryNote>> ReadMemory(Env& env, const std::string& dir) {
 Status AppendMemory(Env& env, const std::string& dir, const MemoryNote& note) {
   if (note.topic.empty() || note.topic.size() > kMaxTopic ||
       note.topic.find_first_of("\n\r") != std::string::npos) {
-    return InvalidArgument(
-        fmt::format("topic must be one line of 1-{} characters", kMaxTopic), "topic");
+    return InvalidArgument(fmt::format("topic must be one line of 1-{} characters", kMaxTopic),
+                           "topic");
   }
   if (note.text.empty() || note.text.size() > kMaxText) {
     return InvalidArgument(fmt::format("text must be 1-{} characters", kMaxText), "text");
   }
   MAESTRO_RETURN_IF_ERROR(env.CreateDirs(dir));
-  Json line = {{"at", note.at}, {"topic", note.topic}, {"text", note.text},
-               {"task_id", note.task_id}};
+  Json line = {
+      {"at", note.at}, {"topic", note.topic}, {"text", note.text}, {"task_id", note.task_id}};
   {
     MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f,
                              env.NewAppendableFile(dir + "/log.jsonl"));
@@ -81,8 +81,9 @@ std::string MemoryIndexText(const std::vector<MemoryNote>& notes) {
   std::string out;
   for (const std::string& t : topics) out += "- " + t + "\n";
   if (!out.empty()) {
-    out += "Read a topic's notes with Memory {\"action\": \"read\", \"topic\": ...}; add what "
-           "later tasks in this space should know with {\"action\": \"append\"}.";
+    out +=
+        "Read a topic's notes with Memory {\"action\": \"read\", \"topic\": ...}; add what "
+        "later tasks in this space should know with {\"action\": \"append\"}.";
   }
   return out;
 }

@@ -12,15 +12,15 @@ namespace maestro::knowledge {
 
 namespace {
 
-constexpr size_t kMaxSkillFile = 256 * 1024;      // a SKILL.md bigger than this is refused
-constexpr size_t kMaxDescription = 300;           // index lines stay short
-constexpr size_t kMaxSkills = 200;                // per directory
+constexpr size_t kMaxSkillFile = 256 * 1024;  // a SKILL.md bigger than this is refused
+constexpr size_t kMaxDescription = 300;       // index lines stay short
+constexpr size_t kMaxSkills = 200;            // per directory
 
 bool ValidName(const std::string& n) {
   if (n.empty() || n.size() > 64) return false;
   return std::all_of(n.begin(), n.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -78,7 +78,8 @@ Result<SkillFile> ParseSkillFile(const std::string& text, const std::string& sou
   }
   size_t first_nl = text.find('\n');
   size_t end = first_nl == std::string::npos ? std::string::npos : text.find("\n---", first_nl);
-  if (end == std::string::npos) return InvalidArgument(source + ": front matter has no closing '---'");
+  if (end == std::string::npos)
+    return InvalidArgument(source + ": front matter has no closing '---'");
   MAESTRO_ASSIGN_OR_RETURN(YAML::Node fm,
                            ParseYaml(text.substr(first_nl + 1, end - first_nl), source));
   SkillFile f;

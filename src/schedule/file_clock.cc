@@ -9,7 +9,8 @@ namespace maestro::schedule {
 Result<TimeMs> ParseClockFile(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\r\n");
   const size_t end = text.find_last_not_of(" \t\r\n");
-  if (begin == std::string::npos) return InvalidArgument("empty: expected milliseconds since the epoch");
+  if (begin == std::string::npos)
+    return InvalidArgument("empty: expected milliseconds since the epoch");
   TimeMs value = 0;
   const char* first = text.data() + begin;
   const char* last = text.data() + end + 1;
@@ -23,9 +24,11 @@ Result<TimeMs> ParseClockFile(const std::string& text) {
 
 Result<std::unique_ptr<FileClock>> FileClock::Open(Env& env, std::string path) {
   auto text = ReadFileToString(env, path);
-  if (!text.ok()) return InvalidArgument("schedules.clock_file " + path + ": " + text.status().message());
+  if (!text.ok())
+    return InvalidArgument("schedules.clock_file " + path + ": " + text.status().message());
   auto now = ParseClockFile(*text);
-  if (!now.ok()) return InvalidArgument("schedules.clock_file " + path + ": " + now.status().message());
+  if (!now.ok())
+    return InvalidArgument("schedules.clock_file " + path + ": " + now.status().message());
   return std::unique_ptr<FileClock>(new FileClock(env, std::move(path), *now));
 }
 

@@ -26,12 +26,11 @@ class JudgementApiTest : public ::testing::Test {
   void Start(std::map<std::string, std::string> extra = {}) {
     std::filesystem::create_directories(dir_.File("docs"));
     std::filesystem::create_directories(dir_.File("proj"));
-    std::ofstream(dir_.File("maestro.yaml")) << "spaces:\n"
-                                             << "  docs: {path: " << dir_.File("docs")
-                                             << ", piece: research, grounded: true}\n"
-                                             << "  proj: {path: " << dir_.File("proj")
-                                             << ", piece: review}\n"
-                                             << "  plain: {path: " << dir_.File("proj") << "}\n";
+    std::ofstream(dir_.File("maestro.yaml"))
+        << "spaces:\n"
+        << "  docs: {path: " << dir_.File("docs") << ", piece: research, grounded: true}\n"
+        << "  proj: {path: " << dir_.File("proj") << ", piece: review}\n"
+        << "  plain: {path: " << dir_.File("proj") << "}\n";
     port_ = testing::FreePort();
     std::map<std::string, std::string> env{{"MAESTRO_DATA_DIR", dir_.File("data")},
                                            {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
@@ -90,13 +89,15 @@ TEST_F(JudgementApiTest, LessonsAreAddedListedEditedAndDeletedWithFieldErrors) {
     EXPECT_EQ(code, 400) << c.body.dump() << " " << body.dump();
     EXPECT_EQ(Field(body), c.field) << c.body.dump() << " " << body.dump();
   }
-  auto [c1, a] = Call("POST", "/api/local/lessons",
-                      {{"space", "proj"}, {"lesson", "Run make fixtures first."}, {"evidence", {"t1"}}});
+  auto [c1, a] =
+      Call("POST", "/api/local/lessons",
+           {{"space", "proj"}, {"lesson", "Run make fixtures first."}, {"evidence", {"t1"}}});
   ASSERT_EQ(c1, 201) << a.dump();
   EXPECT_EQ(a["lesson"]["scope"], "space");
   EXPECT_EQ(a["lesson"]["source_task_id"], "");
-  auto [c2, b] = Call("POST", "/api/local/lessons",
-                      {{"space", "proj"}, {"scope", "piece"}, {"piece", "coding"}, {"lesson", "Plan first."}});
+  auto [c2, b] =
+      Call("POST", "/api/local/lessons",
+           {{"space", "proj"}, {"scope", "piece"}, {"piece", "coding"}, {"lesson", "Plan first."}});
   ASSERT_EQ(c2, 201) << b.dump();
   const std::string id = a["lesson"]["id"];
 
@@ -109,7 +110,8 @@ TEST_F(JudgementApiTest, LessonsAreAddedListedEditedAndDeletedWithFieldErrors) {
   EXPECT_EQ(all["lessons"].size(), 2u);
   EXPECT_EQ(all["lessons"][0]["lesson"], "Plan first.") << "newest first";
 
-  auto [c5, edited] = Call("PATCH", "/api/local/lessons/" + id, {{"lesson", "Run `make fixtures` first."}});
+  auto [c5, edited] =
+      Call("PATCH", "/api/local/lessons/" + id, {{"lesson", "Run `make fixtures` first."}});
   ASSERT_EQ(c5, 200) << edited.dump();
   EXPECT_EQ(edited["lesson"]["lesson"], "Run `make fixtures` first.");
   EXPECT_EQ(edited["lesson"]["evidence"], Json::array({"t1"}));
@@ -127,18 +129,21 @@ TEST_F(JudgementApiTest, MissionsHoldTasksAndRefuseBadFields) {
   EXPECT_EQ(Field(Call("POST", "/api/local/missions", {{"notes", "n"}}).second), "title");
   EXPECT_EQ(Field(Call("POST", "/api/local/missions", {{"title", "t"}, {"space", "nope"}}).second),
             "space");
-  EXPECT_EQ(Field(Call("POST", "/api/local/missions", {{"title", "t"}, {"visibility", "all"}}).second),
-            "visibility");
+  EXPECT_EQ(
+      Field(Call("POST", "/api/local/missions", {{"title", "t"}, {"visibility", "all"}}).second),
+      "visibility");
   EXPECT_EQ(Field(Call("POST", "/api/local/missions", {{"title", std::string(201, 't')}}).second),
             "title");
-  auto [c1, m] = Call("POST", "/api/local/missions",
-                      {{"title", "Ship v2"}, {"notes", "Keep v1 until March."}, {"space", "plain"}});
+  auto [c1, m] =
+      Call("POST", "/api/local/missions",
+           {{"title", "Ship v2"}, {"notes", "Keep v1 until March."}, {"space", "plain"}});
   ASSERT_EQ(c1, 201) << m.dump();
   const std::string id = m["mission"]["id"];
   EXPECT_EQ(m["mission"]["owner"], "admin");
 
   // A task in the mission takes its space; another space or an unknown mission is refused.
-  auto [c2, t] = Call("POST", "/api/local/tasks", {{"instruction", "draft it"}, {"mission_id", id}});
+  auto [c2, t] =
+      Call("POST", "/api/local/tasks", {{"instruction", "draft it"}, {"mission_id", id}});
   ASSERT_EQ(c2, 201) << t.dump();
   EXPECT_EQ(t["task"]["mission_id"], id);
   EXPECT_EQ(t["task"]["space"], "plain");
@@ -146,8 +151,9 @@ TEST_F(JudgementApiTest, MissionsHoldTasksAndRefuseBadFields) {
                           {{"instruction", "x"}, {"mission_id", id}, {"space", "proj"}});
   EXPECT_EQ(c3, 400);
   EXPECT_EQ(Field(wrong), "space");
-  auto [c4, unknown] = Call("POST", "/api/local/tasks",
-                            {{"instruction", "x"}, {"mission_id", "00000000-0000-0000-0000-000000000000"}});
+  auto [c4, unknown] =
+      Call("POST", "/api/local/tasks",
+           {{"instruction", "x"}, {"mission_id", "00000000-0000-0000-0000-000000000000"}});
   EXPECT_EQ(c4, 400);
   EXPECT_EQ(Field(unknown), "mission_id");
 
@@ -155,7 +161,8 @@ TEST_F(JudgementApiTest, MissionsHoldTasksAndRefuseBadFields) {
   ASSERT_EQ(c5, 200);
   ASSERT_EQ(shown["tasks"].size(), 1u);
   EXPECT_EQ(shown["tasks"][0]["id"], t["task"]["id"]);
-  auto [c6, patched] = Call("PATCH", "/api/local/missions/" + id, {{"notes", "v1 stays until May."}});
+  auto [c6, patched] =
+      Call("PATCH", "/api/local/missions/" + id, {{"notes", "v1 stays until May."}});
   ASSERT_EQ(c6, 200);
   EXPECT_EQ(patched["mission"]["notes"], "v1 stays until May.");
   EXPECT_EQ(Field(Call("PATCH", "/api/local/missions/" + id, {{"space", "proj"}}).second), "space");

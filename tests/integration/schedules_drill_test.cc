@@ -62,13 +62,14 @@ class ScheduleDrillTest : public ::testing::TestWithParam<std::string> {
   }
 
   void StartServe(int i) {
-    std::map<std::string, std::string> env{{"MAESTRO_DATA_DIR", dir_.File("data")},
-                                           {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(ports_[i])},
-                                           {"MAESTRO_WORKERS", "0"},
-                                           {"MAESTRO_DEMO", "false"},
-                                           {"MAESTRO_SCHEDULES_TICK_MS", "10"},
-                                           {"MAESTRO_SCHEDULES_CLOCK_FILE", dir_.File("clock")},
-                                           {"MAESTRO_ADMIN_TOKEN", "tok"}};
+    std::map<std::string, std::string> env{
+        {"MAESTRO_DATA_DIR", dir_.File("data")},
+        {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(ports_[i])},
+        {"MAESTRO_WORKERS", "0"},
+        {"MAESTRO_DEMO", "false"},
+        {"MAESTRO_SCHEDULES_TICK_MS", "10"},
+        {"MAESTRO_SCHEDULES_CLOCK_FILE", dir_.File("clock")},
+        {"MAESTRO_ADMIN_TOKEN", "tok"}};
     if (!url_.empty()) env["MAESTRO_DATABASE_URL"] = url_;
     const std::string name = "serve" + std::to_string(i) + "-" + std::to_string(++runs_[i]);
     logs_[i].push_back(dir_.File(name + ".err"));

@@ -146,7 +146,8 @@ Result<std::vector<Task>> SqlStore::ListMissionTasks(const std::string& mission_
 Status SqlStore::SetTaskPiece(const std::string& task_id, const std::string& piece,
                               const Json& event) {
   return Write([&](Tx& tx) -> Status {
-    auto t = tx.conn.Prepare("UPDATE tasks SET piece = ?2, updated_at = ?3 WHERE id = ?1 AND piece = ?4");
+    auto t = tx.conn.Prepare(
+        "UPDATE tasks SET piece = ?2, updated_at = ?3 WHERE id = ?1 AND piece = ?4");
     if (!t.ok()) return t.status();
     t->Bind(1, task_id).Bind(2, piece).Bind(3, tx.now).Bind(4, kRoutedPiece);
     MAESTRO_RETURN_IF_ERROR(t->Exec());

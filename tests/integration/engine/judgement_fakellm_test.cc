@@ -59,11 +59,11 @@ class JudgementTest : public ::testing::Test {
  protected:
   void StartRig(const std::function<void(PieceExecutorOptions&)>& tune,
                 tools::ToolPolicy space_policy = {}) {
-    fake_ = std::make_unique<FakeLlmProcess>(std::vector<std::string>{"--script", dir_.File("script.json")});
+    fake_ = std::make_unique<FakeLlmProcess>(
+        std::vector<std::string>{"--script", dir_.File("script.json")});
     std::filesystem::create_directories(dir_.File("proj"));
     rig_.Start(dir_.path(), tools::Space{"proj", dir_.File("proj"), space_policy},
-               fake_->base_url(), 100'000,
-               [&](PieceExecutorOptions& o) {
+               fake_->base_url(), 100'000, [&](PieceExecutorOptions& o) {
                  o.clock = &clock_;  // the prompt's date: the same for every run
                  if (tune) tune(o);
                });
@@ -106,10 +106,11 @@ TEST_F(JudgementTest, ADenyRuleAnswersTheCallWithAnErrorAndItsEventHoldsNoArgume
     match: {command: 'rm[[:space:]]+-rf'}
     deny: "deleting whole trees is not allowed; remove files one by one"
 )");
-  WriteScript(dir_, Json::array({Reply({"[clean]"}, {Call("c1", "RunCommand",
-                                                           {{"command", "rm -rf build SECRET-42"}})}),
-                                 Reply({"[clean]", "denied by policy"},
-                                       {Complete("success", "could not delete")})}));
+  WriteScript(
+      dir_,
+      Json::array(
+          {Reply({"[clean]"}, {Call("c1", "RunCommand", {{"command", "rm -rf build SECRET-42"}})}),
+           Reply({"[clean]", "denied by policy"}, {Complete("success", "could not delete")})}));
   StartRig([&](PieceExecutorOptions& o) { o.policies_dir = dir_.File("policies"); });
   Job job = RunTask("[clean] remove the build output");
   ASSERT_EQ(job.status, JobStatus::kSucceeded) << job.error_message;
@@ -133,7 +134,8 @@ TEST_F(JudgementTest, ADenyRuleAnswersTheCallWithAnErrorAndItsEventHoldsNoArgume
     // The allow-list, exactly: no raw arguments anywhere in it.
     std::vector<std::string> keys;
     for (auto it = e.payload.begin(); it != e.payload.end(); ++it) keys.push_back(it.key());
-    EXPECT_EQ(keys, (std::vector<std::string>{"args_hash", "decision", "movement", "rule", "tool"}));
+    EXPECT_EQ(keys,
+              (std::vector<std::string>{"args_hash", "decision", "movement", "rule", "tool"}));
     EXPECT_EQ(e.payload["rule"], "no-rm-rf");
     EXPECT_EQ(e.payload["decision"], "deny");
     EXPECT_EQ(e.payload["tool"], "RunCommand");
@@ -235,8 +237,10 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
   auto skill = [](const std::string& name, const std::string& desc, const std::string& body) {
     return "---\nname: " + name + "\ndescription: " + desc + "\n---\n" + body;
   };
-  WriteFile(dir_.File("skills/zeta-release/SKILL.md"), skill("zeta-release", "Cut a release.", "Tag it."));
-  WriteFile(dir_.File("skills/alpha-notes/SKILL.md"), skill("alpha-notes", "Global notes.", "Global."));
+  WriteFile(dir_.File("skills/zeta-release/SKILL.md"),
+            skill("zeta-release", "Cut a release.", "Tag it."));
+  WriteFile(dir_.File("skills/alpha-notes/SKILL.md"),
+            skill("alpha-notes", "Global notes.", "Global."));
   // The workspace's own skill replaces the global one of the same name.
   WriteFile(dir_.File("proj/.maestro/skills/alpha-notes/SKILL.md"),
             skill("alpha-notes", "Write release notes the team's way.", "Use the changelog."));
@@ -249,13 +253,15 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
                   .ok());
   WriteScript(
       dir_,
-      Json::array({Reply({"[one]"}, {Call("s1", "ReadSkill", {{"name", "alpha-notes"}}),
-                                     Call("m1", "Memory", {{"action", "read"}, {"topic", "testing"}})}),
-                   Reply({"[one]", "Use the changelog."}, {Call("m2", "Memory", {{"action", "append"},
-                                                                  {"topic", "testing"},
-                                                                  {"text", "fixtures live in t/"}})}),
-                   Reply({"[one]", "Noted under 'testing'"}, {Complete("success", "ok")}),
-                   Reply({"[two]"}, {Complete("success", "ok")})}));
+      Json::array(
+          {Reply({"[one]"}, {Call("s1", "ReadSkill", {{"name", "alpha-notes"}}),
+                             Call("m1", "Memory", {{"action", "read"}, {"topic", "testing"}})}),
+           Reply({"[one]", "Use the changelog."}, {Call("m2", "Memory",
+                                                        {{"action", "append"},
+                                                         {"topic", "testing"},
+                                                         {"text", "fixtures live in t/"}})}),
+           Reply({"[one]", "Noted under 'testing'"}, {Complete("success", "ok")}),
+           Reply({"[two]"}, {Complete("success", "ok")})}));
   StartRig([&](PieceExecutorOptions& o) {
     o.skills_dir = dir_.File("skills");
     o.memory = true;
@@ -278,7 +284,8 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
   EXPECT_NE(skills, std::string::npos) << system;
   EXPECT_LT(mem, skills);
   EXPECT_EQ(system.find("broken"), std::string::npos);
-  EXPECT_EQ(system.find("run make fixtures"), std::string::npos) << "notes stay out of the system text";
+  EXPECT_EQ(system.find("run make fixtures"), std::string::npos)
+      << "notes stay out of the system text";
   // The tool results.
   const Json& m = one[1]["messages"];
   EXPECT_NE(m[m.size() - 2]["content"].get<std::string>().find("Use the changelog."),
@@ -290,7 +297,9 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
   EXPECT_EQ(notes->back().text, "fixtures live in t/");
   std::ifstream view(knowledge::MemoryDir(dir_.path(), "proj") + "/MEMORY.md");
   std::string text((std::istreambuf_iterator<char>(view)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "## build\n- use ninja\n\n## testing\n- run make fixtures first\n- fixtures live in t/\n");
+  EXPECT_EQ(
+      text,
+      "## build\n- use ninja\n\n## testing\n- run make fixtures first\n- fixtures live in t/\n");
 }
 
 // The Done-when: a failed task's reflection writes a lesson; the next task
@@ -327,7 +336,8 @@ TEST_F(JudgementTest, AFailedTasksReflectionWritesALessonTheNextTaskIsGiven) {
   std::vector<Json> reviewed = BodiesFor("Record with RecordLesson");
   ASSERT_FALSE(reviewed.empty());
   const std::string instruction = reviewed[0]["messages"].back()["content"];
-  EXPECT_NE(instruction.find("the tests failed: fixtures missing"), std::string::npos) << instruction;
+  EXPECT_NE(instruction.find("the tests failed: fixtures missing"), std::string::npos)
+      << instruction;
   EXPECT_NE(instruction.find("[build] run the tests"), std::string::npos);
   auto lessons = rig_.store().ListLessons("proj", std::string("chat"), 10);
   ASSERT_TRUE(lessons.ok());
@@ -358,8 +368,9 @@ TEST_F(JudgementTest, AFailedTasksReflectionWritesALessonTheNextTaskIsGiven) {
 // A mission's title, notes and its other tasks' results go into the dynamic
 // context of its tasks — the final user message, not the system text.
 TEST_F(JudgementTest, AMissionsNotesAndRecentResultsAreInItsTasksDynamicContext) {
-  WriteScript(dir_, Json::array({Reply({"[m1]"}, {Complete("success", "the API draft is in docs/v2.md")}),
-                                 Reply({"[m2]"}, {Complete("success", "ok")})}));
+  WriteScript(dir_,
+              Json::array({Reply({"[m1]"}, {Complete("success", "the API draft is in docs/v2.md")}),
+                           Reply({"[m2]"}, {Complete("success", "ok")})}));
   StartRig(nullptr);
   Mission m;
   m.title = "Ship the v2 API";
@@ -384,10 +395,11 @@ TEST_F(JudgementTest, AMissionsNotesAndRecentResultsAreInItsTasksDynamicContext)
   std::vector<Json> second = BodiesFor("[m2]"), first = BodiesFor("[m1]");
   ASSERT_EQ(second.size(), 1u);
   const std::string text = second[0]["messages"].back()["content"];
-  EXPECT_NE(text.find("## Mission\nShip the v2 API\nKeep v1 working until March.\n\nRecent tasks of "
-                      "this mission (newest first):\n- draft the API (succeeded): the API draft is in "
-                      "docs/v2.md"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("## Mission\nShip the v2 API\nKeep v1 working until March.\n\nRecent tasks of "
+                "this mission (newest first):\n- draft the API (succeeded): the API draft is in "
+                "docs/v2.md"),
+      std::string::npos)
       << text;
   EXPECT_EQ(second[0]["messages"][0], first[0]["messages"][0]) << "the system text stays";
   EXPECT_EQ(second[0]["messages"][0]["content"].get<std::string>().find("Ship the v2"),
@@ -400,9 +412,10 @@ TEST_F(JudgementTest, AMissionsNotesAndRecentResultsAreInItsTasksDynamicContext)
 // A task on the routed piece: one LLM call with the pieces as an enum picks
 // it, stored with a task.routed event before the job runs.
 TEST_F(JudgementTest, TheRouterChoosesThePieceWithOneConstrainedCall) {
-  WriteScript(dir_, Json::array({{{"match", {{"tool_offered", "choose_piece"}}},
-                                  {"tool_calls", {Call("p1", "choose_piece", {{"piece", "review"}})}}},
-                                 Reply({"[route]"}, {Complete("success", "reviewed")})}));
+  WriteScript(dir_,
+              Json::array({{{"match", {{"tool_offered", "choose_piece"}}},
+                            {"tool_calls", {Call("p1", "choose_piece", {{"piece", "review"}})}}},
+                           Reply({"[route]"}, {Complete("success", "reviewed")})}));
   StartRig(nullptr);
   Job job = RunTask("[route] look over the change for bugs", kRoutedPiece);
   ASSERT_EQ(job.status, JobStatus::kSucceeded) << job.error_message;

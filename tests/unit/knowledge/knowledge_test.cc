@@ -27,7 +27,7 @@ TEST(Skills, FoundSortedLaterDirsWinBrokenOnesSkipped) {
   testing::TempDir dir;
   Env& env = *Env::Default();
   Write(dir.File("global/b/SKILL.md"), SkillMd("beta", "Global beta.", "B"));
-  Write(dir.File("global/a/SKILL.md"), SkillMd("alpha", "Alpha\nover lines.", "A"));
+  Write(dir.File("global/a/SKILL.md"), SkillMd("alpha", "\"Alpha\\nover lines.\"", "A"));
   Write(dir.File("ws/.maestro/skills/x/SKILL.md"), SkillMd("beta", "Workspace beta.", "B2"));
   Write(dir.File("ws/.maestro/skills/bad/SKILL.md"), "no front matter");
   Write(dir.File("ws/.maestro/skills/noname/SKILL.md"), "---\ndescription: d\n---\n");
@@ -84,7 +84,8 @@ TEST(Memory, AppendsToTheLogAndKeepsTheViewAndIndexSorted) {
   std::string text((std::istreambuf_iterator<char>(view)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "## build\n- ninja\n\n## testing\n- make fixtures first\n- fixtures in t/\n");
   // A torn last line (a crash mid-append) and a foreign line are skipped.
-  std::ofstream(m + "/log.jsonl", std::ios::app) << "garbage\n{\"topic\": 3}\n{\"topic\":\"x\",\"te";
+  std::ofstream(m + "/log.jsonl", std::ios::app)
+      << "garbage\n{\"topic\": 3}\n{\"topic\":\"x\",\"te";
   EXPECT_EQ(ReadMemory(env, m)->size(), 3u);
 }
 

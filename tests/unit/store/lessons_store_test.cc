@@ -91,7 +91,8 @@ TEST_P(LessonsStoreTest, ARoutedTaskTakesItsPieceOnce) {
   t.piece = kRoutedPiece;
   auto c = store_->CreateTask(t);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  ASSERT_TRUE(store_->SetTaskPiece(c->task.id, "review", {{"piece", "review"}, {"by", "llm"}}).ok());
+  ASSERT_TRUE(
+      store_->SetTaskPiece(c->task.id, "review", {{"piece", "review"}, {"by", "llm"}}).ok());
   EXPECT_EQ(store_->GetTask(c->task.id)->piece, "review");
   EXPECT_EQ(store_->GetJob(c->job.id)->piece, "review");
   // A second router (another worker) finds it routed and changes nothing.
