@@ -43,11 +43,10 @@ class ScheduleDrillTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(url.ok()) << url.status().ToString();
       url_ = *url;
     }
-    // The day starts at the next whole minute after the schedule exists
-    // (its anchor is the wall time of its creation), plus one.
-    const TimeMs wall = SystemClock::Default()->NowMs();
-    day_start_ = (wall / kMinute + 2) * kMinute;
-    SetClock(day_start_ - kMinute / 2);
+    // Before the schedule exists nothing is due: the drill's time starts at
+    // the epoch, and the day at the first minute after the schedule's
+    // creation (its anchor, which is wall time).
+    SetClock(0);
     for (int i = 0; i < 2; ++i) ports_[i] = testing::FreePort();
   }
 
@@ -160,6 +159,7 @@ TEST_P(ScheduleDrillTest, EveryMinuteOfADayFiresExactlyOnceOnTwoServers) {
                                   .dump());
   ASSERT_EQ(code, 201) << created.dump();
   const std::string id = created["schedule"]["id"];
+  day_start_ = (created["schedule"]["created_at"].get<TimeMs>() / kMinute + 1) * kMinute;
 
   for (int m = 0; m < kMinutes; ++m) {
     // The outages, each while the other server (or the database) carries on:
@@ -209,13 +209,15 @@ TEST_P(ScheduleDrillTest, EveryMinuteOfADayFiresExactlyOnceOnTwoServers) {
   EXPECT_EQ(all->size(), static_cast<size_t>(kMinutes)) << "a task without its fire";
   for (const Task& t : *all) EXPECT_EQ(tasks.count(t.id), 1u) << t.id;
 
-  // Both servers really raced: each created some of the day's tasks, and
-  // together exactly one per minute.
+  // Both servers really raced: each created some of the day's tasks. (The
+  // store's rows above are the proof of "once"; a log line of the fire the
+  // kill -9 interrupted may be lost, so the logs count one less at most.)
   const int by0 = FiresLogged(0), by1 = FiresLogged(1);
   std::printf("fires created by server 0: %d, by server 1: %d\n", by0, by1);
   EXPECT_GT(by0, 0);
   EXPECT_GT(by1, 0);
-  EXPECT_EQ(by0 + by1, kMinutes);
+  EXPECT_LE(by0 + by1, kMinutes);
+  EXPECT_GE(by0 + by1, kMinutes - 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ScheduleDrillTest, ::testing::Values("sqlite", "postgres"),

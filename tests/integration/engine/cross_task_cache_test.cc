@@ -9,9 +9,8 @@
 
 #include <fstream>
 
+#include "cache_figures.h"
 #include "engine_rig.h"
-#include "fakellm/prompt_cache.h"
-#include "fakellm_process.h"
 #include "support/temp_dir.h"
 
 namespace maestro::engine {
@@ -19,23 +18,8 @@ namespace {
 
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::TempDir;
-
-Json ServerRequests(const FakeLlmProcess& f) {
-  httplib::Client c("127.0.0.1", f.port());
-  auto res = c.Get("/v1/_requests");
-  return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-}
-
-// Tokens of the request's prompt before its last (the dynamic user) message.
-int64_t PrefixTokens(const Json& body) {
-  Json head = body;
-  head["messages"].erase(head["messages"].size() - 1);
-  const std::string generation = "<|im_start|>assistant\n";
-  std::string prompt = fakellm::RenderPrompt(head);
-  EXPECT_EQ(prompt.substr(prompt.size() - generation.size()), generation);
-  prompt.resize(prompt.size() - generation.size());
-  return static_cast<int64_t>(fakellm::Tokenize(prompt + "<|im_start|>user\n").size());
-}
+using test::PrefixTokens;
+using test::ServerRequests;
 
 TEST(CrossTaskCache, TheSecondTaskReusesThePrefixUpToItsDynamicMessage) {
   TempDir dir;

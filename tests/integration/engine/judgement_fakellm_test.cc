@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cache_figures.h"
 #include "engine/reflection.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
@@ -20,17 +21,10 @@ namespace {
 
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::TempDir;
-
-Json ServerRequests(const FakeLlmProcess& f) {
-  httplib::Client c("127.0.0.1", f.port());
-  auto res = c.Get("/v1/_requests");
-  return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-}
-
-void ClearRequests(const FakeLlmProcess& f) {
-  httplib::Client c("127.0.0.1", f.port());
-  (void)c.Delete("/v1/_requests");
-}
+using test::ClearRequests;
+using test::FirstRequestReuse;
+using test::Retention;
+using test::ServerRequests;
 
 Json Call(const std::string& id, const std::string& name, Json args) {
   return {{"id", id}, {"name", name}, {"arguments", std::move(args)}};
@@ -60,7 +54,7 @@ class JudgementTest : public ::testing::Test {
   void StartRig(const std::function<void(PieceExecutorOptions&)>& tune,
                 tools::ToolPolicy space_policy = {}) {
     fake_ = std::make_unique<FakeLlmProcess>(
-        std::vector<std::string>{"--script", dir_.File("script.json")});
+        std::vector<std::string>{"--script", dir_.File("script.json"), "--slots", "2"});
     std::filesystem::create_directories(dir_.File("proj"));
     rig_.Start(dir_.path(), tools::Space{"proj", dir_.File("proj"), space_policy},
                fake_->base_url(), 100'000, [&](PieceExecutorOptions& o) {
@@ -185,6 +179,13 @@ TEST_F(JudgementTest, InstructFollowsTheResultsAndApproveOnceOpensOneCall) {
   EXPECT_EQ(m[m.size() - 2]["role"], "tool");
   EXPECT_EQ(m.back()["role"], "user");
   EXPECT_EQ(m.back()["content"], "Policy note (rule cite-files): Quote the line you rely on.");
+  // The instruction is appended, never inserted: the next request reuses
+  // the whole previous prompt.
+  Json reqs = ServerRequests(*fake_);
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_GE(Retention(reqs, 1), 0.99) << reqs[1]["cache"].dump();
+  EXPECT_GE(Retention(reqs, 2), 0.99) << reqs[2]["cache"].dump();
+  RecordProperty("retention_after_instruct_pct", static_cast<int>(100 * Retention(reqs, 2)));
   // approve_once: the grant was spent on exactly that call, and the file exists.
   const Json& w = bodies[2]["messages"].back();
   EXPECT_EQ(w["tool_call_id"], "w1");
@@ -275,6 +276,9 @@ TEST_F(JudgementTest, SkillsAndMemoryIndexesAreInTheSystemTextTheSameForEveryTas
   ASSERT_EQ(two.size(), 1u);
   const std::string system = one[0]["messages"][0]["content"];
   EXPECT_EQ(system, two[0]["messages"][0]["content"].get<std::string>());
+  Json reqs = ServerRequests(*fake_);
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_GE(FirstRequestReuse(reqs[3]), 0.99) << reqs[3]["cache"].dump();
   EXPECT_EQ(one[0]["tools"].dump(), two[0]["tools"].dump());
   const size_t mem = system.find("## Memory index\n- build\n- testing\n");
   const size_t skills = system.find(
@@ -357,6 +361,10 @@ TEST_F(JudgementTest, AFailedTasksReflectionWritesALessonTheNextTaskIsGiven) {
             std::string::npos)
       << text;
   EXPECT_EQ(next[0]["messages"][0], first[0]["messages"][0]);
+  Json reqs = ServerRequests(*fake_);
+  ASSERT_FALSE(reqs.empty());
+  EXPECT_GE(FirstRequestReuse(reqs.back()), 0.99)
+      << "the lessons sit after the cached prefix: " << reqs.back()["cache"].dump();
   // A Reflection task is not reflected on, and a succeeded task is not (mode failure).
   auto tasks = rig_.store().ListTasks(std::nullopt, 100);
   ASSERT_TRUE(tasks.ok());
@@ -402,6 +410,9 @@ TEST_F(JudgementTest, AMissionsNotesAndRecentResultsAreInItsTasksDynamicContext)
       std::string::npos)
       << text;
   EXPECT_EQ(second[0]["messages"][0], first[0]["messages"][0]) << "the system text stays";
+  Json reqs = ServerRequests(*fake_);
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_GE(FirstRequestReuse(reqs[1]), 0.99) << reqs[1]["cache"].dump();
   EXPECT_EQ(second[0]["messages"][0]["content"].get<std::string>().find("Ship the v2"),
             std::string::npos);
   auto tasks = rig_.store().ListMissionTasks(mission->id, 10);
