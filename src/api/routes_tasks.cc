@@ -375,9 +375,8 @@ void ApiServer::TaskRoutes() {
 
   router_.Add("POST", std::string(kTaskPath) + "/continue", [this](const api::HttpRequest& req) {
     std::string user = req.user;
-    if (auto t = VisibleTask(req.params[0], user); !t.ok()) {
-      return ReplyError(t.status());
-    }
+    auto task = VisibleTask(req.params[0], user);
+    if (!task.ok()) return ReplyError(task.status());
     Json body = Json::object();
     if (!req.body.empty()) {
       auto parsed = api::ParseObject(req.body);
@@ -393,6 +392,13 @@ void ApiServer::TaskRoutes() {
     }
     if (!piece.empty()) {  // "" keeps the task's piece
       if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
+        return ReplyError(st);
+      }
+      // A grounded space runs only its piece, on a Continue as at create.
+      NewTask as_created;
+      as_created.space = task->space;
+      as_created.piece = piece;
+      if (Status st = api::ChoosePiece(options_.choices, &as_created); !st.ok()) {
         return ReplyError(st);
       }
     }

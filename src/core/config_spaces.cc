@@ -121,6 +121,11 @@ Result<SpaceConfig> ParseSpace(const std::string& name, const YAML::Node& node,
                     pos, prefix),
         prefix + ".network_allowed");
   }
+  if (s.grounded && s.piece.empty()) {
+    return InvalidArgument(
+        fmt::format("{}: '{}.grounded' needs the piece it fixes ('{}.piece')", pos, prefix, prefix),
+        prefix + ".grounded");
+  }
   return s;
 }
 

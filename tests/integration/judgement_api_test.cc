@@ -192,6 +192,14 @@ TEST_F(JudgementApiTest, APieceIsChosenBySpaceGroundingAndTheDefault) {
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("grounded to piece 'research'"),
             std::string::npos)
       << refused.dump();
+  // A Continue into another piece is refused the same way.
+  auto [c2, docs] = Call("POST", "/api/local/tasks", {{"instruction", "x"}, {"space", "docs"}});
+  ASSERT_EQ(c2, 201);
+  const std::string path =
+      "/api/local/tasks/" + docs["task"]["id"].get<std::string>() + "/continue";
+  auto [c3, cont] = Call("POST", path, {{"piece", "chat"}, {"note", "go on"}});
+  EXPECT_EQ(c3, 400) << cont.dump();
+  EXPECT_EQ(Field(cont), "piece");
 }
 
 TEST_F(JudgementApiTest, WithTheRouterATaskWithoutAPieceWaitsForItsChoice) {

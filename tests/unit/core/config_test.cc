@@ -387,6 +387,8 @@ TEST(ConfigTest, SpaceErrorsNameTheKey) {
            {"spaces:\n  docs:\n    path: /x\n    network_allowed: true\n",
             "spaces.docs.network_allowed"},
            {"spaces:\n  docs:\n    path: /x\n    tools: ReadFile\n", "spaces.docs.tools"},
+           {"spaces:\n  docs:\n    path: /x\n    grounded: true\n", "spaces.docs.grounded"},
+           {"spaces:\n  docs:\n    path: /x\n    piece: [a]\n", "spaces.docs.piece"},
            {"spaces:\n  'my space':\n    path: /x\n", "spaces.my space"},
            {"spaces: [docs]\n", "spaces"},
        }) {
