@@ -7,7 +7,7 @@
 // work of one loop turn: interjection query (SQLite), prompt estimate,
 // request setup, usage recording (event + task stats in SQLite), assistant
 // and tool messages appended to messages.jsonl / current.jsonl /
-// transcript.jsonl, and a Dispatcher call. The fake does not read the
+// transcript.jsonl, and a Dispatcher call with its ledger records. The fake does not read the
 // request files, so their streaming cost (the LLM client's) is excluded.
 //
 // Usage: loop_bench [iterations=200]
@@ -114,6 +114,7 @@ int Bench(int64_t context_tokens, int iterations, bool dedup) {
   d.dispatch.job_id = job.id;
   d.dispatch.workspace_root = dir;
   d.dispatch.policy.allowed_tools = {"ReadFile"};
+  d.dispatch.ledger = &(*ctx)->ledger();  // as PieceExecutor runs every job
   d.piece = piece;
   d.piece_tools = &*pt;
   d.tools_path = (*ctx)->dir() + "/tools.json";

@@ -1,8 +1,8 @@
 // ToolLedger: the append-only record of every tool call of a task —
 // `tools.jsonl` in the task's context directory (DESIGN.md §4).
 //
-// Where it sits: the Dispatcher writes `started` (made durable with
-// fdatasync BEFORE the tool runs) and then `finished` or `error` with the
+// Where it sits: the Dispatcher writes `started` (for a side-effecting call
+// made durable with fdatasync BEFORE the tool runs) and then `finished` or `error` with the
 // duration. Each record carries the call's IdempotencyKey (task, job, call
 // id), which the tool also receives.
 //
@@ -27,11 +27,14 @@
 //
 // Format: one JSON object per line {"seq","event","task_id","job_id",
 // "call_id","tool","args"?,"read_only","ts","duration_ms"?,"result"?}.
-// Every record is fdatasync'ed before its call returns (durable against
-// power loss, core/durable_file.h). Open cuts a torn last line (a crash
-// mid-append); on read any line that is not a record is skipped — that
-// includes lines without an `event`, the one-line-per-call shape that
-// versions before the single format wrote when no Dispatcher ran.
+// Every record of a side-effecting call (and every park, reconcile and
+// engine-run record) is fdatasync'ed before its call returns (durable
+// against power loss, core/durable_file.h); a read-only call's records are
+// written without it — an OS crash may lose them, and then the read is run
+// again, which is what recovery does with an open read-only call anyway. Open cuts a torn last line
+// (a crash mid-append); on read any line that is not a record is skipped — that includes lines
+// without an `event`, the one-line-per-call shape that versions before the single format wrote when
+// no Dispatcher ran.
 //
 // Thread safety: all methods may be called from any thread (one mutex
 // serializes appends; parallel read-only calls share one ledger).

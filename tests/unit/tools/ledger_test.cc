@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/clock.h"
+#include "support/fault_injection_env.h"
 #include "support/temp_dir.h"
 #include "tools/dispatcher.h"
 
@@ -57,6 +58,33 @@ TEST_F(LedgerTest, RecoverySplitsReadOnlyFromSideEffectingOpenCalls) {
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->needs_reconciliation());
   EXPECT_EQ(after->rerun.size(), 1u);
+}
+
+// Which records are synced (issue 19: no fsync where nothing needs it): a
+// power loss keeps every record of a side-effecting call, and loses only
+// the unsynced tail of read-only records — whose calls recovery re-runs.
+TEST_F(LedgerTest, APowerLossKeepsSideEffectRecordsAndMayDropTrailingReads) {
+  testing::FaultInjectionEnv env;
+  auto l = ToolLedger::Open(dir_.path(), &clock_, &env);
+  ASSERT_TRUE(l.ok());
+  IdempotencyKey read1{"t", "j", "r1"}, write{"t", "j", "w1"}, read2{"t", "j", "r2"};
+  ASSERT_TRUE((*l)->Started(read1, "ReadFile", {{"path", "a"}}, true).ok());
+  ASSERT_TRUE((*l)->Finished(read1, "ReadFile", true, 1, ToolResult::Ok("a")).ok());
+  ASSERT_TRUE((*l)->Started(write, "WriteFile", {{"path", "b"}}, false).ok());  // synced
+  ASSERT_TRUE((*l)->Started(read2, "ReadFile", {{"path", "c"}}, true).ok());    // not synced
+  ASSERT_TRUE(env.SimulateCrash(testing::FaultInjectionEnv::Crash::kPowerLoss).ok());
+  l->reset();
+  auto records = ToolLedger::Read(dir_.path());
+  ASSERT_TRUE(records.ok());
+  std::vector<std::string> seen;
+  for (const auto& r : *records) seen.push_back(r.key.call_id + ":" + r.event);
+  // The write's sync carried the reads before it; the read after it is gone.
+  EXPECT_EQ(seen, (std::vector<std::string>{"r1:started", "r1:finished", "w1:started"}));
+  auto plan = PlanRecovery(dir_.path(), "j");
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->reconcile.size(), 1u);
+  EXPECT_EQ(plan->reconcile[0].key.call_id, "w1");
+  EXPECT_TRUE(plan->rerun.empty());
 }
 
 TEST_F(LedgerTest, ATornLastLineIsIgnoredAndAppendsContinueTheSequence) {
