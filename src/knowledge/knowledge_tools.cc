@@ -5,19 +5,9 @@
 #include <algorithm>
 
 #include "knowledge/memory.h"
+#include "tools/schema.h"
 
 namespace maestro::knowledge {
-
-namespace {
-
-Json Obj(Json props, std::vector<std::string> required) {
-  return Json{{"type", "object"},
-              {"properties", std::move(props)},
-              {"required", std::move(required)},
-              {"additionalProperties", false}};
-}
-
-}  // namespace
 
 Status RegisterReadSkill(tools::ToolRegistry& registry, std::vector<Skill> skills, Env* env) {
   tools::ToolSpec spec;
@@ -27,7 +17,8 @@ Status RegisterReadSkill(tools::ToolRegistry& registry, std::vector<Skill> skill
       "follow it.";
   Json names = Json::array();
   for (const Skill& s : skills) names.push_back(s.name);
-  spec.parameters = Obj({{"name", {{"type", "string"}, {"enum", names}}}}, {"name"});
+  spec.parameters =
+      tools::ObjectSchema({{"name", {{"type", "string"}, {"enum", names}}}}, {"name"});
   spec.read_only = true;
   spec.tool_class = tools::ToolClass::kControl;  // always allowed: it only reads the index's files
   return registry.Register(
@@ -54,11 +45,11 @@ Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env
       "Read or add to this space's memory: notes that later tasks here should know (how to build, "
       "where things are, what failed before). read: a topic's notes, or all; append: one note "
       "under a topic.";
-  spec.parameters =
-      Obj({{"action", {{"type", "string"}, {"enum", {"read", "append"}}}},
-           {"topic", {{"type", "string"}, {"description", "a short topic name, e.g. build"}}},
-           {"text", {{"type", "string"}, {"description", "append: the note, one fact"}}}},
-          {"action"});
+  spec.parameters = tools::ObjectSchema(
+      {{"action", {{"type", "string"}, {"enum", {"read", "append"}}}},
+       {"topic", {{"type", "string"}, {"description", "a short topic name, e.g. build"}}},
+       {"text", {{"type", "string"}, {"description", "append: the note, one fact"}}}},
+      {"action"});
   spec.read_only = false;                        // append writes
   spec.tool_class = tools::ToolClass::kControl;  // offered only when memory is enabled
   return registry.Register(spec, [dir = std::move(memory_dir), env, clock](
@@ -90,7 +81,7 @@ Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonT
   spec.description =
       "Record one lesson learned from the task under review, for later tasks: a specific, "
       "checkable rule (\"run make fixtures before the tests\"), not a summary.";
-  spec.parameters = Obj(
+  spec.parameters = tools::ObjectSchema(
       {{"lesson", {{"type", "string"}, {"minLength", 1}, {"maxLength", 1000}}},
        {"scope",
         {{"type", "string"},

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/durable_file.h"
+#include "tools/schema.h"
 #include "tools/tool_names.h"
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
@@ -201,56 +202,53 @@ ToolResult ListDirTool(const Json& args, const ToolContext& ctx) {
 
 namespace {
 
-Json Obj(Json props, std::vector<std::string> required) {
-  return Json{{"type", "object"},
-              {"properties", std::move(props)},
-              {"required", std::move(required)},
-              {"additionalProperties", false}};
-}
-
 const Json kPath = {{"type", "string"}, {"description", "path relative to the workspace root"}};
 
 }  // namespace
 
 Status RegisterFileTools(ToolRegistry& r) {
   const Json line = {{"type", "integer"}, {"minimum", 1}};
-  MAESTRO_RETURN_IF_ERROR(
-      r.Register({kReadFile,
-                  "Read a text file of the workspace, optionally only lines start_line..end_line "
-                  "(1-based, inclusive).",
-                  Obj({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
-                  ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
-                 ReadFileTool));
+  MAESTRO_RETURN_IF_ERROR(r.Register(
+      {kReadFile,
+       "Read a text file of the workspace, optionally only lines start_line..end_line "
+       "(1-based, inclusive).",
+       ObjectSchema({{"path", kPath}, {"start_line", line}, {"end_line", line}}, {"path"}), true,
+       ToolClass::kRead, std::chrono::seconds(30), 64 * 1024},
+      ReadFileTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       {kWriteFile,
        "Create or overwrite a file of the workspace with content (parent directories are created).",
-       Obj({{"path", kPath}, {"content", {{"type", "string"}}}}, {"path", "content"}), false,
-       ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
+       ObjectSchema({{"path", kPath}, {"content", {{"type", "string"}}}}, {"path", "content"}),
+       false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
       WriteFileTool));
-  MAESTRO_RETURN_IF_ERROR(r.Register({kEditFile,
-                                      "Replace the exact text old_string with new_string in a "
-                                      "file; old_string must occur exactly once.",
-                                      Obj({{"path", kPath},
-                                           {"old_string", {{"type", "string"}, {"minLength", 1}}},
-                                           {"new_string", {{"type", "string"}}}},
-                                          {"path", "old_string", "new_string"}),
-                                      false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
-                                     EditFileTool));
-  MAESTRO_RETURN_IF_ERROR(r.Register(
-      {kListDir, "List a directory of the workspace (directories end with /).",
-       Obj({{"path", kPath}}, {}), true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
-      ListDirTool));
+  MAESTRO_RETURN_IF_ERROR(
+      r.Register({kEditFile,
+                  "Replace the exact text old_string with new_string in a "
+                  "file; old_string must occur exactly once.",
+                  ObjectSchema({{"path", kPath},
+                                {"old_string", {{"type", "string"}, {"minLength", 1}}},
+                                {"new_string", {{"type", "string"}}}},
+                               {"path", "old_string", "new_string"}),
+                  false, ToolClass::kEdit, std::chrono::seconds(30), 4 * 1024},
+                 EditFileTool));
+  MAESTRO_RETURN_IF_ERROR(
+      r.Register({kListDir, "List a directory of the workspace (directories end with /).",
+                  ObjectSchema({{"path", kPath}}, {}), true, ToolClass::kRead,
+                  std::chrono::seconds(30), 32 * 1024},
+                 ListDirTool));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       {kGlob,
        "Find workspace files whose relative path matches a glob (* and ? within a directory, ** "
        "across directories).",
-       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}}, {"pattern"}),
+       ObjectSchema({{"pattern", {{"type", "string"}, {"minLength", 1}}}, {"path", kPath}},
+                    {"pattern"}),
        true, ToolClass::kRead, std::chrono::seconds(30), 32 * 1024},
       GlobTool));
   return r.Register(
       {kGrep,
        "Search workspace files for a POSIX extended regular expression; prints path:line: text.",
-       Obj({{"pattern", {{"type", "string"}, {"minLength", 1}}},
+       ObjectSchema(
+           {{"pattern", {{"type", "string"}, {"minLength", 1}}},
             {"path", kPath},
             {"glob",
              {{"type", "string"}, {"description", "only files whose path matches this glob"}}},

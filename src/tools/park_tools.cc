@@ -1,17 +1,11 @@
 #include "tools/park_tools.h"
 
+#include "tools/schema.h"
 #include "tools/tool_names.h"
 
 namespace maestro::tools {
 
 namespace {
-
-Json Obj(Json props, std::vector<std::string> required) {
-  return Json{{"type", "object"},
-              {"properties", std::move(props)},
-              {"required", std::move(required)},
-              {"additionalProperties", false}};
-}
 
 const Json kStr = {{"type", "string"}};
 const Json kNonEmpty = {{"type", "string"}, {"minLength", 1}};
@@ -56,34 +50,35 @@ Status RegisterParkTools(ToolRegistry& r) {
       Control(kRequestTool,
               "Ask the user for permission to call a tool this workspace does not allow. The job "
               "waits for the decision; after approval call the tool with exactly these arguments.",
-              Obj({{"tool", kNonEmpty},
-                   {"arguments", {{"type", "object"}}},
-                   {"reason", kNonEmpty},
-                   {"scope", {{"type", "string"}, {"enum", {"once", "task"}}}}},
-                  {"tool", "reason"})),
+              ObjectSchema({{"tool", kNonEmpty},
+                            {"arguments", {{"type", "object"}}},
+                            {"reason", kNonEmpty},
+                            {"scope", {{"type", "string"}, {"enum", {"once", "task"}}}}},
+                           {"tool", "reason"})),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       Control(kRequestPackage,
               "Ask the user to install a package (apt, pip, npm, ...) for this task. The job waits "
               "for the decision; an approved package is installed before the job resumes.",
-              Obj({{"ecosystem", kNonEmpty},
-                   {"name", kNonEmpty},
-                   {"version", kStr},
-                   {"reason", kNonEmpty}},
-                  {"ecosystem", "name", "reason"})),
+              ObjectSchema({{"ecosystem", kNonEmpty},
+                            {"name", kNonEmpty},
+                            {"version", kStr},
+                            {"reason", kNonEmpty}},
+                           {"ecosystem", "name", "reason"})),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       Control(kWaitSubTask,
               "Wait until the subtasks this job started have finished; the job parks without "
               "holding a worker and resumes in this movement, where their results can be read.",
-              Obj({{"reason", kStr}}, {}), ToolClass::kAgent),
+              ObjectSchema({{"reason", kStr}}, {}), ToolClass::kAgent),
       nullptr));
   MAESTRO_RETURN_IF_ERROR(r.Register(
       Control(
           kSpinOffTask,
           "Start a separate task (a subtask of this job). Targeting another workspace needs the "
           "user's approval, and the job waits for it.",
-          Obj({{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
+          ObjectSchema(
+              {{"title", kNonEmpty}, {"instruction", kNonEmpty}, {"piece", kStr}, {"space", kStr}},
               {"title", "instruction"}),
           ToolClass::kAgent),
       nullptr));
@@ -92,7 +87,7 @@ Status RegisterParkTools(ToolRegistry& r) {
           kDelegate,
           "Hand a self-contained sub-problem to a sub-agent with its own fresh conversation and "
           "the same tools; its final answer is returned as this tool's result.",
-          Obj({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
+          ObjectSchema({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
       nullptr));
   return r.Register(WriteHandoffToolSpec(), nullptr);
 }
@@ -106,14 +101,16 @@ ToolSpec WriteHandoffToolSpec() {
       "Record the facts of this session for the next one: what is completed, in progress and "
       "pending, decisions taken and why, blockers, files changed. Facts only: no next steps or "
       "advice.",
-      Obj({{"spec_ref", {{"type", "string"}, {"description", "where the task's spec is"}}},
+      ObjectSchema(
+          {{"spec_ref", {{"type", "string"}, {"description", "where the task's spec is"}}},
            {"status",
-            Obj({{"completed", list("work finished and verified")},
-                 {"in_progress", list("work started but not finished: what part is done")},
-                 {"pending", list("work of the spec not started")}},
-                {"completed", "in_progress", "pending"})},
+            ObjectSchema({{"completed", list("work finished and verified")},
+                          {"in_progress", list("work started but not finished: what part is done")},
+                          {"pending", list("work of the spec not started")}},
+                         {"completed", "in_progress", "pending"})},
            {"decisions",
-            {{"type", "array"}, {"items", Obj({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},
+            {{"type", "array"},
+             {"items", ObjectSchema({{"what", kStr}, {"why", kStr}}, {"what", "why"})}}},
            {"blockers", list("obstacles met and not resolved")},
            {"files_changed", list("\"path — what changed\" for every file changed")}},
           {"spec_ref", "status", "decisions", "blockers", "files_changed"}));

@@ -94,6 +94,12 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
       v.get<std::string>().size() < schema["minLength"].get<size_t>()) {
     return InvalidArgument(fmt::format("field '{}' must not be empty", shown), path);
   }
+  if (v.is_string() && schema.contains("maxLength") &&
+      v.get<std::string>().size() > schema["maxLength"].get<size_t>()) {
+    return InvalidArgument(
+        fmt::format("field '{}' is longer than {} bytes", shown, schema["maxLength"].get<size_t>()),
+        path);
+  }
   if (v.is_object()) return ValidateObject(schema, v, path);
   if (v.is_array() && schema.contains("items")) {
     for (size_t i = 0; i < v.size(); ++i) {
@@ -106,5 +112,12 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
 }  // namespace
 
 Status ValidateArgs(const Json& schema, const Json& value) { return Validate(schema, value, ""); }
+
+Json ObjectSchema(Json properties, std::vector<std::string> required) {
+  return Json{{"type", "object"},
+              {"properties", std::move(properties)},
+              {"required", std::move(required)},
+              {"additionalProperties", false}};
+}
 
 }  // namespace maestro::tools

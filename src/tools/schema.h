@@ -7,10 +7,13 @@
 //
 // Supported subset (what our tool schemas use): type (object, string,
 // integer, number, boolean, array), properties, required,
-// additionalProperties: false, enum, minimum, maximum, minLength, items.
+// additionalProperties: false, enum, minimum, maximum, minLength, maxLength, items.
 //
 // Thread safety: pure functions.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "core/status.h"
@@ -20,5 +23,9 @@ namespace maestro::tools {
 // OK when `value` conforms to `schema`; otherwise kInvalidArgument with
 // field() set to the dotted path of the first bad field ("edits.0.old").
 Status ValidateArgs(const Json& schema, const Json& value);
+
+// The object schema every tool's arguments use: `properties`, `required`,
+// no other fields.
+Json ObjectSchema(Json properties, std::vector<std::string> required);
 
 }  // namespace maestro::tools

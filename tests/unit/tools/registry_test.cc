@@ -60,6 +60,24 @@ TEST(RegistryTest, DuplicateAndNonObjectSchemasAreRefused) {
   EXPECT_EQ(r.Register(bad, nullptr).code(), StatusCode::kInvalidArgument);
 }
 
+TEST(SchemaTest, StringLengthsAreChecked) {
+  const Json schema =
+      ObjectSchema({{"text", {{"type", "string"}, {"minLength", 1}, {"maxLength", 5}}}}, {"text"});
+  EXPECT_EQ(
+      schema,
+      (Json{{"type", "object"},
+            {"properties", {{"text", {{"type", "string"}, {"minLength", 1}, {"maxLength", 5}}}}},
+            {"required", {"text"}},
+            {"additionalProperties", false}}));
+  EXPECT_TRUE(ValidateArgs(schema, {{"text", "12345"}}).ok());
+  Status empty = ValidateArgs(schema, {{"text", ""}});
+  EXPECT_EQ(empty.field(), "text");
+  Status long_text = ValidateArgs(schema, {{"text", "123456"}});
+  EXPECT_EQ(long_text.field(), "text");
+  EXPECT_NE(long_text.message().find("longer than 5 bytes"), std::string::npos)
+      << long_text.message();
+}
+
 TEST(SchemaTest, ErrorsNameTheBadField) {
   ToolRegistry r = Builtin();
   const Json& read = r.Find("ReadFile")->parameters;
