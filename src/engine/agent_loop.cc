@@ -263,9 +263,10 @@ Status AppendMessage(AgentLoopDeps& d, const Json& message, const std::string& t
   return seq.ok() ? Status::Ok() : seq.status();
 }
 
-Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement) {
-  auto seq = d.ctx->messages().AddMessage(TransitionGuidanceMessage(*d.piece, movement), d.job_id,
-                                          {}, movement);
+Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement,
+                              const MovementFeedback& feedback) {
+  auto seq = d.ctx->messages().AddMessage(TransitionGuidanceMessage(*d.piece, movement, feedback),
+                                          d.job_id, {}, movement);
   if (!seq.ok()) return seq.status();
   CrashPoint("movement.entered");
   return Status::Ok();

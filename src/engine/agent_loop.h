@@ -55,6 +55,7 @@
 #include "engine/movement_result.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
+#include "engine/prompt/prompt_builder.h"
 #include "engine/prompt_guard.h"
 #include "engine/watchdog.h"
 #include "llm/llm_client.h"
@@ -118,9 +119,11 @@ MovementResult RunMovement(AgentLoopDeps& deps, const std::string& movement);
 
 // Appends one message to the conversation (and thus current.jsonl).
 Status AppendMessage(AgentLoopDeps& deps, const Json& message, const std::string& tool_name = {});
-// Appends the guidance of `movement` and records, in the same archive line,
-// that the conversation is now in it (a recovered job resumes there).
-Status AppendMovementGuidance(AgentLoopDeps& deps, const std::string& movement);
+// Appends the guidance of `movement` (with the feedback of the movement
+// before) and records, in the same archive line, that the conversation is
+// now in it (a recovered job resumes there).
+Status AppendMovementGuidance(AgentLoopDeps& deps, const std::string& movement,
+                              const MovementFeedback& feedback = {});
 
 // The user message the loop appends after a text-only reply.
 std::string TextOnlyWarning(int count, int limit);

@@ -57,6 +57,8 @@ std::string HandleTransition(AgentLoopDeps& d, const std::string& movement,
   std::string err = TransitionError(*d.piece, movement, target);
   if (!err.empty()) return err;
   settled = Settle(movement, target);
+  const Json& reason = call.arguments.value("reason", Json());
+  if (reason.is_string()) settled->feedback = reason.get<std::string>();
   return fmt::format("Moving to movement '{}'.", target);
 }
 

@@ -65,6 +65,8 @@ struct MovementResult {
   std::string wait_reason;          // WAITING_HUMAN_*: overrides the sentinel's default reason
   std::string resume_movement;      // explicit resume point (WaitSubTask tool); "" = per catalog
   std::string abort_reason;         // ABORT: one of kAbort*
+  std::string feedback;             // transition: its `reason` (the next movement's instruction
+                                    // restates it, seed 000 §2 "Movement feedback")
   bool cancelled = false;           // ABORT came from the cancel path
   // COMPLETE: the session handed off (seed 004); `result` names the handoff
   // file and the continuation job, which carries the task on.

@@ -44,6 +44,12 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
   std::string movement = opt.start_movement;
   int deflections = 0;
   bool entering = true;  // false when an ASK deflection re-runs the same movement
+  // The start movement's guidance is in the prompt the job was seeded with;
+  // every later one is appended on entering, with what the movement before
+  // said (its transition's reason) and the loop monitor's warning, so the
+  // next movement's instruction carries the feedback (seed 000 §2).
+  bool append_guidance = false;
+  MovementFeedback feedback;
   while (true) {
     if (entering) {
       LoopMonitorVerdict v = monitor.Enter(movement);
@@ -52,20 +58,28 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
                        fmt::format("more than {} movements", d.piece->max_movements));
       }
       if (v.kind == LoopMonitorVerdict::Kind::kWarn) {
-        if (Status s = AppendMessage(d, UserMessage(v.message)); !s.ok()) {
-          return Errored(movement, s);
-        }
+        feedback.loop_warning = v.message;
       } else if (v.kind == LoopMonitorVerdict::Kind::kExceeded) {
         if (v.on_exceed == SentinelName(Sentinel::kAbort) || !d.piece->FindMovement(v.on_exceed)) {
           return Aborted(movement, kAbortLoopMonitor,
                          fmt::format("the loop monitor fired after {} cycles", v.cycles));
         }
+        feedback.loop_warning = fmt::format(
+            "The loop monitor ended the cycle after {} rounds; the work continues "
+            "here in movement '{}'.",
+            v.cycles, v.on_exceed);
         movement = v.on_exceed;
-        if (Status s = AppendMovementGuidance(d, movement); !s.ok()) {
-          return Errored(movement, s);
-        }
+        append_guidance = true;
         monitor.Enter(movement);
       }
+      Status appended = Status::Ok();
+      if (append_guidance) {
+        appended = AppendMovementGuidance(d, movement, feedback);
+      } else if (!feedback.loop_warning.empty()) {
+        appended = AppendMessage(d, UserMessage(feedback.loop_warning));
+      }
+      if (!appended.ok()) return Errored(movement, appended);
+      feedback = {};
     }
     MovementResult result = RunMovement(d, movement);
     MovementMapContext ctx;
@@ -79,11 +93,16 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
     MovementMapping m = mapMovementResult(result, ctx);
     if (m.kind == MovementMapping::Kind::kDone) return m.done;
     deflections = m.ask_deflections;
-    Status appended = m.deflection_message.empty()
-                          ? AppendMovementGuidance(d, m.next_movement)
-                          : AppendMessage(d, UserMessage(m.deflection_message));
-    if (!appended.ok()) return Errored(movement, appended);
     entering = m.deflection_message.empty();
+    if (!entering) {
+      if (Status s = AppendMessage(d, UserMessage(m.deflection_message)); !s.ok()) {
+        return Errored(movement, s);
+      }
+    } else {
+      append_guidance = true;
+      feedback.from_movement = movement;
+      feedback.reason = result.feedback;
+    }
     movement = m.next_movement;
   }
 }

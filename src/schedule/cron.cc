@@ -9,11 +9,25 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/mutex.h"
+
 namespace maestro::schedule {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::minutes;
+
+// date's tz database is a function-local static built on the first lookup.
+// That is thread-safe, but the guard check is inlined in the uninstrumented
+// libdate-tz, so ThreadSanitizer sees two threads' first lookups (two
+// schedulers, or a scheduler and an API handler) as a race on the zone
+// names. One mutex around the lookup makes the ordering visible; the found
+// zone's own lazy load is a std::call_once, which TSan does see.
+const date::time_zone* LocateZone(const std::string& name) {
+  static Mutex mu;
+  MutexLock lock(&mu);
+  return date::locate_zone(name);
+}
 
 // One of the five fields: its name in messages, its range, and the names
 // it accepts for values (month and weekday names, "jan" = 1, "sun" = 0).
@@ -173,7 +187,7 @@ Result<CronRule> CronRule::Make(std::string_view cron, std::string_view timezone
   MAESTRO_ASSIGN_OR_RETURN(CronFields fields, ParseCron(cron));
   const date::time_zone* zone = nullptr;
   try {
-    zone = date::locate_zone(std::string(timezone));
+    zone = LocateZone(std::string(timezone));
   } catch (const std::exception&) {
     return InvalidArgument(
         fmt::format("timezone: '{}' is not an IANA time zone (e.g. UTC, Europe/Berlin)",

@@ -103,8 +103,20 @@ Json BuildFinalUserMessage(const DynamicContext& ctx, bool include_handoff,
   return UserMessageWithImages(text, ctx.attachments);
 }
 
-Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement) {
-  return UserMessage(MovementGuidanceText(piece, movement));
+Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement,
+                               const MovementFeedback& feedback) {
+  std::string text = MovementGuidanceText(piece, movement);
+  if (!feedback.reason.empty()) {
+    // The reason is the model's own text: cut, so a runaway one cannot
+    // double the conversation (it is in the transition call as well).
+    constexpr size_t kMaxReason = 4000;
+    std::string reason = feedback.reason.substr(0, kMaxReason);
+    if (feedback.reason.size() > kMaxReason) reason += " […]";
+    Section(text, fmt::format("Feedback from movement '{}'", feedback.from_movement).c_str(),
+            reason);
+  }
+  Section(text, "Loop monitor", feedback.loop_warning);
+  return UserMessage(text);
 }
 
 Json UserMessage(const std::string& text) { return {{"role", "user"}, {"content", text}}; }

@@ -80,8 +80,20 @@ std::string DynamicContextText(const DynamicContext& ctx, bool include_handoff);
 Json BuildFinalUserMessage(const DynamicContext& ctx, bool include_handoff,
                            const std::string& extra_guidance, const std::string& task_instruction);
 
-// The user message appended at a same-job transition (Conversation.enterMovement).
-Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement);
+// What the movement before says to the next one (seed 000 §2: the task
+// instruction gets "Movement feedback"): the `reason` its transition gave
+// (a reviewer's findings) and the loop monitor's warning on entering.
+struct MovementFeedback {
+  std::string from_movement;
+  std::string reason;
+  std::string loop_warning;
+};
+
+// The user message appended at a same-job transition (Conversation.enterMovement):
+// the movement's guidance, then the feedback's sections (none when empty, so
+// a transition without a reason appends the guidance alone).
+Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement,
+                               const MovementFeedback& feedback = {});
 
 // A user message with `text` (interjections, watchdog warnings, ASK deflections).
 Json UserMessage(const std::string& text);

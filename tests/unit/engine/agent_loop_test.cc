@@ -296,6 +296,45 @@ TEST_F(AgentLoopTest, RunnerLoopMonitorAbortsANonConvergingFixLoop) {
   EXPECT_EQ(r.reason, kAbortLoopMonitor);
 }
 
+// Seed 000 §2, "Movement feedback": the reviewer's findings (its transition's
+// reason) and the loop monitor's warning are in the next movement's
+// instruction, the one user message appended on entering it.
+TEST_F(AgentLoopTest, TheNextMovementsInstructionCarriesTheReviewAndTheLoopMonitor) {
+  for (int i = 0; i < 3; ++i) {
+    llm_.Call("transition", {{"next", "fix"}, {"reason", "finding " + std::to_string(i)}});
+    llm_.Call("transition", {{"next", "review"}});
+  }
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  AgentLoopDeps d = Deps();
+  PieceRunOptions o;
+  o.start_movement = SelectStartMovement(piece_, "review", "");
+  PieceRunResult r = RunPiece(d, o);
+  ASSERT_EQ(r.status, PieceRunStatus::kCompleted) << r.details;
+  ASSERT_EQ(llm_.requests.size(), 7u);
+  // Request 1 is review's; each fix request ends with fix's guidance and
+  // the finding that sent the work there; the third entry into fix
+  // completes the review/fix cycle the coding piece warns about at 3.
+  for (int i = 0; i < 3; ++i) {
+    const Json fix = Last(llm_.requests[1 + 2 * i]);
+    MovementFeedback fb;
+    fb.from_movement = "review";
+    fb.reason = "finding " + std::to_string(i);
+    if (i == 2) fb.loop_warning = piece_.loop_monitors[0].warning;
+    EXPECT_EQ(fix, TransitionGuidanceMessage(piece_, "fix", fb)) << i;
+    const std::string text = fix["content"];
+    EXPECT_EQ(text.rfind(MovementGuidanceText(piece_, "fix"), 0), 0u);
+    EXPECT_NE(text.find("## Feedback from movement 'review'\nfinding " + std::to_string(i)),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(
+        text.find("## Loop monitor\nThe review/fix loop has run 3 times.") != std::string::npos,
+        i == 2)
+        << text;
+  }
+  // A transition without a reason appends the guidance alone.
+  EXPECT_EQ(Last(llm_.requests[2]), TransitionGuidanceMessage(piece_, "review"));
+}
+
 TEST(SelectStartMovementTest, ResumeBeatsOverrideBeatsInitial) {
   Piece p = test::Builtin("coding");
   EXPECT_EQ(SelectStartMovement(p, "", ""), "plan");
