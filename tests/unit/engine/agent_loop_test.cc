@@ -309,7 +309,7 @@ TEST_F(AgentLoopTest, TheNextMovementsInstructionCarriesTheReviewAndTheLoopMonit
   PieceRunOptions o;
   o.start_movement = SelectStartMovement(piece_, "review", "");
   PieceRunResult r = RunPiece(d, o);
-  ASSERT_EQ(r.status, PieceRunStatus::kCompleted) << r.details;
+  ASSERT_EQ(r.status, PieceRunStatus::kCompleted) << r.reason;
   ASSERT_EQ(llm_.requests.size(), 7u);
   // Request 1 is review's; each fix request ends with fix's guidance and
   // the finding that sent the work there; the third entry into fix
