@@ -92,7 +92,7 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock, En
   ms.clock_ = clock;
   ms.env_ = env;
   ms.current_path_ = dir + "/current.jsonl";
-  ms.transcript_path_ = dir + "/transcript.jsonl";
+  ms.transcript_path_ = dir + "/" + kTranscriptFile;
   MAESTRO_ASSIGN_OR_RETURN(ms.archive_, JsonlLog::Open(*env, dir + "/messages.jsonl"));
   ms.repairs_.torn_bytes_cut = ms.archive_.open_info().torn_bytes_cut;
   MAESTRO_ASSIGN_OR_RETURN(uint64_t cut_cur, CutTornTail(*env, ms.current_path_));

@@ -50,6 +50,9 @@
 
 namespace maestro::context {
 
+// The transcript's file name in a task's context dir.
+inline constexpr char kTranscriptFile[] = "transcript.jsonl";
+
 // One line of current.jsonl as it maps to the archive: a message (lo == hi
 // == seq) or a summary standing for the messages lo..hi.
 struct CurrentEntry {

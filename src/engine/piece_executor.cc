@@ -462,6 +462,30 @@ void PieceExecutor::MaybeReflect(const Task& task, const Job& job, const RunEnd&
   spdlog::info("job {}: reflection task {} reviews task {}", job.id, created->task.id, task.id);
 }
 
+void PieceExecutor::OnFailedByError(const Job& job, const Status& error) {
+  if (opt_.reflection == "off") return;
+  auto task = opt_.store->GetTask(job.task_id);
+  if (!task.ok()) {
+    spdlog::warn("job {}: reflection: {}", job.id, task.status().ToString());
+    return;
+  }
+  if (!ShouldReflect(opt_.reflection, *task, JobStatus::kFailed)) return;
+  std::string excerpt;
+  if (auto dir = dirs_.Locate(task->id); dir.ok()) {
+    excerpt = TranscriptExcerpt(*opt_.env, *dir + "/" + context::kTranscriptFile,
+                                kReflectionExcerptBytes);
+  }
+  auto created =
+      StartReflection(*opt_.store, *task, job, JobStatus::kFailed,
+                      std::string(StatusCodeName(error.code())), error.message(), excerpt);
+  if (!created.ok()) {
+    spdlog::warn("job {}: reflection task: {}", job.id, created.status().ToString());
+    return;
+  }
+  spdlog::info("job {}: reflection task {} reviews task {} (failed: {})", job.id, created->task.id,
+               task->id, error.ToString());
+}
+
 void PieceExecutor::PostResultComment(const Task& task, const Job& job, const PieceRunResult& r) {
   Comment c;
   c.task_id = task.id;

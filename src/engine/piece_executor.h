@@ -103,6 +103,9 @@ class PieceExecutor final : public JobExecutor {
  public:
   explicit PieceExecutor(PieceExecutorOptions options);
   Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) override;
+  // The Reflection task of a job that failed by an error return (its
+  // transcript read from the task's context dir).
+  void OnFailedByError(const Job& job, const Status& error) override;
 
  private:
   // Ends a job's context session when the run leaves its scope, however it

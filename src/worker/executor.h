@@ -24,6 +24,15 @@ class JobExecutor {
   //
   // Thread safety: called concurrently from several worker threads.
   virtual Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) = 0;
+
+  // Called once after the worker recorded Failed for an `error` that
+  // Execute returned (a fatal error, or the retries were spent): the job's
+  // end, which the executor did not see as one. Best effort; the default
+  // does nothing (PieceExecutor starts the Reflection task, as for a run
+  // that ended failed).
+  //
+  // Thread safety: called concurrently from several worker threads.
+  virtual void OnFailedByError(const Job& /*job*/, const Status& /*error*/) {}
 };
 
 // Used by `maestro serve`/`worker` when no LLM base URL is configured: it

@@ -199,6 +199,9 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
   } else {
     spdlog::debug("worker {}: job={} finished kind={}", worker_id, job.id,
                   static_cast<int>(outcome.kind));
+    if (outcome.kind == JobOutcome::Kind::kFailed && !result.ok()) {
+      executor_.OnFailedByError(job, result.status());
+    }
   }
   return next;
 }

@@ -4,7 +4,8 @@
 //   "fail-fatal"  kInvalidArgument            "park-human"      waiting_human (ask)
 //   "park-subtasks" waiting_subtasks          "block"  wait until cancelled
 //   "flaky:N"     kUnavailable for the first N attempts, then succeed
-// It records the order in which jobs were executed.
+// It records the order in which jobs were executed, and the jobs the worker
+// reported as failed by an error return (OnFailedByError).
 #pragma once
 
 #include <atomic>
@@ -46,6 +47,16 @@ class ScriptedExecutor : public JobExecutor {
     return InvalidArgument("unknown scripted piece " + p);
   }
 
+  void OnFailedByError(const Job& job, const Status& error) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_by_error_.push_back(job.id + ": " + error.message());
+  }
+
+  std::vector<std::string> failed_by_error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failed_by_error_;
+  }
+
   std::vector<std::string> executed() {
     std::lock_guard<std::mutex> lock(mu_);
     return executed_;
@@ -56,6 +67,7 @@ class ScriptedExecutor : public JobExecutor {
  private:
   std::mutex mu_;
   std::vector<std::string> executed_;
+  std::vector<std::string> failed_by_error_;
   std::atomic<int> calls_{0};
   std::atomic<int> blocked_{0};
 };

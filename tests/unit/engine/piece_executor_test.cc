@@ -50,6 +50,7 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
       return llm_.Handle();
     };
     o.mcp_servers = std::move(mcp_servers);
+    o.reflection = reflection_;
     executor_ = std::make_unique<PieceExecutor>(std::move(o));
   }
 
@@ -64,6 +65,7 @@ class PieceExecutorTest : public maestro::testing::StoreTest {
     return fs::exists(running, ec) && !fs::is_empty(running, ec);
   }
 
+  std::string reflection_ = "off";
   maestro::testing::ScriptedLlm llm_;  // the failing paths end before any LLM call
   tools::SpaceRegistry spaces_;
   std::unique_ptr<tools::ToolRegistry> registry_;
@@ -85,6 +87,41 @@ TEST_F(PieceExecutorTest, AnErrorAfterTheSessionStartedLeavesNothingInRunning) {
   EXPECT_FALSE(AnyRunning());
   // kInternal is transient: the job will be retried, so its context waits in paused/.
   EXPECT_EQ(context::ContextDirs(dir_.path()).Find(created.task.id), context::Placement::kPaused);
+}
+
+// A job that fails by an error return (the LLM server down through every
+// retry) ends as failed as surely as an aborted run: with reflection on
+// failure it gets its Reflection task, once, holding the error.
+TEST_F(PieceExecutorTest, AJobFailedByAnErrorReturnIsReflectedOnOnce) {
+  auto reflections = [&] {
+    std::vector<Task> out;
+    for (const Task& t : *store_->ListTasks(std::nullopt, 100)) {
+      if (t.piece == "reflection") out.push_back(t);
+    }
+    return out;
+  };
+  Store::CreatedTask created = NewTaskWith("chat");
+  Job job = Claim();
+  executor_->OnFailedByError(job, Unavailable("the model server refused the connection"));
+  EXPECT_TRUE(reflections().empty()) << "reflection is off by default";
+
+  reflection_ = "failure";
+  MakeExecutor({});
+  executor_->OnFailedByError(job, Unavailable("the model server refused the connection"));
+  executor_->OnFailedByError(job, Unavailable("the model server refused the connection"));
+  std::vector<Task> r = reflections();
+  ASSERT_EQ(r.size(), 1u) << "one Reflection task per ended job";
+  EXPECT_EQ(r[0].task_source, "reflection:" + created.task.id);
+  EXPECT_NE(r[0].instruction.find("which ended failed: UNAVAILABLE"), std::string::npos)
+      << r[0].instruction;
+  EXPECT_NE(r[0].instruction.find("the model server refused the connection"), std::string::npos);
+
+  reflection_ = "success";
+  MakeExecutor({});
+  NewTaskWith("chat");
+  Job other_job = Claim();
+  executor_->OnFailedByError(other_job, Unavailable("down"));
+  EXPECT_EQ(reflections().size(), 1u) << "reflection on success only";
 }
 
 TEST_F(PieceExecutorTest, AFailingOpenJobMcpLeavesNothingInRunning) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -110,6 +111,14 @@ TEST_F(WorkerPoolTest, AttemptsRunOutAndFatalErrorsFailAtOnce) {
   EXPECT_EQ(store_->GetJob(transient.job.id)->attempt, 3);
   EXPECT_EQ(store_->GetJob(fatal.job.id)->attempt, 1);
   EXPECT_NE(store_->GetJob(fatal.job.id)->error_message.find("fatal"), std::string::npos);
+  // The executor hears of each end once (its chance to reflect on it), not
+  // of the two transient failures that were retried.
+  std::vector<std::string> ended = executor_.failed_by_error();
+  std::sort(ended.begin(), ended.end());
+  std::vector<std::string> want = {transient.job.id + ": scripted transient failure",
+                                   fatal.job.id + ": scripted fatal failure"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(ended, want);
 }
 
 TEST_F(WorkerPoolTest, ParkedJobsHoldNoThread) {
