@@ -95,7 +95,10 @@ TEST_F(PieceExecutorTest, AnErrorAfterTheSessionStartedLeavesNothingInRunning) {
 TEST_F(PieceExecutorTest, AJobFailedByAnErrorReturnIsReflectedOnOnce) {
   auto reflections = [&] {
     std::vector<Task> out;
-    for (const Task& t : *store_->ListTasks(std::nullopt, 100)) {
+    auto tasks = store_->ListTasks(std::nullopt, 100);
+    EXPECT_TRUE(tasks.ok()) << tasks.status().ToString();
+    if (!tasks.ok()) return out;
+    for (const Task& t : *tasks) {
       if (t.piece == "reflection") out.push_back(t);
     }
     return out;
