@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace maestro::engine {
 
 std::string StaticPreamble::DefaultCommonRules() {
@@ -110,8 +112,8 @@ Json TransitionGuidanceMessage(const Piece& piece, const std::string& movement,
     // The reason is the model's own text: cut, so a runaway one cannot
     // double the conversation (it is in the transition call as well).
     constexpr size_t kMaxReason = 4000;
-    std::string reason = feedback.reason.substr(0, kMaxReason);
-    if (feedback.reason.size() > kMaxReason) reason += " […]";
+    std::string reason(Utf8Prefix(feedback.reason, kMaxReason));
+    if (reason.size() < feedback.reason.size()) reason += " […]";
     Section(text, fmt::format("Feedback from movement '{}'", feedback.from_movement).c_str(),
             reason);
   }

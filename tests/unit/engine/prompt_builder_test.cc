@@ -119,5 +119,17 @@ TEST(SystemMessage, EmptyPreambleSectionsAreLeftOut) {
   EXPECT_EQ(text.find("Working directory"), std::string::npos);
 }
 
+// A reviewer's reason is the model's text: cut at 4,000 bytes on a
+// character boundary, so the message stays valid UTF-8.
+TEST(PromptBuilderTest, AnOverlongFeedbackReasonIsCutOnACharacterBoundary) {
+  MovementFeedback fb;
+  fb.from_movement = "a";
+  fb.reason = std::string(3999, 'x') + "\u00e9" + "tail";  // é spans bytes 4000-4001
+  const std::string text = TransitionGuidanceMessage(FullPiece(), "b", fb)["content"];
+  const std::string want = "## Feedback from movement 'a'\n" + std::string(3999, 'x') + " […]";
+  EXPECT_NE(text.find(want), std::string::npos);
+  EXPECT_EQ(text.find("tail"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace maestro::engine
