@@ -129,6 +129,12 @@ TEST_F(WorkerPoolTest, ParkedJobsHoldNoThread) {
   auto after = Submit("ok");
   ASSERT_TRUE(WaitStatus(after.job.id, JobStatus::kSucceeded));
   for (const auto& id : parked) EXPECT_EQ(store_->GetJob(id)->status, JobStatus::kWaitingHuman);
+  // The row says Succeeded a moment before the worker thread lets go of the
+  // job, so the count is awaited, not read once.
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while (pool_->running_jobs() != 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(5ms);
+  }
   EXPECT_EQ(pool_->running_jobs(), 0);
   // An answer resumes one on the same single thread.
   ASSERT_TRUE(store_->ResumeParkedJob(parked[0]).ok());
