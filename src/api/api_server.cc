@@ -174,6 +174,8 @@ void ApiServer::Routes() {
   ScheduleRoutes();
   LessonRoutes();
   MissionRoutes();
+  CaptchaRoutes();
+  BrowserRoutes();
   UiRoutes();
 }
 

@@ -22,6 +22,9 @@
 //   POST|GET /api/local/schedules, GET|PATCH|DELETE /api/local/schedules/:id
 //   POST /api/local/schedules/:id/run, GET .../tasks  run now, fire history
 //                                                 (routes_schedules.cc)
+//   POST /api/local/captcha-pool/resolve          {"space_id","screen"}: requeue every
+//                                                 job parked on that CAPTCHA screen
+//                                                 (routes_captcha.cc)
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
@@ -64,12 +67,17 @@
 #include "api/router.h"
 #include "api/task_choices.h"
 #include "api/usage_view.h"
+#include "browser/browser_session.h"
 #include "core/clock.h"
 #include "core/env.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
 #include "store/budget.h"
 #include "store/store.h"
+
+namespace maestro::browser {
+class BrowserService;
+}  // namespace maestro::browser
 
 namespace maestro {
 
@@ -120,6 +128,9 @@ struct ApiOptions {
   std::string data_dir;
   // Limits of the files a create or comment may carry (`attachments:`).
   AttachmentsConfig attachments;
+  // The jobs' browsers of this process (the live view of a login park);
+  // unset or null: none.
+  std::function<browser::BrowserService*()> browsers;
 };
 
 class ApiServer {
@@ -168,6 +179,12 @@ class ApiServer {
   void ScheduleRoutes();  // routes_schedules.cc
   void LessonRoutes();    // routes_lessons.cc
   void MissionRoutes();   // routes_missions.cc
+  void CaptchaRoutes();   // routes_captcha.cc
+  void BrowserRoutes();   // routes_browser.cc
+  // The live browser of the job named by the route's {id}, for a visible
+  // job; `job_out` gets the job when it exists.
+  Result<std::shared_ptr<browser::BrowserSession>> LiveBrowser(const api::HttpRequest& req,
+                                                               Job* job_out);
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task

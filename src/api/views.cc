@@ -35,6 +35,8 @@ Json JobJson(const Job& j) {
           {"attempt", j.attempt},
           {"max_attempts", j.max_attempts},
           {"wait_reason", j.wait_reason},
+          {"captcha_space_id", j.captcha_space_id},
+          {"captcha_screen", j.captcha_screen},
           {"resume_movement", j.resume_movement},
           {"ask_count", j.ask_count},
           {"priority", j.priority},

@@ -120,6 +120,17 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
     }
   }
   o.tracer = s.tracer.get();
+  if (!cfg.browser.is_null()) {
+    MAESTRO_ASSIGN_OR_RETURN(auto bc, browser::BrowserConfigFrom(cfg.browser, cfg.browser_where));
+    // A browser whose job ended while parked (cancelled) is closed by the sweep.
+    auto active = [&store](const std::string& job_id) {
+      auto job = store.GetJob(job_id);
+      return job.ok() && !IsTerminal(job->status);
+    };
+    s.browsers = std::make_unique<browser::BrowserService>(std::move(bc), cfg.data_dir, env,
+                                                           std::move(active));
+    o.browsers = s.browsers.get();
+  }
   const JudgementConfig& j = cfg.judgement;
   o.policies_dir = j.auto_prompter_dir.empty() ? cfg.data_dir + "/policies" : j.auto_prompter_dir;
   o.skills_dir = j.skills_dir.empty() ? cfg.data_dir + "/skills" : j.skills_dir;

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "api/task_choices.h"
+#include "browser/browser_service.h"
 #include "core/config.h"
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
@@ -31,6 +32,9 @@ struct EngineSetup {
   // The job spans' tracer (`telemetry:`; no-op when off), borrowed by the
   // executor: shut down after the workers stop (Runtime::Stop).
   std::unique_ptr<telemetry::Tracer> tracer;
+  // The jobs' browsers (`browser:` configured; else null), borrowed by the
+  // executor and the API's live view.
+  std::unique_ptr<browser::BrowserService> browsers;
   std::unique_ptr<JobExecutor> executor;
   bool llm_configured = false;
 };

@@ -110,6 +110,7 @@ Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks
   auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta));
   if (!engine.ok()) return engine.status();
   rt.engine = std::move(engine).value();
+  hooks->browsers = rt.engine.browsers.get();
   WorkerPoolOptions wo;
   wo.threads = cfg.workers;
   wo.hostname = Hostname();

@@ -55,7 +55,8 @@ struct Hooks {
   std::atomic<WorkerPool*> pool{nullptr};
   std::atomic<api::EventSignal*> signal{nullptr};
   std::atomic<WebhookDispatcher*> webhooks{nullptr};
-  std::atomic<JobStreamHub*> streams{nullptr};  // the API's live job streams
+  std::atomic<JobStreamHub*> streams{nullptr};              // the API's live job streams
+  std::atomic<browser::BrowserService*> browsers{nullptr};  // the jobs' browsers (live view)
 };
 
 struct Runtime {

@@ -81,6 +81,7 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.cancel_running = [hooks](const std::string& job_id) {
     if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);
   };
+  ao.browsers = [hooks] { return hooks->browsers.load(); };
   std::string data_dir = cfg.data_dir;
   ao.pieces_json = [data_dir] {
     engine::PieceCatalogOptions po;
@@ -192,6 +193,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   hooks->signal = nullptr;
   hooks->webhooks = nullptr;
   hooks->streams = nullptr;
+  hooks->browsers = nullptr;
   if (webhooks) webhooks->Stop();
   rt->Stop();
   demo.reset();  // the demo model outlives the workers that call it

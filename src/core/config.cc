@@ -167,6 +167,7 @@ const std::map<std::string, Setter>& Keys() {
                   {"context_storage", nullptr},
                   {"packages", nullptr},
                   {"sandbox", nullptr},
+                  {"browser", nullptr},
                   {"budgets", nullptr},
                   {"quotas", nullptr},
                   {"mcp_servers", nullptr},
@@ -589,6 +590,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
       }
       cfg.packages = YamlToJson(kv.second);
       cfg.packages_where = pos;
+      continue;
+    }
+    if (key == "browser") {
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: browser must be a mapping", pos), key);
+      }
+      cfg.browser = YamlToJson(kv.second);
+      cfg.browser_where = pos;
       continue;
     }
     if (key == "sandbox") {

@@ -191,6 +191,11 @@ struct Config {
   // src/tools, SandboxLimits::FromJson; docs/security.md).
   Json sandbox = Json::object();
   std::string sandbox_where;
+  // The `browser` section (BrowseWeb's Chromium, sandbox, host allow-lists
+  // and limits), validated by src/browser (BrowserConfigFrom); null when
+  // absent: no BrowseWeb.
+  Json browser;
+  std::string browser_where;
   // The `budgets` (per-task limits: default, pieces, users) and `quotas`
   // (per-user daily limits) sections, validated by src/store
   // (BudgetConfigFrom, store/budget.h; docs/operations.md).

@@ -205,6 +205,7 @@ Result<int> ForkChild(const ChildSpec& spec, std::vector<char*>& argv, std::vect
     if (spec.stdin_fd >= 0) dup2(spec.stdin_fd, 0);
     if (spec.stdout_fd >= 0) dup2(spec.stdout_fd, 1);
     if (spec.stderr_fd >= 0) dup2(spec.stderr_fd, 2);
+    for (const auto& [from, to] : spec.extra_fds) dup2(from, to);
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
       int e = errno;
       (void)!write(err_pipe[1], &e, sizeof e);
@@ -248,6 +249,7 @@ Result<int> SpawnPosixChild(const ChildSpec& spec) {
   if (spec.stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stdin_fd, 0);
   if (spec.stdout_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stdout_fd, 1);
   if (spec.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&fa, spec.stderr_fd, 2);
+  for (const auto& [from, to] : spec.extra_fds) posix_spawn_file_actions_adddup2(&fa, from, to);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

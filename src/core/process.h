@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cancel.h"
@@ -58,6 +59,10 @@ struct ChildSpec {
   std::optional<std::map<std::string, std::string>> env;  // nullopt inherits
   // Descriptors dup2'ed onto the child's 0/1/2; -1 leaves the parent's.
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  // More descriptors for the child, {parent fd, child fd} (Chromium's
+  // --remote-debugging-pipe reads fd 3 and writes fd 4). The parent fds must
+  // not be any of the child fds (dup them above 9 first).
+  std::vector<std::pair<int, int>> extra_fds;
   // Its own process group (pgid = pid), so one kill(-pid) stops its tree.
   bool new_process_group = true;
   // SIGTERM to the child when the thread that started it exits

@@ -11,6 +11,7 @@
 #include "engine/handoff/trigger.h"
 #include "engine/piece_tools.h"
 #include "engine/policy_step.h"
+#include "engine/sentinel.h"
 #include "engine/subtasks.h"
 #include "telemetry/genai.h"
 #include "tools/park_tools.h"
@@ -152,6 +153,36 @@ std::string HandleWaitSubTask(AgentLoopDeps& d, const std::string& movement,
                      kids->pending, kids->total);
 }
 
+// RequestCaptchaHelp: the job waits on a CAPTCHA screen of its space (seed
+// 001: jobs.captcha_space_id — a task without a space waits in "personal");
+// POST /captcha-pool/resolve requeues every job waiting on that screen. The
+// re-issued call after the resume finds its screen solved (captcha_space_id
+// cleared, captcha_screen kept) and answers instead of parking again.
+std::string HandleCaptchaHelp(AgentLoopDeps& d, const std::string& movement,
+                              const tools::ToolCall& call, std::optional<MovementResult>& settled) {
+  const Json& sv = call.arguments.value("screen", Json());
+  std::string screen = sv.is_string() ? ValidUtf8(Utf8Prefix(sv.get<std::string>(), 500)) : "";
+  if (screen.empty()) return "Error: RequestCaptchaHelp needs `screen` (the CAPTCHA page's URL).";
+  auto job = d.store->GetJob(d.job_id);
+  if (!job.ok()) return "Error: " + job.status().message();
+  if (job->captcha_space_id.empty() && job->captcha_screen == screen) {
+    (void)d.store->SetCaptchaWait(d.job_id, "", "");
+    return fmt::format("A person solved the CAPTCHA on {}; try again now.", screen);
+  }
+  auto task = d.store->GetTask(d.task_id);
+  if (!task.ok()) return "Error: " + task.status().message();
+  const std::string space = task->space.empty() ? "personal" : task->space;
+  if (Status st = d.store->SetCaptchaWait(d.job_id, space, screen); !st.ok()) {
+    return "Error: could not record the CAPTCHA wait: " + st.message();
+  }
+  settled = Settle(movement, std::string(SentinelName(Sentinel::kWaitingHumanBrowser)));
+  settled->wait_reason = "captcha";
+  settled->resume_movement = movement;
+  return fmt::format(
+      "The task waits for a person to solve the CAPTCHA on {}; it resumes in this movement.",
+      screen);
+}
+
 std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
                           const tools::ToolCall& call, const tools::ControlToolInfo& info,
                           std::optional<MovementResult>& settled) {
@@ -167,6 +198,9 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
   }
   if (info.creates_request) return HandleRequestPark(d, movement, call, info, settled);
   if (call.name == tools::kWaitSubTask) return HandleWaitSubTask(d, movement, settled);
+  if (call.name == tools::kRequestCaptchaHelp) {
+    return HandleCaptchaHelp(d, movement, call, settled);
+  }
   if (call.name == tools::kWriteHandoff && d.handoff) {
     return d.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
   }
@@ -193,7 +227,8 @@ void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
 // when the call parked the job, else finished/error with its answer.
 bool IsParkTool(const std::string& name) {
   return name == tools::kRequestTool || name == tools::kRequestPackage ||
-         name == tools::kSpinOffTask || name == tools::kWaitSubTask;
+         name == tools::kSpinOffTask || name == tools::kWaitSubTask ||
+         name == tools::kRequestCaptchaHelp;
 }
 
 void RecordParkCall(AgentLoopDeps& d, const tools::ToolCall& call, bool parked,
@@ -284,6 +319,13 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
     std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
     for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
       AppendToolCallEvent(d, regular[k], results[k]);
+      // A regular tool that parks (BrowseWeb on a login page): the job waits
+      // for a person and re-enters this movement (seed 001 catalog).
+      if (!results[k].park_wait_reason.empty() && !out.settled && d.delegate_depth == 0) {
+        out.settled = Settle(movement, std::string(SentinelName(Sentinel::kWaitingHumanBrowser)));
+        out.settled->wait_reason = results[k].park_wait_reason;
+        out.settled->resume_movement = movement;
+      }
       out.contents[regular_at[k]] = std::move(results[k].content);
       out.is_error[regular_at[k]] = results[k].is_error;
     }

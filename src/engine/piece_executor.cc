@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "browser/browse_web_tool.h"
 #include "context/task_context.h"
 #include "core/crash_point.h"
 #include "engine/comment_delivery.h"
@@ -161,6 +162,11 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   if (!ws.ok()) return JobOutcome::Failed("workspace: " + ws.status().message());
   telemetry::Span span = StartJobSpan(*opt_.tracer, task, job, piece->name);
   auto run = Run(task, job, *piece, *ws, cancel, span);
+  // The browser outlives only a park (a person may log in through it).
+  const JobStatus end = run.ok() ? StatusOf(run->outcome) : JobStatus::kRetry;
+  if (opt_.browsers && end != JobStatus::kWaitingHuman && end != JobStatus::kWaitingSubtasks) {
+    opt_.browsers->CloseJob(job.id);
+  }
   if (!run.ok()) {
     span.SetError(std::string(StatusCodeName(run.status().code())), run.status().ToString());
     return run.status();  // the worker's retry policy classifies it
@@ -321,6 +327,12 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
     MAESTRO_RETURN_IF_ERROR(jt.mcp->Register(jt.registry, &jt.policy.allowed_tools));
   }
   MAESTRO_RETURN_IF_ERROR(AddKnowledgeTools(task, ws, jt));
+  if (opt_.browsers) {  // the same two entries for every job: the prefix stays shared
+    MAESTRO_RETURN_IF_ERROR(
+        browser::RegisterBrowseWeb(jt.registry, opt_.browsers, job.id, task.id, ws.space));
+    jt.policy.allowed_tools.insert(tools::kBrowseWeb);
+    jt.policy.allowed_tools.insert(tools::kRequestCaptchaHelp);
+  }
   MAESTRO_ASSIGN_OR_RETURN(
       jt.piece_tools,
       BuildPieceTools(piece, RegularToolDefs(jt.registry, *opt_.store, task, jt.policy,

@@ -34,6 +34,7 @@
 #include <set>
 #include <string>
 
+#include "browser/browser_service.h"
 #include "context/context_config.h"
 #include "context/context_dirs.h"
 #include "context/task_context.h"
@@ -97,6 +98,9 @@ struct PieceExecutorOptions {
   bool memory = false;
   std::string reflection = "off";
   std::string default_piece = "chat";  // the router's fallback (piece_router.h)
+  // The jobs' browsers (src/browser); null: no BrowseWeb. A job's browser
+  // closes when the job leaves the worker not parked.
+  browser::BrowserService* browsers = nullptr;
 };
 
 class PieceExecutor final : public JobExecutor {

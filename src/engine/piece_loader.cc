@@ -20,10 +20,23 @@ std::string PieceProblem::ToString() const {
 }
 
 std::vector<std::string> PieceLintOptions::DefaultToolNames() {
-  return {tools::kReadFile,     tools::kWriteFile,      tools::kEditFile,    tools::kListDir,
-          tools::kGlob,         tools::kGrep,           tools::kRunCommand,  tools::kDelegate,
-          tools::kRequestTool,  tools::kRequestPackage, tools::kWaitSubTask, tools::kSpinOffTask,
-          tools::kWriteHandoff, tools::kComplete,       tools::kTransition};
+  return {tools::kReadFile,
+          tools::kWriteFile,
+          tools::kEditFile,
+          tools::kListDir,
+          tools::kGlob,
+          tools::kGrep,
+          tools::kRunCommand,
+          tools::kDelegate,
+          tools::kRequestTool,
+          tools::kRequestPackage,
+          tools::kWaitSubTask,
+          tools::kSpinOffTask,
+          tools::kWriteHandoff,
+          tools::kComplete,
+          tools::kTransition,
+          tools::kBrowseWeb,
+          tools::kRequestCaptchaHelp};
 }
 
 namespace {

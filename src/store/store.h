@@ -181,6 +181,23 @@ class Store {
   // kConflict when the job is not parked.
   virtual Status ResumeParkedJob(const std::string& job_id) = 0;
 
+  // ---- the CAPTCHA pool (seed 001: WAITING_HUMAN_BROWSER, wait_reason
+  // captcha). Jobs of one space that hit the same CAPTCHA screen wait on it
+  // together; a person solves it once and every one of them resumes.
+  // Records the (space, screen) the job is about to wait on: the engine
+  // calls it while the job still runs, just before it parks with wait_reason
+  // 'captcha'. ("", "") clears both. kNotFound for an unknown job.
+  virtual Status SetCaptchaWait(const std::string& job_id, const std::string& space_id,
+                                const std::string& screen) = 0;
+  // In one transaction, requeues (as ResumeParkedJob: same events, same task
+  // status mirror) every job waiting_human with wait_reason 'captcha' on
+  // exactly (space_id, screen), clearing its captcha_space_id and keeping
+  // its captcha_screen: the resumed job sees its screen solved by
+  // captcha_space_id == "" && captcha_screen == screen. Returns how many were
+  // requeued (0 is not an error). An empty argument is kInvalidArgument
+  // naming it ("space_id" | "screen").
+  virtual Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) = 0;
+
   // Earliest next_retry_at among retry jobs, if any (lets idle workers sleep
   // exactly until a backoff ends).
   virtual Result<std::optional<TimeMs>> NextRetryDue() = 0;

@@ -208,6 +208,12 @@ struct Job {
   std::string wait_reason;
   std::string resume_movement;
   int ask_count = 0;
+  // The CAPTCHA pool (seed 001, wait_reason captcha): the space and screen
+  // the job waits on (Store::SetCaptchaWait). ResumeCaptchaJobs clears the
+  // space and keeps the screen, so the resumed job sees its screen solved
+  // (captcha_space_id "" and captcha_screen set).
+  std::string captcha_space_id;
+  std::string captcha_screen;
   int priority = 0;  // higher is claimed first among queued jobs
   bool cancel_requested = false;
   std::string error_message;

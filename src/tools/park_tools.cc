@@ -32,6 +32,7 @@ const std::vector<ControlToolInfo>& ControlTools() {
        true},
       {kWaitSubTask, "WAIT_SUBTASKS", "waiting_subtasks", "", true, false},
       {kSpinOffTask, "WAITING_HUMAN_SPAWN_REQUEST", "waiting_human", "spawn_request", true, true},
+      {kRequestCaptchaHelp, "WAITING_HUMAN_BROWSER", "waiting_human", "captcha", true, false},
       {kDelegate, "", "", "", false, false},
       {kWriteHandoff, "", "", "", false, false},
   };
@@ -90,6 +91,19 @@ Status RegisterParkTools(ToolRegistry& r) {
           ObjectSchema({{"task", kNonEmpty}, {"context", kStr}}, {"task"}), ToolClass::kAgent),
       nullptr));
   return r.Register(WriteHandoffToolSpec(), nullptr);
+}
+
+ToolSpec RequestCaptchaHelpToolSpec() {
+  return Control(kRequestCaptchaHelp,
+                 "Ask a person to solve a CAPTCHA that blocks the browser (e.g. every search "
+                 "answers with one). The job waits; when the CAPTCHA screen is solved it resumes "
+                 "here and you can retry.",
+                 ObjectSchema({{"screen",
+                                {{"type", "string"},
+                                 {"minLength", 1},
+                                 {"description", "the URL (or host) of the CAPTCHA page"}}},
+                               {"reason", kStr}},
+                              {"screen"}));
 }
 
 ToolSpec WriteHandoffToolSpec() {

@@ -51,4 +51,9 @@ Status RegisterParkTools(ToolRegistry& registry);
 // strict servers enforce the same schema).
 ToolSpec WriteHandoffToolSpec();
 
+// RequestCaptchaHelp (seed 001: WAITING_HUMAN_BROWSER, wait reason
+// captcha): registered per job next to BrowseWeb (src/browser), handled by
+// the engine like the other park tools.
+ToolSpec RequestCaptchaHelpToolSpec();
+
 }  // namespace maestro::tools

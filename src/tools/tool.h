@@ -58,6 +58,10 @@ struct ToolResult {
   std::string content;  // what the model reads
   bool is_error = false;
   int64_t duration_ms = 0;  // set by the Dispatcher for calls that ran
+  // Set by a regular tool whose call must park the job (BrowseWeb on a login
+  // page: "browser_login"): the engine settles the movement as
+  // WAITING_HUMAN_BROWSER with this wait reason, resuming in it. "" = none.
+  std::string park_wait_reason = "";
 
   static ToolResult Ok(std::string content) { return {{}, std::move(content), false, 0}; }
   // "Error: <message>" — the prefix the transcript rules key on.

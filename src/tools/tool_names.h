@@ -30,6 +30,10 @@ inline constexpr char kRequestTool[] = "RequestTool";
 inline constexpr char kRequestPackage[] = "RequestPackage";
 inline constexpr char kWaitSubTask[] = "WaitSubTask";
 inline constexpr char kSpinOffTask[] = "SpinOffTask";
+// The agent's web browser (src/browser), registered per job when configured,
+// and the park tool that goes with it: a person solves a CAPTCHA screen.
+inline constexpr char kBrowseWeb[] = "BrowseWeb";
+inline constexpr char kRequestCaptchaHelp[] = "RequestCaptchaHelp";
 
 // Agent tools: a sub-agent (engine/delegate.h) and the session handoff
 // (seed 004).

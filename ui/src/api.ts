@@ -1,7 +1,7 @@
 // The REST client: every call carries the bearer token kept in localStorage.
 // Errors come back as ApiError with the server's {"error":{code,message,field}}.
 import type {
-  ApprovalRequest, Attachment, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
+  ApprovalRequest, Attachment, BrowserInput, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
   WorkspaceFile, WorkspaceListing,
 } from './types';
 
@@ -126,7 +126,37 @@ export const Api = {
     ),
   notifications: () => api<{ notifications: Notification[]; unread: number }>('/api/local/notifications'),
   markRead: (ids: string[]) => api<{ marked: boolean }>('/api/local/notifications/read', post({ ids })),
+  // The live view of a job parked on a login (wait_reason browser_login):
+  // input into its browser, then Done requeues the job with the session.
+  browserInput: (jobId: string, input: BrowserInput) =>
+    api<{ ok: boolean }>(`/api/local/jobs/${jobId}/browser/input`, post(input)),
+  browserDone: (jobId: string) => api<{ resumed: boolean }>(`/api/local/jobs/${jobId}/browser/done`, post()),
+  // Requeues every job of the space waiting on this CAPTCHA screen.
+  resolveCaptcha: (spaceId: string, screen: string) =>
+    api<{ resumed: number }>('/api/local/captcha-pool/resolve', post({ space_id: spaceId, screen })),
 };
+
+// The task browser's current page as a PNG blob (GET …/browser/screenshot
+// needs the bearer token, so an <img src> could not load it). `signal` aborts.
+export async function browserScreenshot(jobId: string, signal?: AbortSignal): Promise<Blob> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/local/jobs/${jobId}/browser/screenshot?t=${Date.now()}`, {
+      headers: { Authorization: `Bearer ${getToken()}` },
+      cache: 'no-store',
+      signal,
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'NETWORK', `cannot reach the server (${String(e)})`);
+  }
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized();
+    const body = safeParse(await res.text()) as { error?: { code?: string; message?: string } };
+    throw new ApiError(res.status, body.error?.code ?? String(res.status), body.error?.message ?? `HTTP ${res.status}`);
+  }
+  return res.blob();
+}
 
 // A workspace path in a URL: each segment encoded, the slashes kept.
 export function encodePath(path: string): string {

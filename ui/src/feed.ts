@@ -339,6 +339,8 @@ function statusLine(job: Job): FeedItem | null {
       return { kind: 'notice', key, tone: 'warn', text: `Retrying after an error: ${job.error_message || 'transient error'}` };
     case 'waiting_human':
       if (job.wait_reason === 'ask') return null; // the question comment says it
+      if (job.wait_reason === 'browser_login') return { kind: 'notice', key, tone: 'info', text: 'Waiting for you to log in in the agent’s browser.' };
+      if (job.wait_reason === 'captcha') return { kind: 'notice', key, tone: 'info', text: 'Waiting for a CAPTCHA to be solved.' };
       return { kind: 'notice', key, tone: 'info', text: `Waiting for your decision (${job.wait_reason.replace('_', ' ')}).` };
     case 'waiting_subtasks':
       return { kind: 'notice', key, tone: 'info', text: 'Waiting for subtasks.' };

@@ -40,6 +40,10 @@ export interface Job {
   attempt: number;
   max_attempts: number;
   wait_reason: string;
+  // wait_reason captcha: the space and the screen the job waits on (a
+  // resumed job keeps the screen, its space id is "").
+  captcha_space_id?: string;
+  captcha_screen?: string;
   resume_movement: string;
   error_message: string;
   result: string;
@@ -49,6 +53,16 @@ export interface Job {
   started_at: number;
   finished_at: number;
 }
+
+// One input into a parked job's browser (POST /jobs/:id/browser/input);
+// click coordinates are viewport CSS pixels of the 1280×800 page.
+export type BrowserInput =
+  | { type: 'click'; x: number; y: number }
+  | { type: 'text'; text: string }
+  | { type: 'key'; key: 'Enter' | 'Tab' | 'Backspace' };
+
+// The task browser's viewport (the screenshot's CSS size).
+export const BROWSER_VIEWPORT = { width: 1280, height: 800 } as const;
 
 export interface Comment {
   id: string;

@@ -270,6 +270,12 @@ CREATE TABLE missions (
 ALTER TABLE tasks ADD COLUMN mission_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_mission ON tasks(mission_id, created_at);
 )sql"},
+      {7, "captcha pool (sqlite 9)", R"sql(
+ALTER TABLE jobs ADD COLUMN captcha_space_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
+  WHERE status = 'waiting_human';
+)sql"},
   };
   return m;
 }

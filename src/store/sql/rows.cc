@@ -18,7 +18,7 @@ const char* const kJobCols =
     "COALESCE(worker_id, ''), fencing_token, COALESCE(lease_expires_at, 0), attempt, "
     "max_attempts, COALESCE(next_retry_at, 0), wait_reason, resume_movement, ask_count, "
     "cancel_requested, error_message, result, created_at, COALESCE(started_at, 0), "
-    "COALESCE(finished_at, 0), updated_at, priority";
+    "COALESCE(finished_at, 0), updated_at, priority, captcha_space_id, captcha_screen";
 
 const char* const kCommentCols =
     "id, task_id, COALESCE(job_id, ''), author, kind, body, COALESCE(delivered_at, 0), "
@@ -96,6 +96,8 @@ Job ReadJob(const Stmt& s) {
   j.finished_at = s.Int(c++);
   j.updated_at = s.Int(c++);
   j.priority = static_cast<int>(s.Int(c++));
+  j.captcha_space_id = s.Text(c++);
+  j.captcha_screen = s.Text(c++);
   return j;
 }
 

@@ -504,6 +504,57 @@ Status SqlStore::ResumeParkedJob(const std::string& job_id) {
   });
 }
 
+Status SqlStore::SetCaptchaWait(const std::string& job_id, const std::string& space_id,
+                                const std::string& screen) {
+  return Write([&](Tx& tx) -> Status {
+    auto s = tx.conn.Prepare(
+        "UPDATE jobs SET captcha_space_id = ?2, captcha_screen = ?3, updated_at = ?4"
+        " WHERE id = ?1");
+    if (!s.ok()) return s.status();
+    s->Bind(1, job_id).Bind(2, space_id).Bind(3, screen).Bind(4, tx.now);
+    MAESTRO_RETURN_IF_ERROR(s->Exec());
+    if (tx.conn.Changes() == 0) return NotFound("job " + job_id + " not found");
+    return Status::Ok();
+  });
+}
+
+Result<int> SqlStore::ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) {
+  if (space_id.empty()) return InvalidArgument("space_id must not be empty", "space_id");
+  if (screen.empty()) return InvalidArgument("screen must not be empty", "screen");
+  int resumed = 0;
+  Status st = Write([&](Tx& tx) -> Status {
+    resumed = 0;  // a retried transaction starts again
+    auto s = tx.conn.Prepare(
+        "SELECT id FROM jobs WHERE status = 'waiting_human' AND wait_reason = 'captcha'"
+        " AND captcha_space_id = ?1 AND captcha_screen = ?2 ORDER BY seq");
+    if (!s.ok()) return s.status();
+    s->Bind(1, space_id).Bind(2, screen);
+    std::vector<std::string> ids;
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      ids.push_back(s->Text(0));
+    }
+    // ResumeParkedJob's transition, the screen kept: the resumed job finds
+    // its screen solved (captcha_space_id "", captcha_screen its screen).
+    for (const auto& id : ids) {
+      auto u = tx.conn.Prepare(
+          "UPDATE jobs SET status = 'queued', wait_reason = '', captcha_space_id = '',"
+          " updated_at = ?2 WHERE id = ?1 AND status = 'waiting_human'");
+      if (!u.ok()) return u.status();
+      u->Bind(1, id).Bind(2, tx.now);
+      MAESTRO_RETURN_IF_ERROR(u->Exec());
+      if (tx.conn.Changes() == 0) continue;
+      MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, id, JobStatus::kWaitingHuman));
+      ++resumed;
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return resumed;
+}
+
 Result<std::optional<TimeMs>> SqlStore::NextRetryDue() {
   std::optional<TimeMs> due;
   Status st = Read([&](sql::Conn& conn) -> Status {

@@ -66,6 +66,9 @@ class SqlStore : public Store {
   Result<CancelReport> RequestCancel(const std::string& job_id) override;
   Result<bool> IsCancelRequested(const std::string& job_id) override;
   Status ResumeParkedJob(const std::string& job_id) override;
+  Status SetCaptchaWait(const std::string& job_id, const std::string& space_id,
+                        const std::string& screen) override;
+  Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) override;
   Result<std::optional<TimeMs>> NextRetryDue() override;
 
   Result<Request> CreateRequest(const Request& request) override;

@@ -271,6 +271,15 @@ CREATE TABLE missions (
 ALTER TABLE tasks ADD COLUMN mission_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_mission ON tasks(mission_id, created_at);
 )sql"},
+      {9, "captcha pool", R"sql(
+-- The CAPTCHA screen a job parked with wait_reason 'captcha' waits on
+-- (Store::SetCaptchaWait); solving it requeues every job waiting on the same
+-- (space, screen) (Store::ResumeCaptchaJobs).
+ALTER TABLE jobs ADD COLUMN captcha_space_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
+  WHERE status = 'waiting_human';
+)sql"},
   };
   return m;
 }

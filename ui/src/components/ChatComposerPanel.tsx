@@ -1,6 +1,7 @@
 // ChatComposerPanel: where the person answers. Shows pending approval cards
 // (the write gate refuses comments until they are decided, and says so), an
-// ASK question as a question awaiting the answer, and the message box:
+// ASK question as a question awaiting the answer, the cards of the other
+// parks (budget, a browser login's live view, a CAPTCHA), and the message box:
 // Enter sends, Shift+Enter is a newline. A comment while the job runs is an
 // interjection the agent reads at its next step. Files attach by the picker,
 // a drop onto the composer or a paste (AttachmentPicker); a message may be
@@ -9,7 +10,9 @@ import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
 import type { ApprovalRequest, Budget, Comment, Job } from '../types';
 import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
+import { BrowserLoginCard } from './BrowserLoginCard';
 import { BudgetExceededCard } from './BudgetExceededCard';
+import { CaptchaCard } from './CaptchaCard';
 import { MarkdownView } from './MarkdownView';
 import { PackageRequestApproval } from './PackageRequestApproval';
 import { ToolRequestApproval } from './ToolRequestApproval';
@@ -43,6 +46,8 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
   }, [pending.length]);
   const asking = job?.status === 'waiting_human' && job.wait_reason === 'ask';
   const overBudget = job?.status === 'waiting_human' && job.wait_reason === 'budget_exceeded';
+  const loginPark = job?.status === 'waiting_human' && job.wait_reason === 'browser_login';
+  const captchaPark = job?.status === 'waiting_human' && job.wait_reason === 'captcha';
   const question = asking ? [...comments].reverse().find((c) => c.kind === 'question' && c.job_id === job?.id) : undefined;
 
   const send = async () => {
@@ -80,6 +85,8 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
       {pending.length > 0 && !gate && <p className="gate-note muted">Messages are held until the request above is decided.</p>}
       {gate && <p className="gate-note error" role="alert">{gate}</p>}
       {overBudget && job && <BudgetExceededCard taskId={taskId} job={job} budget={budget} comments={comments} onDone={onChanged} />}
+      {loginPark && job && <BrowserLoginCard key={job.id} job={job} onDone={onChanged} />}
+      {captchaPark && job && <CaptchaCard key={job.id} job={job} onDone={onChanged} />}
       {asking && (
         <div className="ask card" data-testid="ask-question">
           <div className="label">The agent asks — awaiting your answer</div>

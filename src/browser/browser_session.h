@@ -1,0 +1,109 @@
+// BrowserSession: one job's browser — a headless Chromium (CdpClient) with
+// one page, its own profile directory (cookies and storage survive a park
+// and a restart), a host allow-list enforced on every request the page makes
+// (CDP Fetch interception: a request to another host fails as
+// BlockedByClient, redirects and subresources included), and the page
+// actions BrowseWeb offers the agent and the live view offers a person.
+//
+// Where it sits: BrowserService (browser_service.h) starts one per job on
+// the first BrowseWeb call and closes it when the job ends; the BrowseWeb
+// tool (browse_web_tool.h) and the API's live-view routes act on it.
+//
+// Thread safety: every public method may be called from any thread; actions
+// are serialized by the session's lock (one page, one actor at a time).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "browser/cdp_client.h"
+#include "core/env.h"
+#include "core/json.h"
+#include "core/mutex.h"
+#include "core/status.h"
+
+namespace maestro::browser {
+
+struct SessionSpec {
+  LaunchSpec launch;                               // the command; BrowserFlags are added by Start
+  std::string profile_dir;                         // --user-data-dir
+  std::vector<std::string> allowed_hosts;          // exact hosts, or "*.example.com"
+  std::chrono::milliseconds page_timeout{15'000};  // one navigation or action
+  size_t max_text_bytes = 24 * 1024;               // the page text an action returns
+  int js_heap_mb = 256;
+};
+
+// What an action shows the agent: the page as readable text.
+struct PageView {
+  std::string url;
+  std::string title;
+  int status = 0;    // HTTP status of the document (0 = unknown, e.g. about:blank)
+  std::string text;  // main content, then the numbered links
+  // A visible password field or HTTP 401: a person must log in.
+  bool login_required = false;
+};
+
+// The Chromium flags of a session (headless, the profile, the viewport, the
+// JS heap limit, no first-run or background traffic, no popups).
+std::vector<std::string> BrowserFlags(const SessionSpec& spec);
+
+// True when `url` is http(s) and its host is on `allowed` (exact, or a
+// "*.example.com" entry matching a subdomain).
+bool HostAllowed(const std::vector<std::string>& allowed, const std::string& url);
+
+class BrowserSession {
+ public:
+  static Result<std::unique_ptr<BrowserSession>> Start(Env& env, SessionSpec spec);
+  ~BrowserSession();
+
+  // Agent actions. Errors are kInvalidArgument with a message for the model
+  // (no such element, host not allowed, navigation failed).
+  Result<PageView> Open(const std::string& url);
+  Result<PageView> Read();
+  Result<PageView> ClickLink(int number);  // a number from the last Read's links
+  Result<PageView> ClickSelector(const std::string& selector);
+  Result<PageView> Type(const std::string& selector, const std::string& text);
+  Result<PageView> Select(const std::string& selector, const std::string& value);
+  Result<PageView> Scroll();
+  Result<PageView> Back();
+  Result<std::string> Screenshot();  // PNG bytes of the viewport
+
+  // Live view input (viewport CSS pixels; keys: Enter, Tab, Backspace).
+  Status InputClick(int x, int y);
+  Status InputText(const std::string& text);
+  Status InputKey(const std::string& key);
+
+  int blocked_requests() const { return blocked_.load(); }
+  int pid() const { return cdp_ ? cdp_->pid() : -1; }
+  bool alive() const { return cdp_ && cdp_->alive(); }
+  void Close();
+
+ private:
+  explicit BrowserSession(SessionSpec spec) : spec_(std::move(spec)) {}
+  void OnEvent(const std::string& method, const Json& params, const std::string& session);
+  Result<Json> Page(const std::string& method, Json params);
+  Result<Json> Eval(const std::string& expression);
+  // Waits for a navigation the last step may have started (up to `start`)
+  // to reach its load event (up to the page timeout).
+  void AwaitNavigation(std::chrono::milliseconds start);
+  Result<PageView> View();
+  Result<PageView> Navigate(const std::string& url) REQUIRES(act_mu_);
+
+  SessionSpec spec_;
+  std::unique_ptr<CdpClient> cdp_;
+  std::string target_id_, session_id_;
+  std::atomic<int> blocked_{0};
+
+  Mutex act_mu_;  // one action at a time
+
+  Mutex nav_mu_;
+  CondVar nav_cv_;
+  int64_t loads_started_ GUARDED_BY(nav_mu_) = 0;
+  int64_t loads_finished_ GUARDED_BY(nav_mu_) = 0;
+};
+
+}  // namespace maestro::browser
