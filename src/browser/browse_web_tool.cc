@@ -46,7 +46,7 @@ tools::ToolResult Act(BrowserService* service, const std::string& job_id,
   auto session = service->ForJob(job_id, task_id, space);
   if (!session.ok()) return tools::ToolResult::Error("browser: " + session.status().message());
   BrowserSession& b = **session;
-  Result<PageView> view = Status::Ok();
+  Result<PageView> view = Internal("no action ran");  // every branch below sets it
   bool navigates = false;
   if (action == "open") {
     if (auto e = need("url")) return *e;

@@ -216,7 +216,7 @@ bool BrowserService::TakeLoginHandedOver(const std::string& job_id) {
   return true;
 }
 
-int BrowserService::open() const {
+int BrowserService::open_count() const {
   MutexLock lock(&mu_);
   return static_cast<int>(by_job_.size());
 }

@@ -77,7 +77,7 @@ class BrowserService {
   // reported to the agent instead of parking it again (no second card).
   void MarkLoginHandedOver(const std::string& job_id);
   bool TakeLoginHandedOver(const std::string& job_id);
-  int open() const;
+  int open_count() const;
   const BrowserConfig& config() const { return config_; }
 
   // One sweep (the periodic one calls this).

@@ -133,8 +133,12 @@ class BrowseWebTest : public ServeEngineTest {
   std::string ToolResults() const {
     std::string out;
     for (const auto& r : FakeRequests()) {
-      for (const auto& m : r["body"].value("messages", Json::array())) {
-        if (m.value("role", "") == "tool") out += m.value("content", "") + "\n";
+      const Json body = r.contains("body") && r["body"].is_object() ? r["body"] : Json::object();
+      for (const auto& m : body.value("messages", Json::array())) {
+        const Json& content = m.contains("content") ? m["content"] : Json();
+        if (m.value("role", "") == "tool" && content.is_string()) {
+          out += content.get<std::string>() + "\n";
+        }
       }
     }
     return out;
