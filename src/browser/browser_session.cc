@@ -201,11 +201,19 @@ Result<Json> BrowserSession::Eval(const std::string& expression) {
   return r.contains("result") ? r["result"].value("value", Json()) : Json();
 }
 
-void BrowserSession::AwaitNavigation(milliseconds start) {
+BrowserSession::NavMark BrowserSession::Mark() {
   MutexLock lock(&nav_mu_);
-  const int64_t started = loads_started_, finished = loads_finished_;
-  if (!nav_cv_.WaitFor(&nav_mu_, start, [&] { return loads_started_ > started; })) return;
-  nav_cv_.WaitFor(&nav_mu_, spec_.page_timeout, [&] { return loads_finished_ > finished; });
+  return {loads_started_, loads_finished_};
+}
+
+void BrowserSession::AwaitNavigation(NavMark mark, milliseconds start) {
+  MutexLock lock(&nav_mu_);
+  if (!nav_cv_.WaitFor(&nav_mu_, start,
+                       [&]() REQUIRES(nav_mu_) { return loads_started_ > mark.started; })) {
+    return;
+  }
+  nav_cv_.WaitFor(&nav_mu_, spec_.page_timeout,
+                  [&]() REQUIRES(nav_mu_) { return loads_finished_ > mark.finished; });
 }
 
 Result<PageView> BrowserSession::View() {
@@ -251,7 +259,7 @@ Result<PageView> BrowserSession::Navigate(const std::string& url) {
   if (r.contains("loaderId")) {  // a new document: wait for its load event
     MutexLock lock(&nav_mu_);
     if (!nav_cv_.WaitFor(&nav_mu_, spec_.page_timeout,
-                         [&] { return loads_finished_ > finished; })) {
+                         [&]() REQUIRES(nav_mu_) { return loads_finished_ > finished; })) {
       spdlog::info("browser: {} did not finish loading in {} ms; reading it as it is", url,
                    spec_.page_timeout.count());
     }
@@ -286,6 +294,7 @@ Result<PageView> BrowserSession::ClickLink(int number) {
 
 Result<PageView> BrowserSession::ClickSelector(const std::string& selector) {
   MutexLock lock(&act_mu_);
+  const NavMark mark = Mark();
   MAESTRO_ASSIGN_OR_RETURN(
       Json r, Eval(fmt::format("(() => {{ const e = document.querySelector({}); if (!e) return "
                                "false; e.scrollIntoView({{block: 'center'}}); e.click(); return "
@@ -295,7 +304,7 @@ Result<PageView> BrowserSession::ClickSelector(const std::string& selector) {
     return InvalidArgument(fmt::format("no element matches the selector {}",
                                        JsString(std::string(Utf8Prefix(selector, 200)))));
   }
-  AwaitNavigation(milliseconds(500));
+  AwaitNavigation(mark, milliseconds(500));
   return View();
 }
 
@@ -316,6 +325,7 @@ Result<PageView> BrowserSession::Type(const std::string& selector, const std::st
 
 Result<PageView> BrowserSession::Select(const std::string& selector, const std::string& value) {
   MutexLock lock(&act_mu_);
+  const NavMark mark = Mark();
   MAESTRO_ASSIGN_OR_RETURN(
       Json r,
       Eval(fmt::format(
@@ -333,7 +343,7 @@ Result<PageView> BrowserSession::Select(const std::string& selector, const std::
     return InvalidArgument(fmt::format("the <select> has no option {}",
                                        JsString(std::string(Utf8Prefix(value, 200)))));
   }
-  AwaitNavigation(milliseconds(300));
+  AwaitNavigation(mark, milliseconds(300));
   return View();
 }
 
@@ -345,21 +355,32 @@ Result<PageView> BrowserSession::Scroll() {
 
 Result<PageView> BrowserSession::Back() {
   MutexLock lock(&act_mu_);
+  const NavMark mark = Mark();
   MAESTRO_RETURN_IF_ERROR(Eval("history.back()").status());
-  AwaitNavigation(milliseconds(1000));
+  AwaitNavigation(mark, milliseconds(1000));
   return View();
 }
 
 Result<std::string> BrowserSession::Screenshot() {
   MutexLock lock(&act_mu_);
-  MAESTRO_ASSIGN_OR_RETURN(Json r, Page("Page.captureScreenshot", {{"format", "png"}}));
-  auto png = Base64Decode(r.value("data", ""));
+  // A capture sent while a navigation swaps the page's renderer can go
+  // unanswered: a short wait, then one more try on the new page.
+  Result<Json> r = Status(StatusCode::kDeadlineExceeded, "no screenshot");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!cdp_ || !cdp_->alive()) return Unavailable("the browser is gone");
+    r = cdp_->Call("Page.captureScreenshot", {{"format", "png"}}, session_id_,
+                   std::min(spec_.page_timeout, milliseconds(4'000)));
+    if (r.ok() || r.status().code() != StatusCode::kDeadlineExceeded) break;
+  }
+  if (!r.ok()) return r.status();
+  auto png = Base64Decode(r->value("data", ""));
   if (!png) return Internal("the browser sent a screenshot that is not base64");
   return *png;
 }
 
 Status BrowserSession::InputClick(int x, int y) {
   MutexLock lock(&act_mu_);
+  const NavMark mark = Mark();
   if (x < 0 || y < 0 || x >= kViewportWidth || y >= kViewportHeight) {
     return InvalidArgument(
         fmt::format("x/y must be inside the {}x{} viewport", kViewportWidth, kViewportHeight), "x");
@@ -370,6 +391,7 @@ Status BrowserSession::InputClick(int x, int y) {
              {{"type", type}, {"x", x}, {"y", y}, {"button", "left"}, {"clickCount", 1}})
             .status());
   }
+  AwaitNavigation(mark, milliseconds(300));  // a click on a link or a submit button
   return Status::Ok();
 }
 
@@ -391,6 +413,7 @@ Status BrowserSession::InputKey(const std::string& key) {
   }
   if (!k) return InvalidArgument("key must be Enter, Tab or Backspace", "key");
   MutexLock lock(&act_mu_);
+  const NavMark mark = Mark();
   Json down = {{"type", *k->text ? "keyDown" : "rawKeyDown"},
                {"key", k->key},
                {"code", k->key},
@@ -398,12 +421,14 @@ Status BrowserSession::InputKey(const std::string& key) {
                {"nativeVirtualKeyCode", k->code}};
   if (*k->text) down["text"] = k->text;
   MAESTRO_RETURN_IF_ERROR(Page("Input.dispatchKeyEvent", down).status());
-  return Page("Input.dispatchKeyEvent", {{"type", "keyUp"},
-                                         {"key", k->key},
-                                         {"code", k->key},
-                                         {"windowsVirtualKeyCode", k->code},
-                                         {"nativeVirtualKeyCode", k->code}})
-      .status();
+  MAESTRO_RETURN_IF_ERROR(Page("Input.dispatchKeyEvent", {{"type", "keyUp"},
+                                                          {"key", k->key},
+                                                          {"code", k->key},
+                                                          {"windowsVirtualKeyCode", k->code},
+                                                          {"nativeVirtualKeyCode", k->code}})
+                              .status());
+  AwaitNavigation(mark, milliseconds(300));  // Enter submits a form
+  return Status::Ok();
 }
 
 }  // namespace maestro::browser

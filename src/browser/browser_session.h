@@ -87,9 +87,14 @@ class BrowserSession {
   void OnEvent(const std::string& method, const Json& params, const std::string& session);
   Result<Json> Page(const std::string& method, Json params);
   Result<Json> Eval(const std::string& expression);
-  // Waits for a navigation the last step may have started (up to `start`)
-  // to reach its load event (up to the page timeout).
-  void AwaitNavigation(std::chrono::milliseconds start);
+  // The navigation counters before a step that may navigate; then waits for
+  // a navigation started since `mark` (up to `start`) to reach its load event
+  // (up to the page timeout).
+  struct NavMark {
+    int64_t started = 0, finished = 0;
+  };
+  NavMark Mark();
+  void AwaitNavigation(NavMark mark, std::chrono::milliseconds start);
   Result<PageView> View();
   Result<PageView> Navigate(const std::string& url) REQUIRES(act_mu_);
 

@@ -321,7 +321,12 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
       AppendToolCallEvent(d, regular[k], results[k]);
       // A regular tool that parks (BrowseWeb on a login page): the job waits
       // for a person and re-enters this movement (seed 001 catalog).
-      if (!results[k].park_wait_reason.empty() && !out.settled && d.delegate_depth == 0) {
+      if (!results[k].park_wait_reason.empty() && d.delegate_depth > 0) {
+        results[k].content =
+            "Not parked: a delegate sub-agent cannot wait for a person. Finish with complete and "
+            "say that this page needs a login.\n\n" +
+            results[k].content;
+      } else if (!results[k].park_wait_reason.empty() && !out.settled) {
         out.settled = Settle(movement, std::string(SentinelName(Sentinel::kWaitingHumanBrowser)));
         out.settled->wait_reason = results[k].park_wait_reason;
         out.settled->resume_movement = movement;

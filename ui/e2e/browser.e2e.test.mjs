@@ -208,7 +208,12 @@ test('log in for the agent through the live view, then Done resumes the task wit
   // the page was served) before the artifact.
   await page.waitForTimeout(500);
   const shown = await img.getAttribute('src');
-  await until('a fresh screenshot', async () => (await img.getAttribute('src')) !== shown, 10000);
+  try {
+    await until('a fresh screenshot', async () => (await img.getAttribute('src')) !== shown, 10000);
+  } catch (e) {
+    await screenshot(page, 'no-fresh-screenshot');
+    throw new Error(`${e.message}; the card says: ${await card.innerText()}`);
+  }
   await screenshot(page, 'logged-in');
 
   // Done: the job resumes in the same movement with the session; the card goes.

@@ -160,6 +160,18 @@ TEST_F(BrowserSessionTest, TypesSelectsAndSubmitsAForm) {
   EXPECT_NE(echoed->text.find("q=blue whale c=g"), std::string::npos) << echoed->text;
 }
 
+TEST_F(BrowserSessionTest, LiveViewKeysSubmitAndTheNextScreenshotShowsTheNewPage) {
+  ASSERT_TRUE(session_->Open(Url("/form")).ok());
+  ASSERT_TRUE(session_->Type("#q", "typed").ok());  // focuses the field
+  ASSERT_TRUE(session_->InputText(" more").ok());
+  ASSERT_TRUE(session_->InputKey("Enter").ok());  // returns once the result page loaded
+  auto png = session_->Screenshot();
+  ASSERT_TRUE(png.ok()) << png.status().ToString();
+  auto page = session_->Read();
+  ASSERT_TRUE(page.ok());
+  EXPECT_NE(page->text.find("q=typed more"), std::string::npos) << page->text;
+}
+
 TEST_F(BrowserSessionTest, HostsOffTheAllowListAreRefusedSubresourcesAndRedirectsIncluded) {
   auto off = session_->Open("http://localhost:" + std::to_string(port_) + "/");
   ASSERT_FALSE(off.ok());
