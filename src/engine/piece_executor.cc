@@ -162,10 +162,13 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   if (!ws.ok()) return JobOutcome::Failed("workspace: " + ws.status().message());
   telemetry::Span span = StartJobSpan(*opt_.tracer, task, job, piece->name);
   auto run = Run(task, job, *piece, *ws, cancel, span);
-  // The browser outlives only a park (a person may log in through it).
+  // The browser outlives only a park (a person may log in through it), and
+  // a park only for browser.park_keep_ms (the sweep counts from here).
   const JobStatus end = run.ok() ? StatusOf(run->outcome) : JobStatus::kRetry;
   if (opt_.browsers && end != JobStatus::kWaitingHuman && end != JobStatus::kWaitingSubtasks) {
     opt_.browsers->CloseJob(job.id);
+  } else if (opt_.browsers) {
+    opt_.browsers->Parked(job.id);
   }
   if (!run.ok()) {
     span.SetError(std::string(StatusCodeName(run.status().code())), run.status().ToString());
