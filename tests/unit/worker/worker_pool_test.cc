@@ -112,7 +112,13 @@ TEST_F(WorkerPoolTest, AttemptsRunOutAndFatalErrorsFailAtOnce) {
   EXPECT_EQ(store_->GetJob(fatal.job.id)->attempt, 1);
   EXPECT_NE(store_->GetJob(fatal.job.id)->error_message.find("fatal"), std::string::npos);
   // The executor hears of each end once (its chance to reflect on it), not
-  // of the two transient failures that were retried.
+  // of the two transient failures that were retried. It hears after the row
+  // says Failed, so the second end is awaited, not read at once.
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while (executor_.failed_by_error().size() < 2 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(50ms);  // a third (wrong) call would show up here
   std::vector<std::string> ended = executor_.failed_by_error();
   std::sort(ended.begin(), ended.end());
   std::vector<std::string> want = {transient.job.id + ": scripted transient failure",
