@@ -88,6 +88,17 @@ Result<int64_t> CountOpenChildren(sql::Conn& conn, const std::string& parent_id)
   return n;
 }
 
+// The first column of every row of `s`, as text (a list of ids).
+Result<std::vector<std::string>> FirstColumn(sql::Stmt& s) {
+  std::vector<std::string> out;
+  for (;;) {
+    auto row = s.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(s.Text(0));
+  }
+}
+
 }  // namespace
 
 Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
@@ -464,13 +475,7 @@ Result<CancelReport> SqlStore::RequestCancel(const std::string& job_id) {
         " SELECT id FROM tree ORDER BY depth");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
-    std::vector<std::string> ids;
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      ids.push_back(s->Text(0));
-    }
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<std::string> ids, FirstColumn(*s));
     for (const auto& id : ids) {
       auto job = sql::LoadJob(tx.conn, id);
       if (!job.ok()) return job.status();
@@ -529,20 +534,14 @@ Result<int> SqlStore::ResumeCaptchaJobs(const std::string& space_id, const std::
         " AND captcha_space_id = ?1 AND captcha_screen = ?2 ORDER BY seq");
     if (!s.ok()) return s.status();
     s->Bind(1, space_id).Bind(2, screen);
-    std::vector<std::string> ids;
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      ids.push_back(s->Text(0));
-    }
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<std::string> ids, FirstColumn(*s));
     // ResumeParkedJob's transition, the screen kept: the resumed job finds
     // its screen solved (captcha_space_id "", captcha_screen its screen).
+    auto u = tx.conn.Prepare(
+        "UPDATE jobs SET status = 'queued', wait_reason = '', captcha_space_id = '',"
+        " updated_at = ?2 WHERE id = ?1 AND status = 'waiting_human'");
+    if (!u.ok()) return u.status();
     for (const auto& id : ids) {
-      auto u = tx.conn.Prepare(
-          "UPDATE jobs SET status = 'queued', wait_reason = '', captcha_space_id = '',"
-          " updated_at = ?2 WHERE id = ?1 AND status = 'waiting_human'");
-      if (!u.ok()) return u.status();
       u->Bind(1, id).Bind(2, tx.now);
       MAESTRO_RETURN_IF_ERROR(u->Exec());
       if (tx.conn.Changes() == 0) continue;
