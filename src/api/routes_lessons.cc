@@ -21,7 +21,7 @@ constexpr const char* kLessonPath = "/api/local/lessons/{id}";
 constexpr int kListLimit = 500;
 constexpr size_t kMaxLesson = 2000;
 
-const std::vector<std::string> kFields = {"space", "piece", "scope", "lesson", "evidence"};
+const std::vector<std::string> kLessonFields = {"space", "piece", "scope", "lesson", "evidence"};
 
 Json LessonJson(const Lesson& l) {
   return {{"id", l.id},
@@ -37,7 +37,7 @@ Json LessonJson(const Lesson& l) {
 
 // The body's fields onto `l` (absent ones keep their value).
 Status ApplyFields(const Json& body, Lesson* l, bool create) {
-  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kFields));
+  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kLessonFields));
   if (create) MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "space", &l->space));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "piece", &l->piece));
   MAESTRO_RETURN_IF_ERROR(api::OptionalString(body, "lesson", &l->lesson));

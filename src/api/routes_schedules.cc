@@ -26,9 +26,9 @@ constexpr int kNextFires = 5;
 constexpr int kHistory = 100;
 constexpr size_t kMaxName = 200;
 
-const std::vector<std::string> kFields = {"name",    "cron",    "timezone", "instruction",
-                                          "piece",   "space",   "profile",  "visibility",
-                                          "enabled", "overlap", "catch_up"};
+const std::vector<std::string> kScheduleFields = {"name",    "cron",    "timezone", "instruction",
+                                                  "piece",   "space",   "profile",  "visibility",
+                                                  "enabled", "overlap", "catch_up"};
 
 Status OptionalBool(const Json& body, const char* field, bool* out) {
   if (!body.contains(field) || body[field].is_null()) return Status::Ok();
@@ -41,7 +41,7 @@ Status OptionalBool(const Json& body, const char* field, bool* out) {
 // The body's fields onto `s` (absent ones keep their value): a create
 // starts from a default Schedule, a PATCH from the stored one.
 Status ApplyFields(const Json& body, Schedule* s) {
-  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kFields));
+  MAESTRO_RETURN_IF_ERROR(api::OnlyFields(body, kScheduleFields));
   static constexpr std::pair<const char*, std::string Schedule::*> kText[] = {
       {"name", &Schedule::name},         {"cron", &Schedule::cron},
       {"timezone", &Schedule::timezone}, {"instruction", &Schedule::instruction},

@@ -19,7 +19,7 @@ extern char** environ;
 namespace maestro {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Owns a file descriptor.
 class Fd {
@@ -98,20 +98,20 @@ bool HasExited(pid_t pid) {
 struct Stopper {
   pid_t pid;
   const ProcessSpec& spec;
-  Clock::time_point deadline;
+  SteadyClock::time_point deadline;
   ProcessResult& res;
   bool killed = false;
-  Clock::time_point kill_time;
+  SteadyClock::time_point kill_time;
 
   void Check() {
     if (killed) return;
     const bool cancel = spec.cancel && spec.cancel->IsCancelled();
-    if (!cancel && Clock::now() < deadline) return;
+    if (!cancel && SteadyClock::now() < deadline) return;
     res.cancelled = cancel;
     res.timed_out = !cancel;
     kill(-pid, SIGKILL);  // the whole group: shell, children, grandchildren
     killed = true;
-    kill_time = Clock::now();
+    kill_time = SteadyClock::now();
   }
 };
 
@@ -120,11 +120,11 @@ struct Stopper {
 // drain), or 2 s after a kill.
 void Collect(int fd, Stopper& stop, HeadTailBuffer& buf) {
   bool exited = false;
-  Clock::time_point exit_time;
+  SteadyClock::time_point exit_time;
   char chunk[16384];
   for (;;) {
     stop.Check();
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     if (!exited && HasExited(stop.pid)) {
       exited = true;
       exit_time = now;
@@ -150,7 +150,7 @@ Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec) {
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
   Fd read_end(fds[0]);
   Fd write_end(fds[1]);
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   MAESTRO_ASSIGN_OR_RETURN(pid_t pid, Spawn(spec, write_end.get()));
   write_end.Reset();  // only the child holds the write end now
 
@@ -172,7 +172,7 @@ Result<ProcessResult> RunPosixProcess(const ProcessSpec& spec) {
   res.output = buf.Finish();
   res.output_bytes = buf.total_bytes();
   res.duration_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start).count();
   return res;
 }
 

@@ -18,10 +18,6 @@
 namespace maestro::engine {
 namespace {
 
-void Emit(AgentLoopDeps& d, Json delta) {
-  if (d.on_delta) d.on_delta(d.job_id, delta);
-}
-
 MovementResult Abort(const std::string& movement, const char* reason, std::string details,
                      bool cancelled = false) {
   MovementResult r;
@@ -54,7 +50,7 @@ Status DeliverInterjections(AgentLoopDeps& d) {
   for (const Comment& c : *pending) {
     std::string text = "Message from the user while you work:\n" + DeliveredCommentText(c);
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
-    Emit(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
+    EmitDelta(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
   }
   CrashPoint("interjection.appended");
   return AckDelivered(*d.store, *pending);
@@ -79,23 +75,23 @@ int64_t ToolsTokens(const AgentLoopDeps& d) {
 void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
   switch (e.kind) {
     case llm::LlmEvent::Kind::kText:
-      Emit(d, {{"type", "text"}, {"text", e.text}});
+      EmitDelta(d, {{"type", "text"}, {"text", e.text}});
       break;
     case llm::LlmEvent::Kind::kReasoning:
-      Emit(d, {{"type", "reasoning"}, {"text", e.text}});
+      EmitDelta(d, {{"type", "reasoning"}, {"text", e.text}});
       break;
     case llm::LlmEvent::Kind::kToolCall:
-      Emit(d, {{"type", "tool_call"},
-               {"index", e.index},
-               {"id", e.tool_id},
-               {"name", e.tool_name},
-               {"arguments", e.text}});
+      EmitDelta(d, {{"type", "tool_call"},
+                    {"index", e.index},
+                    {"id", e.tool_id},
+                    {"name", e.tool_name},
+                    {"arguments", e.text}});
       break;
     case llm::LlmEvent::Kind::kRetry:
-      Emit(d, {{"type", "llm_retry"},
-               {"attempt", e.attempt},
-               {"delay_ms", e.delay_ms},
-               {"error", e.error}});
+      EmitDelta(d, {{"type", "llm_retry"},
+                    {"attempt", e.attempt},
+                    {"delay_ms", e.delay_ms},
+                    {"error", e.error}});
       break;
   }
 }
@@ -177,11 +173,11 @@ Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
     Json msg = {{"role", "tool"}, {"tool_call_id", calls[i].id}, {"content", results.contents[i]}};
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, msg, calls[i].name));
     RecordToolCall(d, calls[i], results.contents[i], results.is_error[i]);
-    Emit(d, {{"type", "tool_result"},
-             {"id", calls[i].id},
-             {"name", calls[i].name},
-             {"is_error", static_cast<bool>(results.is_error[i])},
-             {"content", std::string(Utf8Prefix(results.contents[i], 2000))}});
+    EmitDelta(d, {{"type", "tool_result"},
+                  {"id", calls[i].id},
+                  {"name", calls[i].name},
+                  {"is_error", static_cast<bool>(results.is_error[i])},
+                  {"content", std::string(Utf8Prefix(results.contents[i], 2000))}});
   }
   return Status::Ok();
 }
@@ -216,10 +212,10 @@ std::optional<MovementResult> WatchdogStep(AgentLoopDeps& d, const std::string& 
                                            Watchdog& wd) {
   WatchdogVerdict v = wd.Check(SteadyNowMs());
   if (v.kind == WatchdogVerdict::Kind::kOk) return std::nullopt;
-  Emit(d, {{"type", "watchdog"},
-           {"rule", v.rule},
-           {"abort", v.kind == WatchdogVerdict::Kind::kAbort},
-           {"message", v.message}});
+  EmitDelta(d, {{"type", "watchdog"},
+                {"rule", v.rule},
+                {"abort", v.kind == WatchdogVerdict::Kind::kAbort},
+                {"message", v.message}});
   if (v.kind == WatchdogVerdict::Kind::kAbort) return Abort(movement, kAbortWatchdog, v.message);
   spdlog::info("job {}: watchdog warning ({}) in movement {}", d.job_id, v.rule, movement);
   if (Status s = AppendMessage(d, UserMessage(v.message)); !s.ok()) {
@@ -250,6 +246,10 @@ std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& 
 
 }  // namespace
 
+void EmitDelta(const AgentLoopDeps& d, const Json& delta) {
+  if (d.on_delta) d.on_delta(d.job_id, delta);
+}
+
 std::string TextOnlyWarning(int count, int limit) {
   return fmt::format(
       "Your last reply had no tool call ({} of {} allowed in a row). Work only through tool calls: "
@@ -276,7 +276,7 @@ namespace {
 MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
   const Movement* mv = d.piece->FindMovement(movement);
   int max_iterations = mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
-  Emit(d, {{"type", "movement"}, {"movement", movement}});
+  EmitDelta(d, {{"type", "movement"}, {"movement", movement}});
   LoopState st;
   Watchdog wd(d.limits.watchdog, SteadyNowMs());
   for (int iteration = 1; iteration <= max_iterations; ++iteration) {

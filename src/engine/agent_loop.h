@@ -117,6 +117,9 @@ struct AgentLoopDeps {
 // conversation (system/final user message or a transition message).
 MovementResult RunMovement(AgentLoopDeps& deps, const std::string& movement);
 
+// Sends one live delta (text, tool call, movement, ...) to the job's watchers.
+void EmitDelta(const AgentLoopDeps& deps, const Json& delta);
+
 // Appends one message to the conversation (and thus current.jsonl).
 Status AppendMessage(AgentLoopDeps& deps, const Json& message, const std::string& tool_name = {});
 // Appends the guidance of `movement` (with the feedback of the movement

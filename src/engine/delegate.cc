@@ -65,10 +65,6 @@ std::string Answer(const MovementResult& r) {
   return "Error: the sub-agent ended without an answer (" + next + ").";
 }
 
-void Emit(const AgentLoopDeps& d, const Json& delta) {
-  if (d.on_delta) d.on_delta(d.job_id, delta);
-}
-
 // Everything the sub-agent's loop needs besides the parent's deps.
 struct ChildRun {
   std::unique_ptr<context::TaskContext> ctx;
@@ -176,17 +172,18 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   c.guard = PromptGuardState{};
   c.dispatch.call_key_prefix = d.dispatch.call_key_prefix + "delegate:" + call.id + "/";
   c.on_delta = TagDelegateDeltas(d.on_delta, call.id, depth);
-  Emit(d, {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
+  EmitDelta(d,
+            {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
   MovementResult r = RunMovement(c, kDelegateMovement);
   // Capped like any tool output: the answer lands in the parent's context.
   std::string answer = CapOutput(Answer(r), kAnswerCapBytes);
   spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.job_id, call.id, depth,
                r.next.value_or("?"), r.abort_reason);
-  Emit(d, {{"type", "delegate"},
-           {"phase", "finished"},
-           {"call_id", call.id},
-           {"depth", depth},
-           {"is_error", answer.rfind("Error", 0) == 0}});
+  EmitDelta(d, {{"type", "delegate"},
+                {"phase", "finished"},
+                {"call_id", call.id},
+                {"depth", depth},
+                {"is_error", answer.rfind("Error", 0) == 0}});
   return answer;
 }
 

@@ -14,10 +14,6 @@
 namespace maestro::engine {
 namespace {
 
-void Emit(AgentLoopDeps& d, Json delta) {
-  if (d.on_delta) d.on_delta(d.job_id, delta);
-}
-
 // The raw estimate of current.jsonl's first line: the static system message
 // the continuation starts with as well.
 int64_t SystemMessageTokens(const std::string& current_path) {
@@ -73,7 +69,7 @@ std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const st
       if (Status s = AppendMessage(d, UserMessage(HandoffRequestMessage())); !s.ok()) {
         spdlog::warn("job {}: handoff request: {}", d.job_id, s.ToString());
       }
-      Emit(d, {{"type", "handoff_request"}, {"estimate", estimate}});
+      EmitDelta(d, {{"type", "handoff_request"}, {"estimate", estimate}});
       return std::nullopt;
     case HandoffMonitor::Action::kWriteFallback:
       break;
@@ -162,10 +158,10 @@ Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string&
   r.next = std::string(SentinelName(Sentinel::kComplete));
   r.result = HandoffJobOutcome(hr).result;
   r.handed_off = true;
-  Emit(d, {{"type", "handoff"},
-           {"path", std::filesystem::path(hr.path).filename().string()},
-           {"fallback", fallback},
-           {"continuation_job_id", hr.continuation.id}});
+  EmitDelta(d, {{"type", "handoff"},
+                {"path", std::filesystem::path(hr.path).filename().string()},
+                {"fallback", fallback},
+                {"continuation_job_id", hr.continuation.id}});
   spdlog::info("job {}: handed off ({}): {}", d.job_id, fallback ? "engine" : "agent", r.result);
   return r;
 }

@@ -17,12 +17,8 @@
 namespace maestro::testing {
 namespace {
 
-Json Complete(const Json& args) { return ToolCallReply("complete", args); }
-Json Succeed(const std::string& result) {
-  return Complete({{"status", "success"}, {"result", result}});
-}
 Json Ask(const std::string& question) {
-  return Complete({{"status", "needs_user_input"}, {"question", question}});
+  return CompleteReply({{"status", "needs_user_input"}, {"question", question}});
 }
 // A reply for the request whose messages contain `tag` (each scenario's
 // instruction carries one, so the order of the tasks does not matter).
@@ -189,12 +185,12 @@ TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
       << "the A2A SDK is not installed: run scripts/npm_pinned.sh tests/a2a";
   // The answer's reply first: the resumed run's conversation still holds
   // A2A-ASK, so the question's reply must not match it (it is used up).
-  Start(Json::array({For("BLUE", Succeed("PAINTED BLUE"), "last_message_contains"),
+  Start(Json::array({For("BLUE", SucceedReply("PAINTED BLUE"), "last_message_contains"),
                      For("A2A-ASK", Ask("A2A-Q which colour?")),
-                     For("A2A-SEND", Succeed("SEND-RESULT a haiku")),
+                     For("A2A-SEND", SucceedReply("SEND-RESULT a haiku")),
                      For("A2A-STREAM",
                          [] {
-                           Json r = Succeed("STREAM-RESULT 1 2 3");
+                           Json r = SucceedReply("STREAM-RESULT 1 2 3");
                            r["delay_ms"] = 300;  // the stream sees the task working
                            return r;
                          }()),

@@ -12,10 +12,6 @@
 namespace maestro::testing {
 namespace {
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
 class BodyFuzzTest : public ServeEngineTest {
  protected:
   // Posts raw bytes; returns (status, body), status 0 when no answer.
@@ -81,7 +77,7 @@ std::vector<std::pair<std::string, Json>> WrongTypes(const Json& valid) {
 }
 
 TEST_F(BodyFuzzTest, EveryBodyRouteAnswersHostileInputWith4xxAndStaysUp) {
-  Start(Json::array({Complete("done")}));
+  Start(Json::array({SucceedReply("done")}));
   Json created = Create("a task the fuzz can name");
   const std::string task = TaskPath(created);
   const std::string rid = "01JD0000000000000000000000";
@@ -151,7 +147,7 @@ TEST_F(BodyFuzzTest, SigtermEndsOpenStreamsWithAFinalFrame) {
 
 TEST_F(BodyFuzzTest, StreamsBeyondTheTokensAllowanceAre429) {
   serve_env_["MAESTRO_HTTP_MAX_STREAMS_PER_TOKEN"] = "2";
-  Start(Json::array({Complete("done")}));
+  Start(Json::array({SucceedReply("done")}));
   const std::string task = TaskPath(Create("watch me"));
   std::atomic<bool> stop{false};
   std::vector<std::thread> open;

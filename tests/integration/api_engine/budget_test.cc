@@ -14,10 +14,6 @@
 namespace maestro::testing {
 namespace {
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
 const Json& Messages(const Json& logged) { return logged["body"]["messages"]; }
 
 class BudgetTest : public ServeEngineTest {
@@ -35,8 +31,8 @@ class BudgetTest : public ServeEngineTest {
 };
 
 TEST_F(BudgetTest, ParksBeforeTheCallThatWouldPassMaxTokensAndResumesTheSameMovement) {
-  Start(Json::array({ToolCallReply("ListDir", Json::object()), Complete("calibrated"),
-                     ToolCallReply("ListDir", Json::object()), Complete("done in budget"),
+  Start(Json::array({ToolCallReply("ListDir", Json::object()), SucceedReply("calibrated"),
+                     ToolCallReply("ListDir", Json::object()), SucceedReply("done in budget"),
                      ToolCallReply("ListDir", Json::object())}),
         1);
   // Calibration: the same conversation without a budget tells what the
@@ -166,7 +162,7 @@ TEST_F(BudgetTest, TheBudgetFieldIsValidatedAndConfigDefaultsApplyPerKey) {
   extra_config_ =
       "budgets:\n  default: {max_tokens: 500000, max_wall_s: 3600}\n"
       "  pieces:\n    chat: {max_llm_calls: 40}\n";
-  Start(Json::array({Complete("a")}), 1);
+  Start(Json::array({SucceedReply("a")}), 1);
   auto bad = [&](const Json& budget, const std::string& field) {
     auto [code, body] = Post("/api/local/tasks", {{"instruction", "x"}, {"budget", budget}});
     EXPECT_EQ(code, 400) << budget.dump() << " " << body.dump();
@@ -192,7 +188,7 @@ TEST_F(BudgetTest, TheBudgetFieldIsValidatedAndConfigDefaultsApplyPerKey) {
 TEST_F(BudgetTest, ADailyTaskQuotaAnswers429WithRetryAfter) {
   extra_config_ =
       "quotas:\n  default: {max_tasks_per_day: 5}\n  users:\n    admin: {max_tasks_per_day: 1}\n";
-  Start(Json::array({Complete("a")}), 1);
+  Start(Json::array({SucceedReply("a")}), 1);
   Json first = Create("QUOTA one");
   httplib::Client c("127.0.0.1", port_);
   c.set_bearer_token_auth("tok");

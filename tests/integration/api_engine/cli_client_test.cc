@@ -14,8 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Json Complete(const Json& args) { return ToolCallReply("complete", args); }
-
 class CliTaskTest : public ServeEngineTest {
  protected:
   // Runs the CLI with MAESTRO_SERVER pointing at the test's server; `env`
@@ -57,7 +55,7 @@ class CliTaskTest : public ServeEngineTest {
 };
 
 TEST_F(CliTaskTest, ListAndShowAreTablesAndSummariesOrTheServersJson) {
-  Start(Json::array({Complete({{"status", "success"}, {"result", "LIST-RESULT hi there"}})}));
+  Start(Json::array({CompleteReply({{"status", "success"}, {"result", "LIST-RESULT hi there"}})}));
   auto [ccode, cout_] = Cli({"task", "create", "say hi", "--title", "cli task"});
   ASSERT_EQ(ccode, 0) << cout_;
   EXPECT_TRUE(Contains(cout_, "created task ")) << cout_;
@@ -147,7 +145,7 @@ TEST_F(CliTaskTest, WatchFollowsAnAskAcrossTheAnswerToTheEnd) {
                       {"arguments", {{"status", "success"}, {"result", "WATCH-RESULT blue"}}}}})}},
       "ANSWER-BLUE");
   Start(Json::array(
-      {Complete({{"status", "needs_user_input"}, {"question", "WATCH-Q which colour?"}}),
+      {CompleteReply({{"status", "needs_user_input"}, {"question", "WATCH-Q which colour?"}}),
        followup}));
   Json c = Create("pick a colour");
   auto watch = Watch({Id(c)});
@@ -190,11 +188,11 @@ TEST_F(CliTaskTest, WatchFollowsAnAskAcrossTheAnswerToTheEnd) {
 // Last-Event-ID (the question is not printed twice) and still ends with the
 // result; Ctrl-C ends a watch at once with 130.
 TEST_F(CliTaskTest, WatchSurvivesAServerRestartAndCtrlCEndsIt) {
-  Json followup = Matching(Complete({{"status", "success"}, {"result", "RESTART-RESULT ok"}}),
+  Json followup = Matching(CompleteReply({{"status", "success"}, {"result", "RESTART-RESULT ok"}}),
                            "ANSWER-RESTART");
-  Start(Json::array({Complete({{"status", "needs_user_input"}, {"question", "RESTART-Q go?"}}),
+  Start(Json::array({CompleteReply({{"status", "needs_user_input"}, {"question", "RESTART-Q go?"}}),
                      followup,
-                     Complete({{"status", "needs_user_input"}, {"question", "SECOND-Q?"}})}));
+                     CompleteReply({{"status", "needs_user_input"}, {"question", "SECOND-Q?"}})}));
   Json c = Create("ask then go");
   auto watch = Watch({Id(c)});
   ASSERT_TRUE(WaitOutput(*watch, "answer: maestro task comment")) << watch->Stdout();
@@ -219,7 +217,8 @@ TEST_F(CliTaskTest, WatchSurvivesAServerRestartAndCtrlCEndsIt) {
 }
 
 TEST_F(CliTaskTest, WatchUntilWaitExitsAtTheQuestionWithTheHint) {
-  Start(Json::array({Complete({{"status", "needs_user_input"}, {"question", "UNTIL-Q size?"}})}));
+  Start(Json::array(
+      {CompleteReply({{"status", "needs_user_input"}, {"question", "UNTIL-Q size?"}})}));
   Json c = Create("pick a size");
   auto [code, out] = Cli({"task", "watch", Id(c), "--until-wait"});
   EXPECT_EQ(code, 0) << out;
@@ -234,7 +233,7 @@ TEST_F(CliTaskTest, WatchPrintsTheApproveCommandAndThatCommandWorks) {
                                             {"arguments", {{"command", "echo hi"}}},
                                             {"reason", "APPROVE-REASON"}});
   Start(Json::array({ToolCallReply("transition", {{"next", "implement"}}), park, park,
-                     Complete({{"status", "success"}, {"result", "APPROVED-DONE"}})}));
+                     CompleteReply({{"status", "success"}, {"result", "APPROVED-DONE"}})}));
   Json c = Create("do the change", "coding");
   auto watch = Watch({Id(c)});
   ASSERT_TRUE(WaitOutput(*watch, "deny:    maestro task deny"))

@@ -19,10 +19,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Json Call(const std::string& name, const Json& args) {
+// One entry of a scripted reply's tool_calls array.
+Json CallEntry(const std::string& name, const Json& args) {
   return {{"name", name}, {"arguments", args}};
 }
-Json Complete(const Json& args) { return {{"tool_calls", Json::array({Call("complete", args)})}}; }
 
 struct RunResult {
   int code = -1;
@@ -37,8 +37,9 @@ class CliRunTest : public ::testing::Test {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies},
                 {"default",
-                 {{"tool_calls", Json::array({Call("complete", {{"status", "success"},
-                                                                {"result", "RUN-DEFAULT"}})})}}}}
+                 {{"tool_calls",
+                   Json::array({CallEntry("complete",
+                                          {{"status", "success"}, {"result", "RUN-DEFAULT"}})})}}}}
                .dump();
     fake_ = std::make_unique<FakeLlmProcess>(
         std::vector<std::string>{"--script", dir_.File("script.json")});
@@ -71,7 +72,7 @@ class CliRunTest : public ::testing::Test {
 };
 
 TEST_F(CliRunTest, ATaskThatEndsWaitingForAPersonExits4WithTheQuestion) {
-  auto r = Run(Json::array({Complete(
+  auto r = Run(Json::array({CompleteReply(
                    {{"status", "needs_user_input"}, {"question", "RUN-QUESTION which colour?"}})}),
                "pick a colour", 1'000'000);
   EXPECT_EQ(r.code, 4) << r.out << r.err;
@@ -83,11 +84,12 @@ TEST_F(CliRunTest, ATaskThatEndsWaitingForAPersonExits4WithTheQuestion) {
 // the test's port), a server on that data dir takes the answer and finishes
 // the task.
 TEST_F(CliRunTest, TheWaitHintSaysHowToAnswerAndThatWorks) {
-  Json answer = Complete({{"status", "success"}, {"result", "HINT-DONE red"}});
+  Json answer = CompleteReply({{"status", "success"}, {"result", "HINT-DONE red"}});
   answer["match"] = {{"last_message_contains", "HINT-ANSWER"}};
-  auto r = Run(
-      Json::array({Complete({{"status", "needs_user_input"}, {"question", "HINT-Q?"}}), answer}),
-      "pick a colour", 1'000'000);
+  auto r =
+      Run(Json::array(
+              {CompleteReply({{"status", "needs_user_input"}, {"question", "HINT-Q?"}}), answer}),
+          "pick a colour", 1'000'000);
   ASSERT_EQ(r.code, 4) << r.err;
   const std::string env = "MAESTRO_DATA_DIR=" + dir_.File("data") + " ";
   const std::string serve_line = env + "maestro --config " + dir_.File("maestro.yaml") + " serve";
@@ -125,7 +127,7 @@ TEST_F(CliRunTest, TheWaitHintSaysHowToAnswerAndThatWorks) {
 }
 
 TEST_F(CliRunTest, AFailedTaskExits1) {
-  auto r = Run(Json::array({Complete({{"status", "error"}, {"result", "RUN-ABORT cannot"}})}),
+  auto r = Run(Json::array({CompleteReply({{"status", "error"}, {"result", "RUN-ABORT cannot"}})}),
                "do the impossible", 1'000'000);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("ended failed"), std::string::npos) << r.err;
@@ -146,17 +148,17 @@ TEST_F(CliRunTest, RunFollowsAHandoffContinuationToItsEnd) {
                   {"files_changed", Json::array()}};
   Json replies = Json::array();
   replies.push_back({{"match", {{"last_message_contains", "context is nearly full"}}},
-                     {"tool_calls", Json::array({Call("WriteHandoff", handoff)})}});
+                     {"tool_calls", Json::array({CallEntry("WriteHandoff", handoff)})}});
   replies.push_back(
       {{"match", {{"any_message_contains", "## Handoff from the previous session"}}},
-       {"tool_calls", Json::array({Call("complete", {{"status", "success"},
-                                                     {"result", "RUN-CONTINUED done"}})})}});
+       {"tool_calls", Json::array({CallEntry("complete", {{"status", "success"},
+                                                          {"result", "RUN-CONTINUED done"}})})}});
   for (int i = 0; i < 12; ++i) {
     std::string text;
     while (text.size() < 3'000) text += "step " + std::to_string(i) + " thinking out loud. ";
-    replies.push_back(
-        {{"text", text},
-         {"tool_calls", Json::array({Call("Glob", {{"pattern", "*.n" + std::to_string(i)}})})}});
+    replies.push_back({{"text", text},
+                       {"tool_calls", Json::array({CallEntry(
+                                          "Glob", {{"pattern", "*.n" + std::to_string(i)}})})}});
   }
   auto r = Run(replies, "Find the notes and answer.", 12'000);
   EXPECT_EQ(r.code, 0) << r.out << r.err;

@@ -14,17 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class EdgeTest : public ServeEngineTest {
  protected:
   // A `docs` space whose directory serve creates, and a `fast` profile on the
@@ -70,7 +59,7 @@ TEST_F(EdgeTest, CreateRefusesUnknownPieceSpaceProfileAndModelWritingNothing) {
 }
 
 TEST_F(EdgeTest, ContinueRefusesAnUnknownPieceWithoutANewJob) {
-  StartWithSpaces(Json::array({Complete("first")}));
+  StartWithSpaces(Json::array({SucceedReply("first")}));
   Json c = Create("answer once");
   WaitStatus(c, "succeeded");
   Refused(TaskPath(c) + "/continue", {{"piece", "nosuch"}}, "piece");
@@ -96,19 +85,19 @@ TEST_F(EdgeTest, SpacesAreListedBehindTheBearerToken) {
 TEST_F(EdgeTest, ATaskInAConfiguredSpaceWritesIntoItsDirectory) {
   StartWithSpaces(Json::array(
       {ToolCallReply("WriteFile", {{"path", "notes/hello.txt"}, {"content", "IN-THE-SPACE"}}),
-       Complete("written")}));
+       SucceedReply("written")}));
   auto [code, c] = Post("/api/local/tasks", {{"instruction", "write a note"}, {"space", "docs"}});
   ASSERT_EQ(code, 201) << c.dump();
   EXPECT_EQ(c["task"]["space"], "docs");
   WaitStatus(c, "succeeded");
-  EXPECT_EQ(ReadAll(space_dir_ + "/notes/hello.txt"), "IN-THE-SPACE");
+  EXPECT_EQ(ReadWholeFile(space_dir_ + "/notes/hello.txt"), "IN-THE-SPACE");
   EXPECT_FALSE(fs::exists(DataDir() + "/workspaces/tasks/" + c["task"]["id"].get<std::string>() +
                           "/notes/hello.txt"))
       << "not in the task's ephemeral workspace";
 }
 
 TEST_F(EdgeTest, AProfileRoutesToItsModel) {
-  StartWithSpaces(Json::array({Complete("fast answer"), Complete("default answer")}));
+  StartWithSpaces(Json::array({SucceedReply("fast answer"), SucceedReply("default answer")}));
   auto [code, c] = Post("/api/local/tasks", {{"instruction", "quick"}, {"profile", "fast"}});
   ASSERT_EQ(code, 201) << c.dump();
   EXPECT_EQ(c["job"]["profile"], "fast");
@@ -158,12 +147,12 @@ TEST_F(EdgeTest, ApprovedSpinOffToASpaceStartsAChildThereOwnedLikeTheParent) {
   Json child_write =
       ToolCallReply("WriteFile", {{"path", "from-child.txt"}, {"content", "CHILD-WROTE"}});
   child_write["match"] = {{"system_contains", "SPACE-CHILD-GUIDANCE"}};
-  Json child_done = Complete("child done");
+  Json child_done = SucceedReply("child done");
   child_done["match"] = {{"system_contains", "SPACE-CHILD-GUIDANCE"}};
   StartWithSpaces(
       Json::array({child_write, child_done, ToolCallReply("SpinOffTask", spin_args),
                    ToolCallReply("SpinOffTask", spin_args),
-                   ToolCallReply("WaitSubTask", Json::object()), Complete("parent done")}));
+                   ToolCallReply("WaitSubTask", Json::object()), SucceedReply("parent done")}));
   Json c = Create("start a child in docs");
   WaitStatus(c, "waiting_human");
   Json reqs = Get(TaskPath(c) + "/spawn-requests")["requests"];
@@ -183,7 +172,7 @@ TEST_F(EdgeTest, ApprovedSpinOffToASpaceStartsAChildThereOwnedLikeTheParent) {
   EXPECT_EQ(child["space"], "docs");
   EXPECT_EQ(child["owner"], c["task"]["owner"]);
   EXPECT_EQ(child["visibility"], "private");
-  EXPECT_EQ(ReadAll(space_dir_ + "/from-child.txt"), "CHILD-WROTE");
+  EXPECT_EQ(ReadWholeFile(space_dir_ + "/from-child.txt"), "CHILD-WROTE");
 
   auto [tc, token] = Post("/api/local/tokens", {{"user", "bob"}});
   ASSERT_EQ(tc, 201) << token.dump();

@@ -22,10 +22,6 @@ namespace fs = std::filesystem;
 
 const std::string kModules = MAESTRO_MCP_MODULES;  // tests/mcp/node_modules
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
 class McpEngineTest : public ServeEngineTest {
  protected:
   void SetUp() override {
@@ -70,8 +66,8 @@ TEST_F(McpEngineTest, ATaskCompletesThroughRealServersWithAStableToolsArray) {
   Json write = ToolCallReply("WriteFile", {{"path", "notes.txt"}, {"content", "NOTE-42"}});
   Json echo = ToolCallReply("mcp__everything__echo", {{"message", "hello from maestro"}});
   Json read = ToolCallReply("mcp__filesystem__read_text_file", {{"path", "notes.txt"}});
-  StartWithServers(
-      Json::array({write, echo, read, Complete("echoed and read"), Complete("second job")}));
+  StartWithServers(Json::array(
+      {write, echo, read, SucceedReply("echoed and read"), SucceedReply("second job")}));
   Json c = CreateMcp("write notes.txt, echo something, then read notes.txt");
   WaitStatus(c, "succeeded", 30s);
   auto reqs = FakeRequests();
@@ -106,7 +102,7 @@ TEST_F(McpEngineTest, ATaskCompletesThroughRealServersWithAStableToolsArray) {
 
 TEST_F(McpEngineTest, ASpaceOpensOnlyTheServersItNames) {
   const std::string space = dir_.File("spaces/docs");
-  StartWithServers(Json::array({Complete("done")}),
+  StartWithServers(Json::array({SucceedReply("done")}),
                    "spaces:\n  docs:\n    path: " + space +
                        "\n    edit_allowed: true\n    mcp_servers: [filesystem]\n");
   auto [code, created] =
@@ -133,7 +129,7 @@ TEST_F(McpEngineTest, AnApprovalOnceServerNeedsAGrantFirst) {
                                            {"reason", "to echo"},
                                            {"scope", "task"}});
   Json call = ToolCallReply("mcp__gated__echo", {{"message", "approved-echo"}});
-  StartWithServers(Json::array({early, ask, call, Complete("echoed after approval")}), extra);
+  StartWithServers(Json::array({early, ask, call, SucceedReply("echoed after approval")}), extra);
   Json c = CreateMcp("echo through the gated server");
   WaitStatus(c, "waiting_human", 20s);
   EXPECT_FALSE(Contains(ToolsArrays().at(0), "mcp__gated__echo")) << "not offered before approval";
@@ -153,7 +149,7 @@ TEST_F(McpEngineTest, AnApprovalOnceServerNeedsAGrantFirst) {
 TEST_F(McpEngineTest, CancelDuringALongCallStopsTheJobAndTheServer) {
   Json slow = ToolCallReply("mcp__everything__trigger-long-running-operation",
                             {{"duration", 30}, {"steps", 30}});
-  StartWithServers(Json::array({slow, Complete("never")}));
+  StartWithServers(Json::array({slow, SucceedReply("never")}));
   Json c = CreateMcp("run the long operation");
   WaitFakeRequests(1);
   std::this_thread::sleep_for(1500ms);  // the call is running on the server
@@ -192,7 +188,7 @@ TEST_F(McpEngineTest, ARequiredServerWithoutItsTokenParksAndResumesOnceSet) {
       "]\n    required: true\n    env:\n      VAULT_TOKEN: $MAESTRO_TEST_VAULT"
       "\n";
   Json echo = ToolCallReply("mcp__vault__echo", {{"message", "vault says hi"}});
-  StartWithServers(Json::array({echo, Complete("vault used")}), extra);
+  StartWithServers(Json::array({echo, SucceedReply("vault used")}), extra);
   Json c = CreateMcp("use the vault");
   ASSERT_TRUE(c.contains("task")) << c.dump() << LogTail();
   Json parked = WaitStatus(c, "waiting_human", 20s);

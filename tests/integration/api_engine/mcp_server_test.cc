@@ -126,10 +126,6 @@ class McpServerTest : public ServeEngineTest {
   int next_id_ = 100;
 };
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
 TEST_F(McpServerTest, InitializeNegotiatesTheVersionAndLaterRequestsNeedTheSession) {
   Start(Json::array());
   // The latest, an older accepted one, and an unknown one (→ the latest).
@@ -252,8 +248,8 @@ TEST_F(McpServerTest, ToolsListDescribesEveryToolWithSchemas) {
 }
 
 TEST_F(McpServerTest, CreateTaskWithWaitStreamsProgressUntilTheJobsResult) {
-  Start(Json::array({Matching(Complete("MCP-RESULT-42 a haiku"), "MCP-WAIT write"),
-                     Matching(Complete("second"), "MCP-WAIT-2")}));
+  Start(Json::array({Matching(SucceedReply("MCP-RESULT-42 a haiku"), "MCP-WAIT write"),
+                     Matching(SucceedReply("second"), "MCP-WAIT-2")}));
   std::string session = Initialize();
   McpReply r = McpPost(
       CallRequest(7, "create_task",
@@ -312,7 +308,7 @@ TEST_F(McpServerTest, CreateTaskWaitEndsWhenTheJobNeedsYouAndCommentAnswers) {
                                                        {"result", "need a colour"},
                                                        {"question", "MCP-QUESTION which colour?"}}),
                             "MCP-ASK"),
-                   Matching(Complete("painted blue"), "blue")}));
+                   Matching(SucceedReply("painted blue"), "blue")}));
   std::string session = Initialize();
   McpReply r = McpPost(
       CallRequest(9, "create_task", {{"instruction", "MCP-ASK paint the fence"}, {"wait", true}},
@@ -339,7 +335,7 @@ TEST_F(McpServerTest, CreateTaskWaitEndsWhenTheJobNeedsYouAndCommentAnswers) {
 }
 
 TEST_F(McpServerTest, GetListCommentAndCancelTasksThroughTools) {
-  Json slow = Complete("slow done");
+  Json slow = SucceedReply("slow done");
   slow["delay_ms"] = 4000;
   Start(Json::array({slow}));
   std::string session = Initialize();
@@ -491,7 +487,7 @@ TEST_F(McpServerTest, HostileBodiesAndArgumentsGetJsonRpcErrorsAndTheServerStays
 }
 
 TEST_F(McpServerTest, CancelledNotificationEndsTheWaitStreamButNotTheTask) {
-  Json slow = Complete("slow done");
+  Json slow = SucceedReply("slow done");
   slow["delay_ms"] = 6000;
   Start(Json::array({slow}));
   std::string session = Initialize();
@@ -531,7 +527,7 @@ TEST_F(McpServerTest, TheTypeScriptSdkClientCreatesATaskWithProgressAndReadsItsR
   const std::string dir = MAESTRO_MCP_TEST_DIR;
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/@modelcontextprotocol/sdk/package.json"))
       << "the MCP SDK is not installed: run scripts/mcp_servers.sh";
-  Start(Json::array({Complete("SDK-RESULT-7 done")}));
+  Start(Json::array({SucceedReply("SDK-RESULT-7 done")}));
   Process node({"/usr/bin/env", "node", dir + "/clients/sdk_client.mjs", ServerUrl() + "/mcp",
                 "tok", "MCP-SDK write a haiku"},
                {}, dir_.File("node.out"), dir_.File("node.err"));

@@ -29,10 +29,6 @@ namespace maestro::testing {
 
 using namespace std::chrono_literals;
 
-inline Json ToolCallReply(const std::string& name, const Json& args) {
-  return {{"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
-}
-
 class ServeEngineTest : public ::testing::Test {
  protected:
   // Writes `replies` as the fake's script, starts fakellm and serve.

@@ -9,7 +9,8 @@
 namespace maestro::testing {
 namespace {
 
-Json Complete(const std::string& result = "done") {
+// Success, answered once (the script does not repeat it).
+Json CompleteOnce(const std::string& result = "done") {
   Json r = ToolCallReply("complete", {{"status", "success"}, {"result", result}});
   r["repeat"] = 0;
   return r;
@@ -70,7 +71,7 @@ class TaskLifeTest : public ServeEngineTest {
 };
 
 TEST_F(TaskLifeTest, AChatAnsweredTenTimesGrowsByOneMessagePerAnswerAcrossRestarts) {
-  Start(Json::array({Complete("answered")}), 1);
+  Start(Json::array({CompleteOnce("answered")}), 1);
   Json c = Create("LIFE-0 keep a running list");
   std::string task = c["task"]["id"];
   WaitStatus(c, "succeeded");
@@ -121,9 +122,10 @@ TEST_F(TaskLifeTest, AMixedLifeKeepsEveryTurnOnceAndThePrefixAcrossItsPaths) {
   Json slow = Matching(ToolCallReply("ListDir", Json::object()), "MIX-2");
   slow["delay_ms"] = 1200;
   Json fail = Matching({{"status", 500}, {"error_message", "scripted failure"}}, "MIX-3");
-  Start(Json::array({Matching(Complete("started"), "MIX-0"), ask, slow, fail,
-                     Matching(Complete("resumed"), "(The job resumes"),
-                     Matching(Complete("more"), "MIX-5"), Matching(Complete("reviewed"), "MIX-6")}),
+  Start(Json::array({Matching(CompleteOnce("started"), "MIX-0"), ask, slow, fail,
+                     Matching(CompleteOnce("resumed"), "(The job resumes"),
+                     Matching(CompleteOnce("more"), "MIX-5"),
+                     Matching(CompleteOnce("reviewed"), "MIX-6")}),
         1);
   Json c = Create("MIX-0 paint the fence");
   std::string task = c["task"]["id"];
@@ -186,7 +188,7 @@ TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
   Json run_args = {{"command", "echo APP-NET-OK"}, {"network", true}};
   Json request = ToolCallReply(
       "RequestTool", {{"tool", "RunCommand"}, {"arguments", run_args}, {"reason", "net"}});
-  Json child = Matching(Complete("child done"), "APP-CHILD");
+  Json child = Matching(CompleteOnce("child done"), "APP-CHILD");
   child["delay_ms"] = 1500;
   child["repeat"] = 1;
   Start(Json::array(
@@ -195,7 +197,7 @@ TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
        Matching(ToolCallReply("SpinOffTask", {{"title", "child"}, {"instruction", "APP-CHILD go"}}),
                 "APP-NET-OK"),
        child, Matching(ToolCallReply("WaitSubTask", Json::object()), "Subtask "),
-       Matching(Complete("all done"), "APP-5")}));
+       Matching(CompleteOnce("all done"), "APP-5")}));
   Json c = Create("APP-0 fetch the page");
   std::string task = c["task"]["id"];
   LatestJobWhen(task, "waiting_human");
@@ -234,10 +236,10 @@ TEST_F(TaskLifeTest, ALifeThroughAnApprovalAndASubtaskKeepsEveryTurnOnce) {
 }
 
 TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
-  Json slow = Matching(Complete("a"), "TASK-A");
+  Json slow = Matching(CompleteOnce("a"), "TASK-A");
   slow["delay_ms"] = 1500;
   slow["repeat"] = 1;
-  Start(Json::array({slow, Complete("b")}), 1);
+  Start(Json::array({slow, CompleteOnce("b")}), 1);
   Json a = Create("TASK-A first");
   std::this_thread::sleep_for(300ms);
   Json b = Create("TASK-B second");  // the only worker is busy with A
@@ -257,10 +259,10 @@ TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
 }
 
 TEST_F(TaskLifeTest, AnInterjectionDuringTheFinalTurnIsCarriedIntoAFollowUp) {
-  Json slow = Matching(Complete("first"), "TASK-C");
+  Json slow = Matching(CompleteOnce("first"), "TASK-C");
   slow["delay_ms"] = 1500;
   slow["repeat"] = 1;
-  Start(Json::array({slow, Complete("second")}), 1);
+  Start(Json::array({slow, CompleteOnce("second")}), 1);
   Json c = Create("TASK-C answer briefly");
   std::this_thread::sleep_for(300ms);
   auto [code, body] = Post(TaskPath(c) + "/comments", {{"body", "LATE-NOTE and in French"}});
@@ -277,7 +279,7 @@ TEST_F(TaskLifeTest, AnInterjectionDuringTheFinalTurnIsCarriedIntoAFollowUp) {
 // ---- kill points: SIGKILL at an exact boundary, then one effect ----------
 
 TEST_F(TaskLifeTest, KilledAfterAFollowUpIsSeededItsCommentIsDeliveredOnce) {
-  StartLife(Json::array({Complete()}));
+  StartLife(Json::array({CompleteOnce()}));
   Json c = Create("TASK-K0 start");
   WaitStatus(c, "succeeded");
   ArmCrash("seed.written");
@@ -297,7 +299,7 @@ TEST_F(TaskLifeTest, KilledAfterAFollowUpIsSeededItsCommentIsDeliveredOnce) {
 TEST_F(TaskLifeTest, KilledAfterAnInterjectionIsAppendedItIsDeliveredOnce) {
   Json slow = Matching(ToolCallReply("ListDir", Json::object()), "TASK-K1");
   slow["delay_ms"] = 1500;
-  StartLife(Json::array({slow, Complete()}));
+  StartLife(Json::array({slow, CompleteOnce()}));
   ArmCrash("interjection.appended");
   Json c = Create("TASK-K1 list the files");
   std::this_thread::sleep_for(300ms);
@@ -315,7 +317,7 @@ TEST_F(TaskLifeTest, KilledAfterASubtaskIsCommittedTheChildExistsOnce) {
   Json spin = Matching(
       ToolCallReply("SpinOffTask", {{"title", "child"}, {"instruction", "CHILD-K2 do it"}}),
       "TASK-K2");
-  StartLife(Json::array({spin, Complete()}));
+  StartLife(Json::array({spin, CompleteOnce()}));
   ArmCrash("spawn.committed");
   Json c = Create("TASK-K2 split the work");
   ExpectCrashThenRestart();
@@ -330,7 +332,7 @@ TEST_F(TaskLifeTest, KilledAfterASubtaskIsCommittedTheChildExistsOnce) {
 
 TEST_F(TaskLifeTest, KilledAfterTheLedgerFinishedACommandItIsNotRunAgain) {
   Json run = Matching(ToolCallReply("RunCommand", {{"command", "echo x >> log.txt"}}), "TASK-K3");
-  StartLife(Json::array({run, Complete()}));
+  StartLife(Json::array({run, CompleteOnce()}));
   ArmCrash("tool.finished");
   Json c = Create("TASK-K3 append to the log");
   ExpectCrashThenRestart();
@@ -343,7 +345,7 @@ TEST_F(TaskLifeTest, KilledAfterTheLedgerFinishedACommandItIsNotRunAgain) {
 
 TEST_F(TaskLifeTest, KilledRightAfterATransitionTheJobResumesInTheNewMovement) {
   Json to_implement = Matching(ToolCallReply("transition", {{"next", "implement"}}), "TASK-K4");
-  Json done_in_implement = Matching(Complete("implemented"), "# Movement: implement");
+  Json done_in_implement = Matching(CompleteOnce("implemented"), "# Movement: implement");
   StartLife(Json::array({to_implement, done_in_implement}));
   ArmCrash("movement.entered");
   Json c = Create("TASK-K4 add a greeting", "coding");

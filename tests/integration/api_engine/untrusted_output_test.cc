@@ -12,21 +12,21 @@
 namespace maestro::testing {
 namespace {
 
-Json Call(const std::string& name, const Json& args) { return ToolCallReply(name, args); }
-
 TEST_F(ServeEngineTest, HostileToolOutputNeverCrashesTheServerAndEveryJsonParses) {
   const std::vector<Json> calls = {
-      Call("RunCommand", {{"command", "head -c 65536 /dev/urandom"}}),
-      Call("RunCommand", {{"command", "printf 'cut \\342\\202 here \\377\\376 and a\\000nul'"}}),
-      Call("RunCommand", {{"command", "head -c 10000000 /dev/urandom | tr -d '\\n'"}}),
-      Call("RunCommand", {{"command",
-                           "head -c 4096 /dev/urandom > rnd.bin; printf 'x\\377' > \"$(printf "
-                           "'bad\\377name')\"; printf '\\342\\202' > cut.txt"}}),
-      Call("ReadFile", {{"path", "rnd.bin"}}),
-      Call("ReadFile", {{"path", "cut.txt"}}),
-      Call("ListDir", Json::object()),
-      Call("Glob", {{"pattern", "*"}}),
-      Call("Grep", {{"pattern", "x"}}),
+      ToolCallReply("RunCommand", {{"command", "head -c 65536 /dev/urandom"}}),
+      ToolCallReply("RunCommand",
+                    {{"command", "printf 'cut \\342\\202 here \\377\\376 and a\\000nul'"}}),
+      ToolCallReply("RunCommand", {{"command", "head -c 10000000 /dev/urandom | tr -d '\\n'"}}),
+      ToolCallReply("RunCommand",
+                    {{"command",
+                      "head -c 4096 /dev/urandom > rnd.bin; printf 'x\\377' > \"$(printf "
+                      "'bad\\377name')\"; printf '\\342\\202' > cut.txt"}}),
+      ToolCallReply("ReadFile", {{"path", "rnd.bin"}}),
+      ToolCallReply("ReadFile", {{"path", "cut.txt"}}),
+      ToolCallReply("ListDir", Json::object()),
+      ToolCallReply("Glob", {{"pattern", "*"}}),
+      ToolCallReply("Grep", {{"pattern", "x"}}),
   };
   Json replies = Json::array();
   for (const Json& c : calls) replies.push_back(c);

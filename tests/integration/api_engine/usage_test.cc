@@ -8,10 +8,6 @@
 namespace maestro::testing {
 namespace {
 
-Json Complete(const std::string& result) {
-  return ToolCallReply("complete", {{"status", "success"}, {"result", result}});
-}
-
 class UsageTest : public ServeEngineTest {
  protected:
   // USD per million tokens of the default profile; "free" has no price.
@@ -54,8 +50,8 @@ class UsageTest : public ServeEngineTest {
 };
 
 TEST_F(UsageTest, TaskAndJobUsageAndCostComeFromTheCallsAndThePriceTable) {
-  StartPriced(Json::array({ToolCallReply("ListDir", Json::object()), Complete("listed"),
-                           Complete("again"), Complete("free one")}));
+  StartPriced(Json::array({ToolCallReply("ListDir", Json::object()), SucceedReply("listed"),
+                           SucceedReply("again"), SucceedReply("free one")}));
   Json a = Create("PRICED list the files");
   WaitStatus(a, "succeeded");
   const std::string task = a["task"]["id"];
@@ -107,7 +103,7 @@ TEST_F(UsageTest, TaskAndJobUsageAndCostComeFromTheCallsAndThePriceTable) {
 }
 
 TEST_F(UsageTest, TitlesArePatchableAndMalformedIdsAreNoSuchTask) {
-  Start(Json::array({Complete("done")}), 1);
+  Start(Json::array({SucceedReply("done")}), 1);
   Json c = Create("\n## Weekly report\nwith the numbers");
   EXPECT_EQ(c["task"]["title"], "Weekly report") << "named from its instruction at creation";
   const std::string path = TaskPath(c);
@@ -185,7 +181,7 @@ TEST_F(UsageTest, TitlesArePatchableAndMalformedIdsAreNoSuchTask) {
 }
 
 TEST_F(UsageTest, MetricsHaveBuildInfoLlmLatencyAndHttpRequestsByRoute) {
-  Json slow = Complete("done");
+  Json slow = SucceedReply("done");
   slow["delay_ms"] = 300;
   Start(Json::array({ToolCallReply("ListDir", Json::object()), slow}), 1);
   Json c = Create("measure me");

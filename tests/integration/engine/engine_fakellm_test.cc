@@ -6,13 +6,13 @@
 // interjection reused >= 99% of its prompt, (c) the Continue's first request
 // reused >= 95% of its prompt (the replayed prefix and more).
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "cache_figures.h"
 #include "engine/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
@@ -27,33 +27,27 @@ namespace {
 
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::TempDir;
+using maestro::testing::ToolCallReply;
+using test::ServerRequests;
 
 constexpr char kInterjection[] = "Please keep the public API unchanged.";
 
-Json ServerRequests(const FakeLlmProcess& f) {
-  httplib::Client c("127.0.0.1", f.port());
-  auto res = c.Get("/v1/_requests");
-  return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-}
-
-Json Call(const std::string& name, const Json& args) {
-  return {{"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
-}
-
-std::string Script() {
-  Json read = Call("ReadFile", {{"path", "main.c"}});
+std::string ReviewLoopScript() {
+  Json read = ToolCallReply("ReadFile", {{"path", "main.c"}});
   read["delay_ms"] = 1500;  // the test posts its interjection while this is in flight
   Json replies = Json::array(
-      {read, Call("transition", {{"next", "implement"}}),
-       Call("EditFile",
-            {{"path", "main.c"}, {"old_string", "return 1;"}, {"new_string", "return 0;"}}),
-       Call("transition", {{"next", "review"}}), Call("transition", {{"next", "fix"}}),
-       Call("EditFile",
-            {{"path", "main.c"}, {"old_string", "int main"}, {"new_string", "int  main"}}),
-       Call("transition", {{"next", "review"}}),
-       Call("complete", {{"status", "success"}, {"result", "main returns 0 now"}}),
+      {read, ToolCallReply("transition", {{"next", "implement"}}),
+       ToolCallReply(
+           "EditFile",
+           {{"path", "main.c"}, {"old_string", "return 1;"}, {"new_string", "return 0;"}}),
+       ToolCallReply("transition", {{"next", "review"}}),
+       ToolCallReply("transition", {{"next", "fix"}}),
+       ToolCallReply("EditFile",
+                     {{"path", "main.c"}, {"old_string", "int main"}, {"new_string", "int  main"}}),
+       ToolCallReply("transition", {{"next", "review"}}),
+       ToolCallReply("complete", {{"status", "success"}, {"result", "main returns 0 now"}}),
        // The Continue job.
-       Call("complete", {{"status", "success"}, {"result", "test added"}})});
+       ToolCallReply("complete", {{"status", "success"}, {"result", "test added"}})});
   return Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
 }
 
@@ -68,7 +62,7 @@ std::string BigAgentsMd() {
 class EngineFakeLlmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::ofstream(dir_.File("script.json")) << Script();
+    std::ofstream(dir_.File("script.json")) << ReviewLoopScript();
     fake_ = std::make_unique<FakeLlmProcess>(
         std::vector<std::string>{"--script", dir_.File("script.json")});
 

@@ -28,15 +28,12 @@ namespace {
 
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::TempDir;
+using maestro::testing::ToolCallReply;
 
 Json Requests(const FakeLlmProcess& f) {
   httplib::Client c("127.0.0.1", f.port());
   auto res = c.Get("/v1/_requests");
   return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-}
-
-Json Reply(const std::string& name, const Json& args) {
-  return {{"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
 }
 
 Json Handoff() {
@@ -50,12 +47,13 @@ Json Handoff() {
           {"files_changed", Json::array()}};
 }
 
-std::string Script() {
+std::string HandoffScript() {
   Json replies =
-      Json::array({Reply("ReadFile", {{"path", "notes-a.txt"}}),
-                   Reply("ReadFile", {{"path", "notes-b.txt"}}), Reply("WriteHandoff", Handoff()),
+      Json::array({ToolCallReply("ReadFile", {{"path", "notes-a.txt"}}),
+                   ToolCallReply("ReadFile", {{"path", "notes-b.txt"}}),
+                   ToolCallReply("WriteHandoff", Handoff()),
                    // the continuation job
-                   Reply("complete", {{"status", "success"}, {"result", "summary done"}})});
+                   ToolCallReply("complete", {{"status", "success"}, {"result", "summary done"}})});
   return Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
 }
 
@@ -70,7 +68,7 @@ std::string Notes(const std::string& word) {
 class HandoffFakeLlmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::ofstream(dir_.File("script.json")) << Script();
+    std::ofstream(dir_.File("script.json")) << HandoffScript();
     fake_ = std::make_unique<FakeLlmProcess>(
         // One slot: with llama-server's default slot selection (similarity
         // 0.5) the short fresh session would go to another, empty slot.

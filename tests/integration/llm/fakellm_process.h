@@ -18,7 +18,19 @@
 #include <thread>
 #include <vector>
 
+#include "core/json.h"
+
 namespace maestro::testing {
+
+// One scripted reply of the fake (fakellm/script.h): a call of `name`.
+inline Json ToolCallReply(const std::string& name, const Json& args) {
+  return {{"tool_calls", Json::array({{{"name", name}, {"arguments", args}}})}};
+}
+// A call of `complete` with `args`, and the common case of it: success.
+inline Json CompleteReply(const Json& args) { return ToolCallReply("complete", args); }
+inline Json SucceedReply(const std::string& result) {
+  return CompleteReply({{"status", "success"}, {"result", result}});
+}
 
 class FakeLlmProcess {
  public:

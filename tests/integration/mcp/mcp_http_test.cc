@@ -232,7 +232,7 @@ Transport At(const std::string& url) {
   return t;
 }
 
-ClientOptions Quick() {
+ClientOptions ShortTimeouts() {
   ClientOptions o;
   o.connect_timeout = 3s;
   o.request_timeout = 3s;
@@ -242,7 +242,7 @@ ClientOptions Quick() {
 TEST(McpHttp, RefusedCredentialsAreAnAuthError) {
   for (int code : {401, 403}) {
     FakeMcp server("2025-11-25", code);
-    auto c = Client::Connect(At(server.Url()), Quick());
+    auto c = Client::Connect(At(server.Url()), ShortTimeouts());
     ASSERT_FALSE(c.ok());
     EXPECT_TRUE(IsAuthError(c.status())) << c.status().ToString();
     EXPECT_NE(c.status().message().find("HTTP " + std::to_string(code)), std::string::npos);
@@ -252,7 +252,8 @@ TEST(McpHttp, RefusedCredentialsAreAnAuthError) {
 
 TEST(McpHttp, AnUnreachableServerIsUnavailableNotAnAuthError) {
   const int port = testing::FreePort();  // nobody listens there
-  auto c = Client::Connect(At("http://127.0.0.1:" + std::to_string(port) + "/mcp"), Quick());
+  auto c =
+      Client::Connect(At("http://127.0.0.1:" + std::to_string(port) + "/mcp"), ShortTimeouts());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kUnavailable) << c.status().ToString();
   EXPECT_FALSE(IsAuthError(c.status()));
@@ -260,7 +261,7 @@ TEST(McpHttp, AnUnreachableServerIsUnavailableNotAnAuthError) {
 
 TEST(McpHttp, AnOlderRevisionWithJsonRepliesSessionAndPagination) {
   FakeMcp server("2025-06-18");
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)->protocol_version(), "2025-06-18");
   EXPECT_EQ((*c)->server_info()["name"], "fake");
@@ -303,7 +304,7 @@ TEST(McpHttp, AnOlderRevisionWithJsonRepliesSessionAndPagination) {
 // in params._meta.traceparent (beside the progress token), only when given.
 TEST(McpHttp, ATracedCallCarriesTraceparentInMeta) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   CallOptions traced;
   traced.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -319,7 +320,7 @@ TEST(McpHttp, ATracedCallCarriesTraceparentInMeta) {
 
 TEST(McpHttp, ContentWithoutTextIsRenderedForTheModel) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto structured = (*c)->CallTool("structured-only", Json::object(), {});
   ASSERT_TRUE(structured.ok()) << structured.status().ToString();
@@ -335,7 +336,7 @@ TEST(McpHttp, ContentWithoutTextIsRenderedForTheModel) {
 
 TEST(McpHttp, AnUnsupportedRevisionFailsTheConnect) {
   FakeMcp server("2024-11-05");
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("2024-11-05"), std::string::npos) << c.status().message();
@@ -344,7 +345,7 @@ TEST(McpHttp, AnUnsupportedRevisionFailsTheConnect) {
 
 TEST(McpHttp, AReplyStreamCutBeforeItsResponseIsResumed) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   std::vector<std::string> progress;
   CallOptions opts;
@@ -363,7 +364,7 @@ TEST(McpHttp, AReplyStreamCutBeforeItsResponseIsResumed) {
 
 TEST(McpHttp, TheClientAnswersAPingFromTheServerMidCall) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto r = (*c)->CallTool("asks-ping", Json::object(), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -374,7 +375,7 @@ TEST(McpHttp, TheClientAnswersAPingFromTheServerMidCall) {
 
 TEST(McpHttp, CancelAndTimeoutTellTheServerAndLeaveTheStream) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   CancelToken token;
   CallOptions opts;
@@ -410,7 +411,7 @@ TEST(McpHttp, CancelAndTimeoutTellTheServerAndLeaveTheStream) {
 
 TEST(McpHttp, AnExpiredSessionIsUnavailable) {
   FakeMcp server;
-  auto c = Client::Connect(At(server.Url()), Quick());
+  auto c = Client::Connect(At(server.Url()), ShortTimeouts());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto r = (*c)->CallTool("gone", Json::object(), {});
   ASSERT_FALSE(r.ok());

@@ -16,7 +16,7 @@ TaskChoices Choices() {
   return c;
 }
 
-NewTask Task(const std::string& piece) {
+NewTask TaskOf(const std::string& piece) {
   NewTask t;
   t.instruction = "x";
   t.piece = piece;
@@ -44,12 +44,12 @@ TEST(TaskChoicesTest, SpaceMustBeConfiguredEvenWhenNoneAre) {
 }
 
 TEST(TaskChoicesTest, ProfileIsResolvedToItsModelAndUnknownOnesListTheProfiles) {
-  NewTask t = Task("chat");
+  NewTask t = TaskOf("chat");
   t.profile = "fast";
   ASSERT_TRUE(ResolveProfile(Choices(), &t).ok());
   EXPECT_EQ(t.model, "qwen3-small");
 
-  NewTask bad = Task("chat");
+  NewTask bad = TaskOf("chat");
   bad.profile = "turbo";
   Status st = ResolveProfile(Choices(), &bad);
   EXPECT_EQ(st.field(), "profile");
@@ -58,23 +58,23 @@ TEST(TaskChoicesTest, ProfileIsResolvedToItsModelAndUnknownOnesListTheProfiles) 
 }
 
 TEST(TaskChoicesTest, ModelIsMappedOntoTheProfileServingItOrRefused) {
-  NewTask t = Task("chat");
+  NewTask t = TaskOf("chat");
   t.model = "qwen3-small";
   ASSERT_TRUE(ResolveProfile(Choices(), &t).ok());
   EXPECT_EQ(t.profile, "fast");
 
-  NewTask unknown = Task("chat");
+  NewTask unknown = TaskOf("chat");
   unknown.model = "gpt-9";
   Status st = ResolveProfile(Choices(), &unknown);
   EXPECT_EQ(st.field(), "model");
   EXPECT_NE(st.message().find("fast=qwen3-small"), std::string::npos) << st.message();
 
-  NewTask mismatch = Task("chat");
+  NewTask mismatch = TaskOf("chat");
   mismatch.profile = "default";
   mismatch.model = "qwen3-small";  // served, but not by the profile asked for
   EXPECT_EQ(ResolveProfile(Choices(), &mismatch).field(), "model");
 
-  NewTask plain = Task("chat");
+  NewTask plain = TaskOf("chat");
   ASSERT_TRUE(ResolveProfile(Choices(), &plain).ok());
   EXPECT_EQ(plain.profile, "") << "no choice: the default profile, as before";
 }

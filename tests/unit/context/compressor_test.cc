@@ -8,28 +8,17 @@
 #include <set>
 
 #include "core/durable_file.h"
+#include "support/json_lines.h"
 #include "support/scripted_llm.h"
 #include "support/temp_dir.h"
 
 namespace maestro::context {
 namespace {
 
+using maestro::testing::JsonLines;
+using maestro::testing::ReadWholeFile;
 using maestro::testing::ScriptedLlm;
 using maestro::testing::TempDir;
-
-std::string Slurp(const std::string& path) {
-  auto r = ReadFileToString(*Env::Default(), path);
-  return r.ok() ? *r : "";
-}
-
-std::vector<Json> Lines(const std::string& path) {
-  std::vector<Json> out;
-  EXPECT_TRUE(ForEachLine(*Env::Default(), path, [&](std::string_view l, uint64_t) {
-                out.push_back(Json::parse(l));
-                return true;
-              }).ok());
-  return out;
-}
 
 // Every tool result follows an assistant message that called it, and every
 // call before the last assistant turn has its result.
@@ -114,16 +103,16 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
   ContextCompressor comp(&llm_, config_);
   int64_t before = messages_.EstimatePromptTokens(0);
   ASSERT_TRUE(comp.ShouldCompress(before)) << before;
-  std::string system_line =
-      Slurp(messages_.current_path()).substr(0, Slurp(messages_.current_path()).find('\n') + 1);
+  std::string system_line = ReadWholeFile(messages_.current_path())
+                                .substr(0, ReadWholeFile(messages_.current_path()).find('\n') + 1);
 
   llm_.Text("The user asked to refactor the parser; files f1..f20 were read.");
   auto out = comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
 
-  std::string cur = Slurp(messages_.current_path());
+  std::string cur = ReadWholeFile(messages_.current_path());
   EXPECT_EQ(cur.substr(0, system_line.size()), system_line);
-  auto msgs = Lines(messages_.current_path());
+  auto msgs = JsonLines(messages_.current_path());
   EXPECT_EQ(msgs[0]["role"], "system");
   EXPECT_EQ(msgs[1]["role"], "user");
   EXPECT_NE(msgs[1]["content"].get<std::string>().find("files f1..f20 were read"),
@@ -158,12 +147,12 @@ TEST_F(CompressorTest, KeepsSystemFirstAndPairsWholeAndEndsBelowThreshold) {
   EXPECT_EQ(r.tokens_before, before);
   EXPECT_EQ(r.tokens_after, out->tokens_after);
   EXPECT_NEAR(r.ratio, static_cast<double>(r.summary_tokens) / r.original_tokens, 1e-9);
-  EXPECT_EQ(Slurp(messages_.transcript_path()), cur);
+  EXPECT_EQ(ReadWholeFile(messages_.transcript_path()), cur);
 }
 
 TEST_F(CompressorTest, FailedSummaryIsRetriedThenReportedAndNothingChanges) {
   for (int i = 0; i < 12; ++i) AddTurn(1);
-  std::string cur = Slurp(messages_.current_path());
+  std::string cur = ReadWholeFile(messages_.current_path());
   int64_t archived = messages_.count_messages();
   ContextCompressor comp(&llm_, config_);
   for (int i = 0; i < 3; ++i) llm_.Fail();
@@ -172,7 +161,7 @@ TEST_F(CompressorTest, FailedSummaryIsRetriedThenReportedAndNothingChanges) {
   EXPECT_EQ(out.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(out.status().message().find("3 attempts"), std::string::npos);
   EXPECT_EQ(llm_.requests.size(), 3u);
-  EXPECT_EQ(Slurp(messages_.current_path()), cur);
+  EXPECT_EQ(ReadWholeFile(messages_.current_path()), cur);
   EXPECT_EQ(summaries_.count(), 0);
   EXPECT_EQ(messages_.count_messages(), archived);
 
@@ -203,18 +192,18 @@ TEST_F(CompressorTest, RepeatedCompressionSurvivesReopen) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_EQ(out->start_seq, 2);  // a later summary still covers from the start
   }
-  std::string cur = Slurp(messages_.current_path());
+  std::string cur = ReadWholeFile(messages_.current_path());
   auto entries = messages_.CurrentEntries();
   ASSERT_TRUE(entries.ok());
   EXPECT_EQ(static_cast<int64_t>(entries->size()), messages_.current_lines());
   EXPECT_TRUE((*entries)[1].is_summary);
-  ExpectPairsIntact(Lines(messages_.current_path()));
+  ExpectPairsIntact(JsonLines(messages_.current_path()));
 
   auto reopened = MessageStore::Open(dir_.path(), &clock_);
   ASSERT_TRUE(reopened.ok());
   EXPECT_FALSE(reopened->repairs().current_rebuilt);
   EXPECT_FALSE(reopened->repairs().transcript_rebuilt);
-  EXPECT_EQ(Slurp(reopened->current_path()), cur);
+  EXPECT_EQ(ReadWholeFile(reopened->current_path()), cur);
   EXPECT_EQ(summaries_.count(), 3);
 }
 
@@ -222,9 +211,9 @@ TEST_F(CompressorTest, CrashAfterArchivingSummaryRebuildsCurrentFromArchive) {
   for (int i = 0; i < 12; ++i) AddTurn(1);
   ContextCompressor comp(&llm_, config_);
   llm_.Text("the facts");
-  std::string old_cur = Slurp(messages_.current_path());
+  std::string old_cur = ReadWholeFile(messages_.current_path());
   ASSERT_TRUE(comp.Compress(messages_, summaries_, "j1", dir_.File("compress"), 0).ok());
-  std::string new_cur = Slurp(messages_.current_path());
+  std::string new_cur = ReadWholeFile(messages_.current_path());
   // Simulate the crash window: the summary is archived, current.jsonl and the
   // transcript still hold the old conversation.
   ASSERT_TRUE(ReplaceFileContent(*Env::Default(), messages_.current_path(), old_cur).ok());
@@ -232,8 +221,8 @@ TEST_F(CompressorTest, CrashAfterArchivingSummaryRebuildsCurrentFromArchive) {
   auto reopened = MessageStore::Open(dir_.path(), &clock_);
   ASSERT_TRUE(reopened.ok());
   EXPECT_TRUE(reopened->repairs().current_rebuilt);
-  EXPECT_EQ(Slurp(reopened->current_path()), new_cur);
-  EXPECT_EQ(Slurp(reopened->transcript_path()), new_cur);
+  EXPECT_EQ(ReadWholeFile(reopened->current_path()), new_cur);
+  EXPECT_EQ(ReadWholeFile(reopened->transcript_path()), new_cur);
 }
 
 }  // namespace

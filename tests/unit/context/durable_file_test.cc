@@ -17,16 +17,12 @@
 namespace maestro::context {
 namespace {
 
+using maestro::testing::ReadWholeFile;
 using maestro::testing::TempDir;
 
 void WriteRaw(const std::string& path, const std::string& data, bool append = true) {
   std::ofstream out(path, append ? std::ios::app | std::ios::binary : std::ios::binary);
   out << data;
-}
-
-std::string Slurp(const std::string& path) {
-  auto r = ReadFileToString(*Env::Default(), path);
-  return r.ok() ? *r : "";
 }
 
 TEST(DurableFileTest, CutTornTailRemovesOnlyThePartialLine) {
@@ -36,7 +32,7 @@ TEST(DurableFileTest, CutTornTailRemovesOnlyThePartialLine) {
   auto cut = CutTornTail(*Env::Default(), p);
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(*cut, std::string("{\"seq\":3,\"con").size());
-  EXPECT_EQ(Slurp(p), "{\"seq\":1}\n{\"seq\":2}\n");
+  EXPECT_EQ(ReadWholeFile(p), "{\"seq\":1}\n{\"seq\":2}\n");
   auto again = CutTornTail(*Env::Default(), p);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0u);
@@ -77,7 +73,7 @@ TEST(DurableFileTest, ReplaceFileLeavesOldContentWhenWriterFails) {
     return Internal("disk full");
   });
   EXPECT_FALSE(st.ok());
-  EXPECT_EQ(Slurp(p), "old\n");
+  EXPECT_EQ(ReadWholeFile(p), "old\n");
   EXPECT_FALSE(std::filesystem::exists(p + ".tmp"));
 }
 
@@ -115,7 +111,7 @@ TEST(DurableFileTest, KilledMidRewriteLeavesOldOrNewNeverAMix) {
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "child stopped by itself: " << status;
-    std::string now = Slurp(p);
+    std::string now = ReadWholeFile(p);
     EXPECT_TRUE(now == a || now == b) << "round " << round << ": size " << now.size();
   }
 }

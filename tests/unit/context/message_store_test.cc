@@ -8,28 +8,17 @@
 
 #include "core/durable_file.h"
 #include "llm/request_body.h"
+#include "support/json_lines.h"
 #include "support/temp_dir.h"
 
 namespace maestro::context {
 namespace {
 
+using maestro::testing::JsonLines;
+using maestro::testing::ReadWholeFile;
 using maestro::testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  auto r = ReadFileToString(*Env::Default(), path);
-  return r.ok() ? *r : "";
-}
-
 Json UserMessageFor(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
-
-std::vector<Json> Lines(const std::string& path) {
-  std::vector<Json> out;
-  EXPECT_TRUE(ForEachLine(*Env::Default(), path, [&](std::string_view l, uint64_t) {
-                out.push_back(Json::parse(l));
-                return true;
-              }).ok());
-  return out;
-}
 
 class MessageStoreTest : public ::testing::Test {
  protected:
@@ -59,7 +48,7 @@ class MessageStoreTest : public ::testing::Test {
 TEST_F(MessageStoreTest, CurrentHoldsExactlyOpenAiMessagesAndArchiveHoldsMetadata) {
   MessageStore ms = Open();
   Fill(ms);
-  auto cur = Lines(ms.current_path());
+  auto cur = JsonLines(ms.current_path());
   ASSERT_EQ(cur.size(), 4u);
   EXPECT_EQ(cur[3], (Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "abc"}}));
   for (const auto& m : cur) {
@@ -67,14 +56,14 @@ TEST_F(MessageStoreTest, CurrentHoldsExactlyOpenAiMessagesAndArchiveHoldsMetadat
     EXPECT_FALSE(m.contains("timestamp"));
     EXPECT_FALSE(m.contains("tool_name"));
   }
-  auto arch = Lines(ms.messages_path());
+  auto arch = JsonLines(ms.messages_path());
   ASSERT_EQ(arch.size(), 4u);
   EXPECT_EQ(arch[3]["seq"], 4);
   EXPECT_EQ(arch[3]["tool_name"], "ReadFile");
   EXPECT_EQ(arch[3]["job_id"], "job1");
   EXPECT_TRUE(arch[3].contains("timestamp"));
   EXPECT_GT(arch[3]["tokens"].get<int64_t>(), 0);
-  EXPECT_EQ(Slurp(ms.transcript_path()), Slurp(ms.current_path()));
+  EXPECT_EQ(ReadWholeFile(ms.transcript_path()), ReadWholeFile(ms.current_path()));
   EXPECT_EQ(ms.current_lines(), 4);
 }
 
@@ -85,9 +74,9 @@ TEST_F(MessageStoreTest, ANewSeedRewritesCurrentAndTheTranscriptToTheSeededConve
   Json replayed = {{"role", "user"}, {"content", "hello"}};
   Json user = {{"role", "user"}, {"content", "continue"}};
   ASSERT_TRUE(ms.SeedThread("job2", {sys, replayed, user}, "implement").ok());
-  EXPECT_EQ(Lines(ms.current_path()).size(), 3u);
+  EXPECT_EQ(JsonLines(ms.current_path()).size(), 3u);
   // The replayed turns are held once: the old thread is not kept beside them.
-  EXPECT_EQ(Slurp(ms.transcript_path()), Slurp(ms.current_path()));
+  EXPECT_EQ(ReadWholeFile(ms.transcript_path()), ReadWholeFile(ms.current_path()));
   EXPECT_EQ(ms.thread(), 2);
   EXPECT_EQ(ms.thread_job_id(), "job2");
   EXPECT_EQ(ms.movement(), "implement");
@@ -98,7 +87,7 @@ TEST_F(MessageStoreTest, ANewSeedRewritesCurrentAndTheTranscriptToTheSeededConve
   EXPECT_EQ(again.thread_job_id(), "job2");
   EXPECT_EQ(again.movement(), "review");
   EXPECT_FALSE(again.seed_incomplete());
-  EXPECT_EQ(Slurp(again.transcript_path()), Slurp(again.current_path()));
+  EXPECT_EQ(ReadWholeFile(again.transcript_path()), ReadWholeFile(again.current_path()));
 }
 
 TEST_F(MessageStoreTest, ACrashMidSeedKeepsTheTranscriptOfBeforeTheSeed) {
@@ -106,7 +95,7 @@ TEST_F(MessageStoreTest, ACrashMidSeedKeepsTheTranscriptOfBeforeTheSeed) {
   {
     MessageStore ms = Open();
     Fill(ms);
-    before = Slurp(ms.transcript_path());
+    before = ReadWholeFile(ms.transcript_path());
   }
   // The archive has the new thread start (3 lines announced) and one message:
   // the process died before the rest, and before the live files were replaced.
@@ -122,7 +111,7 @@ TEST_F(MessageStoreTest, ACrashMidSeedKeepsTheTranscriptOfBeforeTheSeed) {
   MessageStore ms = Open();
   EXPECT_TRUE(ms.seed_incomplete());
   EXPECT_EQ(ms.thread_job_id(), "job2");
-  EXPECT_EQ(Slurp(ms.transcript_path()), before);                 // replay loses nothing
+  EXPECT_EQ(ReadWholeFile(ms.transcript_path()), before);         // replay loses nothing
   EXPECT_FALSE(ms.AddMessage(UserMessageFor("x"), "job2").ok());  // seed again first
   ASSERT_TRUE(ms.SeedThread("job2", {{{"role", "system"}, {"content", "s"}}}, "").ok());
   EXPECT_FALSE(ms.seed_incomplete());
@@ -151,7 +140,7 @@ TEST_F(MessageStoreTest, TornAppendIsCutFromEveryFileOnOpen) {
   {
     MessageStore ms = Open();
     Fill(ms);
-    before = Slurp(ms.current_path());
+    before = ReadWholeFile(ms.current_path());
   }
   // Crash mid-append of message 5: a torn line in all three files.
   for (const char* f : {"/messages.jsonl", "/current.jsonl", "/transcript.jsonl"}) {
@@ -159,8 +148,8 @@ TEST_F(MessageStoreTest, TornAppendIsCutFromEveryFileOnOpen) {
   }
   MessageStore ms = Open();
   EXPECT_GT(ms.repairs().torn_bytes_cut, 0u);
-  EXPECT_EQ(Slurp(ms.current_path()), before);
-  EXPECT_EQ(Slurp(ms.transcript_path()), before);
+  EXPECT_EQ(ReadWholeFile(ms.current_path()), before);
+  EXPECT_EQ(ReadWholeFile(ms.transcript_path()), before);
   EXPECT_EQ(ms.count_messages(), 4);
 }
 
@@ -169,10 +158,10 @@ TEST_F(MessageStoreTest, CrashBetweenArchiveAndLiveAppendIsRepairedFromArchive) 
   {
     MessageStore ms = Open();
     Fill(ms);
-    full = Slurp(ms.current_path());
+    full = ReadWholeFile(ms.current_path());
   }
   // The archive got message 4 but the live files did not.
-  std::string cur = Slurp(dir_.File("current.jsonl"));
+  std::string cur = ReadWholeFile(dir_.File("current.jsonl"));
   std::string without_last = cur.substr(0, cur.rfind('\n', cur.size() - 2) + 1);
   ASSERT_TRUE(ReplaceFileContent(*Env::Default(), dir_.File("current.jsonl"), without_last).ok());
   ASSERT_TRUE(
@@ -180,8 +169,8 @@ TEST_F(MessageStoreTest, CrashBetweenArchiveAndLiveAppendIsRepairedFromArchive) 
   MessageStore ms = Open();
   EXPECT_TRUE(ms.repairs().current_rebuilt);
   EXPECT_TRUE(ms.repairs().transcript_rebuilt);
-  EXPECT_EQ(Slurp(ms.current_path()), full);
-  EXPECT_EQ(Slurp(ms.transcript_path()), full);
+  EXPECT_EQ(ReadWholeFile(ms.current_path()), full);
+  EXPECT_EQ(ReadWholeFile(ms.transcript_path()), full);
 }
 
 TEST_F(MessageStoreTest, CurrentStreamsAsTheRequestMessages) {

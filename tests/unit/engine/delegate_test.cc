@@ -12,18 +12,12 @@
 #include <fstream>
 
 #include "loop_fixture.h"
+#include "support/json_lines.h"
 
 namespace maestro::engine {
 namespace {
 
-std::vector<Json> ReadLines(const std::string& path) {
-  std::vector<Json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(Json::parse(line));
-  }
-  return out;
-}
+using maestro::testing::JsonLines;
 
 bool Mentions(const std::vector<Json>& messages, const std::string& text) {
   for (const Json& m : messages) {
@@ -99,7 +93,7 @@ TEST_F(DelegateTest, AnswerIsTheParentsToolResultAndTheParentConversationStaysIs
   // The sub-agent's conversation is in its own files under the task's dir.
   bool found = false;
   for (const auto& e : std::filesystem::directory_iterator(ctx_->dir() + "/delegates")) {
-    auto lines = ReadLines(e.path().string() + "/current.jsonl");
+    auto lines = JsonLines(e.path().string() + "/current.jsonl");
     found = found || Mentions(lines, "text of notes.txt");
   }
   EXPECT_TRUE(found);

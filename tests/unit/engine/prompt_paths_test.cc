@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "chat_messages.h"
 #include "engine_test_util.h"
 #include "support/temp_dir.h"
 
@@ -17,15 +18,9 @@ using test::PolicyTools;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-Json Call(const std::string& id, const std::string& name, const std::string& args = "{}") {
-  return {{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", args}}}};
-}
-Json Asst(const std::string& text, std::vector<Json> calls) {
-  return {{"role", "assistant"}, {"content", text}, {"tool_calls", calls}};
-}
-Json Tool(const std::string& id, const std::string& content) {
-  return {{"role", "tool"}, {"tool_call_id", id}, {"content", content}};
-}
+using test::Asst;
+using test::Call;
+using test::Tool;
 
 const char* kFinalUserWithHandoff =
     "# Context\n"

@@ -6,24 +6,17 @@
 
 #include <fstream>
 
+#include "chat_messages.h"
 #include "support/temp_dir.h"
 
 namespace maestro::engine {
 namespace {
 
-Json Sys(const std::string& t = "static") { return {{"role", "system"}, {"content", t}}; }
-Json User(const std::string& t) { return {{"role", "user"}, {"content", t}}; }
-Json Call(const std::string& id, const std::string& name) {
-  return {{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", "{}"}}}};
-}
-Json Asst(const std::string& text, std::vector<Json> calls = {}) {
-  Json m = {{"role", "assistant"}, {"content", text}};
-  if (!calls.empty()) m["tool_calls"] = calls;
-  return m;
-}
-Json Tool(const std::string& id, const std::string& content) {
-  return {{"role", "tool"}, {"tool_call_id", id}, {"content", content}};
-}
+using test::Asst;
+using test::Call;
+using test::Sys;
+using test::Tool;
+using test::User;
 
 struct ReplayRow {
   const char* name;

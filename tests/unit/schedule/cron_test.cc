@@ -4,17 +4,12 @@
 // fall back 2026-10-25 03:00 CEST → 02:00 CET) and America/New_York.
 #include "schedule/cron.h"
 
-#include <date/date.h>
 #include <gtest/gtest.h>
+
+#include "utc_time.h"
 
 namespace maestro::schedule {
 namespace {
-
-TimeMs Utc(int y, unsigned m, unsigned d, int h = 0, int min = 0) {
-  using namespace std::chrono;
-  auto day = date::sys_days{date::year{y} / m / d};
-  return duration_cast<milliseconds>((day + hours(h) + minutes(min)).time_since_epoch()).count();
-}
 
 CronRule Rule(const char* cron, const char* tz = "UTC") {
   auto r = CronRule::Make(cron, tz);

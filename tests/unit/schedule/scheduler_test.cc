@@ -5,13 +5,12 @@
 // none doubled. On SQLite and PostgreSQL (the conformance fixture).
 #include "schedule/scheduler.h"
 
-#include <date/date.h>
-
 #include <barrier>
 #include <set>
 #include <thread>
 
 #include "support/store_fixture.h"
+#include "utc_time.h"
 
 namespace maestro::schedule {
 namespace {
@@ -19,12 +18,6 @@ namespace {
 using maestro::testing::StoreConformance;
 
 constexpr TimeMs kMinute = 60'000;
-
-TimeMs Utc(int y, unsigned m, unsigned d, int h = 0, int min = 0) {
-  using namespace std::chrono;
-  auto day = date::sys_days{date::year{y} / m / d};
-  return duration_cast<milliseconds>((day + hours(h) + minutes(min)).time_since_epoch()).count();
-}
 
 class SchedulerTest : public StoreConformance {
  protected:

@@ -14,14 +14,9 @@
 namespace maestro::tools {
 namespace {
 
-namespace fs = std::filesystem;
+using maestro::testing::ReadWholeFile;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace fs = std::filesystem;
 
 Json Section() {
   const std::string script = MAESTRO_TEST_INSTALLER;
@@ -97,7 +92,7 @@ TEST_F(PackageInstallerTest, ApprovedRequestInstallsOnceAndRecordsTheOutcome) {
   EXPECT_FALSE(first.is_error) << first.content;
   const std::string target = installer_->TargetDir(task_.task.id, "fakeeco");
   EXPECT_NE(first.content.find("installed at " + target), std::string::npos) << first.content;
-  EXPECT_EQ(ReadAll(target + "/left-pad/INSTALLED"), "left-pad 1.2\n");
+  EXPECT_EQ(ReadWholeFile(target + "/left-pad/INSTALLED"), "left-pad 1.2\n");
 
   auto outcome = FindInstallOutcome(*store_, task_.task.id, r.id);
   ASSERT_TRUE(outcome.ok() && outcome->has_value());
@@ -108,7 +103,7 @@ TEST_F(PackageInstallerTest, ApprovedRequestInstallsOnceAndRecordsTheOutcome) {
   // A second re-entry answers from the recorded outcome: no second install.
   ToolResult again = installer_->ResolveApproved(*store_, r, nullptr);
   EXPECT_EQ(again.content, first.content);
-  EXPECT_EQ(ReadAll(target + "/.runs"), "run\n");
+  EXPECT_EQ(ReadWholeFile(target + "/.runs"), "run\n");
 }
 
 TEST_F(PackageInstallerTest, FailedInstallIsAnErrorWithTheOutput) {
