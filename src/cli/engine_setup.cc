@@ -1,6 +1,11 @@
 #include "engine_setup.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
 
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
@@ -44,7 +49,8 @@ Status ConfigureSandboxLimits(const Config& cfg, const tools::SpaceRegistry& spa
 
 }  // namespace
 
-Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta) {
+Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
+                                    bool git_spares) {
   EngineSetup s;
   // The one place the engine's OS is chosen: the real one (tests build the
   // executor with their own Env).
@@ -87,6 +93,11 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.env = env;
   o.workspace.env = env;
   o.workspace.data_dir = cfg.data_dir;
+  if (git_spares) {
+    s.git_spares = std::make_unique<tools::GitSpares>(
+        env, cfg.data_dir, static_cast<size_t>(std::max(cfg.workers, 1)));
+    o.workspace.git_spares = s.git_spares.get();
+  }
   // Ephemeral workspaces are the task's own scratch repository: reading and
   // editing are allowed; the shell only inside the sandbox, without network.
   // The agent tools (subtasks, delegate) need no more than that.
@@ -143,21 +154,61 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
 
 namespace {
 
-std::vector<std::string> PieceNames(const std::string& data_dir) {
-  engine::PieceCatalogOptions po;
-  po.user_dirs = engine::DefaultUserPieceDirs(data_dir);
-  std::vector<std::string> names;
-  const engine::PieceCatalog catalog = engine::PieceCatalog::Load(po);
-  for (const auto& e : catalog.entries()) names.push_back(e.piece.name);
-  return names;
-}
+// The piece names a new task may name. Re-parsing every piece (built-in and
+// user YAML) took 1–2 ms of each POST /tasks, so the names are kept until a
+// user piece directory changes (a file added, removed, resized or touched).
+class PieceNames {
+ public:
+  explicit PieceNames(const std::string& data_dir)
+      : dirs_(engine::DefaultUserPieceDirs(data_dir)) {}
+
+  std::vector<std::string> Get() {
+    std::string signature = Signature();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!loaded_ || signature != signature_) {
+      engine::PieceCatalogOptions po;
+      po.user_dirs = dirs_;
+      const engine::PieceCatalog catalog = engine::PieceCatalog::Load(po);
+      names_.clear();
+      for (const auto& e : catalog.entries()) names_.push_back(e.piece.name);
+      signature_ = std::move(signature);
+      loaded_ = true;
+    }
+    return names_;
+  }
+
+ private:
+  std::string Signature() const {
+    Env* env = Env::Default();
+    std::string sig;
+    for (const std::string& dir : dirs_) {
+      auto entries = env->ListDir(dir);
+      if (!entries.ok()) continue;  // missing: no user pieces there
+      std::sort(entries->begin(), entries->end(),
+                [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+      for (const DirEntry& e : *entries) {
+        auto info = env->GetFileInfo(dir + "/" + e.name);
+        if (!info.ok()) continue;
+        sig += fmt::format("{}/{}:{}:{}\n", dir, e.name, info->size, info->modified_ms);
+      }
+    }
+    return sig;
+  }
+
+  const std::vector<std::string> dirs_;
+  std::mutex mu_;
+  bool loaded_ = false;
+  std::string signature_;
+  std::vector<std::string> names_;
+};
 
 }  // namespace
 
 api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& spaces) {
   api::TaskChoices c;
   std::string data_dir = cfg.data_dir;
-  c.piece_names = [data_dir] { return PieceNames(data_dir); };
+  auto names = std::make_shared<PieceNames>(data_dir);
+  c.piece_names = [names] { return names->Get(); };
   for (const tools::Space* s : spaces.List()) {
     api::SpaceView v;
     v.name = s->name;
@@ -188,7 +239,8 @@ api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& 
 Status CheckPieceName(const Config& cfg, const std::string& piece) {
   api::TaskChoices c;
   std::string data_dir = cfg.data_dir;
-  c.piece_names = [data_dir] { return PieceNames(data_dir); };
+  auto names = std::make_shared<PieceNames>(data_dir);
+  c.piece_names = [names] { return names->Get(); };
   return api::CheckPiece(c, piece);
 }
 

@@ -35,11 +35,16 @@ struct EngineSetup {
   // The jobs' browsers (`browser:` configured; else null), borrowed by the
   // executor and the API's live view.
   std::unique_ptr<browser::BrowserService> browsers;
+  // Borrowed by the executor's PrepareWorkspace (null when not kept).
+  std::unique_ptr<tools::GitSpares> git_spares;
   std::unique_ptr<JobExecutor> executor;
   bool llm_configured = false;
 };
 
-Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta);
+// `git_spares`: keep cfg.workers ready repositories for new ephemeral
+// workspaces (tools/git_spares.h).
+Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
+                                    bool git_spares);
 
 // The pieces (re-read from the piece directories on each call, like GET
 // /api/pieces), registered spaces and configured LLM profiles a task may

@@ -144,7 +144,8 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
   auto hooks = std::make_shared<Hooks>();
   auto rt = OpenRuntime(*cfg, hooks);
   if (!rt.ok()) return Fail(rt.status());
-  if (Status st = StartWorkers(*rt, *cfg, hooks, PrintDelta); !st.ok()) return Fail(st);
+  if (Status st = StartWorkers(*rt, *cfg, hooks, PrintDelta, /*git_spares=*/false); !st.ok())
+    return Fail(st);
   NewTask t;
   t.instruction = instruction;
   t.piece = piece;

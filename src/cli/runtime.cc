@@ -106,8 +106,8 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks, Dat
 }
 
 Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks,
-                    engine::DeltaFn on_delta) {
-  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta));
+                    engine::DeltaFn on_delta, bool git_spares) {
+  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta), git_spares);
   if (!engine.ok()) return engine.status();
   rt.engine = std::move(engine).value();
   hooks->browsers = rt.engine.browsers.get();

@@ -76,8 +76,10 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks,
                             DataDirRole role = DataDirRole::kOwner);
 
 // Builds the engine from `cfg` (its llm.base_url is read here, once) and
-// starts the worker pool and the lease sweeper.
+// starts the worker pool and the lease sweeper. `git_spares`: keep ready
+// repositories for new ephemeral workspaces (tools/git_spares.h); off for
+// `maestro run`, which runs one task.
 Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks,
-                    engine::DeltaFn on_delta);
+                    engine::DeltaFn on_delta, bool git_spares = true);
 
 }  // namespace maestro::cli

@@ -7,6 +7,14 @@ namespace {
 
 constexpr std::string_view kSystemLinePrefix = R"({"role":"system")";
 
+// current.jsonl and transcript.jsonl are rewritten without fsync: Open
+// rebuilds them from messages.jsonl, which was synced before they changed.
+ReplaceOptions LiveFile() {
+  ReplaceOptions o;
+  o.durable = false;
+  return o;
+}
+
 // What replaying messages.jsonl says current.jsonl must hold.
 struct Replayed {
   std::vector<CurrentEntry> entries;
@@ -152,20 +160,23 @@ Status MessageStore::RebuildCurrentFromArchive() {
     if (!want.entries[i].is_summary) keep.insert(want.entries[i].seq);
   }
   int64_t first = want.entries.empty() ? -1 : want.entries[0].seq;
-  MAESTRO_RETURN_IF_ERROR(ReplaceFile(*env_, current_path_, [&](const ByteSink& sink) {
-    Status inner;
-    MAESTRO_RETURN_IF_ERROR(archive_.ForEach([&](const Json& rec) {
-      int64_t seq = rec.value("seq", int64_t{0});
-      if (!keep.count(seq) || rec.value("kind", "message") == "summary") return true;
-      inner = sink(MessageLine(ToMessage(rec)));
-      // The summary sits right after the thread's system line.
-      if (inner.ok() && seq == first && !want.summary_message.is_null()) {
-        inner = sink(MessageLine(want.summary_message));
-      }
-      return inner.ok();
-    }));
-    return inner;
-  }));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(
+      *env_, current_path_,
+      [&](const ByteSink& sink) {
+        Status inner;
+        MAESTRO_RETURN_IF_ERROR(archive_.ForEach([&](const Json& rec) {
+          int64_t seq = rec.value("seq", int64_t{0});
+          if (!keep.count(seq) || rec.value("kind", "message") == "summary") return true;
+          inner = sink(MessageLine(ToMessage(rec)));
+          // The summary sits right after the thread's system line.
+          if (inner.ok() && seq == first && !want.summary_message.is_null()) {
+            inner = sink(MessageLine(want.summary_message));
+          }
+          return inner.ok();
+        }));
+        return inner;
+      },
+      LiveFile()));
   return RecountCurrent();
 }
 
@@ -193,11 +204,16 @@ Status MessageStore::LocateTranscriptThread() {
 Status MessageStore::RebuildTranscriptTail() {
   // ReplaceFile writes transcript.jsonl.tmp; the old transcript stays in
   // place (and readable) until the rename, so its prefix is copied from it.
+  // Older threads in front (a transcript written before SeedThread) exist
+  // only here, so such a rewrite is synced.
   uint64_t prefix = transcript_thread_offset_;
-  return ReplaceFile(*env_, transcript_path_, [&](const ByteSink& sink) {
-    MAESTRO_RETURN_IF_ERROR(CopyRange(*env_, transcript_path_, 0, prefix, sink));
-    return CopyRange(*env_, current_path_, 0, current_bytes_, sink);
-  });
+  return ReplaceFile(
+      *env_, transcript_path_,
+      [&](const ByteSink& sink) {
+        MAESTRO_RETURN_IF_ERROR(CopyRange(*env_, transcript_path_, 0, prefix, sink));
+        return CopyRange(*env_, current_path_, 0, current_bytes_, sink);
+      },
+      prefix > 0 ? ReplaceOptions() : LiveFile());
 }
 
 Json MessageStore::ArchiveRecord(const Json& message, const std::string& job_id,
@@ -253,11 +269,18 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
   }
   // 2. The live files, each replaced whole (Conversation.rewrite): the
   //    transcript holds the seeded conversation once — the replayed turns
-  //    are not appended after the threads they came from.
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, current_path_, lines));
-  MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(*env_, current_path_));
-  MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, transcript_path_, lines));
-  MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(*env_, transcript_path_));
+  //    are not appended after the threads they came from. A new context's
+  //    are empty: appended to, no temp file and rename on its setup path.
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t transcript_bytes, FileSize(*env_, transcript_path_));
+  if (current_bytes_ == 0 && transcript_bytes == 0 && current_.is_open() && transcript_.is_open()) {
+    MAESTRO_RETURN_IF_ERROR(current_.Append(lines));
+    MAESTRO_RETURN_IF_ERROR(transcript_.Append(lines));
+  } else {
+    MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, current_path_, lines, LiveFile()));
+    MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(*env_, current_path_));
+    MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(*env_, transcript_path_, lines, LiveFile()));
+    MAESTRO_ASSIGN_OR_RETURN(transcript_, AppendFile::Open(*env_, transcript_path_));
+  }
   transcript_thread_offset_ = 0;
   current_lines_ = static_cast<int64_t>(messages.size());
   current_bytes_ = lines.size();
@@ -300,7 +323,7 @@ Result<int64_t> MessageStore::ArchiveSummary(const Json& summary_message, const 
 }
 
 Status MessageStore::ReplaceCurrent(const std::function<Status(const ByteSink&)>& write) {
-  MAESTRO_RETURN_IF_ERROR(ReplaceFile(*env_, current_path_, write));
+  MAESTRO_RETURN_IF_ERROR(ReplaceFile(*env_, current_path_, write, LiveFile()));
   MAESTRO_ASSIGN_OR_RETURN(current_, AppendFile::Open(*env_, current_path_));
   MAESTRO_RETURN_IF_ERROR(RecountCurrent());
   MAESTRO_RETURN_IF_ERROR(RebuildTranscriptTail());

@@ -30,7 +30,9 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
   ctx->job_id_ = job.id;
   MAESTRO_ASSIGN_OR_RETURN(ctx->dir_, dirs.Ensure(task.id, Placement::kRunning));
   ctx->resumed_ = deps.env->FileExists(ctx->metadata_path());
-  if (!ctx->resumed_) MAESTRO_RETURN_IF_ERROR(ctx->WriteMetadata(task, job));
+  if (!ctx->resumed_ || !ctx->MetadataWhole()) {
+    MAESTRO_RETURN_IF_ERROR(ctx->WriteMetadata(task, job));
+  }
   MAESTRO_RETURN_IF_ERROR(ctx->OpenStores());
   const auto& rep = ctx->messages_.repairs();
   if (rep.torn_bytes_cut > 0 || rep.current_rebuilt || rep.transcript_rebuilt) {
@@ -92,7 +94,21 @@ Status TaskContext::WriteMetadata(const Task& task, const Job& job) {
         {"handoff_threshold", config_.handoff_threshold},
         {"keep_recent_messages", config_.keep_recent_messages}}},
   };
-  return ReplaceFileContent(*deps_.env, metadata_path(), m.dump(2) + "\n");
+  // Copied from the task's rows, so not synced (two fsyncs were a quarter of
+  // a new task's setup): a copy an OS crash tore or lost is written again
+  // at the next start (MetadataWhole).
+  ReplaceOptions not_synced;
+  not_synced.durable = false;
+  return ReplaceFileContent(*deps_.env, metadata_path(), m.dump(2) + "\n", not_synced);
+}
+
+bool TaskContext::MetadataWhole() const {
+  std::string text;
+  Status read = ForEachLine(*deps_.env, metadata_path(), [&](std::string_view line, uint64_t) {
+    text.append(line).push_back('\n');
+    return true;
+  });
+  return read.ok() && Json::parse(text, nullptr, /*allow_exceptions=*/false).is_object();
 }
 
 Result<std::string> TaskContext::EndSession(std::unique_ptr<TaskContext> ctx, JobStatus status) {

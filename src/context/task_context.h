@@ -88,6 +88,8 @@ class TaskContext {
  private:
   TaskContext() = default;
   Status WriteMetadata(const Task& task, const Job& job);
+  // metadata.json parses as a JSON object (it is written without fsync).
+  bool MetadataWhole() const;
   Status OpenStores();
 
   const ContextDirs* dirs_ = nullptr;

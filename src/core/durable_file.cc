@@ -19,11 +19,11 @@ std::string ParentDir(const std::string& path) {
 Result<AppendFile> AppendFile::Open(Env& env, const std::string& path) {
   const bool existed = env.FileExists(path);
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewAppendableFile(path));
-  // Without this, fdatasync makes the data durable but not the new name.
-  if (!existed) MAESTRO_RETURN_IF_ERROR(env.SyncDir(ParentDir(path)));
   AppendFile f;
   f.file_ = std::move(file);
   f.path_ = path;
+  f.env_ = &env;
+  f.dir_unsynced_ = !existed;
   return f;
 }
 
@@ -35,6 +35,11 @@ Status AppendFile::Append(std::string_view data, bool sync) {
   }
   Status st = file_->Append(data);
   if (st.ok() && sync) st = file_->Sync();
+  // Without this, fdatasync makes the data durable but not the new name.
+  if (st.ok() && sync && dir_unsynced_) {
+    st = env_->SyncDir(ParentDir(path_));
+    dir_unsynced_ = !st.ok();
+  }
   if (!st.ok()) failed_ = st;
   return st;
 }
@@ -101,7 +106,7 @@ Status ReplaceFile(Env& env, const std::string& path,
   };
   Status st = write(sink);
   if (st.ok()) st = file->Append(pending);
-  if (st.ok()) st = file->Sync();
+  if (st.ok() && options.durable) st = file->Sync();
   Status closed = file->Close();
   if (st.ok()) st = closed;
   if (st.ok()) st = env.RenameFile(tmp, path);
@@ -109,7 +114,7 @@ Status ReplaceFile(Env& env, const std::string& path,
     (void)env.RemoveFile(tmp);  // best effort: the error that matters is `st`
     return st;
   }
-  return env.SyncDir(ParentDir(path));
+  return options.durable ? env.SyncDir(ParentDir(path)) : Status::Ok();
 }
 
 Status ReplaceFileContent(Env& env, const std::string& path, std::string_view content,

@@ -11,11 +11,13 @@
 // (`sync`): summaries, tools ledger records and each seed's last archive
 // line are; a plain message append is not (the archive rebuilds the live
 // files on open, so what survives stays consistent). Files that are
-// rewritten as a whole (current.jsonl, transcript.jsonl, metadata.json,
-// handoffs) go through ReplaceFile: write a temp file in the same directory,
-// fsync it, rename it over the target and fsync the directory, so a reader
-// (or the next start after a crash) sees either the old file or the new one,
-// never a mix, and the new one survives power loss once ReplaceFile returned.
+// rewritten as a whole (metadata.json, handoffs, and the live current.jsonl
+// and transcript.jsonl) go through ReplaceFile: write a temp file in the same
+// directory, fsync it, rename it over the target and fsync the directory, so
+// a reader (or the next start after a crash) sees either the old file or the
+// new one, never a mix, and the new one survives power loss once ReplaceFile
+// returned. The live files skip both fsyncs (ReplaceOptions::durable): the
+// archive they are rebuilt from was synced first.
 //
 // Thread safety: AppendFile is owned by one thread (one task = one writer,
 // seed 002); the free functions are reentrant.
@@ -39,7 +41,10 @@ class AppendFile {
   AppendFile() = default;
 
   // Opens (creating) `path` for appending. A file it creates has its
-  // directory fsync'ed, so a synced append to it survives power loss.
+  // directory fsync'ed at its first synced append, so that append survives
+  // power loss with the file's name. Not before: a file that is never
+  // synced holds nothing promised to survive power loss, and the fsync of a
+  // new task's directory per file was most of its setup time.
   static Result<AppendFile> Open(Env& env, const std::string& path);
 
   // Writes `data` with one write(2) (looping only on a short write). With
@@ -54,7 +59,9 @@ class AppendFile {
  private:
   std::unique_ptr<WritableFile> file_;
   std::string path_;
-  Status failed_;  // the first failed append's error
+  Env* env_ = nullptr;
+  bool dir_unsynced_ = false;  // created by Open; its name not yet durable
+  Status failed_;              // the first failed append's error
 };
 
 // Cuts bytes after the last '\n' of `path` (a torn line left by a crash in
@@ -72,6 +79,10 @@ struct ReplaceOptions {
   // the temp file's name is refused instead of written through (the rename
   // itself replaces a symlink at `path`, never its target).
   bool follow_symlinks = true;
+  // false: no fsync of the file or of its directory (the rename stays
+  // atomic against a process crash) — for files rebuilt on open from a log
+  // that was synced (current.jsonl and transcript.jsonl from messages.jsonl).
+  bool durable = true;
 };
 Status ReplaceFile(Env& env, const std::string& path,
                    const std::function<Status(const ByteSink&)>& write,

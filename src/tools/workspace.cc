@@ -117,7 +117,10 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
   ws.root = fs::canonical(dir).string();
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;
-  if (!fs::exists(dir / ".git")) MAESTRO_RETURN_IF_ERROR(GitRepo::Init(ws.root).status());
+  if (!fs::exists(dir / ".git") &&
+      !(options.git_spares != nullptr && options.git_spares->TakeInto(ws.root))) {
+    MAESTRO_RETURN_IF_ERROR(GitRepo::Init(ws.root).status());
+  }
   return ws;
 }
 

@@ -26,6 +26,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/status.h"
+#include "tools/git_spares.h"
 #include "tools/policy.h"
 
 namespace maestro::tools {
@@ -76,6 +77,9 @@ struct WorkspaceOptions {
   std::string data_dir;         // ephemeral workspaces live in data_dir/workspaces/tasks/
   ToolPolicy ephemeral_policy;  // the policy of ephemeral workspaces
   Env* env = Env::Default();    // creates the workspace directories
+  // Ready repositories for new ephemeral workspaces (git_spares.h); null:
+  // each is initialized in place.
+  GitSpares* git_spares = nullptr;
 };
 
 // Where the ephemeral workspace of `task_id` lives (whether or not it exists):
@@ -84,7 +88,7 @@ std::string EphemeralWorkspaceDir(const std::string& data_dir, const std::string
 
 // The task's workspace: its space when `space` is set (kNotFound if not
 // registered), else its ephemeral workspace, created and made a git
-// repository (GitRepo::Init) on first use.
+// repository on first use (a spare's `.git` moved in, else GitRepo::Init).
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
                                    const std::string& task_id, const std::string& space);
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "context/jsonl_log.h"
+#include "support/fault_injection_env.h"
 #include "support/temp_dir.h"
 
 namespace maestro::context {
@@ -62,6 +63,41 @@ TEST(DurableFileTest, JsonlLogOpenCutsTornLineAndContinuesSeq) {
                  })
                   .ok());
   EXPECT_EQ(seqs, (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+// A new file's name is made durable at its first synced append, not at
+// open: power loss keeps a synced record with its file, and may drop a file
+// that was never synced (nothing in it was promised).
+TEST(DurableFileTest, ANewFilesNameIsSyncedWithItsFirstSyncedAppend) {
+  TempDir d;
+  testing::FaultInjectionEnv env;
+  {
+    auto synced = AppendFile::Open(env, d.File("synced.jsonl"));
+    ASSERT_TRUE(synced.ok());
+    ASSERT_TRUE(synced->Append("{\"seq\":1}\n", /*sync=*/true).ok());
+    auto loose = AppendFile::Open(env, d.File("loose.jsonl"));
+    ASSERT_TRUE(loose.ok());
+    ASSERT_TRUE(loose->Append("{\"seq\":1}\n").ok());
+  }
+  ASSERT_TRUE(env.SimulateCrash(testing::FaultInjectionEnv::Crash::kPowerLoss).ok());
+  EXPECT_EQ(ReadWholeFile(d.File("synced.jsonl")), "{\"seq\":1}\n");
+  EXPECT_FALSE(std::filesystem::exists(d.File("loose.jsonl")));
+}
+
+// durable = false (files rebuilt from a synced log): no fsync at all, the
+// rename still all-or-nothing for readers.
+TEST(DurableFileTest, ANotDurableReplaceSyncsNothing) {
+  TempDir d;
+  testing::FaultInjectionEnv env;
+  ReplaceOptions fast;
+  fast.durable = false;
+  env.SetSyncDelay(std::chrono::milliseconds(200));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(ReplaceFileContent(env, d.File("current.jsonl"), "a\n", fast).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(200))
+      << "a Sync or SyncDir ran (each sleeps 200 ms here)";
+  EXPECT_EQ(ReadWholeFile(d.File("current.jsonl")), "a\n");
+  EXPECT_FALSE(std::filesystem::exists(d.File("current.jsonl.tmp")));
 }
 
 TEST(DurableFileTest, ReplaceFileLeavesOldContentWhenWriterFails) {

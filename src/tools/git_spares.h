@@ -1,0 +1,69 @@
+// GitSpares: empty git repositories initialized ahead of need, so that a new
+// ephemeral workspace becomes a repository by one rename of a ready `.git`
+// instead of a libgit2 init on the path from claim to the first LLM request.
+// git_repository_init creates ~25 directory entries and rewrites its config
+// four times (lock + rename each): 6 ms p50 on this project's 2-core VM, more
+// than the rest of a task's setup (bench/git/workspace_git_bench).
+//
+// Where it sits: owned by EngineSetup in processes that run a worker pool
+// (`serve`, `worker`) and handed to PrepareWorkspace through
+// WorkspaceOptions. `maestro run` (one task) has none and inits inline.
+//
+// Layout: <data>/workspaces/.git-spares/<uuid>/.git. A spare is listed as
+// ready only after its init returned, and a process takes only the spares it
+// made (kept in memory), so two processes on one data dir never race for
+// one. Spares are disposable: on start a process removes entries older than
+// a day (left by processes that died), a take that fails (the spare vanished)
+// returns false, and the caller then inits inline; nothing depends on them.
+// Same filesystem as the workspaces, so the move is one rename(2). A spare's
+// config holds no path (git init probes the filesystem it is on, which is
+// the workspaces' one).
+//
+// Thread safety: TakeInto is thread-safe (the worker threads call it); one
+// filler thread of its own does the inits.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/env.h"
+
+namespace maestro::tools {
+
+class GitSpares {
+ public:
+  // Keeps `keep` spares ready under <data_dir>/workspaces/.git-spares.
+  GitSpares(Env* env, const std::string& data_dir, size_t keep);
+  ~GitSpares();  // stops the filler and removes this process's spares
+  GitSpares(const GitSpares&) = delete;
+  GitSpares& operator=(const GitSpares&) = delete;
+
+  // Moves a ready `.git` to `<workspace>/.git` (`workspace` exists and has
+  // none). false when no spare is ready or the move failed.
+  bool TakeInto(const std::string& workspace);
+
+  // For tests and the bench: blocks until `keep` spares are ready (or the
+  // filler gave up after an error). Returns how many are ready.
+  size_t WaitFilled();
+
+ private:
+  void Fill();
+  void RemoveStale();
+
+  Env* env_;
+  const std::string root_;
+  const size_t keep_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> ready_;  // spare directories whose init returned
+  std::deque<std::string> taken_;  // spare directories whose .git was moved out
+  bool stop_ = false;
+  bool failing_ = false;  // the last init failed: WaitFilled stops waiting
+  std::thread filler_;
+};
+
+}  // namespace maestro::tools

@@ -1,0 +1,97 @@
+// GitSpares: ready repositories moved into new ephemeral workspaces, refilled
+// in the background, removed on exit, stale ones of dead processes swept.
+#include "tools/git_spares.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.h"
+#include "tools/git_repo.h"
+#include "tools/workspace.h"
+
+namespace maestro::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+size_t EntriesIn(const std::string& dir) {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); ++it) ++n;
+  return n;
+}
+
+TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
+  testing::TempDir data;
+  const std::string spares = data.File("workspaces/.git-spares");
+  {
+    GitSpares pool(Env::Default(), data.path(), 2);
+    ASSERT_EQ(pool.WaitFilled(), 2u);
+    EXPECT_EQ(EntriesIn(spares), 2u);
+
+    WorkspaceOptions opts;
+    opts.data_dir = data.path();
+    opts.git_spares = &pool;
+    SpaceRegistry spaces;
+    auto ws = PrepareWorkspace(opts, spaces, "task-a", "");
+    ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+    auto repo = GitRepo::Open(ws->root);
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    EXPECT_EQ(repo->WorkTree(), ws->root) << "the moved .git belongs to the workspace";
+    EXPECT_FALSE(repo->Head().ok()) << "an empty repository: HEAD unborn";
+
+    // The job-end commit works in the moved repository.
+    std::ofstream(ws->root + "/result.txt") << "done\n";
+    auto commit = CommitWorkspace(*ws, "task-a", "job-1", "Title");
+    ASSERT_TRUE(commit.ok()) << commit.status().ToString();
+    ASSERT_TRUE(commit->has_value());
+    EXPECT_EQ(GitRepo::Open(ws->root)->Head()->first, **commit);
+
+    // Refilled behind the take: two ready again.
+    EXPECT_EQ(pool.WaitFilled(), 2u);
+    for (const char* id : {"task-b", "task-c", "task-d"}) {
+      auto more = PrepareWorkspace(opts, spaces, id, "");
+      ASSERT_TRUE(more.ok()) << more.status().ToString();
+      EXPECT_TRUE(GitRepo::Open(more->root).ok()) << id;
+    }
+  }
+  EXPECT_EQ(EntriesIn(spares), 0u) << "a process removes its spares on exit";
+}
+
+TEST(GitSparesTest, TakeFailsCleanlyWhenNoneIsReadyOrTheSpareVanished) {
+  testing::TempDir data;
+  fs::create_directories(data.File("ws"));
+  GitSpares none(Env::Default(), data.path(), 0);
+  EXPECT_FALSE(none.TakeInto(data.File("ws")));
+
+  GitSpares pool(Env::Default(), data.path(), 1);
+  ASSERT_EQ(pool.WaitFilled(), 1u);
+  // Another process's start removed it (or a person did): the take says no.
+  for (const auto& e : fs::directory_iterator(data.File("workspaces/.git-spares"))) {
+    fs::remove_all(e.path());
+  }
+  EXPECT_FALSE(pool.TakeInto(data.File("ws")));
+  EXPECT_FALSE(fs::exists(data.File("ws/.git")));
+  EXPECT_EQ(pool.WaitFilled(), 1u) << "the filler makes a new one";
+  EXPECT_TRUE(pool.TakeInto(data.File("ws")));
+  EXPECT_TRUE(GitRepo::Open(data.File("ws")).ok());
+}
+
+TEST(GitSparesTest, StartRemovesSparesOlderThanADayAndKeepsYoungOnes) {
+  testing::TempDir data;
+  const std::string spares = data.File("workspaces/.git-spares");
+  fs::create_directories(spares + "/dead-process/.git");
+  fs::create_directories(spares + "/live-process/.git");
+  fs::last_write_time(spares + "/dead-process",
+                      fs::file_time_type::clock::now() - std::chrono::hours(48));
+  GitSpares pool(Env::Default(), data.path(), 1);
+  ASSERT_EQ(pool.WaitFilled(), 1u);
+  EXPECT_FALSE(fs::exists(spares + "/dead-process"));
+  EXPECT_TRUE(fs::exists(spares + "/live-process/.git")) << "may belong to a running process";
+}
+
+}  // namespace
+}  // namespace maestro::tools
