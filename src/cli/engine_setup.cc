@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 
+#include "core/mutex.h"
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
 #include "store/budget.h"
@@ -164,7 +164,7 @@ class PieceNames {
 
   std::vector<std::string> Get() {
     std::string signature = Signature();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!loaded_ || signature != signature_) {
       engine::PieceCatalogOptions po;
       po.user_dirs = dirs_;
@@ -196,10 +196,10 @@ class PieceNames {
   }
 
   const std::vector<std::string> dirs_;
-  std::mutex mu_;
-  bool loaded_ = false;
-  std::string signature_;
-  std::vector<std::string> names_;
+  Mutex mu_;
+  bool loaded_ GUARDED_BY(mu_) = false;
+  std::string signature_ GUARDED_BY(mu_);
+  std::vector<std::string> names_ GUARDED_BY(mu_);
 };
 
 }  // namespace

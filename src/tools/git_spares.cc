@@ -26,11 +26,12 @@ GitSpares::GitSpares(Env* env, const std::string& data_dir, size_t keep)
 
 GitSpares::~GitSpares() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   filler_.join();
+  MutexLock lock(&mu_);
   for (const std::string& dir : ready_) (void)env_->RemoveAll(dir);
   for (const std::string& dir : taken_) (void)env_->RemoveAll(dir);
 }
@@ -49,16 +50,16 @@ void GitSpares::RemoveStale() {
 bool GitSpares::TakeInto(const std::string& workspace) {
   std::string spare;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (ready_.empty()) return false;
     spare = std::move(ready_.front());
     ready_.pop_front();
   }
-  cv_.notify_all();  // the filler makes the next one
+  cv_.SignalAll();  // the filler makes the next one
   Status moved = env_->RenameFile(spare + "/.git", workspace + "/.git");
   // The emptied directory is the filler's business, off this path.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     taken_.push_back(std::move(spare));
   }
   if (!moved.ok()) spdlog::warn("git spare: {} (initializing in place)", moved.ToString());
@@ -66,20 +67,21 @@ bool GitSpares::TakeInto(const std::string& workspace) {
 }
 
 size_t GitSpares::WaitFilled() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return stop_ || failing_ || ready_.size() >= keep_; });
+  MutexLock lock(&mu_);
+  cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || failing_ || ready_.size() >= keep_; });
   return ready_.size();
 }
 
 void GitSpares::Fill() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || ready_.size() < keep_ || !taken_.empty(); });
+    cv_.Wait(&mu_,
+             [this]() REQUIRES(mu_) { return stop_ || ready_.size() < keep_ || !taken_.empty(); });
     if (stop_) return;
     std::deque<std::string> emptied;
     emptied.swap(taken_);
     const bool make = ready_.size() < keep_;
-    lock.unlock();
+    lock.Unlock();
     // A taken spare's directory is empty: the next init reuses it (one
     // mkdir and one rmdir fewer); any others go.
     std::string dir;
@@ -98,12 +100,12 @@ void GitSpares::Fill() {
         spdlog::warn("git spare: {} (workspaces are initialized in place)", made.ToString());
       }
     }
-    lock.lock();
+    lock.Lock();
     if (!make) continue;
     failing_ = !made.ok();
     if (made.ok()) ready_.push_back(std::move(dir));
-    cv_.notify_all();
-    if (failing_) cv_.wait_for(lock, kRetryDelay, [this] { return stop_; });
+    cv_.SignalAll();
+    if (failing_) cv_.WaitFor(&mu_, kRetryDelay, [this]() REQUIRES(mu_) { return stop_; });
   }
 }
 

@@ -23,14 +23,13 @@
 // filler thread of its own does the inits.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/env.h"
+#include "core/mutex.h"
 
 namespace maestro::tools {
 
@@ -57,12 +56,15 @@ class GitSpares {
   Env* env_;
   const std::string root_;
   const size_t keep_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> ready_;  // spare directories whose init returned
-  std::deque<std::string> taken_;  // spare directories whose .git was moved out
-  bool stop_ = false;
-  bool failing_ = false;  // the last init failed: WaitFilled stops waiting
+  Mutex mu_;
+  CondVar cv_;
+  // Spare directories whose init returned.
+  std::deque<std::string> ready_ GUARDED_BY(mu_);
+  // Spare directories whose .git was moved out.
+  std::deque<std::string> taken_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  // The last init failed: WaitFilled stops waiting.
+  bool failing_ GUARDED_BY(mu_) = false;
   std::thread filler_;
 };
 
