@@ -93,9 +93,9 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.env = env;
   o.workspace.env = env;
   o.workspace.data_dir = cfg.data_dir;
-  if (git_spares) {
-    s.git_spares = std::make_unique<tools::GitSpares>(
-        env, cfg.data_dir, static_cast<size_t>(std::max(cfg.workers, 1)));
+  if (git_spares && cfg.workers > 0) {  // `serve --workers 0` runs no job
+    s.git_spares =
+        std::make_unique<tools::GitSpares>(env, cfg.data_dir, static_cast<size_t>(cfg.workers));
     o.workspace.git_spares = s.git_spares.get();
   }
   // Ephemeral workspaces are the task's own scratch repository: reading and

@@ -15,7 +15,7 @@
 // one. Spares are disposable: on start a process removes entries older than
 // a day (left by processes that died), a take that fails (the spare vanished)
 // returns false, and the caller then inits inline; nothing depends on them.
-// Same filesystem as the workspaces, so the move is one rename(2). A spare's
+// Same filesystem as the workspaces, so the move is a single rename. A spare's
 // config holds no path (git init probes the filesystem it is on, which is
 // the workspaces' one).
 //
