@@ -33,11 +33,13 @@ Result<JsonlLog> JsonlLog::Open(Env& env, const std::string& path, std::string s
   return log;
 }
 
-Result<int64_t> JsonlLog::Append(Json record, bool sync) {
+Result<int64_t> JsonlLog::Append(Json record, bool sync, std::string_view first_member) {
   if (!record.is_object()) return InvalidArgument("a JSONL record must be an object");
   int64_t seq = next_seq_;
   record[seq_field_] = seq;
-  MAESTRO_RETURN_IF_ERROR(file_.Append(JsonLine(record), sync));
+  std::string line = JsonLine(record);  // "{...}\n", never "{}": it holds the seq
+  if (!first_member.empty()) line.insert(1, std::string(first_member) + ",");
+  MAESTRO_RETURN_IF_ERROR(file_.Append(line, sync));
   ++next_seq_;
   ++count_;
   return seq;

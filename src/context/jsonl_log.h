@@ -42,7 +42,11 @@ class JsonlLog {
 
   // Stamps record[seq_field] = next seq, appends it and returns the seq.
   // `record` must be an object. With `sync`, fdatasync before returning.
-  Result<int64_t> Append(Json record, bool sync = false);
+  // `first_member`, when given, is an already serialized `"key":value`
+  // written as the object's first member (a message's large content,
+  // serialized once for two files); its key should sort before the record's
+  // keys so the line keeps the usual key order.
+  Result<int64_t> Append(Json record, bool sync = false, std::string_view first_member = {});
 
   // Streams every complete record; unparsable lines are skipped (counted in
   // the return value's second member would be overkill: they cannot occur

@@ -77,12 +77,24 @@ Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
 
 }  // namespace
 
-std::string MessageLine(const Json& m) {
-  auto dump = [](const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); };
+namespace {
+
+std::string DumpValue(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string MessageLine(const Json& m, std::string_view content_json) {
+  const auto& dump = DumpValue;
   std::string s = "{\"role\":";
   s += dump(m.value("role", Json("user")));
   s += ",\"content\":";
-  s += dump(m.contains("content") ? m["content"] : Json(nullptr));
+  if (content_json.empty()) {
+    s += dump(m.contains("content") ? m["content"] : Json(nullptr));
+  } else {
+    s += content_json;
+  }
   for (const char* k : {"tool_calls", "tool_call_id", "name"}) {
     if (auto it = m.find(k); it != m.end() && !it->is_null()) {
       s += ",\"";
@@ -304,8 +316,16 @@ Result<int64_t> MessageStore::AddMessage(const Json& message, const std::string&
   if (!tool_name.empty()) rec["tool_name"] = tool_name;
   if (!movement.empty()) rec["movement"] = movement;
   int64_t tokens = rec["tokens"].get<int64_t>();
-  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, archive_.Append(std::move(rec)));
-  MAESTRO_RETURN_IF_ERROR(AppendLive(MessageLine(message)));
+  // The content (a tool result can be tens of KB) is serialized once for the
+  // archive and the live files; "content" sorts first among the record's keys.
+  std::string content, member;
+  if (auto it = rec.find("content"); it != rec.end()) {
+    content = DumpValue(*it);
+    member = "\"content\":" + content;
+    rec.erase(it);
+  }
+  MAESTRO_ASSIGN_OR_RETURN(int64_t seq, archive_.Append(std::move(rec), /*sync=*/false, member));
+  MAESTRO_RETURN_IF_ERROR(AppendLive(MessageLine(message, content)));
   ++current_lines_;
   current_raw_tokens_ += tokens;
   if (!movement.empty()) movement_ = movement;

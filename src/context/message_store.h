@@ -65,7 +65,8 @@ struct CurrentEntry {
 // The compact OpenAI-format line (with '\n') for a message: "role" and
 // "content" first, then tool_calls / tool_call_id / name; other fields are
 // dropped so the line is exactly what the request needs.
-std::string MessageLine(const Json& message);
+// `content_json`, when given, is message["content"] already serialized.
+std::string MessageLine(const Json& message, std::string_view content_json = {});
 
 class MessageStore {
  public:

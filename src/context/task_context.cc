@@ -122,10 +122,12 @@ Result<std::string> TaskContext::EndSession(std::unique_ptr<TaskContext> ctx, Jo
   return dirs->FollowJobStatus(task_id, status);
 }
 
-Status TaskContext::RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens) {
+Status TaskContext::RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens,
+                                  const Event* event) {
   TaskStatsDelta d;
   d.llm_calls = 1;
   d.tokens = prompt_tokens + completion_tokens;
+  if (event) return deps_.store->AppendEvent(*event, d).status();
   return deps_.store->AddTaskStats(task_id_, d);
 }
 

@@ -77,7 +77,10 @@ class TaskContext {
   Env& env() { return *deps_.env; }
 
   // An LLM call finished: llm_call_count += 1, total_tokens += prompt + completion.
-  Status RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens);
+  // With `event` (the loop's llm.call event), the event is appended in the
+  // same transaction as the counters: one commit per LLM call.
+  Status RecordLlmCall(int64_t prompt_tokens, int64_t completion_tokens,
+                       const Event* event = nullptr);
   // A tool call the engine ran without a Dispatcher finished: its one
   // ledger record (ToolLedger::RecordEnded) + tool_call_count += 1.
   // Returns the record's seq.

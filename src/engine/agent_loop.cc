@@ -101,9 +101,6 @@ void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
   if (u.reported) {
     d.ctx->messages().ObserveUsage(ObservedPromptTokens(d, u.prompt_tokens), ToolsTokens(d));
   }
-  if (Status st = d.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens); !st.ok()) {
-    spdlog::warn("job {}: task statistics: {}", d.job_id, st.ToString());
-  }
   Event ev;
   ev.task_id = d.task_id;
   ev.job_id = d.job_id;
@@ -115,8 +112,8 @@ void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
                 {"completionTokens", u.completion_tokens},
                 {"ttftMs", u.ttft_ms},
                 {"totalMs", u.total_ms}};
-  if (auto r = d.store->AppendEvent(ev); !r.ok()) {
-    spdlog::warn("job {}: llm.call event: {}", d.job_id, r.status().ToString());
+  if (Status st = d.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens, &ev); !st.ok()) {
+    spdlog::warn("job {}: llm.call event and task statistics: {}", d.job_id, st.ToString());
   }
 }
 
@@ -144,8 +141,9 @@ Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int 
 // already recorded regular calls in tools.jsonl; one writer per file, so only
 // the statistic is counted here.
 void RecordToolCall(AgentLoopDeps& d, const llm::ToolCall& call, const std::string& content,
-                    bool is_error) {
+                    bool is_error, bool counted) {
   if (d.dispatch.ledger != nullptr) {
+    if (counted) return;  // counted with its tool.call event (movement_calls.cc)
     TaskStatsDelta stats;
     stats.tool_calls = 1;
     if (Status st = d.store->AddTaskStats(d.task_id, stats); !st.ok()) {
@@ -172,7 +170,8 @@ Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
   for (size_t i = 0; i < calls.size(); ++i) {
     Json msg = {{"role", "tool"}, {"tool_call_id", calls[i].id}, {"content", results.contents[i]}};
     MAESTRO_RETURN_IF_ERROR(AppendMessage(d, msg, calls[i].name));
-    RecordToolCall(d, calls[i], results.contents[i], results.is_error[i]);
+    RecordToolCall(d, calls[i], results.contents[i], results.is_error[i],
+                   i < results.counted.size() && results.counted[i]);
     EmitDelta(d, {{"type", "tool_result"},
                   {"id", calls[i].id},
                   {"name", calls[i].name},

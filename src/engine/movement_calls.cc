@@ -208,8 +208,11 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
 }
 
 // A `tool.call` event per dispatched call: the task's event stream shows it
-// and /metrics builds the tool-duration histogram from it.
-void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
+// and /metrics builds the tool-duration histogram from it. When the
+// Dispatcher keeps the ledger (agent_loop.cc RecordToolCall then only counts)
+// the event carries the task's tool_call_count in the same commit; returns
+// whether it did.
+bool AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
                          const tools::ToolResult& r) {
   Event e;
   e.task_id = d.task_id;
@@ -219,7 +222,10 @@ void AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
                {"call_id", call.id},
                {"duration_ms", r.duration_ms},
                {"is_error", r.is_error}};
-  (void)d.store->AppendEvent(e);  // audit only: a lost event never fails the call
+  TaskStatsDelta stats;
+  if (d.dispatch.ledger != nullptr) stats.tool_calls = 1;
+  // Audit only: a lost event never fails the call (the count goes with it).
+  return d.store->AppendEvent(e, stats).ok() && stats.tool_calls > 0;
 }
 
 // The park tools' one ledger record each (tools/ledger.h: the Dispatcher
@@ -266,6 +272,7 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
   CallResults out;
   out.contents.resize(calls.size());
   out.is_error.resize(calls.size(), false);
+  out.counted.resize(calls.size(), false);
   const Movement* mv = d.piece->FindMovement(movement);
   std::vector<tools::ToolCall> regular;
   std::vector<size_t> regular_at;
@@ -318,7 +325,7 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
   if (!regular.empty()) {
     std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
     for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
-      AppendToolCallEvent(d, regular[k], results[k]);
+      out.counted[regular_at[k]] = AppendToolCallEvent(d, regular[k], results[k]);
       // A regular tool that parks (BrowseWeb on a login page): the job waits
       // for a person and re-enters this movement (seed 001 catalog).
       if (!results[k].park_wait_reason.empty() && d.delegate_depth > 0) {

@@ -23,8 +23,11 @@
 namespace maestro::engine {
 
 struct CallResults {
-  std::vector<std::string> contents;      // one per call, in call order
-  std::vector<bool> is_error;             // one per call
+  std::vector<std::string> contents;  // one per call, in call order
+  std::vector<bool> is_error;         // one per call
+  // One per call: the task's tool_call_count already took this call (written
+  // with its tool.call event), so recording the result does not add it again.
+  std::vector<bool> counted;
   std::optional<MovementResult> settled;  // the movement ends after the results
   // Auto Prompter instructions (policy_step.h), appended after the results.
   std::vector<std::string> instructions;

@@ -144,7 +144,11 @@ std::vector<std::string> FakeLlmServer::Impl::StreamEvents(const ScriptReply& r,
 
 void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Response& res) {
   int64_t n = seq.fetch_add(1);
-  Json rec = {{"index", n}, {"path", req.path}, {"body_bytes", req.body.size()}};
+  // remote_port tells a test which requests shared one connection.
+  Json rec = {{"index", n},
+              {"path", req.path},
+              {"body_bytes", req.body.size()},
+              {"remote_port", req.remote_port}};
   bool big = req.body.size() > opts.record_body_max;
   Json body;
   if (big) {

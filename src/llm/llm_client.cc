@@ -62,7 +62,42 @@ AttemptOutcome Fail(LlmErrorKind kind, Status st, int http = 0) {
   return o;
 }
 
-// One HTTP exchange: owns the curl handles, the request body and the parser.
+// The calling thread's curl multi handle, kept between transfers: its
+// connection cache holds the kept-alive connection to the LLM server, so the
+// requests of an agent loop do not each pay a TCP connect (and the server an
+// accept). A transfer started while the thread's handle is busy (never today:
+// no LLM call is made from inside a curl callback) gets a private one.
+class ThreadMulti {
+ public:
+  ThreadMulti() = default;
+  ThreadMulti(const ThreadMulti&) = delete;
+  ThreadMulti& operator=(const ThreadMulti&) = delete;
+  ~ThreadMulti() {
+    if (multi_) curl_multi_cleanup(multi_);
+  }
+  // The handle for one transfer, or nullptr; give it back with Release.
+  CURLM* Acquire() {
+    if (busy_) return curl_multi_init();
+    if (!multi_) multi_ = curl_multi_init();
+    busy_ = multi_ != nullptr;
+    return multi_;
+  }
+  void Release(CURLM* m) {
+    if (m == multi_) {
+      busy_ = false;
+    } else if (m) {
+      curl_multi_cleanup(m);
+    }
+  }
+
+ private:
+  CURLM* multi_ = nullptr;
+  bool busy_ = false;
+};
+
+thread_local ThreadMulti t_multi;
+
+// One HTTP exchange: owns the easy handle, the request body and the parser.
 class Transfer {
  public:
   Transfer(const ModelProfile& p, bool stream, const LlmEventFn& on_event, CancelToken* cancel)
@@ -80,6 +115,7 @@ class Transfer {
   static size_t WriteCb(char* buf, size_t size, size_t n, void* self);
   static size_t HeaderCb(char* buf, size_t size, size_t n, void* self);
   static int ProgressCb(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+  static int SeekCb(void* self, curl_off_t offset, int origin);
 
   void OnDelta(const LlmEvent& ev) {
     if (ttft_ms_ < 0) ttft_ms_ = MsSince(start_);
@@ -171,6 +207,13 @@ int Transfer::ProgressCb(void* self, curl_off_t, curl_off_t, curl_off_t, curl_of
   return static_cast<Transfer*>(self)->Cancelled() ? 1 : 0;
 }
 
+// libcurl rewinds the body to resend it when a reused connection turns out
+// closed by the server; only a rewind to the start is ever asked for.
+int Transfer::SeekCb(void* self, curl_off_t offset, int origin) {
+  if (offset != 0 || origin != SEEK_SET) return CURL_SEEKFUNC_CANTSEEK;
+  return static_cast<Transfer*>(self)->body_->Rewind().ok() ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+}
+
 AttemptOutcome Transfer::Run(const ChatRequest& req) {
   RequestBodySpec spec;
   spec.model = profile_.model;
@@ -184,10 +227,10 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   body_ = std::move(body).value();
 
   easy_ = curl_easy_init();
-  CURLM* multi = curl_multi_init();
+  CURLM* multi = t_multi.Acquire();
   if (!easy_ || !multi) {
     if (easy_) curl_easy_cleanup(easy_);
-    if (multi) curl_multi_cleanup(multi);
+    t_multi.Release(multi);
     return Fail(LlmErrorKind::kRetryable, Internal("curl initialisation failed"));
   }
   std::string url = profile_.base_url;
@@ -211,6 +254,8 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy_, CURLOPT_READFUNCTION, &Transfer::ReadCb);
   curl_easy_setopt(easy_, CURLOPT_READDATA, this);
+  curl_easy_setopt(easy_, CURLOPT_SEEKFUNCTION, &Transfer::SeekCb);
+  curl_easy_setopt(easy_, CURLOPT_SEEKDATA, this);
   curl_easy_setopt(easy_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_->size()));
   curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &Transfer::WriteCb);
   curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
@@ -255,9 +300,9 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   if (Cancelled()) cancelled = true;
   curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &http_status_);
   AttemptOutcome out = Classify(rc, cancelled, stalled, timed_out);
-  curl_multi_remove_handle(multi, easy_);
+  curl_multi_remove_handle(multi, easy_);  // a finished transfer's connection stays cached
   curl_easy_cleanup(easy_);
-  curl_multi_cleanup(multi);
+  t_multi.Release(multi);
   curl_slist_free_all(headers);
   easy_ = nullptr;
   return out;

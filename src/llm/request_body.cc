@@ -44,7 +44,9 @@ uint64_t CompleteLinesEnd(FILE* f, uint64_t size) {
 }
 
 // Bytes the messages part emits for the first `limit` bytes of `f`: each
-// non-blank line's bytes (CR removed) plus one comma between lines.
+// non-blank line's bytes (CR removed) plus one comma between lines. This runs
+// over the whole conversation before every request, so it goes line by line
+// with memchr (lines are long: whole messages) rather than byte by byte.
 uint64_t MeasureMessages(FILE* f, uint64_t limit) {
   std::unique_ptr<char[]> buf(new char[kBufSize]);
   fseeko(f, 0, SEEK_SET);
@@ -55,17 +57,24 @@ uint64_t MeasureMessages(FILE* f, uint64_t limit) {
     size_t got = std::fread(buf.get(), 1, want, f);
     if (got == 0) break;
     left -= got;
-    for (size_t i = 0; i < got; ++i) {
-      char c = buf[i];
-      if (c == '\n') {
-        in_line = false;
-      } else if (c != '\r') {
-        if (!in_line) {
-          in_line = true;
-          ++lines;
-        }
-        ++total;
+    const char* p = buf.get();
+    const char* end = p + got;
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+      const char* seg_end = nl ? nl : end;
+      size_t crs = 0;
+      for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\r', seg_end - q)));
+           ++q) {
+        ++crs;
       }
+      size_t kept = static_cast<size_t>(seg_end - p) - crs;
+      total += kept;
+      if (kept > 0 && !in_line) {
+        in_line = true;
+        ++lines;
+      }
+      if (nl) in_line = false;
+      p = nl ? nl + 1 : end;
     }
   }
   fseeko(f, 0, SEEK_SET);
@@ -104,12 +113,32 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   uint64_t msg_bytes = MeasureMessages(b->messages_, b->messages_limit_);
   b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
   b->rbuf_.reset(new char[kBufSize]);
-  if (!spec.request_json_path.empty()) {
-    auto tee = spec.env->NewWritableFile(spec.request_json_path);
-    if (!tee.ok()) return Internal("cannot write " + tee.status().message());
-    b->tee_ = std::move(tee).value();
-  }
+  b->env_ = spec.env;
+  b->tee_path_ = spec.request_json_path;
+  MAESTRO_RETURN_IF_ERROR(b->OpenTee());
   return b;
+}
+
+Status RequestBody::OpenTee() {
+  tee_.reset();
+  if (tee_path_.empty()) return Status::Ok();
+  auto tee = env_->NewWritableFile(tee_path_);
+  if (!tee.ok()) return Internal("cannot write " + tee.status().message());
+  tee_ = std::move(tee).value();
+  return Status::Ok();
+}
+
+Status RequestBody::Rewind() {
+  if (!error_.ok()) return error_;
+  if ((tools_ && fseeko(tools_, 0, SEEK_SET) != 0) || fseeko(messages_, 0, SEEK_SET) != 0) {
+    return Internal(fmt::format("cannot rewind the request body: {}", std::strerror(errno)));
+  }
+  part_ = Part::kHead;
+  part_off_ = 0;
+  messages_read_ = 0;
+  rbuf_len_ = rbuf_pos_ = 0;
+  in_line_ = need_comma_ = false;
+  return OpenTee();
 }
 
 RequestBody::~RequestBody() {

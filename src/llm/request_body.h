@@ -56,6 +56,11 @@ class RequestBody {
   size_t Read(char* buf, size_t n);
   const Status& error() const { return error_; }
 
+  // Starts the body over from its first byte (libcurl resends a request on a
+  // fresh connection when a kept-alive one turns out closed). The size stays
+  // the one measured at Open; the tee is rewritten from the start.
+  Status Rewind();
+
   // Convenience for tests and small bodies: the whole body as a string.
   Result<std::string> ReadAll();
 
@@ -65,6 +70,7 @@ class RequestBody {
   size_t ReadMessages(char* buf, size_t n);
   bool FillBuffer();
   void Tee(const char* p, size_t n);
+  Status OpenTee();  // (re)creates the tee file when one is asked for
 
   std::string head_;  // JSON up to the tools value (or "messages":[)
   std::string mid_;   // between the tools value and the messages
@@ -72,6 +78,8 @@ class RequestBody {
   FILE* tools_ = nullptr;
   FILE* messages_ = nullptr;
   std::unique_ptr<WritableFile> tee_;
+  std::string tee_path_;
+  Env* env_ = nullptr;
   uint64_t messages_limit_ = 0;  // bytes of current.jsonl up to the last '\n'
   uint64_t messages_read_ = 0;
   uint64_t size_ = 0;

@@ -228,7 +228,10 @@ class Store {
   virtual Result<std::map<std::string, int64_t>> CountJobsByStatus() = 0;
 
   // ---- events (audit log, SSE source)
-  virtual Result<Event> AppendEvent(const Event& event) = 0;
+  // `stats`, when not all zero, is added to the event's task in the same
+  // transaction: the agent loop's llm.call and tool.call events carry the
+  // counters they account for, one commit instead of two.
+  virtual Result<Event> AppendEvent(const Event& event, const TaskStatsDelta& stats = {}) = 0;
   // Events of a task with id > after_id ("" = from the start), oldest first.
   // Event ids are decimal integers that only grow (the SSE Last-Event-ID).
   virtual Result<std::vector<Event>> ListEvents(const std::string& task_id,

@@ -202,23 +202,33 @@ Result<std::vector<Task>> SqlStore::ListTasks(std::optional<JobStatus> status, i
   return out;
 }
 
+namespace {
+
+bool IsZero(const TaskStatsDelta& d) {
+  return d.llm_calls == 0 && d.tool_calls == 0 && d.tokens == 0 && d.compressions == 0;
+}
+
+Status UpdateTaskStats(SqlStore::Tx& tx, const std::string& task_id, const TaskStatsDelta& d) {
+  auto s = tx.conn.Prepare(
+      "UPDATE tasks SET llm_call_count = llm_call_count + ?2, "
+      "tool_call_count = tool_call_count + ?3, total_tokens = total_tokens + ?4, "
+      "compression_count = compression_count + ?5, updated_at = ?6 WHERE id = ?1");
+  if (!s.ok()) return s.status();
+  s->Bind(1, task_id)
+      .Bind(2, d.llm_calls)
+      .Bind(3, d.tool_calls)
+      .Bind(4, d.tokens)
+      .Bind(5, d.compressions)
+      .Bind(6, tx.now);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status SqlStore::AddTaskStats(const std::string& task_id, const TaskStatsDelta& d) {
-  return Write([&](Tx& tx) -> Status {
-    auto s = tx.conn.Prepare(
-        "UPDATE tasks SET llm_call_count = llm_call_count + ?2, "
-        "tool_call_count = tool_call_count + ?3, total_tokens = total_tokens + ?4, "
-        "compression_count = compression_count + ?5, updated_at = ?6 WHERE id = ?1");
-    if (!s.ok()) return s.status();
-    s->Bind(1, task_id)
-        .Bind(2, d.llm_calls)
-        .Bind(3, d.tool_calls)
-        .Bind(4, d.tokens)
-        .Bind(5, d.compressions)
-        .Bind(6, tx.now);
-    MAESTRO_RETURN_IF_ERROR(s->Exec());
-    if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
-    return Status::Ok();
-  });
+  return Write([&](Tx& tx) -> Status { return UpdateTaskStats(tx, task_id, d); });
 }
 
 Result<Task> SqlStore::SetTaskTitle(const std::string& task_id, const std::string& title) {
@@ -267,13 +277,14 @@ Result<std::vector<Comment>> SqlStore::ListComments(const std::string& task_id) 
 
 // ---- events
 
-Result<Event> SqlStore::AppendEvent(const Event& in) {
+Result<Event> SqlStore::AppendEvent(const Event& in, const TaskStatsDelta& stats) {
   Event e = in;
   int64_t id = 0;
   sql::TxEffects committed;
   Status st = Write(
       [&](Tx& tx) -> Status {
         e.created_at = tx.now;
+        if (!IsZero(stats)) MAESTRO_RETURN_IF_ERROR(UpdateTaskStats(tx, e.task_id, stats));
         return sql::InsertEvent(tx, e.task_id, e.job_id, e.type, e.payload, &id);
       },
       &committed);

@@ -83,7 +83,7 @@ class SqlStore : public Store {
                                             const std::string& tool_name,
                                             const std::string& args_hash) override;
 
-  Result<Event> AppendEvent(const Event& event) override;
+  Result<Event> AppendEvent(const Event& event, const TaskStatsDelta& stats = {}) override;
   Result<std::vector<Event>> ListEvents(const std::string& task_id, const std::string& after_id,
                                         int limit) override;
 

@@ -125,6 +125,29 @@ TEST_F(LlmFakeTest, NonStreamingMode) {
   EXPECT_EQ(Requests(*f)[0]["body"]["stream"], false);
 }
 
+// The thread's connection to the server is kept alive between calls: an
+// agent loop pays one TCP connect, not one per request. A server that went
+// away leaves a dead cached connection; the next server still gets the call.
+TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAThread) {
+  auto f = Start(R"({"default":{"text":"ok"}})");
+  OpenAiClient client(Profile(*f));
+  for (int i = 0; i < 3; ++i) {
+    LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
+    ASSERT_TRUE(r.ok()) << r.status.ToString();
+  }
+  Json reqs = Requests(*f);
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[1]["remote_port"], reqs[0]["remote_port"]);
+  EXPECT_EQ(reqs[2]["remote_port"], reqs[0]["remote_port"]);
+
+  f.reset();
+  auto g = Start(R"({"default":{"text":"second server"}})");
+  OpenAiClient other(Profile(*g));
+  LlmCallResult r = other.Chat(Conversation(), nullptr, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status.ToString();
+  EXPECT_EQ(r.response.content, "second server");
+}
+
 TEST_F(LlmFakeTest, RetriesOn429HonouringRetryAfter) {
   auto f = Start(R"({"replies":[{"status":429,"retry_after_ms":300},{"text":"after wait"}]})");
   ModelProfile p = Profile(*f);

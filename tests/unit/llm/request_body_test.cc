@@ -96,6 +96,54 @@ TEST_F(RequestBodyTest, EmptyConversationAndSmallReads) {
   EXPECT_EQ(Json::parse(out)["messages"].size(), 200u);
 }
 
+// Lines longer than the 64 KiB read buffer, CRs inside and at a buffer
+// boundary, and lines holding only CRs: the measured size is what is sent.
+TEST_F(RequestBodyTest, LongLinesAndCarriageReturnsMeasureExactly) {
+  RequestBodySpec spec;
+  spec.model = "m";
+  std::string big(70000, 'y');
+  std::string lines = Json{{"role", "user"}, {"content", big}}.dump() + "\r\n\r\r\n\n";
+  lines += std::string(65536 - lines.size() % 65536 - 1, ' ') + "\r\r" +
+           Json{{"role", "assistant"}, {"content", "z"}}.dump() + "\n";
+  spec.messages_path = Write("long.jsonl", lines);
+  auto body = RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok());
+  auto text = (*body)->ReadAll();
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->size(), (*body)->size());
+  Json j = Json::parse(*text);
+  ASSERT_EQ(j["messages"].size(), 2u);
+  EXPECT_EQ(j["messages"][0]["content"], big);
+  EXPECT_EQ(j["messages"][1]["content"], "z");
+}
+
+// A rewind (libcurl resending on a fresh connection) starts the same bytes
+// over, the tee included.
+TEST_F(RequestBodyTest, RewindSendsTheSameBytesAgain) {
+  RequestBodySpec spec;
+  spec.model = "m";
+  spec.tools_path = Write("tools.json", R"([{"type":"function"}])");
+  std::string lines;
+  for (int i = 0; i < 50; ++i)
+    lines += Json{{"role", "user"}, {"content", std::string(3000, 'a' + i % 26)}}.dump() + "\n";
+  spec.messages_path = Write("current.jsonl", lines);
+  spec.request_json_path = (dir_ / "request.json").string();
+  auto body = RequestBody::Open(spec);
+  ASSERT_TRUE(body.ok());
+  char buf[1000];
+  ASSERT_EQ((*body)->Read(buf, sizeof(buf)), sizeof(buf));  // part way in
+  ASSERT_TRUE((*body)->Rewind().ok());
+  auto whole = (*body)->ReadAll();
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->size(), (*body)->size());
+  EXPECT_EQ(Json::parse(*whole)["messages"].size(), 50u);
+  ASSERT_TRUE((*body)->Rewind().ok());  // after the end too
+  EXPECT_EQ(*(*body)->ReadAll(), *whole);
+  std::ifstream tee(spec.request_json_path, std::ios::binary);
+  std::string teed((std::istreambuf_iterator<char>(tee)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(teed, *whole);
+}
+
 TEST_F(RequestBodyTest, MissingFilesAndBadParamsAreErrors) {
   RequestBodySpec spec;
   spec.messages_path = (dir_ / "nope.jsonl").string();
