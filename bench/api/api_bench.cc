@@ -94,6 +94,10 @@ class FakeLlm {
             return true;
           });
     });
+    // Every SSE chunk is a small write of its own: without TCP_NODELAY the
+    // last one waits ~40 ms for the client's delayed ACK, and the next task
+    // would measure that wait behind a busy worker instead of its own path.
+    srv_.set_tcp_nodelay(true);
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
   }

@@ -66,12 +66,21 @@ Result<std::string> ContextDirs::Locate(const std::string& task_id) const {
 }
 
 Result<std::string> ContextDirs::Ensure(const std::string& task_id, Placement p) const {
+  bool entry_unsynced = false;
+  MAESTRO_ASSIGN_OR_RETURN(std::string dir, EnsureUnsynced(task_id, p, &entry_unsynced));
+  if (entry_unsynced) MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(dir)));
+  return dir;
+}
+
+Result<std::string> ContextDirs::EnsureUnsynced(const std::string& task_id, Placement p,
+                                                bool* entry_unsynced) const {
+  *entry_unsynced = false;
   if (!IsUuid(task_id)) return InvalidArgument("task id is not a UUID: " + task_id, "task_id");
   if (Find(task_id)) return MoveTo(task_id, p);
   MAESTRO_RETURN_IF_ERROR(Init());
   std::string dir = PathOf(p, task_id);
   MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir + "/handoffs"));
-  MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(dir)));
+  *entry_unsynced = true;
   return dir;
 }
 

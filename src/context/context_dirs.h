@@ -62,6 +62,11 @@ class ContextDirs {
   // Creates the directory in `p` (with handoffs/) or, if it
   // exists elsewhere, moves it there. Returns its path.
   Result<std::string> Ensure(const std::string& task_id, Placement p) const;
+  // Ensure, except that a directory it creates does not get its parent
+  // fsynced: `*entry_unsynced` is then true and the caller owes that fsync
+  // before anything inside is made durable (TaskContext: NewDirEnv).
+  Result<std::string> EnsureUnsynced(const std::string& task_id, Placement p,
+                                     bool* entry_unsynced) const;
 
   // Moves an existing directory to `p` (no-op when already there).
   Result<std::string> MoveTo(const std::string& task_id, Placement p) const;

@@ -87,8 +87,10 @@ class MessageStore {
   // Begins a new conversation (a job's seed, a handoff continuation, a
   // delegate): archives `messages` (messages[0] the system message, as the
   // thread start) and replaces current.jsonl and transcript.jsonl with them
-  // (temp + fsync + rename each). `movement` is the movement the thread
-  // starts in ("" = not tracked). Returns the thread start's seq.
+  // (not synced: rebuilt from the archive on open). The seed's last archive
+  // line is fdatasynced unless it is the archive's first seed (see the .cc).
+  // `movement` is the movement the thread starts in ("" = not tracked).
+  // Returns the thread start's seq.
   Result<int64_t> SeedThread(const std::string& job_id, const std::vector<Json>& messages,
                              const std::string& movement);
   // SeedThread with the system message alone.

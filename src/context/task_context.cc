@@ -28,7 +28,14 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
   ctx->config_ = config;
   ctx->task_id_ = task.id;
   ctx->job_id_ = job.id;
-  MAESTRO_ASSIGN_OR_RETURN(ctx->dir_, dirs.Ensure(task.id, Placement::kRunning));
+  bool entry_unsynced = false;
+  MAESTRO_ASSIGN_OR_RETURN(ctx->dir_,
+                           dirs.EnsureUnsynced(task.id, Placement::kRunning, &entry_unsynced));
+  if (entry_unsynced) {
+    std::string parent = ctx->dir_.substr(0, ctx->dir_.rfind('/'));
+    ctx->new_dir_env_ = std::make_shared<NewDirEnv>(deps.env, ctx->dir_, std::move(parent));
+    ctx->deps_.env = ctx->new_dir_env_.get();
+  }
   ctx->resumed_ = deps.env->FileExists(ctx->metadata_path());
   if (!ctx->resumed_ || !ctx->MetadataWhole()) {
     MAESTRO_RETURN_IF_ERROR(ctx->WriteMetadata(task, job));
@@ -51,6 +58,7 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
 Result<std::unique_ptr<TaskContext>> TaskContext::OpenDelegate(const std::string& name) const {
   std::unique_ptr<TaskContext> ctx(new TaskContext());
   ctx->dirs_ = dirs_;
+  ctx->new_dir_env_ = new_dir_env_;
   ctx->deps_ = deps_;
   ctx->config_ = config_;
   ctx->task_id_ = task_id_;
@@ -114,7 +122,8 @@ bool TaskContext::MetadataWhole() const {
 Result<std::string> TaskContext::EndSession(std::unique_ptr<TaskContext> ctx, JobStatus status) {
   if (!ctx) return InvalidArgument("no context");
   const ContextDirs* dirs = ctx->dirs_;
-  Env* env = ctx->deps_.env;
+  // The Env the context was given (a NewDirEnv dies with the context).
+  Env* env = ctx->new_dir_env_ ? ctx->new_dir_env_->base() : ctx->deps_.env;
   std::string task_id = ctx->task_id_;
   std::string request_json = ctx->request_json_path();
   ctx.reset();                          // close every file before the directory moves

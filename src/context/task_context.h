@@ -24,6 +24,7 @@
 #include "context/context_config.h"
 #include "context/context_dirs.h"
 #include "context/message_store.h"
+#include "context/new_dir_env.h"
 #include "context/record_stores.h"
 #include "core/clock.h"
 #include "core/env.h"
@@ -96,6 +97,10 @@ class TaskContext {
   Status OpenStores();
 
   const ContextDirs* dirs_ = nullptr;
+  // A new directory's: deps_.env points to it (declared before the stores,
+  // which write through it; shared with delegates, whose directories are
+  // inside this one).
+  std::shared_ptr<NewDirEnv> new_dir_env_;
   TaskContextDeps deps_;
   ContextConfig config_;
   std::string task_id_, job_id_, dir_;

@@ -275,6 +275,10 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
 }
 
 void FakeLlmServer::Impl::Routes() {
+  // Each SSE frame is its own small write: without TCP_NODELAY the last one
+  // waits for the client's delayed ACK (40 ms on Linux), as no streaming LLM
+  // server makes its clients wait.
+  svr.set_tcp_nodelay(true);
   auto chat = [this](const httplib::Request& req, httplib::Response& res) { HandleChat(req, res); };
   svr.Post("/v1/chat/completions", chat);
   svr.Post("/chat/completions", chat);

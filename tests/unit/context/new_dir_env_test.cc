@@ -1,0 +1,127 @@
+// A new context directory's entry is made durable with the first durable
+// record inside it, not when it is made (NewDirEnv, TaskContext::Start), and
+// the archive's first seed is not synced (MessageStore::SeedThread).
+#include "context/new_dir_env.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "context/task_context.h"
+#include "core/env_wrapper.h"
+#include "core/mutex.h"
+#include "support/store_fixture.h"
+#include "support/temp_dir.h"
+
+namespace maestro::context {
+namespace {
+
+// Records every directory fsync, in order.
+class SyncRecorder final : public EnvWrapper {
+ public:
+  SyncRecorder() : EnvWrapper(Env::Default()) {}
+  Status SyncDir(const std::string& dir) override {
+    {
+      MutexLock lock(&mu_);
+      synced_.push_back(dir);
+    }
+    return EnvWrapper::SyncDir(dir);
+  }
+  std::vector<std::string> synced() {
+    MutexLock lock(&mu_);
+    return synced_;
+  }
+  int64_t count(const std::string& dir) {
+    auto s = synced();
+    return std::count(s.begin(), s.end(), dir);
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::string> synced_ GUARDED_BY(mu_);
+};
+
+Json SeedSystem() { return {{"role", "system"}, {"content", "sys"}}; }
+Json SeedUser(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+
+class NewContextDirTest : public maestro::testing::StoreTest {};
+
+TEST_F(NewContextDirTest, TheEntryIsSyncedWithTheFirstDurableRecordInside) {
+  NewTaskWith("coding");
+  Job job = Claim();
+  auto task = store_->GetTask(job.task_id);
+  ASSERT_TRUE(task.ok());
+  SyncRecorder env;
+  ContextDirs dirs(dir_.path(), &env);
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  const std::string running = dir_.path() + "/contexts/running";
+  const std::string dir = (*ctx)->dir();
+  // Made, its files created and its first seed written: nothing synced.
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
+  EXPECT_TRUE(env.synced().empty()) << env.synced().front();
+  // A second seed marks a job's thread for a recovered run: synced, and
+  // before its directory the directory's own entry in running/.
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u1")}, "review").ok());
+  auto synced = env.synced();
+  ASSERT_EQ(synced.size(), 2u);
+  EXPECT_EQ(synced[0], running);
+  EXPECT_EQ(synced[1], dir);
+  // Once: a later durable record inside (a handoff file) syncs only its own
+  // directory.
+  ASSERT_TRUE(ReplaceFileContent((*ctx)->env(), (*ctx)->handoffs_dir() + "/h.md", "facts\n").ok());
+  EXPECT_EQ(env.count(running), 1);
+  EXPECT_EQ(env.count((*ctx)->handoffs_dir()), 1);
+}
+
+TEST_F(NewContextDirTest, AnExistingDirectoryOwesNoSync) {
+  NewTaskWith("coding");
+  Job job = Claim();
+  auto task = store_->GetTask(job.task_id);
+  ASSERT_TRUE(task.ok());
+  ContextDirs plain(dir_.path());
+  ASSERT_TRUE(plain.Ensure(task->id, Placement::kRunning).ok());
+  SyncRecorder env;
+  ContextDirs dirs(dir_.path(), &env);
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u1")}, "plan").ok());
+  EXPECT_EQ(env.count(dir_.path() + "/contexts/running"), 0);
+  EXPECT_EQ(env.count((*ctx)->dir()), 1);
+}
+
+TEST(NewDirEnvTest, OnlySyncsAtOrUnderTheNewDirectoryTriggerTheParentsOnce) {
+  maestro::testing::TempDir tmp;
+  SyncRecorder rec;
+  const std::string parent = tmp.path() + "/running";
+  const std::string dir = parent + "/t1";
+  ASSERT_TRUE(rec.CreateDirs(dir + "/delegates/d").ok());
+  ASSERT_TRUE(rec.CreateDirs(parent + "/t10").ok());
+  NewDirEnv env(&rec, dir, parent);
+  // A sibling whose name starts with the directory's, and the parent
+  // itself, are not inside it.
+  ASSERT_TRUE(env.SyncDir(parent + "/t10").ok());
+  ASSERT_TRUE(env.SyncDir(parent).ok());
+  EXPECT_FALSE(env.entry_durable());
+  ASSERT_TRUE(env.SyncDir(dir + "/delegates/d").ok());
+  EXPECT_TRUE(env.entry_durable());
+  ASSERT_TRUE(env.SyncDir(dir).ok());
+  EXPECT_EQ(rec.synced(),
+            (std::vector<std::string>{parent + "/t10", parent, parent, dir + "/delegates/d", dir}));
+}
+
+TEST(NewDirEnvTest, AFailedParentSyncIsReportedAndTriedAgain) {
+  maestro::testing::TempDir tmp;
+  const std::string parent = tmp.path() + "/gone";
+  NewDirEnv env(Env::Default(), parent + "/t1", parent);
+  // The parent does not exist: its fsync fails, and so does the sync asked.
+  EXPECT_FALSE(env.SyncDir(parent + "/t1").ok());
+  EXPECT_FALSE(env.entry_durable());
+  ASSERT_TRUE(Env::Default()->CreateDirs(parent + "/t1").ok());
+  EXPECT_TRUE(env.SyncDir(parent + "/t1").ok());
+  EXPECT_TRUE(env.entry_durable());
+}
+
+}  // namespace
+}  // namespace maestro::context
