@@ -86,12 +86,11 @@ std::string DumpValue(const Json& v) {
 }  // namespace
 
 std::string MessageLine(const Json& m, std::string_view content_json) {
-  const auto& dump = DumpValue;
   std::string s = "{\"role\":";
-  s += dump(m.value("role", Json("user")));
+  s += DumpValue(m.value("role", Json("user")));
   s += ",\"content\":";
   if (content_json.empty()) {
-    s += dump(m.contains("content") ? m["content"] : Json(nullptr));
+    s += DumpValue(m.contains("content") ? m["content"] : Json(nullptr));
   } else {
     s += content_json;
   }
@@ -100,7 +99,7 @@ std::string MessageLine(const Json& m, std::string_view content_json) {
       s += ",\"";
       s += k;
       s += "\":";
-      s += dump(*it);
+      s += DumpValue(*it);
     }
   }
   s += "}\n";

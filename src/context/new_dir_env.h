@@ -4,9 +4,9 @@
 //
 // A new task's directory used to have its parent (contexts/running/) fsynced
 // the moment it was made (0.9 of the 1.0 ms p50 its creation took, traced
-// through serve), for a directory whose files may never be synced (a short task's first seed is
-// not, see MessageStore::SeedThread, and the job's end moves the directory
-// with both parents synced). A synced record inside it — an archive seed or
+// through serve), for a directory whose files may never be synced (a short
+// task's first seed is not, see MessageStore::SeedThread, and the job's end
+// moves the directory with both parents synced). A synced record inside it — an archive seed or
 // summary, a side-effecting tools ledger record, a handoff file — reaches
 // the disk through SyncDir of its own directory (its first synced append, or
 // a durable ReplaceFile): NewDirEnv runs the parent's fsync, once, before

@@ -1,6 +1,7 @@
 // EnvWrapper: an Env that forwards every call to another one, for Envs that
-// change a few calls and pass the rest through (context/new_dir_env.h; tests
-// that record calls). Subclasses override what they change.
+// change a few calls and pass the rest through (context/new_dir_env.h, the
+// tests' FaultInjectionEnv and call recorders). Subclasses override what
+// they change.
 //
 // Thread safety: as thread-safe as the wrapped Env.
 #pragma once
@@ -22,12 +23,14 @@ class EnvWrapper : public Env {
   Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override {
     return base_->NewAppendableFile(path);
   }
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, unsigned mode,
-                                                        bool follow_symlinks) override {
+  // The defaults are Env's, so a call through a subclass reads the same.
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
+                                                        unsigned mode = 0644,
+                                                        bool follow_symlinks = true) override {
     return base_->NewWritableFile(path, mode, follow_symlinks);
   }
   Result<std::unique_ptr<ReadableFile>> NewReadableFile(const std::string& path,
-                                                        bool follow_symlinks) override {
+                                                        bool follow_symlinks = true) override {
     return base_->NewReadableFile(path, follow_symlinks);
   }
   Status TruncateFile(const std::string& path, uint64_t size) override {

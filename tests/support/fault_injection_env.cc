@@ -90,19 +90,19 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::Open(const std::string&
                                                               bool truncate, unsigned mode,
                                                               bool follow_symlinks) {
   const std::string p = Norm(path);
-  const bool existed = base_->FileExists(p);
+  const bool existed = base()->FileExists(p);
   uint64_t size = 0;
   if (existed) {
-    if (auto info = base_->GetFileInfo(p); info.ok()) size = info->size;
+    if (auto info = base()->GetFileInfo(p); info.ok()) size = info->size;
   }
-  auto base =
-      truncate ? base_->NewWritableFile(p, mode, follow_symlinks) : base_->NewAppendableFile(p);
-  if (!base.ok()) return base.status();
+  auto opened =
+      truncate ? base()->NewWritableFile(p, mode, follow_symlinks) : base()->NewAppendableFile(p);
+  if (!opened.ok()) return opened.status();
   if (!existed) created_.insert(p);
   auto [it, fresh] = files_.try_emplace(p, FileState{size});
   if (truncate) it->second.synced_size = 0;  // the truncation is not durable either
   (void)fresh;
-  return std::unique_ptr<WritableFile>(new File(this, std::move(*base), p, generation_));
+  return std::unique_ptr<WritableFile>(new File(this, std::move(*opened), p, generation_));
 }
 
 Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewAppendableFile(
@@ -142,7 +142,7 @@ Status FaultInjectionEnv::SyncFile(const std::string& path, WritableFile& base_f
   if (generation != generation_) return Internal("sync " + path + ": opened before the crash");
   MAESTRO_RETURN_IF_ERROR(NextOp("fdatasync", path));
   MAESTRO_RETURN_IF_ERROR(base_file.Sync());
-  MAESTRO_ASSIGN_OR_RETURN(FileInfo info, base_->GetFileInfo(path));
+  MAESTRO_ASSIGN_OR_RETURN(FileInfo info, base()->GetFileInfo(path));
   files_[path].synced_size = info.size;
   return Status::Ok();
 }
@@ -151,7 +151,7 @@ Status FaultInjectionEnv::TruncateFile(const std::string& path, uint64_t size) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string p = Norm(path);
   MAESTRO_RETURN_IF_ERROR(NextOp("truncate", p));
-  MAESTRO_RETURN_IF_ERROR(base_->TruncateFile(p, size));  // fsyncs
+  MAESTRO_RETURN_IF_ERROR(base()->TruncateFile(p, size));  // fsyncs
   files_[p].synced_size = size;
   return Status::Ok();
 }
@@ -187,13 +187,13 @@ Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string&
   const std::string f = Norm(from), t = Norm(to);
   MAESTRO_RETURN_IF_ERROR(NextOp("rename", f + " -> " + t));
   PendingRename pending{f, t, std::nullopt, std::nullopt};
-  if (auto info = base_->GetFileInfo(t); info.ok() && info->type == DirEntry::Type::kFile) {
-    auto old = ReadFileToString(*base_, t);
+  if (auto info = base()->GetFileInfo(t); info.ok() && info->type == DirEntry::Type::kFile) {
+    auto old = ReadFileToString(*base(), t);
     if (old.ok()) pending.old_target = std::move(*old);
     auto st = files_.find(t);
     pending.old_target_state = st != files_.end() ? st->second : FileState{info->size};
   }
-  MAESTRO_RETURN_IF_ERROR(base_->RenameFile(f, t));
+  MAESTRO_RETURN_IF_ERROR(base()->RenameFile(f, t));
   MoveState(f, t);
   renames_.push_back(std::move(pending));
   return Status::Ok();
@@ -202,7 +202,7 @@ Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string&
 Status FaultInjectionEnv::RemoveFile(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string p = Norm(path);
-  MAESTRO_RETURN_IF_ERROR(base_->RemoveFile(p));
+  MAESTRO_RETURN_IF_ERROR(base()->RemoveFile(p));
   files_.erase(p);
   created_.erase(p);
   return Status::Ok();
@@ -211,7 +211,7 @@ Status FaultInjectionEnv::RemoveFile(const std::string& path) {
 Status FaultInjectionEnv::RemoveAll(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string p = Norm(path);
-  MAESTRO_RETURN_IF_ERROR(base_->RemoveAll(p));
+  MAESTRO_RETURN_IF_ERROR(base()->RemoveAll(p));
   std::erase_if(files_, [&](const auto& e) { return IsUnder(e.first, p); });
   std::erase_if(created_, [&](const std::string& c) { return IsUnder(c, p); });
   return Status::Ok();
@@ -222,7 +222,7 @@ Status FaultInjectionEnv::SyncDir(const std::string& dir) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string d = Norm(dir);
   MAESTRO_RETURN_IF_ERROR(NextOp("fsync dir", d));
-  MAESTRO_RETURN_IF_ERROR(base_->SyncDir(d));
+  MAESTRO_RETURN_IF_ERROR(base()->SyncDir(d));
   std::erase_if(created_, [&](const std::string& c) { return Parent(c) == d; });
   std::erase_if(renames_, [&](const PendingRename& r) { return Parent(r.to) == d; });
   return Status::Ok();
@@ -236,21 +236,21 @@ Status FaultInjectionEnv::SimulateCrash(Crash mode) {
   sync_delay_ = std::chrono::milliseconds(0);
   if (mode == Crash::kPowerLoss) {
     for (auto r = renames_.rbegin(); r != renames_.rend(); ++r) {
-      if (base_->FileExists(r->to)) MAESTRO_RETURN_IF_ERROR(base_->RenameFile(r->to, r->from));
+      if (base()->FileExists(r->to)) MAESTRO_RETURN_IF_ERROR(base()->RenameFile(r->to, r->from));
       MoveState(r->to, r->from);
       if (r->old_target) {
-        MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*base_, r->to, *r->old_target));
+        MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*base(), r->to, *r->old_target));
         files_[r->to] = *r->old_target_state;
       }
     }
     for (const std::string& c : created_) {
-      MAESTRO_RETURN_IF_ERROR(base_->RemoveFile(c));
+      MAESTRO_RETURN_IF_ERROR(base()->RemoveFile(c));
       files_.erase(c);
     }
     for (const auto& [path, state] : files_) {
-      auto info = base_->GetFileInfo(path);
+      auto info = base()->GetFileInfo(path);
       if (info.ok() && info->size > state.synced_size) {
-        MAESTRO_RETURN_IF_ERROR(base_->TruncateFile(path, state.synced_size));
+        MAESTRO_RETURN_IF_ERROR(base()->TruncateFile(path, state.synced_size));
       }
     }
   }
@@ -258,7 +258,7 @@ Status FaultInjectionEnv::SimulateCrash(Crash mode) {
   renames_.clear();
   created_.clear();
   for (auto it = files_.begin(); it != files_.end();) {
-    auto info = base_->GetFileInfo(it->first);
+    auto info = base()->GetFileInfo(it->first);
     if (!info.ok()) {
       it = files_.erase(it);
       continue;
