@@ -21,6 +21,22 @@ constexpr int64_t kEventOrderLock = 7283451;
 constexpr const char* kJobsChannel = "maestro_jobs";
 constexpr const char* kEventsChannel = "maestro_events";
 
+// A write transaction's statements find their rows by key (ids, the claim
+// order of jobs_queued); the planner is told to keep to those indexes. With
+// statistics that lag a fast-changing jobs table (a queue grows from empty
+// in seconds, autovacuum analyzes a minute later) it otherwise picks a
+// bitmap scan of every queued job and a sort to take the first few, or a
+// sequential scan — which under SERIALIZABLE also takes a predicate lock on
+// the whole table and fails concurrent writers that touched none of the
+// same rows (PostgreSQL's documentation suggests steering serializable
+// work to index scans for that reason). The settings only price the other
+// plans out; a statement that has no index path still runs.
+// (A priced-out plan that is the only one costs 10^10, past jit_above_cost:
+// JIT stays off — compiling costs tens of ms, these statements take < 1.)
+#define kKeyedPlans                                                     \
+  " SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;" \
+  " SET LOCAL jit = off"
+
 // Losing the race for the per-task running slot: another claimer committed
 // first; a rerun sees its row and picks something else.
 bool IsRetryableFailure(const Status& st, const PgConn& conn) {
@@ -178,8 +194,9 @@ std::string PgEngine::CommitScript(PgConn& conn, const sql::TxEffects& effects) 
 }
 
 Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) {
-  const char* begin = kind == sql::TxKind::kClaim ? "BEGIN ISOLATION LEVEL READ COMMITTED"
-                                                  : "BEGIN ISOLATION LEVEL SERIALIZABLE";
+  const char* begin = kind == sql::TxKind::kClaim
+                          ? "BEGIN ISOLATION LEVEL READ COMMITTED;" kKeyedPlans
+                          : "BEGIN ISOLATION LEVEL SERIALIZABLE;" kKeyedPlans;
   Status last;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (attempt > 0) {

@@ -2,12 +2,23 @@
 // fragments SqlStore splices into otherwise shared statements.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace maestro::sql {
 
 enum class Dialect { kSqlite, kPostgres };
+
+// The text `build(dialect)` makes, built once per dialect and kept: for
+// statements assembled from fragments on a hot path. Each call site passes
+// its own lambda, so each gets its own pair.
+template <typename Build>
+const std::string& PerDialect(Dialect d, Build build) {
+  static const std::string sqlite = build(Dialect::kSqlite);
+  static const std::string postgres = build(Dialect::kPostgres);
+  return d == Dialect::kPostgres ? postgres : sqlite;
+}
 
 // A subquery yielding the strings of a JSON array parameter, one per row:
 // `j.model IN (<JsonTextArray(d, "?3")>)`.
@@ -16,6 +27,56 @@ inline std::string JsonTextArray(Dialect d, std::string_view param) {
     return "SELECT jsonb_array_elements_text(CAST(" + std::string(param) + " AS jsonb))";
   }
   return "SELECT value FROM json_each(" + std::string(param) + ")";
+}
+
+// `col` is one of the values of a JSON array parameter — of its elements, or
+// with `key` of that field of its objects (a JsonRecords batch): a key
+// filter for a batched statement. PostgreSQL gets `col = ANY(ARRAY(…))`,
+// which it evaluates once and probes `col`'s index with whatever the plan
+// is generic or custom; `col IN (SELECT … jsonb …)` would be planned for
+// 100 elements, often as a scan of the whole table — slow, and under
+// SERIALIZABLE a predicate lock on every row.
+inline std::string InJsonArray(Dialect d, std::string_view col, std::string_view param,
+                               std::string_view type, std::string_view key = {}) {
+  const std::string c(col), p(param), t(type), k(key);
+  if (d == Dialect::kPostgres) {
+    std::string elem = k.empty() ? "x" : "x ->> '" + k + "'";
+    std::string from = k.empty() ? "jsonb_array_elements_text(CAST(" + p + " AS jsonb)) x"
+                                 : "jsonb_array_elements(CAST(" + p + " AS jsonb)) x";
+    return c + " = ANY(ARRAY(SELECT CAST(" + elem + " AS " + t + ") FROM " + from + "))";
+  }
+  std::string elem = k.empty() ? "value" : "json_extract(value, '$." + k + "')";
+  return c + " IN (SELECT " + elem + " FROM json_each(" + p + "))";
+}
+
+// A column of JsonRecords: its name (also the JSON key) and SQL type.
+struct RecordCol {
+  const char* name;
+  const char* type;  // TEXT | BIGINT
+};
+
+// The objects of a JSON array parameter as a table `alias` with one column
+// per `cols` entry (a missing key or JSON null reads as NULL): how one
+// statement takes a batch of rows, e.g. `UPDATE jobs SET … FROM <records>
+// WHERE jobs.seq = v.n_seq`.
+template <size_t N>
+std::string JsonRecords(Dialect d, std::string_view param, const RecordCol (&cols)[N],
+                        std::string_view alias) {
+  std::string out;
+  if (d == Dialect::kPostgres) {
+    out = "jsonb_to_recordset(CAST(" + std::string(param) + " AS jsonb)) AS " + std::string(alias) +
+          "(";
+    for (size_t i = 0; i < N; ++i) {
+      out += std::string(i ? ", " : "") + cols[i].name + " " + cols[i].type;
+    }
+    return out + ")";
+  }
+  out = "(SELECT ";
+  for (size_t i = 0; i < N; ++i) {
+    out += std::string(i ? ", " : "") + "json_extract(value, '$." + cols[i].name + "') AS " +
+           cols[i].name;
+  }
+  return out + " FROM json_each(" + std::string(param) + ")) AS " + std::string(alias);
 }
 
 // The text of top-level field `key` of the JSON text in column `col`

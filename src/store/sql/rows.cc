@@ -1,8 +1,10 @@
 #include "store/sql/rows.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/ids.h"
+#include "store/policy.h"
 
 namespace maestro::sql {
 
@@ -66,9 +68,9 @@ Task ReadTask(const Stmt& s) {
   return t;
 }
 
-Job ReadJob(const Stmt& s) {
+Job ReadJob(const Stmt& s, int first_col) {
   Job j;
-  int c = 0;
+  int c = first_col;
   j.seq = s.Int(c++);
   j.id = s.Text(c++);
   j.task_id = s.Text(c++);
@@ -182,6 +184,17 @@ Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c) {
       InsertEvent(tx, c.task_id, c.job_id, "comment.created",
                   {{"comment_id", c.id}, {"author", c.author}, {"kind", CommentKindName(c.kind)}}));
   return c;
+}
+
+const std::string& DeliveredKindsClause() {
+  static const std::string clause = [] {
+    std::vector<std::string> quoted;
+    for (CommentKind k : policy::kDeliveredKinds) {
+      quoted.push_back(fmt::format("'{}'", CommentKindName(k)));
+    }
+    return fmt::format(" AND kind IN ({})", fmt::join(quoted, ", "));
+  }();
+  return clause;
 }
 
 Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id) {

@@ -18,7 +18,8 @@ extern const char* const kGrantCols;
 extern const char* const kEventCols;
 
 Task ReadTask(const Stmt& s);
-Job ReadJob(const Stmt& s);
+// Reads kJobCols from column `first_col` on.
+Job ReadJob(const Stmt& s, int first_col = 0);
 Comment ReadComment(const Stmt& s);
 Request ReadRequest(const Stmt& s);
 Grant ReadGrant(const Stmt& s);
@@ -42,6 +43,10 @@ Result<Comment> InsertComment(SqlStore::Tx& tx, Comment c);
 // kLeaseLost unless `job` is still running under `lease` (the fence of every
 // worker write).
 Status CheckLease(const Job& job, const Lease& lease);
+
+// " AND kind IN ('interjection', 'reply', 'answer')": the comments a job
+// delivers (policy::kDeliveredKinds), for a WHERE on comments.
+const std::string& DeliveredKindsClause();
 
 // Loads one job by id inside a transaction; kNotFound when absent.
 Result<Job> LoadJob(sql::Conn& conn, const std::string& job_id);

@@ -1,32 +1,324 @@
-// Batched claim and finish of SqlStore (store.h: ClaimJobs, FinishJobs).
+// Claim and finish of SqlStore, batched (store.h: ClaimNextJob, ClaimJobs,
+// FinishJob, FinishJobs, FinishAndClaimNext).
 //
-// A busy worker process that takes several jobs at a time pays one commit —
-// and on PostgreSQL one round of BEGIN/COMMIT, one turn at the event-order
-// lock and one NOTIFY — for the whole batch instead of one per job. The
-// policy stays where it is: a batched claim is ClaimInTx run up to `max`
-// times in one transaction, a batched finish is the FinishJob body per item.
+// The hottest writes run a fixed number of statements however many jobs
+// they move: a claim is one pick, one job update, one task update and
+// AfterTransitions' one mirror; a finish is one read of the jobs with the
+// facts their outcomes depend on, one job update and the mirror. On
+// PostgreSQL each statement is a round trip, so a batch of 16 costs what one
+// job did, and a single job costs half of what it did when every row was
+// read and written on its own. The batch goes to the database as a JSON
+// array parameter (sql::JsonRecords / JsonTextArray). The policy stays pure:
+// which jobs are eligible is the pick's WHERE, what an outcome does is
+// policy::MapOutcome on the row read in this transaction.
 #include <fmt/format.h>
 
+#include <array>
+#include <set>
+#include <unordered_map>
+
+#include "store/policy.h"
 #include "store/sql/rows.h"
 #include "store/sql/sql_store.h"
 
 namespace maestro {
 
-Result<std::vector<Job>> SqlStore::ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) {
+namespace {
+
+std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items) {
+  if (items.empty()) return std::nullopt;
+  return Json(items).dump();
+}
+
+// Worker/model/profile match and the per-task lock (a task runs at most one
+// job at a time; on PostgreSQL the unique index jobs_one_running_per_task
+// also holds it against claimers that ran at the same moment). The lock is
+// a COUNT, not NOT EXISTS: PostgreSQL turns NOT EXISTS into an anti-join
+// that may read the whole running index once per pick — every entry a
+// finished job left there until vacuum — where a subquery per candidate
+// looks up its own task only.
+std::string Eligible(sql::Dialect d) {
+  return " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
+         " AND (j.model IS NULL OR CAST(?3 AS TEXT) IS NULL OR j.model IN (" +
+         sql::JsonTextArray(d, "?3") +
+         "))"
+         " AND (j.profile IS NULL OR CAST(?4 AS TEXT) IS NULL OR j.profile IN (" +
+         sql::JsonTextArray(d, "?4") +
+         "))"
+         " AND (SELECT COUNT(*) FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
+         "'running') = 0";
+}
+
+// The candidates, in claim order: due retries first (oldest due first),
+// then queued jobs by priority (higher first), oldest first within one
+// priority; k = 0 for a retry, 1 for a queued job. Several may belong to one
+// task: the caller keeps the first of each. On PostgreSQL a claimer skips
+// the rows another claimer holds instead of queueing behind it.
+//
+// The limits are literals, not parameters: with `LIMIT $n` PostgreSQL's
+// generic plan guesses a tenth of the table and may sort every queued row
+// (and the dead index entries the claimed ones leave at the head of
+// jobs_queued) instead of walking the index to the first few.
+std::string PickSql(sql::Dialect dialect, int retries, int queued) {
+  static const auto parts = [](sql::Dialect d) {
+    return std::array<std::string, 3>{
+        "WITH r AS (SELECT j.seq, j.task_id, j.next_retry_at AS o FROM jobs j"
+        " WHERE j.status = 'retry' AND j.next_retry_at <= ?1" +
+            Eligible(d) + " ORDER BY j.next_retry_at, j.seq LIMIT ",
+        sql::ForUpdateSkipLocked(d) +
+            std::string("),"
+                        " q AS (SELECT j.seq, j.task_id, -j.priority AS o FROM jobs j"
+                        " WHERE j.status = 'queued'") +
+            Eligible(d) + " ORDER BY j.priority DESC, j.seq LIMIT ",
+        sql::ForUpdateSkipLocked(d) +
+            std::string(")"
+                        " SELECT seq, task_id, k FROM (SELECT seq, task_id, 0 AS k, o FROM r"
+                        " UNION ALL SELECT seq, task_id, 1 AS k, o FROM q) u ORDER BY k, o, seq")};
+  };
+  static const auto sqlite = parts(sql::Dialect::kSqlite);
+  static const auto postgres = parts(sql::Dialect::kPostgres);
+  const auto& p = dialect == sql::Dialect::kPostgres ? postgres : sqlite;
+  return p[0] + std::to_string(retries) + p[1] + std::to_string(queued) + p[2];
+}
+
+const std::string& ClaimJobsSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    return std::string(
+               "UPDATE jobs SET status = 'running', worker_id = ?2, "
+               "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
+               "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
+               "started_at = COALESCE(started_at, ?4), updated_at = ?4 WHERE ") +
+           sql::InJsonArray(d, "seq", "?1", "BIGINT") + " RETURNING " + sql::kJobCols;
+  });
+}
+
+const std::string& ClaimTasksSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    return "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, "
+           "hostname = ?4 WHERE " +
+           sql::InJsonArray(d, "id", "?1", "TEXT");
+  });
+}
+
+// The jobs of a finish with the facts policy::MapOutcome may need
+// (OutcomeFacts: undelivered user comments, open children), then kJobCols.
+const std::string& LoadForFinishSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    return "SELECT (SELECT COUNT(*) FROM comments c WHERE c.job_id = jobs.id"
+           " AND c.delivered_at IS NULL" +
+           sql::DeliveredKindsClause() +
+           "),"
+           " (SELECT COUNT(*) FROM jobs c WHERE c.parent_job_id = jobs.id"
+           " AND c.status NOT IN ('succeeded', 'failed', 'cancelled')), " +
+           sql::kJobCols + " FROM jobs WHERE " + sql::InJsonArray(d, "id", "?1", "TEXT");
+  });
+}
+
+// Writes each policy::Transition, fenced: a row that is no longer running
+// under the token read at the start of the transaction is left as it is.
+const std::string& FinishJobsSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    static constexpr sql::RecordCol kCols[] = {
+        {"n_seq", "BIGINT"}, {"n_token", "BIGINT"},   {"n_status", "TEXT"},    {"n_result", "TEXT"},
+        {"n_error", "TEXT"}, {"n_retry", "BIGINT"},   {"n_wait", "TEXT"},      {"n_resume", "TEXT"},
+        {"n_ask", "BIGINT"}, {"n_attempt", "BIGINT"}, {"n_finished", "BIGINT"}};
+    return "UPDATE jobs SET status = v.n_status, result = v.n_result, error_message = v.n_error,"
+           " next_retry_at = v.n_retry, wait_reason = v.n_wait, resume_movement = v.n_resume,"
+           " ask_count = v.n_ask, attempt = v.n_attempt, finished_at = v.n_finished,"
+           " lease_expires_at = NULL, updated_at = ?2 FROM " +
+           sql::JsonRecords(d, "?1", kCols, "v") + " WHERE jobs.seq = v.n_seq AND " +
+           sql::InJsonArray(d, "jobs.seq", "?1", "BIGINT", "n_seq") +
+           " AND jobs.status = 'running' AND jobs.fencing_token = v.n_token RETURNING " +
+           sql::kJobCols;
+  });
+}
+
+Json NullIfZero(int64_t v) { return v == 0 ? Json(nullptr) : Json(v); }
+
+}  // namespace
+
+Result<std::vector<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms,
+                                             int max) {
   std::vector<Job> claimed;
   if (max <= 0) return claimed;
+  auto models = JsonListOrNull(filter.models);
+  auto profiles = JsonListOrNull(filter.profiles);
+  // Twice as many queued candidates as wanted: a task's later jobs sort
+  // right behind its first, and skipping them should not end the batch
+  // early.
+  auto pick = tx.conn.Prepare(PickSql(dialect(), max, max * 2));
+  if (!pick.ok()) return pick.status();
+  pick->Bind(1, tx.now).Bind(2, filter.worker_id);
+  models ? pick->Bind(3, *models) : pick->BindNull(3);
+  profiles ? pick->Bind(4, *profiles) : pick->BindNull(4);
+  std::vector<std::pair<int64_t, JobStatus>> picked;  // seq, the status it leaves
+  std::set<std::string> tasks;
+  Json seqs = Json::array();
+  Json task_ids = Json::array();
+  for (;;) {
+    auto row = pick->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (static_cast<int>(picked.size()) == max) continue;  // read to the end
+    std::string task = pick->Text(1);
+    if (!tasks.insert(task).second) continue;  // one job per task
+    picked.emplace_back(pick->Int(0), pick->Int(2) == 0 ? JobStatus::kRetry : JobStatus::kQueued);
+    seqs.push_back(picked.back().first);
+    task_ids.push_back(std::move(task));
+  }
+  if (picked.empty()) return claimed;
+
+  auto upd = tx.conn.Prepare(ClaimJobsSql(dialect()));
+  if (!upd.ok()) return upd.status();
+  upd->Bind(1, DumpJson(seqs)).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
+  std::unordered_map<int64_t, Job> by_seq;
+  for (;;) {
+    auto row = upd->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    Job job = sql::ReadJob(*upd);
+    by_seq.emplace(job.seq, std::move(job));
+  }
+  if (by_seq.size() != picked.size()) return Internal("claimed jobs vanished");
+
+  auto task = tx.conn.Prepare(ClaimTasksSql(dialect()));
+  if (!task.ok()) return task.status();
+  task->Bind(1, DumpJson(task_ids))
+      .Bind(2, tx.now)
+      .Bind(3, filter.process_id)
+      .Bind(4, filter.hostname);
+  MAESTRO_RETURN_IF_ERROR(task->Exec());
+
+  std::vector<Moved> moved;
+  for (const auto& [seq, from] : picked) {
+    claimed.push_back(by_seq.at(seq));
+    moved.push_back({claimed.back(), from});
+  }
+  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, moved));
+  return claimed;
+}
+
+Result<std::vector<Status>> SqlStore::FinishInTx(
+    Tx& tx, const std::vector<std::pair<Lease, JobOutcome>>& items) {
+  std::vector<Status> results(items.size(), Status::Ok());
+  if (items.empty()) return results;
+
+  // 1. The jobs as they are now, with the facts their outcomes depend on.
+  struct Loaded {
+    Job job;
+    policy::OutcomeFacts facts;
+  };
+  Json ids = Json::array();
+  for (const auto& item : items) ids.push_back(item.first.job_id);
+  std::unordered_map<std::string, Loaded> loaded;
+  {
+    auto s = tx.conn.Prepare(LoadForFinishSql(dialect()));
+    if (!s.ok()) return s.status();
+    s->Bind(1, DumpJson(ids));
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Loaded l{sql::ReadJob(*s, 2), {}};
+      l.facts.undelivered_comments = s->Int(0);
+      l.facts.open_children = s->Int(1);
+      std::string id = l.job.id;
+      loaded.emplace(std::move(id), std::move(l));
+    }
+  }
+
+  // 2. The fence and the policy, item by item.
+  struct Ending {
+    size_t item;
+    const Loaded* was;
+    policy::Transition t;
+  };
+  std::vector<Ending> endings;
+  std::set<std::string> seen;
+  Json rows = Json::array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& [lease, outcome] = items[i];
+    auto it = loaded.find(lease.job_id);
+    if (it == loaded.end()) {
+      results[i] = NotFound("job " + lease.job_id + " not found");
+      continue;
+    }
+    if (!seen.insert(lease.job_id).second) {
+      results[i] = LeaseLost("job " + lease.job_id + " appears twice in one finish");
+      continue;
+    }
+    const Job& job = it->second.job;
+    results[i] = sql::CheckLease(job, lease);  // the fence of every worker write
+    if (!results[i].ok()) continue;
+    MAESTRO_ASSIGN_OR_RETURN(policy::Transition t,
+                             policy::MapOutcome(job, outcome, it->second.facts, tx.now));
+    rows.push_back({{"n_seq", job.seq},
+                    {"n_token", job.fencing_token},
+                    {"n_status", JobStatusName(t.to)},
+                    {"n_result", t.result},
+                    {"n_error", t.error_message},
+                    {"n_retry", NullIfZero(t.next_retry_at)},
+                    {"n_wait", t.wait_reason},
+                    {"n_resume", t.resume_movement},
+                    {"n_ask", t.ask_count},
+                    {"n_attempt", t.attempt},
+                    {"n_finished", NullIfZero(t.finished_at)}});
+    endings.push_back({i, &it->second, std::move(t)});
+  }
+  if (endings.empty()) return results;
+
+  // 3. One fenced write for all of them.
+  std::unordered_map<int64_t, Job> after;
+  {
+    auto s = tx.conn.Prepare(FinishJobsSql(dialect()));
+    if (!s.ok()) return s.status();
+    s->Bind(1, DumpJson(rows)).Bind(2, tx.now);
+    for (;;) {
+      auto row = s->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Job job = sql::ReadJob(*s);
+      after.emplace(job.seq, std::move(job));
+    }
+  }
+  std::vector<Moved> moved;
+  std::vector<const Ending*> applied;
+  for (const Ending& e : endings) {
+    auto it = after.find(e.was->job.seq);
+    if (it == after.end()) {
+      // Read in this transaction and changed since: only a writer outside
+      // the fence could do that; the item is not applied.
+      results[e.item] = LeaseLost("job " + e.was->job.id + " changed concurrently");
+      continue;
+    }
+    moved.push_back({it->second, JobStatus::kRunning});
+    applied.push_back(&e);
+  }
+  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, moved));
+
+  // 4. A job that ended well hands its undelivered comments on.
+  for (const Ending* e : applied) {
+    if (!e->t.hands_on_comments || e->was->facts.undelivered_comments == 0) continue;
+    Job ended = e->was->job;
+    ended.resume_movement = e->t.resume_movement;
+    ended.ask_count = e->t.ask_count;
+    MAESTRO_RETURN_IF_ERROR(HandOnUndelivered(tx, ended));
+  }
+  return results;
+}
+
+Result<std::optional<Job>> SqlStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
+  auto claimed = ClaimJobs(filter, lease_ms, 1);
+  if (!claimed.ok()) return claimed.status();
+  if (claimed->empty()) return std::optional<Job>();
+  return std::optional<Job>(std::move(claimed->front()));
+}
+
+Result<std::vector<Job>> SqlStore::ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) {
+  std::vector<Job> claimed;
   Status st = Write(
       [&](Tx& tx) -> Status {
-        claimed.clear();  // a retried transaction starts again
-        // Each pick sees this transaction's earlier claims (the statement
-        // snapshot includes its own writes), so a task whose job was just taken
-        // has a running job and is skipped: one job per task per batch.
-        while (static_cast<int>(claimed.size()) < max) {
-          auto c = ClaimInTx(tx, filter, lease_ms);
-          if (!c.ok()) return c.status();
-          if (!c->has_value()) break;
-          claimed.push_back(std::move(**c));
-        }
+        MAESTRO_ASSIGN_OR_RETURN(claimed, ClaimInTx(tx, filter, lease_ms, max));
         return Status::Ok();
       },
       nullptr, sql::TxKind::kClaim);
@@ -34,49 +326,46 @@ Result<std::vector<Job>> SqlStore::ClaimJobs(const ClaimFilter& filter, int64_t 
   return claimed;
 }
 
+Status SqlStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
+  return Write([&](Tx& tx) -> Status {
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<Status> results, FinishInTx(tx, {{lease, outcome}}));
+    return results.front();
+  });
+}
+
 Result<std::vector<Status>> SqlStore::FinishJobs(
     const std::vector<std::pair<Lease, JobOutcome>>& items) {
   std::vector<Status> results;
-  if (items.empty()) return results;
   Status st = Write([&](Tx& tx) -> Status {
-    results.assign(items.size(), Status::Ok());
-    for (size_t i = 0; i < items.size(); ++i) {
-      // Named references, not a structured binding: clang 14 (the thread-safety
-      // build) cannot capture a binding in the lambda below.
-      const auto& lease = items[i].first;
-      const auto& outcome = items[i].second;
-      // A savepoint per item, so a fenced-off item is undone alone. What it
-      // had announced (events, deferred event rows, the wake-up) goes with it.
-      const size_t events_before = tx.effects.events.size();
-      const size_t deferred_before = tx.effects.deferred.size();
-      const bool available_before = tx.effects.job_available;
-      MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript("SAVEPOINT batch_item"));
-      Status item = [&]() -> Status {
-        auto job = sql::LoadJob(tx.conn, lease.job_id);
-        if (!job.ok()) return job.status();
-        MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));  // the fence of FinishJob
-        return ApplyOutcome(tx, *job, outcome);
-      }();
-      if (item.ok()) {
-        MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript("RELEASE batch_item"));
-        continue;
-      }
-      // Only an item's own failure stays the item's; anything else (a
-      // serialization failure the engine retries, a broken connection)
-      // aborts the whole transaction.
-      if (item.code() != StatusCode::kLeaseLost && item.code() != StatusCode::kNotFound) {
-        return item;
-      }
-      MAESTRO_RETURN_IF_ERROR(tx.conn.ExecScript("ROLLBACK TO batch_item; RELEASE batch_item"));
-      tx.effects.events.resize(events_before);
-      tx.effects.deferred.resize(deferred_before);
-      tx.effects.job_available = available_before;
-      results[i] = item;
-    }
+    MAESTRO_ASSIGN_OR_RETURN(results, FinishInTx(tx, items));
     return Status::Ok();
   });
   if (!st.ok()) return st;
   return results;
+}
+
+Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
+                                                        const JobOutcome& outcome,
+                                                        const ClaimFilter& filter,
+                                                        int64_t lease_ms) {
+  if (dialect() != sql::Dialect::kSqlite) {
+    // The finish is a kWrite (SERIALIZABLE: fan-in), the claim a kClaim
+    // (READ COMMITTED): two transactions. One commit for both pays off only
+    // with SQLite's single writer.
+    MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
+    return ClaimNextJob(filter, lease_ms);
+  }
+  std::optional<Job> next;
+  Status st = Write([&](Tx& tx) -> Status {
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<Status> results, FinishInTx(tx, {{lease, outcome}}));
+    MAESTRO_RETURN_IF_ERROR(results.front());
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<Job> claimed, ClaimInTx(tx, filter, lease_ms, 1));
+    next.reset();
+    if (!claimed.empty()) next = std::move(claimed.front());
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return next;
 }
 
 }  // namespace maestro

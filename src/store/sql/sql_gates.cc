@@ -17,18 +17,6 @@ namespace maestro {
 
 namespace {
 
-// " AND kind IN ('interjection', 'reply', 'answer')": policy::kDeliveredKinds.
-const std::string& DeliveredKindsClause() {
-  static const std::string clause = [] {
-    std::vector<std::string> quoted;
-    for (CommentKind k : policy::kDeliveredKinds) {
-      quoted.push_back(fmt::format("'{}'", CommentKindName(k)));
-    }
-    return fmt::format(" AND kind IN ({})", fmt::join(quoted, ", "));
-  }();
-  return clause;
-}
-
 Result<std::optional<Job>> NewestJob(sql::Conn& conn, const std::string& task_id) {
   auto s = conn.Prepare(std::string("SELECT ") + sql::kJobCols +
                         " FROM jobs WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1");
@@ -134,7 +122,7 @@ Result<Store::CommentResult> SqlStore::PostComment(const std::string& task_id,
 Result<int64_t> SqlStore::CountUndelivered(Tx& tx, const std::string& job_id) {
   auto s =
       tx.conn.Prepare("SELECT COUNT(*) FROM comments WHERE job_id = ?1 AND delivered_at IS NULL" +
-                      DeliveredKindsClause());
+                      sql::DeliveredKindsClause());
   if (!s.ok()) return s.status();
   s->Bind(1, job_id);
   auto row = s->Step();
@@ -166,7 +154,7 @@ Status SqlStore::HandOnUndelivered(Tx& tx, const Job& job) {
 Status SqlStore::MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id) {
   auto move =
       tx.conn.Prepare("UPDATE comments SET job_id = ?2 WHERE job_id = ?1 AND delivered_at IS NULL" +
-                      DeliveredKindsClause());
+                      sql::DeliveredKindsClause());
   if (!move.ok()) return move.status();
   move->Bind(1, from.id).Bind(2, to_job_id);
   MAESTRO_RETURN_IF_ERROR(move->Exec());
@@ -181,7 +169,7 @@ Result<std::vector<Comment>> SqlStore::ListUndeliveredComments(const std::string
   Status st = Read([&](sql::Conn& conn) -> Status {
     auto s = conn.Prepare(std::string("SELECT ") + sql::kCommentCols +
                           " FROM comments WHERE job_id = ?1 AND delivered_at IS NULL" +
-                          DeliveredKindsClause() + " ORDER BY id");
+                          sql::DeliveredKindsClause() + " ORDER BY id");
     if (!s.ok()) return s.status();
     s->Bind(1, job_id);
     return sql::CollectRows(*s, sql::ReadComment, &out);

@@ -12,8 +12,6 @@
 // and (5) applies parent/child effects.
 #include <fmt/format.h>
 
-#include <array>
-
 #include "core/ids.h"
 #include "store/policy.h"
 #include "store/sql/rows.h"
@@ -22,43 +20,6 @@
 namespace maestro {
 
 namespace {
-
-std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items) {
-  if (items.empty()) return std::nullopt;
-  return Json(items).dump();
-}
-
-// Shared by the retry and queued picks: worker/model/profile match and the
-// per-task lock (a task runs at most one job at a time; on PostgreSQL the
-// unique index jobs_one_running_per_task also holds it against claimers
-// that ran at the same moment).
-std::string Eligible(sql::Dialect d) {
-  return " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
-         " AND (j.model IS NULL OR CAST(?3 AS TEXT) IS NULL OR j.model IN (" +
-         sql::JsonTextArray(d, "?3") +
-         "))"
-         " AND (j.profile IS NULL OR CAST(?4 AS TEXT) IS NULL OR j.profile IN (" +
-         sql::JsonTextArray(d, "?4") +
-         "))"
-         " AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
-         "'running')";
-}
-
-// The claim's two picks (due retries, then queued), built once per dialect:
-// a claim is the hottest write.
-using Picks = std::array<std::string, 2>;
-Picks BuildPicks(sql::Dialect d) {
-  return {
-      "SELECT j.seq FROM jobs j WHERE j.status = 'retry' AND j.next_retry_at <= ?1" + Eligible(d) +
-          " ORDER BY j.next_retry_at, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d),
-      "SELECT j.seq FROM jobs j WHERE j.status = 'queued' AND CAST(?1 AS BIGINT) = ?1" +
-          Eligible(d) + " ORDER BY j.priority DESC, j.seq LIMIT 1" + sql::ForUpdateSkipLocked(d)};
-}
-const Picks& ClaimPicks(sql::Dialect d) {
-  static const Picks sqlite = BuildPicks(sql::Dialect::kSqlite);
-  static const Picks postgres = BuildPicks(sql::Dialect::kPostgres);
-  return d == sql::Dialect::kPostgres ? postgres : sqlite;
-}
 
 Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
                                    const std::string& arg) {
@@ -72,6 +33,36 @@ Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
     if (!*row) return out;
     out.push_back(sql::ReadJob(*s));
   }
+}
+
+// AfterTransitions' task mirror: a task shows the status of its newest job.
+// One job binds its fields (?1 task, ?3 status, ?4 error, ?5 seq); a batch
+// passes them as JSON records in ?1 — a cheaper statement for the single
+// transition (an enqueue, most finishes), one statement for a batch.
+std::string MirrorSet(std::string_view status, std::string_view error) {
+  return fmt::format(
+      "UPDATE tasks SET status = {0}, updated_at = ?2,"
+      " completed_at = CASE WHEN {0} IN ('succeeded','failed','cancelled')"
+      "                THEN CAST(?2 AS BIGINT) ELSE NULL END,"
+      " error_message = CASE WHEN {0} = 'failed' THEN {1}"
+      "                 WHEN {0} = 'succeeded' THEN '' ELSE tasks.error_message END",
+      status, error);
+}
+const std::string& MirrorOneSql() {
+  static const std::string sql = MirrorSet("?3", "?4") +
+                                 " WHERE tasks.id = ?1"
+                                 " AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?1) = ?5";
+  return sql;
+}
+const std::string& MirrorBatchSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    static constexpr sql::RecordCol kCols[] = {
+        {"n_task", "TEXT"}, {"n_seq", "BIGINT"}, {"n_status", "TEXT"}, {"n_error", "TEXT"}};
+    return MirrorSet("v.n_status", "v.n_error") + " FROM " + sql::JsonRecords(d, "?1", kCols, "v") +
+           " WHERE tasks.id = v.n_task AND " +
+           sql::InJsonArray(d, "tasks.id", "?1", "TEXT", "n_task") +
+           " AND (SELECT MAX(seq) FROM jobs WHERE task_id = v.n_task) = v.n_seq";
+  });
 }
 
 // Children of `parent_id` not yet terminal.
@@ -108,7 +99,8 @@ Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
       "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, model, "
       "profile, required_worker, resume_movement, ask_count, max_attempts, created_at, "
       "updated_at, priority) VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-      "?12, ?13)");
+      "?12, ?13) RETURNING " +
+      std::string(sql::kJobCols));
   if (!s.ok()) return s.status();
   s->Bind(1, id)
       .Bind(2, in.task_id)
@@ -123,20 +115,23 @@ Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
       .Bind(11, in.max_attempts > 0 ? in.max_attempts : options_.default_max_attempts)
       .Bind(12, tx.now)
       .Bind(13, in.priority);
-  Status st = s->Exec();
-  if (st.code() == StatusCode::kConflict) {
+  auto row = s->Step();
+  if (row.status().code() == StatusCode::kConflict) {
     return NotFound(
         fmt::format("task {} or parent job {} not found", in.task_id, in.parent_job_id));
   }
-  MAESTRO_RETURN_IF_ERROR(st);
+  if (!row.ok()) return row.status();
+  if (!*row) return Internal("inserted job " + id + " not returned");
+  Job job = sql::ReadJob(*s);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());  // finish the RETURNING statement
   if (!in.adopt_children_of.empty()) {
     auto adopt = tx.conn.Prepare("UPDATE jobs SET parent_job_id = ?2 WHERE parent_job_id = ?1");
     if (!adopt.ok()) return adopt.status();
     adopt->Bind(1, in.adopt_children_of).Bind(2, id);
     MAESTRO_RETURN_IF_ERROR(adopt->Exec());
   }
-  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, id, JobStatus::kQueued));
-  return sql::LoadJob(tx.conn, id);
+  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, {{job, JobStatus::kQueued}}));
+  return job;
 }
 
 Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
@@ -187,46 +182,60 @@ Result<std::vector<Job>> SqlStore::ListChildJobs(const std::string& parent_job_i
   return out;
 }
 
-// Called after a job's row changed from `from`: mirrors the status on the
-// task, records the event, and wakes a waiting parent when this was its last
-// open child.
 Status SqlStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus from) {
   auto loaded = sql::LoadJob(tx.conn, job_id);
   if (!loaded.ok()) return loaded.status();
-  const Job& job = *loaded;
-  std::string to(JobStatusName(job.status));
+  return AfterTransitions(tx, {{std::move(loaded).value(), from}});
+}
 
-  auto task = tx.conn.Prepare(
-      "UPDATE tasks SET status = ?1, updated_at = ?2,"
-      " completed_at = CASE WHEN ?1 IN ('succeeded','failed','cancelled') THEN CAST(?2 AS BIGINT)"
-      "                ELSE NULL END,"
-      " error_message = CASE WHEN ?1 = 'failed' THEN ?3 WHEN ?1 = 'succeeded' THEN ''"
-      "                 ELSE error_message END"
-      " WHERE id = ?4 AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?4) = ?5");
-  if (!task.ok()) return task.status();
-  task->Bind(1, to)
-      .Bind(2, tx.now)
-      .Bind(3, job.error_message)
-      .Bind(4, job.task_id)
-      .Bind(5, job.seq);
-  MAESTRO_RETURN_IF_ERROR(task->Exec());
-
-  Json payload = {
-      {"job_id", job.id}, {"from", JobStatusName(from)}, {"to", to}, {"attempt", job.attempt}};
-  if (!job.wait_reason.empty() && IsParked(job.status)) payload["wait_reason"] = job.wait_reason;
-  if (!job.error_message.empty() && job.status != JobStatus::kSucceeded) {
-    payload["error"] = job.error_message;
+// Called after jobs' rows changed: mirrors each status on its task (one
+// statement for all), records the events, and wakes a waiting parent when
+// a job was its last open child.
+Status SqlStore::AfterTransitions(Tx& tx, const std::vector<Moved>& moved) {
+  if (moved.empty()) return Status::Ok();
+  if (moved.size() == 1) {
+    const Job& job = moved.front().job;
+    auto task = tx.conn.Prepare(MirrorOneSql());
+    if (!task.ok()) return task.status();
+    task->Bind(1, job.task_id)
+        .Bind(2, tx.now)
+        .Bind(3, JobStatusName(job.status))
+        .Bind(4, job.error_message)
+        .Bind(5, job.seq);
+    MAESTRO_RETURN_IF_ERROR(task->Exec());
+  } else {
+    Json rows = Json::array();
+    for (const Moved& m : moved) {
+      rows.push_back({{"n_task", m.job.task_id},
+                      {"n_seq", m.job.seq},
+                      {"n_status", JobStatusName(m.job.status)},
+                      {"n_error", m.job.error_message}});
+    }
+    auto task = tx.conn.Prepare(MirrorBatchSql(dialect()));
+    if (!task.ok()) return task.status();
+    task->Bind(1, DumpJson(rows)).Bind(2, tx.now);
+    MAESTRO_RETURN_IF_ERROR(task->Exec());
   }
-  if (job.status == JobStatus::kRetry) payload["next_retry_at"] = job.next_retry_at;
-  MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
 
-  if (job.status == JobStatus::kQueued) tx.effects.job_available = true;
-
-  if (IsTerminal(job.status) && !job.parent_job_id.empty()) {
+  for (const Moved& m : moved) {
+    const Job& job = m.job;
+    Json payload = {{"job_id", job.id},
+                    {"from", JobStatusName(m.from)},
+                    {"to", JobStatusName(job.status)},
+                    {"attempt", job.attempt}};
+    if (!job.wait_reason.empty() && IsParked(job.status)) payload["wait_reason"] = job.wait_reason;
+    if (!job.error_message.empty() && job.status != JobStatus::kSucceeded) {
+      payload["error"] = job.error_message;
+    }
+    if (job.status == JobStatus::kRetry) payload["next_retry_at"] = job.next_retry_at;
+    MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
+    if (job.status == JobStatus::kQueued) tx.effects.job_available = true;
+    if (!IsTerminal(job.status) || job.parent_job_id.empty()) continue;
     // Fan-in (policy::ParentWakes): exactly once, because write
     // transactions are serialized (SQLite) or serializable (PostgreSQL), so
     // of two children finishing at the same time only the later one sees
-    // zero open siblings.
+    // zero open siblings (and of two ending in one batch, the first sees
+    // both ended and the second a parent already queued).
     MAESTRO_ASSIGN_OR_RETURN(Job parent, sql::LoadJob(tx.conn, job.parent_job_id));
     MAESTRO_ASSIGN_OR_RETURN(int64_t open, CountOpenChildren(tx.conn, parent.id));
     if (policy::ParentWakes(parent, open)) {
@@ -240,99 +249,6 @@ Status SqlStore::AfterTransition(Tx& tx, const std::string& job_id, JobStatus fr
     }
   }
   return Status::Ok();
-}
-
-Result<std::optional<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter,
-                                               int64_t lease_ms) {
-  auto models = JsonListOrNull(filter.models);
-  auto profiles = JsonListOrNull(filter.profiles);
-  int64_t seq = 0;
-  JobStatus from = JobStatus::kQueued;  // what the job.status event says it left
-  // Retry jobs whose backoff has ended come before new work, then queued jobs
-  // by priority (higher first), oldest first within one priority. On PostgreSQL
-  // a claimer skips the rows another claimer holds instead of queueing
-  // behind it.
-  const auto& picks = ClaimPicks(dialect());
-
-  for (const auto& sql : picks) {
-    auto s = tx.conn.Prepare(sql);
-    if (!s.ok()) return s.status();
-    s->Bind(1, tx.now).Bind(2, filter.worker_id);
-    models ? s->Bind(3, *models) : s->BindNull(3);
-    profiles ? s->Bind(4, *profiles) : s->BindNull(4);
-    auto row = s->Step();
-    if (!row.ok()) return row.status();
-    if (*row) {
-      seq = s->Int(0);
-      from = &sql == &picks[0] ? JobStatus::kRetry : JobStatus::kQueued;
-      break;
-    }
-  }
-  if (seq == 0) return std::optional<Job>();
-
-  auto upd = tx.conn.Prepare(
-      std::string("UPDATE jobs SET status = 'running', worker_id = ?2, "
-                  "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
-                  "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
-                  "started_at = COALESCE(started_at, ?4), updated_at = ?4 "
-                  "WHERE seq = ?1 RETURNING ") +
-      sql::kJobCols);
-  if (!upd.ok()) return upd.status();
-  upd->Bind(1, seq).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
-  auto row = upd->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return Internal("claimed job vanished");
-  Job job = sql::ReadJob(*upd);
-  MAESTRO_RETURN_IF_ERROR(upd->Exec());  // finish the RETURNING statement
-
-  auto task = tx.conn.Prepare(
-      "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, hostname = ?4 "
-      "WHERE id = ?1");
-  if (!task.ok()) return task.status();
-  task->Bind(1, job.task_id).Bind(2, tx.now).Bind(3, filter.process_id).Bind(4, filter.hostname);
-  MAESTRO_RETURN_IF_ERROR(task->Exec());
-  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, from));
-  return std::optional<Job>(std::move(job));
-}
-
-Result<std::optional<Job>> SqlStore::ClaimNextJob(const ClaimFilter& filter, int64_t lease_ms) {
-  std::optional<Job> claimed;
-  Status st = Write(
-      [&](Tx& tx) -> Status {
-        auto c = ClaimInTx(tx, filter, lease_ms);
-        if (!c.ok()) return c.status();
-        claimed = std::move(c).value();
-        return Status::Ok();
-      },
-      nullptr, sql::TxKind::kClaim);
-  if (!st.ok()) return st;
-  return claimed;
-}
-
-Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
-                                                        const JobOutcome& outcome,
-                                                        const ClaimFilter& filter,
-                                                        int64_t lease_ms) {
-  if (dialect() != sql::Dialect::kSqlite) {
-    // The finish is a kWrite (SERIALIZABLE: fan-in), the claim a kClaim
-    // (READ COMMITTED): two transactions. One commit for both pays off only with SQLite's single
-    // writer.
-    MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
-    return ClaimNextJob(filter, lease_ms);
-  }
-  std::optional<Job> next;
-  Status st = Write([&](Tx& tx) -> Status {
-    auto job = sql::LoadJob(tx.conn, lease.job_id);
-    if (!job.ok()) return job.status();
-    MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));
-    MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, *job, outcome));
-    auto c = ClaimInTx(tx, filter, lease_ms);
-    if (!c.ok()) return c.status();
-    next = std::move(c).value();
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return next;
 }
 
 Result<HeartbeatReply> SqlStore::Heartbeat(const Lease& lease, int64_t lease_ms) {
@@ -359,54 +275,6 @@ Result<HeartbeatReply> SqlStore::Heartbeat(const Lease& lease, int64_t lease_ms)
   return reply;
 }
 
-// Writes `outcome` onto a running `job` as policy::MapOutcome decides. The
-// caller has checked the lease.
-Status SqlStore::ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& o) {
-  policy::OutcomeFacts facts;
-  if (policy::NeedsUndelivered(o)) {
-    MAESTRO_ASSIGN_OR_RETURN(facts.undelivered_comments, CountUndelivered(tx, job.id));
-  }
-  if (policy::NeedsOpenChildren(o)) {
-    MAESTRO_ASSIGN_OR_RETURN(facts.open_children, CountOpenChildren(tx.conn, job.id));
-  }
-  MAESTRO_ASSIGN_OR_RETURN(policy::Transition t, policy::MapOutcome(job, o, facts, tx.now));
-  auto s = tx.conn.Prepare(
-      "UPDATE jobs SET status = ?2, result = ?3, error_message = ?4, next_retry_at = ?5, "
-      "wait_reason = ?6, resume_movement = ?7, ask_count = ?8, attempt = ?9, finished_at = ?10, "
-      "lease_expires_at = NULL, updated_at = ?11 "
-      "WHERE seq = ?1 AND status = 'running' AND fencing_token = ?12");
-  if (!s.ok()) return s.status();
-  s->Bind(1, job.seq)
-      .Bind(2, JobStatusName(t.to))
-      .Bind(3, t.result)
-      .Bind(4, t.error_message)
-      .BindNullable(5, t.next_retry_at)
-      .Bind(6, t.wait_reason)
-      .Bind(7, t.resume_movement)
-      .Bind(8, t.ask_count)
-      .Bind(9, t.attempt)
-      .BindNullable(10, t.finished_at)
-      .Bind(11, tx.now)
-      .Bind(12, job.fencing_token);
-  MAESTRO_RETURN_IF_ERROR(s->Exec());
-  if (tx.conn.Changes() != 1) return LeaseLost("job " + job.id + " changed concurrently");
-  MAESTRO_RETURN_IF_ERROR(AfterTransition(tx, job.id, JobStatus::kRunning));
-  if (!t.hands_on_comments) return Status::Ok();
-  Job ended = job;
-  ended.resume_movement = t.resume_movement;
-  ended.ask_count = t.ask_count;
-  return HandOnUndelivered(tx, ended);
-}
-
-Status SqlStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
-  return Write([&](Tx& tx) -> Status {
-    auto job = sql::LoadJob(tx.conn, lease.job_id);
-    if (!job.ok()) return job.status();
-    MAESTRO_RETURN_IF_ERROR(sql::CheckLease(*job, lease));
-    return ApplyOutcome(tx, *job, outcome);
-  });
-}
-
 Result<std::vector<Job>> SqlStore::RecoverExpiredLeases(
     const std::function<JobOutcome(const Job&)>& decide) {
   std::vector<Job> recovered;
@@ -424,11 +292,18 @@ Result<std::vector<Job>> SqlStore::RecoverExpiredLeases(
       if (!*row) break;
       expired.push_back(sql::ReadJob(*s));
     }
+    // One batched finish for all: each job's fence is its own current
+    // lease, so only a job that changed meanwhile is left out.
+    std::vector<std::pair<Lease, JobOutcome>> items;
     for (const Job& job : expired) {
-      JobOutcome outcome =
-          job.cancel_requested ? JobOutcome::Cancelled("cancelled (worker lost)") : decide(job);
-      MAESTRO_RETURN_IF_ERROR(ApplyOutcome(tx, job, outcome));
-      auto after = sql::LoadJob(tx.conn, job.id);
+      items.emplace_back(
+          Lease{job.id, job.worker_id, job.fencing_token},
+          job.cancel_requested ? JobOutcome::Cancelled("cancelled (worker lost)") : decide(job));
+    }
+    MAESTRO_ASSIGN_OR_RETURN(std::vector<Status> results, FinishInTx(tx, items));
+    for (size_t i = 0; i < expired.size(); ++i) {
+      MAESTRO_RETURN_IF_ERROR(results[i]);
+      auto after = sql::LoadJob(tx.conn, expired[i].id);
       if (!after.ok()) return after.status();
       recovered.push_back(std::move(after).value());
     }

@@ -154,7 +154,14 @@ class SqlStore : public Store {
   sql::Dialect dialect() const { return dialect_; }
 
   // Job state machine pieces shared by several methods (sql_jobs.cc).
-  Status ApplyOutcome(Tx& tx, const Job& job, const JobOutcome& outcome);
+  // A job's row after a transition, and the status it left.
+  struct Moved {
+    Job job;
+    JobStatus from;
+  };
+  // What follows jobs' transitions: the task mirror, the job.status
+  // events, fan-in. AfterTransition loads the job first.
+  Status AfterTransitions(Tx& tx, const std::vector<Moved>& moved);
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
@@ -175,7 +182,14 @@ class SqlStore : public Store {
   Result<std::optional<Job>> FindSpawned(Tx& tx, const std::string& spawn_key);
   Status HandOnUndelivered(Tx& tx, const Job& job);
   Status MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id);
-  Result<std::optional<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms);
+  // Claim and finish, batched (sql_batch.cc): up to `max` jobs claimed,
+  // and the outcomes of `items` applied, with a fixed number of statements
+  // however many jobs. FinishInTx's per-item statuses are kLeaseLost or
+  // kNotFound for an item that was not applied; any other error fails the
+  // whole call.
+  Result<std::vector<Job>> ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms, int max);
+  Result<std::vector<Status>> FinishInTx(Tx& tx,
+                                         const std::vector<std::pair<Lease, JobOutcome>>& items);
 
   std::unique_ptr<sql::SqlEngine> engine_;
   const sql::Dialect dialect_;
