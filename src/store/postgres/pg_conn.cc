@@ -34,8 +34,17 @@ class PgStmt final : public sql::StmtImpl {
       for (size_t i = 0; i < params_.size(); ++i) {
         values[i] = params_[i] ? params_[i]->c_str() : nullptr;
       }
-      res_ = PQexecPrepared(conn_->conn_, name_.c_str(), static_cast<int>(values.size()),
-                            values.data(), nullptr, nullptr, 0);
+      if (!conn_->pending_.empty()) {
+        auto r = conn_->ExecPreparedAfterPending(name_, values);
+        if (!r.ok()) {
+          Clear();
+          return r.status();
+        }
+        res_ = *r;
+      } else {
+        res_ = PQexecPrepared(conn_->conn_, name_.c_str(), static_cast<int>(values.size()),
+                              values.data(), nullptr, nullptr, 0);
+      }
       ExecStatusType st = res_ ? PQresultStatus(res_) : PGRES_FATAL_ERROR;
       if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         Status err = conn_->ErrorFrom(res_, "step");
@@ -139,7 +148,7 @@ void PgConn::ClearLastError() {
   last_constraint_.clear();
 }
 
-bool PgConn::broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+bool PgConn::broken() const { return pipeline_stuck_ || PQstatus(conn_) != CONNECTION_OK; }
 
 bool PgConn::in_failed_transaction() const { return PQtransactionStatus(conn_) == PQTRANS_INERROR; }
 
@@ -184,8 +193,66 @@ void PgConn::NoteChanges(const PGresult* res) {
   }
 }
 
+std::string PgConn::TakePendingScript() {
+  std::string prefix;
+  for (const auto& q : pending_) prefix += q + ";";
+  pending_.clear();
+  return prefix;
+}
+
+Result<PGresult*> PgConn::ExecPreparedAfterPending(const std::string& name,
+                                                   const std::vector<const char*>& values) {
+  std::vector<std::string> pending = std::move(pending_);
+  pending_.clear();
+  if (PQenterPipelineMode(conn_) != 1) return ErrorFrom(nullptr, "pipeline");
+  bool sent = true;
+  for (const auto& q : pending) {
+    sent = sent && PQsendQueryParams(conn_, q.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0);
+  }
+  sent = sent && PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                                     values.data(), nullptr, nullptr, 0);
+  sent = sent && PQpipelineSync(conn_);
+  // Results come per query, each list ended by a NULL, then the sync; after
+  // an error the queries left report PGRES_PIPELINE_ABORTED. A broken
+  // connection returns NULLs: the loop is bounded by the queries sent.
+  PGresult* out = nullptr;
+  Status first = sent ? Status::Ok() : ErrorFrom(nullptr, "pipeline send");
+  const size_t queries = pending.size() + 1;
+  size_t ended = 0;
+  while (sent && ended <= queries) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      ++ended;
+      if (broken()) break;
+      continue;
+    }
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    if (ended == pending.size() && out == nullptr &&
+        (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)) {
+      out = r;  // the statement's own result
+      continue;
+    }
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && first.ok()) {
+      first = st == PGRES_PIPELINE_ABORTED ? Internal("postgres: pipeline aborted")
+                                           : ErrorFrom(r, "step");
+    }
+    PQclear(r);
+  }
+  if (PQexitPipelineMode(conn_) != 1) pipeline_stuck_ = true;
+  if (first.ok() && out == nullptr) first = ErrorFrom(nullptr, "pipeline");
+  if (!first.ok()) {
+    if (out) PQclear(out);
+    return first;
+  }
+  return out;
+}
+
 Status PgConn::ExecScript(const std::string& sql) {
-  PGresult* res = PQexec(conn_, sql.c_str());
+  PGresult* res = PQexec(conn_, (TakePendingScript() + sql).c_str());
   ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) {
     Status err = ErrorFrom(res, "exec");
@@ -202,7 +269,9 @@ Status PgConn::ExecScript(const std::string& sql) {
 Result<std::vector<int64_t>> PgConn::ExecScriptReturning(const std::string& sql) {
   std::vector<int64_t> ids;
   last_tag_.clear();
-  if (PQsendQuery(conn_, sql.c_str()) != 1) return ErrorFrom(nullptr, "exec");
+  if (PQsendQuery(conn_, (TakePendingScript() + sql).c_str()) != 1) {
+    return ErrorFrom(nullptr, "exec");
+  }
   Status first_error;
   while (PGresult* res = PQgetResult(conn_)) {
     ExecStatusType st = PQresultStatus(res);

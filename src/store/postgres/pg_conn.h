@@ -57,6 +57,14 @@ class PgConn final : public sql::Conn {
   // The first failing statement's error is returned (PostgreSQL skips the
   // rest of the script).
   Result<std::vector<int64_t>> ExecScriptReturning(const std::string& sql);
+  // Statements (no parameters, no rows: BEGIN, SET LOCAL) sent in the same
+  // round trip as the next statement or script, instead of one each: a
+  // transaction's start costs no round trip of its own. A parameterized
+  // statement takes them along through libpq's pipeline mode, a script as
+  // its first statements. DropPending forgets statements not yet sent.
+  void SendWithNext(std::vector<std::string> statements) { pending_ = std::move(statements); }
+  void DropPending() { pending_.clear(); }
+
   // `v` as an SQL string literal ('…', escaped for this connection), for
   // scripts, which take no parameters.
   std::string Quote(std::string_view v);
@@ -93,6 +101,13 @@ class PgConn final : public sql::Conn {
   explicit PgConn(PGconn* conn);  // out of line: PgStmt is incomplete here
   // Status for a failed result (`res` may be null: connection trouble).
   Status ErrorFrom(const PGresult* res, std::string_view what);
+  // Executes prepared statement `name` as PQexecPrepared does, preceded in
+  // the same round trip by the pending statements. The result is the
+  // statement's; an error is the first any of them raised.
+  Result<PGresult*> ExecPreparedAfterPending(const std::string& name,
+                                             const std::vector<const char*>& values);
+  // The pending statements as a script prefix ("" when none), cleared.
+  std::string TakePendingScript();
   void NoteChanges(const PGresult* res);
 
   PGconn* conn_;
@@ -102,6 +117,8 @@ class PgConn final : public sql::Conn {
   std::string last_sqlstate_;
   std::string last_constraint_;
   std::string last_tag_;
+  std::vector<std::string> pending_;
+  bool pipeline_stuck_ = false;  // a pipeline that could not be left: discard the conn
 };
 
 }  // namespace maestro::postgres

@@ -31,11 +31,8 @@ constexpr const char* kEventsChannel = "maestro_events";
 // same rows (PostgreSQL's documentation suggests steering serializable
 // work to index scans for that reason). The settings only price the other
 // plans out; a statement that has no index path still runs.
-// (A priced-out plan that is the only one costs 10^10, past jit_above_cost:
-// JIT stays off — compiling costs tens of ms, these statements take < 1.)
-#define kKeyedPlans                                                     \
-  " SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;" \
-  " SET LOCAL jit = off"
+constexpr const char* kKeyedPlans[] = {"SET LOCAL enable_seqscan = off",
+                                       "SET LOCAL enable_bitmapscan = off"};
 
 // Losing the race for the per-task running slot: another claimer committed
 // first; a rerun sees its row and picks something else.
@@ -194,9 +191,8 @@ std::string PgEngine::CommitScript(PgConn& conn, const sql::TxEffects& effects) 
 }
 
 Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) {
-  const char* begin = kind == sql::TxKind::kClaim
-                          ? "BEGIN ISOLATION LEVEL READ COMMITTED;" kKeyedPlans
-                          : "BEGIN ISOLATION LEVEL SERIALIZABLE;" kKeyedPlans;
+  const char* begin = kind == sql::TxKind::kClaim ? "BEGIN ISOLATION LEVEL READ COMMITTED"
+                                                  : "BEGIN ISOLATION LEVEL SERIALIZABLE";
   Status last;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (attempt > 0) {
@@ -208,9 +204,9 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::
     PgConn& conn = **lease;
     conn.ClearLastError();
     sql::TxEffects effects;
-    Status st = conn.ExecScript(begin);
-    bool began = st.ok();
-    if (st.ok()) st = body(conn, clock_->NowMs(), effects);
+    // BEGIN goes out with the body's first statement (or the commit script).
+    conn.SendWithNext({begin, kKeyedPlans[0], kKeyedPlans[1]});
+    Status st = body(conn, clock_->NowMs(), effects);
     if (st.ok() && conn.in_failed_transaction()) {
       // The body went on after a failed statement; nothing of it can commit.
       st = Internal(fmt::format("postgres: transaction failed ([{}]) but the body returned OK",
@@ -221,9 +217,6 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::
       commit_sent = true;
       auto ids = conn.ExecScriptReturning(CommitScript(conn, effects));
       st = ids.status();
-      // A failed statement before COMMIT leaves the transaction open (and
-      // failed): roll it back below. Otherwise COMMIT ended it.
-      began = !st.ok() && conn.in_transaction();
       if (st.ok() && conn.last_command_tag() != "COMMIT") {
         st = Internal("postgres: COMMIT rolled back (" + conn.last_command_tag() + ")");
       }
@@ -242,8 +235,11 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::
       // Release drops it; the next attempt gets a new connection. Whether a
       // COMMIT the connection died in took effect is unknown: not retried.
       retry = !commit_sent;
-    } else if (began) {
-      conn.ExecScript("ROLLBACK").IgnoreError();
+    } else {
+      // A failed statement before COMMIT leaves the transaction open (and
+      // failed); a body that failed before its first statement began none.
+      conn.DropPending();
+      if (conn.in_transaction()) conn.ExecScript("ROLLBACK").IgnoreError();
     }
     if (!retry) return st;
     last = st;

@@ -10,7 +10,9 @@
 // error rolls back and is returned. A connection found broken is dropped and
 // a new one opened on the next use.
 //
-// A transaction ends with ONE script (CommitScript): the event rows the row
+// A transaction's BEGIN travels with its first statement (PgConn::
+// SendWithNext: one pipelined round trip), and it ends with ONE script
+// (CommitScript): the event rows the row
 // code deferred (sql::DefersEvents) inserted under the event-order advisory
 // lock — so event ids become visible in id order, the cursor of SSE resume
 // and webhooks — then the NOTIFYs, then COMMIT. Other processes hear about

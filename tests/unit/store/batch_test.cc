@@ -147,6 +147,49 @@ TEST_P(StoreConformance, BatchFinishFencesEachItemAlone) {
   EXPECT_TRUE(store_->FinishJobs({}).ok());
 }
 
+TEST_P(StoreConformance, BatchFinishAppliesAJobNamedTwiceOnce) {
+  NewTaskWith("ok");
+  std::vector<Job> got = ClaimBatch(*store_, "w1", 1);
+  ASSERT_EQ(got.size(), 1u);
+  auto res = store_->FinishJobs({{LeaseOf(got[0]), JobOutcome::Succeeded("first")},
+                                 {LeaseOf(got[0]), JobOutcome::Failed("second")}});
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_TRUE((*res)[0].ok());
+  EXPECT_EQ((*res)[1].code(), StatusCode::kLeaseLost);
+  EXPECT_EQ(store_->GetJob(got[0].id)->result, "first");
+  EXPECT_EQ(JobStatusEvents(*store_, got[0].task_id, got[0].id, "succeeded"), 1);
+  EXPECT_EQ(JobStatusEvents(*store_, got[0].task_id, got[0].id, "failed"), 0);
+}
+
+TEST_P(StoreConformance, BatchFinishHandsOnTheUndeliveredCommentsOfEachJob) {
+  std::vector<Store::CreatedTask> tasks;
+  for (int i = 0; i < 2; ++i) tasks.push_back(NewTaskWith("ok"));
+  std::vector<Job> got = ClaimBatch(*store_, "w1", 2);
+  ASSERT_EQ(got.size(), 2u);
+  // A comment arrives on the first task while its job runs, and is never
+  // delivered into a prompt.
+  auto posted = store_->PostComment(got[0].task_id, "alice", "one more thing", {});
+  ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+  auto res = store_->FinishJobs({{LeaseOf(got[0]), JobOutcome::Succeeded("a")},
+                                 {LeaseOf(got[1]), JobOutcome::Succeeded("b")}});
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_TRUE((*res)[0].ok());
+  EXPECT_TRUE((*res)[1].ok());
+  // The first task carries on in a follow-up job that has the comment; the
+  // second ends.
+  auto jobs = store_->ListJobs(got[0].task_id);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ(jobs->back().status, JobStatus::kQueued);
+  auto pending = store_->ListUndeliveredComments(jobs->back().id);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ(pending->front().body, "one more thing");
+  EXPECT_EQ(store_->GetTask(got[0].task_id)->status, JobStatus::kQueued);
+  EXPECT_EQ(store_->GetTask(got[1].task_id)->status, JobStatus::kSucceeded);
+  EXPECT_EQ(store_->ListJobs(got[1].task_id)->size(), 1u);
+}
+
 TEST_P(StoreConformance, BatchFinishOfTheLastChildrenWakesTheParentOnce) {
   auto p = NewTaskWith("park-subtasks");
   Job parent = Claim("parent-worker");

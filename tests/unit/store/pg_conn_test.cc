@@ -210,6 +210,62 @@ TEST_F(PgTest, ChangesCountsTheLastWrite) {
   EXPECT_EQ(conn_->Changes(), 0);
 }
 
+TEST_F(PgTest, PendingStatementsRideWithTheNextStatementOrScript) {
+  ASSERT_TRUE(conn_->ExecScript("CREATE TABLE kv(k INT PRIMARY KEY, v TEXT)").ok());
+  // With a parameterized statement (one pipelined round trip): BEGIN and a
+  // SET LOCAL take effect before it, and the transaction stays open.
+  conn_->SendWithNext({"BEGIN ISOLATION LEVEL SERIALIZABLE", "SET LOCAL enable_seqscan = off"});
+  EXPECT_FALSE(conn_->in_transaction());
+  auto ins = conn_->Prepare("INSERT INTO kv(k, v) VALUES (?1, ?2) RETURNING k");
+  ASSERT_TRUE(ins.ok());
+  ins->Bind(1, 1).Bind(2, "one");
+  auto row = ins->Step();
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  ASSERT_TRUE(*row);
+  EXPECT_EQ(ins->Int(0), 1);
+  EXPECT_TRUE(conn_->in_transaction());
+  auto setting = conn_->Prepare("SELECT current_setting('enable_seqscan'), CAST(?1 AS INT)");
+  ASSERT_TRUE(setting.ok());
+  setting->Bind(1, 0);
+  ASSERT_TRUE(*setting->Step());
+  EXPECT_EQ(setting->Text(0), "off");
+  ASSERT_TRUE(conn_->ExecScript("COMMIT").ok());
+
+  // With a script: the pending statements are its first.
+  conn_->SendWithNext({"BEGIN"});
+  ASSERT_TRUE(conn_->ExecScript("INSERT INTO kv(k, v) VALUES (2, 'two'); COMMIT").ok());
+  EXPECT_EQ(conn_->last_command_tag(), "COMMIT");
+  EXPECT_FALSE(conn_->in_transaction());
+
+  // A failing pending statement fails the statement that carried it, with
+  // its own SQLSTATE; the connection stays usable.
+  conn_->SendWithNext({"BEGIN", "SELECT 1/0"});
+  {
+    auto read = conn_->Prepare("SELECT v FROM kv WHERE k = ?1");
+    ASSERT_TRUE(read.ok());
+    read->Bind(1, 1);
+    auto failed = read->Step();
+    EXPECT_FALSE(failed.ok());
+    EXPECT_EQ(conn_->last_sqlstate(), "22012");
+    EXPECT_TRUE(conn_->in_failed_transaction());
+  }
+  ASSERT_TRUE(conn_->ExecScript("ROLLBACK").ok());
+  EXPECT_FALSE(conn_->broken());
+  auto read = conn_->Prepare("SELECT v FROM kv WHERE k = ?1");
+  ASSERT_TRUE(read.ok());
+  read->Bind(1, 2);
+  auto ok = read->Step();
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_TRUE(*ok);
+  EXPECT_EQ(read->Text(0), "two");
+
+  // Dropped statements are never sent.
+  conn_->SendWithNext({"BEGIN"});
+  conn_->DropPending();
+  ASSERT_TRUE(conn_->ExecScript("SELECT 1").ok());
+  EXPECT_FALSE(conn_->in_transaction());
+}
+
 TEST_F(PgTest, UniqueViolationIsConflictWithSqlstate) {
   ASSERT_TRUE(conn_->ExecScript("CREATE TABLE t (id TEXT PRIMARY KEY)").ok());
   {
