@@ -135,6 +135,17 @@ const std::string& FinishJobsSql(sql::Dialect dialect) {
 
 Json NullIfZero(int64_t v) { return v == 0 ? Json(nullptr) : Json(v); }
 
+// The rows an `UPDATE … RETURNING kJobCols` gave back, by seq (RETURNING
+// has no order).
+Result<std::unordered_map<int64_t, Job>> JobsBySeq(sql::Stmt& s) {
+  std::vector<Job> rows;
+  MAESTRO_RETURN_IF_ERROR(sql::CollectRows(
+      s, [](const sql::Stmt& row) { return sql::ReadJob(row); }, &rows));
+  std::unordered_map<int64_t, Job> out;
+  for (Job& job : rows) out.emplace(job.seq, std::move(job));
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter, int64_t lease_ms,
@@ -171,14 +182,7 @@ Result<std::vector<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter, 
   auto upd = tx.conn.Prepare(ClaimJobsSql(dialect()));
   if (!upd.ok()) return upd.status();
   upd->Bind(1, DumpJson(seqs)).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
-  std::unordered_map<int64_t, Job> by_seq;
-  for (;;) {
-    auto row = upd->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    Job job = sql::ReadJob(*upd);
-    by_seq.emplace(job.seq, std::move(job));
-  }
+  MAESTRO_ASSIGN_OR_RETURN(auto by_seq, JobsBySeq(*upd));
   if (by_seq.size() != picked.size()) return Internal("claimed jobs vanished");
 
   auto task = tx.conn.Prepare(ClaimTasksSql(dialect()));
@@ -273,13 +277,7 @@ Result<std::vector<Status>> SqlStore::FinishInTx(
     auto s = tx.conn.Prepare(FinishJobsSql(dialect()));
     if (!s.ok()) return s.status();
     s->Bind(1, DumpJson(rows)).Bind(2, tx.now);
-    for (;;) {
-      auto row = s->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      Job job = sql::ReadJob(*s);
-      after.emplace(job.seq, std::move(job));
-    }
+    MAESTRO_ASSIGN_OR_RETURN(after, JobsBySeq(*s));
   }
   std::vector<Moved> moved;
   std::vector<const Ending*> applied;
