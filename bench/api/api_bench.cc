@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -77,6 +78,7 @@ class FakeLlm {
         std::lock_guard<std::mutex> lock(mu_);
         if (!tag.empty() && !first_request_.count(tag)) first_request_[tag] = arrived;
       }
+      arrived_.notify_all();
       bool stream_bench = text.find("stream-bench") != std::string::npos;
       res.set_chunked_content_provider(
           "text/event-stream", [this, stream_bench](size_t, httplib::DataSink& sink) {
@@ -106,11 +108,15 @@ class FakeLlm {
     thread_.join();
   }
   int port() const { return port_; }
-  std::optional<int64_t> FirstRequest(const std::string& tag) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = first_request_.find(tag);
-    if (it == first_request_.end()) return std::nullopt;
-    return it->second;
+  // Blocks (no polling: a spinning client would take CPU from the server on
+  // a 2-core machine) until `tag`'s first request arrived, or `timeout`.
+  std::optional<int64_t> AwaitFirstRequest(const std::string& tag,
+                                           std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!arrived_.wait_for(lock, timeout, [&] { return first_request_.count(tag) > 0; })) {
+      return std::nullopt;
+    }
+    return first_request_[tag];
   }
 
  private:
@@ -119,6 +125,7 @@ class FakeLlm {
   int port_ = 0;
   int deltas_, gap_us_;
   std::mutex mu_;
+  std::condition_variable arrived_;
   std::map<std::string, int64_t> first_request_;
 };
 
@@ -150,10 +157,7 @@ std::vector<double> CreateToFirstRequest(int port, FakeLlm& fake, int n) {
       std::fprintf(stderr, "create failed: %s\n", r ? r->body.c_str() : "no reply");
       continue;
     }
-    std::optional<int64_t> got;
-    for (auto end = Clock::now() + 10s; !(got = fake.FirstRequest(tag)) && Clock::now() < end;) {
-      std::this_thread::sleep_for(20us);
-    }
+    std::optional<int64_t> got = fake.AwaitFirstRequest(tag, 10s);
     if (got) ms.push_back(static_cast<double>(*got - t0) / 1e6);
   }
   return ms;

@@ -154,13 +154,19 @@ Result<MessageStore> MessageStore::Open(const std::string& dir, Clock* clock, En
 Status MessageStore::RecountCurrent() {
   current_lines_ = 0;
   current_raw_tokens_ = 0;
+  current_clean_ = false;
+  uint64_t line_bytes = 0;  // of the complete lines, newlines included
+  bool blank_or_cr = false;
   MAESTRO_RETURN_IF_ERROR(ForEachLine(*env_, current_path_, [&](std::string_view line, uint64_t) {
+    line_bytes += line.size() + 1;
+    if (line.empty() || line.find('\r') != std::string_view::npos) blank_or_cr = true;
     if (line.empty()) return true;
     ++current_lines_;
     current_raw_tokens_ += EstimateMessageTokens(Json::parse(line, nullptr, false));
     return true;
   }));
   MAESTRO_ASSIGN_OR_RETURN(current_bytes_, FileSize(*env_, current_path_));
+  current_clean_ = !blank_or_cr && line_bytes == current_bytes_;
   return Status::Ok();
 }
 
@@ -239,7 +245,10 @@ Json MessageStore::ArchiveRecord(const Json& message, const std::string& job_id,
 }
 
 Status MessageStore::AppendLive(const std::string& line) {
-  MAESTRO_RETURN_IF_ERROR(current_.Append(line));
+  if (Status st = current_.Append(line); !st.ok()) {
+    current_clean_ = false;  // part of the line may be in the file
+    return st;
+  }
   MAESTRO_RETURN_IF_ERROR(transcript_.Append(line));
   current_bytes_ += line.size();
   return Status::Ok();
@@ -293,6 +302,7 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
   //    are not appended after the threads they came from. A new context's
   //    are empty: appended to, no temp file and rename on its setup path.
   MAESTRO_ASSIGN_OR_RETURN(uint64_t transcript_bytes, FileSize(*env_, transcript_path_));
+  current_clean_ = false;  // until the new lines are all in
   if (current_bytes_ == 0 && transcript_bytes == 0 && current_.is_open() && transcript_.is_open()) {
     MAESTRO_RETURN_IF_ERROR(current_.Append(lines));
     MAESTRO_RETURN_IF_ERROR(transcript_.Append(lines));
@@ -305,6 +315,7 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
   transcript_thread_offset_ = 0;
   current_lines_ = static_cast<int64_t>(messages.size());
   current_bytes_ = lines.size();
+  current_clean_ = true;  // MessageLine's lines only
   current_raw_tokens_ = tokens;
   thread_job_id_ = job_id;
   movement_ = movement;

@@ -129,6 +129,13 @@ class MessageStore {
   const std::string& transcript_path() const { return transcript_path_; }
   const std::string& messages_path() const { return archive_.path(); }
   int64_t current_lines() const { return current_lines_; }
+  // The bytes of current.jsonl when the store knows its exact shape: every
+  // one of current_lines() lines non-empty, newline-terminated and free of
+  // '\r' (what MessageLine writes). The LLM request body then takes its
+  // size from here instead of scanning the whole conversation before every
+  // call (llm::ChatRequest::messages_known_bytes). 0 = not known (a recount
+  // found another shape, or an append failed part-way).
+  uint64_t current_known_bytes() const { return current_clean_ ? current_bytes_ : 0; }
   int64_t current_raw_tokens() const { return current_raw_tokens_; }
   int64_t count_messages() const { return archive_.count(); }
   int64_t thread() const { return thread_; }
@@ -159,6 +166,7 @@ class MessageStore {
   int64_t current_lines_ = 0;
   int64_t current_raw_tokens_ = 0;
   uint64_t current_bytes_ = 0;
+  bool current_clean_ = false;             // see current_known_bytes()
   uint64_t transcript_thread_offset_ = 0;  // where the last thread starts
   int64_t thread_ = 0;                     // number of thread starts so far
   std::string thread_job_id_;

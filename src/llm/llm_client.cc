@@ -221,6 +221,7 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   spec.params = req.params;
   spec.tools_path = req.tools_path;
   spec.messages_path = req.messages_path;
+  spec.messages_known_bytes = req.messages_known_bytes;
   spec.request_json_path = req.request_json_path;
   auto body = RequestBody::Open(spec);
   if (!body.ok()) return Fail(LlmErrorKind::kTerminal, body.status());

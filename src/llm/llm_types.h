@@ -48,7 +48,12 @@ struct ModelProfile {
 // What to send. Files are read while the request streams; nothing here is
 // proportional to the conversation size.
 struct ChatRequest {
-  std::string messages_path;      // current.jsonl: one OpenAI message object per line
+  std::string messages_path;  // current.jsonl: one OpenAI message object per line
+  // When the writer knows it (context::MessageStore::current_known_bytes):
+  // the first `messages_known_bytes` of messages_path are whole non-empty
+  // lines without '\r', so the body's size needs no scan of the file. 0 =
+  // measure by reading it.
+  uint64_t messages_known_bytes = 0;
   std::string tools_path;         // JSON array of tool definitions; empty = no tools
   Json params = Json::object();   // extra top-level fields: temperature, max_tokens, ...
   std::string request_json_path;  // if set, the body is also written here (seed 002)

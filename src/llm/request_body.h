@@ -8,9 +8,11 @@
 //   <line 1>,<line 2>,...]}
 // copied through a fixed 64 KiB buffer. Blank lines are skipped, and a torn
 // last line (no terminating newline: an append that crashed) is left out. The
-// exact size is computed up front (one scan of the file), so the request has
-// a Content-Length and needs no chunked upload. Optionally every byte is also
-// written to `request.json` (seed 002's transient request body).
+// exact size is computed up front, so the request has a Content-Length and
+// needs no chunked upload: from the writer's count when it gives one
+// (messages_known_bytes; the agent loop's current.jsonl), else by one scan of
+// the file — O(conversation) before every call, which the count avoids. Optionally every byte is
+// also written to `request.json` (seed 002's transient request body).
 //
 // Memory is O(buffer) regardless of the file sizes. A RequestBody serves one
 // attempt; a retry opens a new one.
@@ -32,9 +34,14 @@ namespace maestro::llm {
 struct RequestBodySpec {
   std::string model;
   bool stream = true;
-  Json params = Json::object();   // extra top-level fields (must be an object)
-  std::string tools_path;         // JSON array file; empty = omit "tools"
-  std::string messages_path;      // JSONL file of messages
+  Json params = Json::object();  // extra top-level fields (must be an object)
+  std::string tools_path;        // JSON array file; empty = omit "tools"
+  std::string messages_path;     // JSONL file of messages
+  // > 0: its writer vouches that the first `messages_known_bytes` bytes are
+  // whole non-empty lines without '\r' (llm::ChatRequest). The size is then
+  // known without a scan, and the lines go straight into the caller's buffer
+  // with each '\n' turned into the comma between messages.
+  uint64_t messages_known_bytes = 0;
   std::string request_json_path;  // optional tee target
   Env* env = Env::Default();      // writes the tee (best effort: a debugging copy)
 };
@@ -68,6 +75,7 @@ class RequestBody {
   RequestBody() = default;
   enum class Part { kHead, kTools, kMid, kMessages, kTail, kEnd };
   size_t ReadMessages(char* buf, size_t n);
+  size_t ReadKnownMessages(char* buf, size_t n);
   bool FillBuffer();
   void Tee(const char* p, size_t n);
   Status OpenTee();  // (re)creates the tee file when one is asked for
@@ -81,6 +89,7 @@ class RequestBody {
   std::string tee_path_;
   Env* env_ = nullptr;
   uint64_t messages_limit_ = 0;  // bytes of current.jsonl up to the last '\n'
+  bool messages_known_ = false;  // spec.messages_known_bytes was given
   uint64_t messages_read_ = 0;
   uint64_t size_ = 0;
   Part part_ = Part::kHead;

@@ -189,6 +189,34 @@ TEST_F(MessageStoreTest, CurrentStreamsAsTheRequestMessages) {
   EXPECT_EQ(req["messages"][2]["tool_calls"][0]["function"]["name"], "ReadFile");
 }
 
+// The byte count the request body trusts instead of a scan: the file's
+// size while the store wrote every line, after a reopen too; unknown (0)
+// once current.jsonl holds a blank line.
+TEST_F(MessageStoreTest, KnownBytesAreTheFileWhileTheStoreWroteEveryLine) {
+  auto body_of = [](const std::string& path, uint64_t known) {
+    llm::RequestBodySpec spec;
+    spec.model = "m";
+    spec.messages_path = path;
+    spec.messages_known_bytes = known;
+    auto body = llm::RequestBody::Open(spec);
+    EXPECT_TRUE(body.ok());
+    return *(*body)->ReadAll();
+  };
+  {
+    MessageStore ms = Open();
+    EXPECT_EQ(ms.current_known_bytes(), 0u);  // no thread yet
+    Fill(ms);
+    EXPECT_EQ(ms.current_known_bytes(), ReadWholeFile(ms.current_path()).size());
+    EXPECT_EQ(body_of(ms.current_path(), ms.current_known_bytes()), body_of(ms.current_path(), 0));
+  }
+  MessageStore ms = Open();
+  std::string lines = ReadWholeFile(ms.current_path());
+  EXPECT_EQ(ms.current_known_bytes(), lines.size());
+  ASSERT_TRUE(ms.ReplaceCurrent([&](const ByteSink& sink) { return sink(lines + "\n"); }).ok());
+  EXPECT_EQ(ms.current_known_bytes(), 0u);
+  EXPECT_EQ(ms.current_lines(), 4);
+}
+
 TEST_F(MessageStoreTest, EstimateIsCalibratedByServerCount) {
   MessageStore ms = Open();
   Fill(ms);

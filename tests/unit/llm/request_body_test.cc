@@ -144,6 +144,48 @@ TEST_F(RequestBodyTest, RewindSendsTheSameBytesAgain) {
   EXPECT_EQ(teed, *whole);
 }
 
+// With the writer's byte count the body is the same bytes as with the scan,
+// whatever the read sizes; a line appended after the count (the next
+// message, written while this request streams) is not sent, and a count the
+// file cannot hold is an error before anything is sent.
+TEST_F(RequestBodyTest, KnownBytesSendTheSameBodyWithoutAScan) {
+  RequestBodySpec spec;
+  spec.model = "m";
+  spec.tools_path = Write("tools.json", R"([{"type":"function"}])");
+  std::string lines;
+  for (int i = 0; i < 40; ++i) {
+    lines += Json{{"role", "user"}, {"content", std::string(i * 900, 'a' + i % 26) + "\n"}}.dump() +
+             "\n";
+  }
+  spec.messages_path = Write("current.jsonl", lines);
+  auto scanned = RequestBody::Open(spec);
+  ASSERT_TRUE(scanned.ok());
+  auto want = (*scanned)->ReadAll();
+  ASSERT_TRUE(want.ok());
+
+  std::ofstream(spec.messages_path, std::ios::app | std::ios::binary)
+      << Json{{"role", "assistant"}, {"content", "later"}}.dump() << "\n";
+  spec.messages_known_bytes = lines.size();
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, size_t{1} << 20}) {
+    auto known = RequestBody::Open(spec);
+    ASSERT_TRUE(known.ok());
+    EXPECT_EQ((*known)->size(), (*scanned)->size());
+    std::string got;
+    std::string buf(chunk, '\0');
+    while (size_t k = (*known)->Read(buf.data(), chunk)) got.append(buf.data(), k);
+    ASSERT_TRUE((*known)->error().ok());
+    EXPECT_EQ(got, *want) << "read in chunks of " << chunk;
+    if (chunk == 7) {  // a rewind part way in sends the same again
+      ASSERT_TRUE((*known)->Rewind().ok());
+      EXPECT_EQ(*(*known)->ReadAll(), *want);
+    }
+  }
+  EXPECT_EQ(Json::parse(*want)["messages"].size(), 40u);
+
+  spec.messages_known_bytes = lines.size() + 1000;
+  EXPECT_EQ(RequestBody::Open(spec).status().code(), StatusCode::kInternal);
+}
+
 TEST_F(RequestBodyTest, MissingFilesAndBadParamsAreErrors) {
   RequestBodySpec spec;
   spec.messages_path = (dir_ / "nope.jsonl").string();
