@@ -77,20 +77,12 @@ Result<Replayed> Replay(const JsonlLog& archive, bool want_summary) {
 
 }  // namespace
 
-namespace {
-
-std::string DumpValue(const Json& v) {
-  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-}  // namespace
-
 std::string MessageLine(const Json& m, std::string_view content_json) {
   std::string s = "{\"role\":";
-  s += DumpValue(m.value("role", Json("user")));
+  s += DumpJson(m.value("role", Json("user")));
   s += ",\"content\":";
   if (content_json.empty()) {
-    s += DumpValue(m.contains("content") ? m["content"] : Json(nullptr));
+    s += DumpJson(m.contains("content") ? m["content"] : Json(nullptr));
   } else {
     s += content_json;
   }
@@ -99,7 +91,7 @@ std::string MessageLine(const Json& m, std::string_view content_json) {
       s += ",\"";
       s += k;
       s += "\":";
-      s += DumpValue(*it);
+      s += DumpJson(*it);
     }
   }
   s += "}\n";
@@ -340,7 +332,7 @@ Result<int64_t> MessageStore::AddMessage(const Json& message, const std::string&
   // archive and the live files; "content" sorts first among the record's keys.
   std::string content, member;
   if (auto it = rec.find("content"); it != rec.end()) {
-    content = DumpValue(*it);
+    content = DumpJson(*it);
     member = "\"content\":" + content;
     rec.erase(it);
   }

@@ -6,9 +6,69 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/utf8.h"
+
 namespace maestro {
 
+namespace {
+
+// `s` (well-formed UTF-8) as a JSON string, byte for byte what nlohmann's
+// dump(ensure_ascii = false) writes: '"', '\\' and \b \f \n \r \t
+// escaped, other bytes below 0x20 as \u00xx, everything else verbatim.
+// The library runs every byte through its UTF-8 decoder; tool results of
+// tens of KB are serialized once per message, so this copies runs instead.
+std::string DumpValidUtf8String(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 16 + 2);
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default: {
+        constexpr char kHex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+  return out;
+}
+
+}  // namespace
+
 std::string DumpJson(const Json& value) {
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    if (IsValidUtf8(s)) return DumpValidUtf8String(s);
+  }
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -77,23 +77,28 @@ namespace {
 std::string ReadLineRange(std::ifstream& in, int64_t start, int64_t end, int64_t* lines,
                           bool* truncated) {
   std::string out;
-  int64_t n = 1;  // the line the next byte belongs to
-  bool any = false;
+  int64_t n = 1;     // the line the next byte belongs to
+  bool any = false;  // line n has bytes
   char buf[65536];
   while (in && n <= end) {
     in.read(buf, sizeof(buf));
-    const std::streamsize got = in.gcount();
-    for (std::streamsize i = 0; i < got && n <= end; ++i) {
-      any = true;
+    const size_t got = static_cast<size_t>(in.gcount());
+    // Line by line (memchr), each line's bytes appended in one go.
+    for (size_t i = 0; i < got && n <= end;) {
+      const auto* nl = static_cast<const char*>(std::memchr(buf + i, '\n', got - i));
+      const size_t stop = nl ? static_cast<size_t>(nl - buf) + 1 : got;
       if (n >= start) {
-        if (out.size() >= kMaxReadBytes) {
+        if (out.size() + (stop - i) > kMaxReadBytes) {  // a byte past the limit is in range
+          out.append(buf + i, kMaxReadBytes - out.size());
           *truncated = true;
           *lines = n;
           return out;
         }
-        out += buf[i];
+        out.append(buf + i, stop - i);
       }
-      if (buf[i] == '\n') ++n, any = false;
+      any = nl == nullptr;
+      if (nl) ++n;
+      i = stop;
     }
   }
   *lines = any ? n : n - 1;

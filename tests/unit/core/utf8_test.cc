@@ -46,5 +46,45 @@ TEST(Utf8Test, RandomBytesAlwaysComeOutWellFormedAndSerializable) {
   }
 }
 
+// DumpJson's own string writer gives nlohmann's bytes exactly: every byte
+// value alone and in random mixes of ASCII, control bytes, quotes,
+// backslashes, multi-byte sequences and invalid bytes (which go to the
+// library's U+FFFD replacement).
+TEST(Utf8Test, DumpJsonWritesStringsAsTheLibraryDoes) {
+  auto library = [](const std::string& s) {
+    return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  for (int b = 0; b < 256; ++b) {
+    std::string s = "a" + std::string(1, static_cast<char>(b)) + "z";
+    EXPECT_EQ(DumpJson(Json(s)), library(s)) << "byte " << b;
+  }
+  const std::vector<std::string> pieces = {"plain ",
+                                           "\"",
+                                           "\\",
+                                           "\n",
+                                           "\r\n",
+                                           "\t",
+                                           "\b",
+                                           "\f",
+                                           std::string("\0", 1),
+                                           "\x01",
+                                           "\x1f",
+                                           "\x7f",
+                                           "\xC3\xBC",
+                                           "\xE2\x82\xAC",
+                                           "\xF0\x9F\x98\x80",
+                                           "\xE2\x82",
+                                           "\xFF",
+                                           "\xED\xA0\x80",
+                                           "0123456789abcdef"};
+  std::mt19937 rng(777);
+  for (int round = 0; round < 3000; ++round) {
+    std::string s;
+    for (int k = rng() % 40; k > 0; --k) s += pieces[rng() % pieces.size()];
+    ASSERT_EQ(DumpJson(Json(s)), library(s))
+        << Json(s).dump(-1, ' ', true, Json::error_handler_t::replace);
+  }
+}
+
 }  // namespace
 }  // namespace maestro

@@ -117,6 +117,26 @@ TEST_F(FileToolsTest, ReadFileBoundsMemoryAndRefusesSpecialFiles) {
   EXPECT_TRUE(ReadFileTool({{"path", "src"}}, ctx_).is_error);
 }
 
+// Line ranges across the 64 KiB read buffer, and the 1 MiB limit exactly:
+// a file of exactly 1 MiB comes whole; one byte more stops in the next line.
+TEST_F(FileToolsTest, ReadFileRangesAndTheByteLimitAreExact) {
+  std::string lines;
+  for (int i = 1; i <= 1024; ++i) {
+    std::string head = "line " + std::to_string(i) + " ";
+    lines += head + std::string(1023 - head.size(), '.') + "\n";
+  }
+  ASSERT_EQ(lines.size(), 1u << 20);
+  Write("mib.txt", lines);
+  EXPECT_EQ(ReadFileTool({{"path", "mib.txt"}}, ctx_).content, lines);
+  EXPECT_EQ(
+      ReadFileTool({{"path", "mib.txt"}, {"start_line", 60}, {"end_line", 130}}, ctx_).content,
+      lines.substr(59 * 1024, 71 * 1024));
+  Write("mib1.txt", lines + "x");
+  ToolResult over = ReadFileTool({{"path", "mib1.txt"}}, ctx_);
+  EXPECT_EQ(over.content.substr(0, 1u << 20), lines);
+  EXPECT_NE(over.content.find("stopped after 1048576 bytes, in line 1025"), std::string::npos);
+}
+
 TEST_F(FileToolsTest, WriteFileCreatesParentsAndEditFileNeedsAUniqueMatch) {
   ToolResult w = WriteFileTool({{"path", "new/dir/x.txt"}, {"content", "alpha beta alpha"}}, ctx_);
   ASSERT_FALSE(w.is_error) << w.content;
