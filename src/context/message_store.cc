@@ -147,6 +147,7 @@ Status MessageStore::RecountCurrent() {
   current_lines_ = 0;
   current_raw_tokens_ = 0;
   current_clean_ = false;
+  ++current_generation_;
   uint64_t line_bytes = 0;  // of the complete lines, newlines included
   bool blank_or_cr = false;
   MAESTRO_RETURN_IF_ERROR(ForEachLine(*env_, current_path_, [&](std::string_view line, uint64_t) {
@@ -295,6 +296,7 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
   //    are empty: appended to, no temp file and rename on its setup path.
   MAESTRO_ASSIGN_OR_RETURN(uint64_t transcript_bytes, FileSize(*env_, transcript_path_));
   current_clean_ = false;  // until the new lines are all in
+  ++current_generation_;
   if (current_bytes_ == 0 && transcript_bytes == 0 && current_.is_open() && transcript_.is_open()) {
     MAESTRO_RETURN_IF_ERROR(current_.Append(lines));
     MAESTRO_RETURN_IF_ERROR(transcript_.Append(lines));

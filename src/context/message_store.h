@@ -136,6 +136,10 @@ class MessageStore {
   // call (llm::ChatRequest::messages_known_bytes). 0 = not known (a recount
   // found another shape, or an append failed part-way).
   uint64_t current_known_bytes() const { return current_clean_ ? current_bytes_ : 0; }
+  // Changes whenever current.jsonl is rewritten rather than appended to (a
+  // seed, a compression, a repair): a reader that kept an offset into it
+  // starts over.
+  uint64_t current_generation() const { return current_generation_; }
   int64_t current_raw_tokens() const { return current_raw_tokens_; }
   int64_t count_messages() const { return archive_.count(); }
   int64_t thread() const { return thread_; }
@@ -166,7 +170,8 @@ class MessageStore {
   int64_t current_lines_ = 0;
   int64_t current_raw_tokens_ = 0;
   uint64_t current_bytes_ = 0;
-  bool current_clean_ = false;             // see current_known_bytes()
+  bool current_clean_ = false;  // see current_known_bytes()
+  uint64_t current_generation_ = 0;
   uint64_t transcript_thread_offset_ = 0;  // where the last thread starts
   int64_t thread_ = 0;                     // number of thread starts so far
   std::string thread_job_id_;

@@ -124,7 +124,7 @@ Status ReplaceFileContent(Env& env, const std::string& path, std::string_view co
 }
 
 Status ForEachLine(Env& env, const std::string& path,
-                   const std::function<bool(std::string_view, uint64_t)>& fn) {
+                   const std::function<bool(std::string_view, uint64_t)>& fn, uint64_t from) {
   auto opened = env.NewReadableFile(path);
   if (!opened.ok()) {
     if (opened.status().code() == StatusCode::kNotFound) return Status::Ok();
@@ -132,9 +132,9 @@ Status ForEachLine(Env& env, const std::string& path,
   }
   ReadableFile& file = **opened;
   std::unique_ptr<char[]> buf(new char[kBufSize]);
-  std::string partial;      // a line that spans buffer reads
-  uint64_t line_start = 0;  // file offset of the current line
-  uint64_t pos = 0;         // file offset of buf[0]
+  std::string partial;         // a line that spans buffer reads
+  uint64_t line_start = from;  // file offset of the current line
+  uint64_t pos = from;         // file offset of buf[0]
   for (;;) {
     MAESTRO_ASSIGN_OR_RETURN(size_t len, file.ReadAt(pos, buf.get(), kBufSize));
     if (len == 0) break;

@@ -95,9 +95,11 @@ Status ReplaceFileContent(Env& env, const std::string& path, std::string_view co
 // Calls `fn(line, offset)` for every complete line of `path` (without the
 // '\n'; bytes after the last '\n' are ignored), reading through a fixed
 // buffer so memory is O(longest line). `fn` returning false stops the scan.
-// A missing file has no lines.
+// A missing file has no lines. `from` (a line start) skips the bytes before
+// it: an append-only file's new lines only.
 Status ForEachLine(Env& env, const std::string& path,
-                   const std::function<bool(std::string_view line, uint64_t offset)>& fn);
+                   const std::function<bool(std::string_view line, uint64_t offset)>& fn,
+                   uint64_t from = 0);
 
 // Copies bytes [from, to) of `path` into `sink` through a fixed buffer.
 Status CopyRange(Env& env, const std::string& path, uint64_t from, uint64_t to,

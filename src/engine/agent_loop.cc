@@ -293,9 +293,7 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     if (auto parked = BudgetStep(d, movement, guard.estimate)) return *parked;
     llm::ChatRequest req;
     req.messages_path = guard.messages_path;
-    if (req.messages_path == d.ctx->messages().current_path()) {
-      req.messages_known_bytes = d.ctx->messages().current_known_bytes();
-    }
+    req.messages_known_bytes = guard.messages_known_bytes;
     req.tools_path = d.tools_path;
     telemetry::Span chat = StartChatSpan(d, req);
     llm::LlmCallResult call = d.llm->Chat(

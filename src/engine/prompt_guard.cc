@@ -4,10 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 #include <unordered_map>
 
 #include "context/token_estimate.h"
+#include "core/durable_file.h"
 #include "core/hash.h"
 #include "engine/agent_loop.h"
 #include "engine/handoff/trigger.h"
@@ -45,9 +45,11 @@ void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
                  out->estimate, GuardThreshold(d));
   }
   g.dedup_active = true;
+  if (!g.dedup) g.dedup = std::make_shared<DedupCopy>();
   std::string sent = d.ctx->dir() + "/sent.jsonl";
-  auto stats =
-      WriteDeduplicatedMessages(*d.env, d.ctx->messages().current_path(), sent, g.dedup_min_bytes);
+  const context::MessageStore& messages = d.ctx->messages();
+  auto stats = g.dedup->Update(*d.env, messages.current_path(), messages.current_generation(), sent,
+                               g.dedup_min_bytes);
   if (!stats.ok()) {  // not fatal: the full conversation is still valid to send
     spdlog::warn("job {}: dedup: {}", d.job_id, stats.status().ToString());
     return;
@@ -57,12 +59,15 @@ void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
   if (stats->results_replaced == 0) return;  // identical bytes: send the original
   g.sent_raw_saved = stats->raw_tokens_saved;
   out->messages_path = sent;
+  // Copied or re-serialized lines of a file of whole lines are whole lines.
+  out->messages_known_bytes = messages.current_known_bytes() > 0 ? g.dedup->out_bytes() : 0;
   out->estimate = std::max<int64_t>(0, out->estimate - g.last_dedup_saved_tokens);
 }
 
 void Estimate(AgentLoopDeps& d, GuardOutcome* out) {
   d.guard.sent_raw_saved = 0;
   out->messages_path = d.ctx->messages().current_path();
+  out->messages_known_bytes = d.ctx->messages().current_known_bytes();
   out->estimate = d.ctx->messages().EstimatePromptTokens(ToolsTokens(d));
   Deduplicate(d, out);
 }
@@ -108,55 +113,85 @@ std::string DedupReference(const std::string& first_call_id, size_t bytes) {
       first_call_id, bytes);
 }
 
-Result<DedupStats> WriteDeduplicatedMessages(Env& env, const std::string& in_path,
-                                             const std::string& out_path, size_t min_bytes) {
-  std::ifstream in(in_path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + in_path);
-  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewWritableFile(out_path));
+Status DedupCopy::Restart(Env& env, const std::string& in_path, uint64_t in_generation,
+                          const std::string& out_path, size_t min_bytes) {
+  out_.reset();
+  MAESTRO_ASSIGN_OR_RETURN(out_, env.NewWritableFile(out_path));
+  in_path_ = in_path;
+  out_path_ = out_path;
+  generation_ = in_generation;
+  min_bytes_ = min_bytes;
+  in_done_ = out_bytes_ = 0;
+  first_call_.clear();
+  stats_ = DedupStats{};
+  return Status::Ok();
+}
+
+Result<DedupStats> DedupCopy::Update(Env& env, const std::string& in_path, uint64_t in_generation,
+                                     const std::string& out_path, size_t min_bytes) {
+  if (!out_ || in_path != in_path_ || out_path != out_path_ || in_generation != generation_ ||
+      min_bytes != min_bytes_) {
+    MAESTRO_RETURN_IF_ERROR(Restart(env, in_path, in_generation, out_path, min_bytes));
+  }
   // Lines are gathered so a long conversation costs few write(2) calls.
   std::string out;
-  auto flush = [&](bool force) -> Status {
-    if (!force && out.size() < 64 * 1024) return Status::Ok();
-    Status st = file->Append(out);
+  Status written;
+  auto flush = [&](bool force) {
+    if (!written.ok() || (!force && out.size() < 64 * 1024)) return;
+    written = out_->Append(out);
+    out_bytes_ += out.size();
     out.clear();
-    return st;
   };
-  DedupStats stats;
-  std::unordered_map<std::string, std::string> first_call;  // content hash -> call id
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    // Cheap filter before parsing: only tool messages can be replaced.
-    if (line.size() >= min_bytes && line.find("\"role\":\"tool\"") != std::string::npos) {
-      Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-      const Json* content = msg.is_object() ? &msg["content"] : nullptr;
-      if (content && content->is_string() &&
-          content->get_ref<const std::string&>().size() >= min_bytes) {
-        const std::string& text = content->get_ref<const std::string&>();
-        std::string id = msg.value("tool_call_id", "");
-        auto [it, fresh] = first_call.emplace(Sha256Hex(text), id);
-        if (!fresh) {
-          int64_t before = context::EstimateMessageTokens(msg);
-          size_t bytes = text.size();
-          msg["content"] = DedupReference(it->second, bytes);
-          stats.raw_tokens_saved += before - context::EstimateMessageTokens(msg);
-          stats.bytes_saved +=
-              static_cast<int64_t>(bytes) -
-              static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
-          ++stats.results_replaced;
-          out += DumpJson(msg);
-          out += '\n';
-          MAESTRO_RETURN_IF_ERROR(flush(false));
-          continue;
+  uint64_t done = in_done_;
+  Status scan = ForEachLine(
+      env, in_path,
+      [&](std::string_view line, uint64_t offset) {
+        done = offset + line.size() + 1;
+        if (line.empty()) return true;
+        // Cheap filter before parsing: only tool messages can be replaced.
+        if (line.size() >= min_bytes && line.find("\"role\":\"tool\"") != std::string::npos) {
+          Json msg = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+          const Json* content = msg.is_object() ? &msg["content"] : nullptr;
+          if (content && content->is_string() &&
+              content->get_ref<const std::string&>().size() >= min_bytes) {
+            const std::string& text = content->get_ref<const std::string&>();
+            std::string id = msg.value("tool_call_id", "");
+            auto [it, fresh] = first_call_.emplace(Sha256Hex(text), id);
+            if (!fresh) {
+              int64_t before = context::EstimateMessageTokens(msg);
+              size_t bytes = text.size();
+              msg["content"] = DedupReference(it->second, bytes);
+              stats_.raw_tokens_saved += before - context::EstimateMessageTokens(msg);
+              stats_.bytes_saved +=
+                  static_cast<int64_t>(bytes) -
+                  static_cast<int64_t>(msg["content"].get_ref<const std::string&>().size());
+              ++stats_.results_replaced;
+              out += DumpJson(msg);
+              out += '\n';
+              flush(false);
+              return written.ok();
+            }
+          }
         }
-      }
-    }
-    out += line;
-    out += '\n';
-    MAESTRO_RETURN_IF_ERROR(flush(false));
+        out += line;
+        out += '\n';
+        flush(false);
+        return written.ok();
+      },
+      in_done_);
+  flush(true);
+  if (!scan.ok() || !written.ok()) {
+    out_.reset();  // part of a line may be out: the next Update starts over
+    return !scan.ok() ? scan : written;
   }
-  MAESTRO_RETURN_IF_ERROR(flush(true));
-  MAESTRO_RETURN_IF_ERROR(file->Close());
-  return stats;
+  in_done_ = done;
+  return stats_;
+}
+
+Result<DedupStats> WriteDeduplicatedMessages(Env& env, const std::string& in_path,
+                                             const std::string& out_path, size_t min_bytes) {
+  if (!env.FileExists(in_path)) return NotFound("cannot read " + in_path);
+  return DedupCopy().Update(env, in_path, 0, out_path, min_bytes);
 }
 
 int64_t ObservedPromptTokens(const AgentLoopDeps& d, int64_t prompt_tokens) {

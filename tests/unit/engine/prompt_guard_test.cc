@@ -131,6 +131,46 @@ TEST(WriteDeduplicatedMessages, UnchangedLinesKeepTheirExactBytes) {
   EXPECT_EQ(line, odd);
 }
 
+// The copy kept by appending: after each growth of the conversation (a torn
+// last line waits for its newline) it is byte for byte the copy written
+// whole, and a rewrite of the source (a new generation) starts it over.
+TEST(DedupCopy, AppendedUpdatesEqualTheWholeCopyAndARewriteStartsOver) {
+  maestro::testing::TempDir dir;
+  std::string in = dir.path() + "/in.jsonl", out = dir.path() + "/out.jsonl",
+              whole = dir.path() + "/whole.jsonl";
+  auto tool = [](const std::string& id, const std::string& text) {
+    return Json{{"role", "tool"}, {"tool_call_id", id}, {"content", text}}.dump() + "\n";
+  };
+  std::string big(2000, 'x'), other(2000, 'y');
+  std::vector<std::string> growth = {
+      test::SystemMessage().dump() + "\n" + UserMessage("task").dump() + "\n" + tool("c1", big),
+      tool("c2", other) + tool("c3", big) + tool("c4", "short") + "{\"role\":\"assis",
+      "tant\",\"content\":\"ok\"}\n" + tool("c5", big) + tool("c6", other)};
+  DedupCopy copy;
+  std::ofstream(in, std::ios::binary).close();
+  for (const std::string& part : growth) {
+    std::ofstream(in, std::ios::app | std::ios::binary) << part;
+    auto stats = copy.Update(*Env::Default(), in, 1, out, 512);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    auto want = WriteDeduplicatedMessages(*Env::Default(), in, whole, 512);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(stats->results_replaced, want->results_replaced);
+    EXPECT_EQ(stats->raw_tokens_saved, want->raw_tokens_saved);
+    EXPECT_EQ(maestro::testing::ReadWholeFile(out), maestro::testing::ReadWholeFile(whole));
+    EXPECT_EQ(copy.out_bytes(), maestro::testing::ReadWholeFile(out).size());
+  }
+  EXPECT_EQ(ReadJsonl(out).size(), 9u);
+  EXPECT_EQ(copy.Update(*Env::Default(), in, 1, out, 512)->results_replaced, 3);
+
+  std::ofstream(in, std::ios::binary) << tool("d1", big) << tool("d2", big);  // compressed
+  auto fresh = copy.Update(*Env::Default(), in, 2, out, 512);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->results_replaced, 1);
+  std::vector<Json> sent = ReadJsonl(out);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1]["content"], DedupReference("d1", 2000));
+}
+
 TEST_F(PromptGuardLoopTest, BelowTheThresholdTheSameFileReadTwiceIsSentInFull) {
   // Two 4k-token reads: ~8.8k, over compression (7k) only with both.
   ctx_.reset();  // reopen with a large context: nothing crosses a threshold
