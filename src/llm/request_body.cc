@@ -124,7 +124,7 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
     msg_bytes = MeasureMessages(b->messages_, b->messages_limit_);
   }
   b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
-  b->rbuf_.reset(new char[kBufSize]);
+  if (!b->messages_known_) b->rbuf_.reset(new char[kBufSize]);  // the scan path's line joiner
   b->env_ = spec.env;
   b->tee_path_ = spec.request_json_path;
   MAESTRO_RETURN_IF_ERROR(b->OpenTee());

@@ -10,9 +10,10 @@
 // last line (no terminating newline: an append that crashed) is left out. The
 // exact size is computed up front, so the request has a Content-Length and
 // needs no chunked upload: from the writer's count when it gives one
-// (messages_known_bytes; the agent loop's current.jsonl), else by one scan of
-// the file — O(conversation) before every call, which the count avoids. Optionally every byte is
-// also written to `request.json` (seed 002's transient request body).
+// (messages_known_bytes; the agent loop's current.jsonl), else by one scan
+// of the file — O(conversation) before every call, which the count avoids.
+// Optionally every byte is also written to `request.json` (seed 002's
+// transient request body).
 //
 // Memory is O(buffer) regardless of the file sizes. A RequestBody serves one
 // attempt; a retry opens a new one.
