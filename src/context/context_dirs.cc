@@ -79,7 +79,7 @@ Result<std::string> ContextDirs::EnsureUnsynced(const std::string& task_id, Plac
   if (Find(task_id)) return MoveTo(task_id, p);
   MAESTRO_RETURN_IF_ERROR(Init());
   std::string dir = PathOf(p, task_id);
-  MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir + "/handoffs"));
+  MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir));
   *entry_unsynced = true;
   return dir;
 }

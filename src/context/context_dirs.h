@@ -59,8 +59,9 @@ class ContextDirs {
   // The directory path, or kNotFound.
   Result<std::string> Locate(const std::string& task_id) const;
 
-  // Creates the directory in `p` (with handoffs/) or, if it
-  // exists elsewhere, moves it there. Returns its path.
+  // Creates the directory in `p` (its handoffs/ comes with the first
+  // handoff, SaveHandoffFile) or, if it exists elsewhere, moves it there.
+  // Returns its path.
   Result<std::string> Ensure(const std::string& task_id, Placement p) const;
   // Ensure, except that a directory it creates does not get its parent
   // fsynced: `*entry_unsynced` is then true and the caller owes that fsync

@@ -71,7 +71,6 @@ Result<std::unique_ptr<TaskContext>> TaskContext::OpenDelegate(const std::string
 
 Status TaskContext::OpenStores() {
   Env* env = deps_.env;
-  MAESTRO_RETURN_IF_ERROR(env->CreateDirs(handoffs_dir()));
   MAESTRO_ASSIGN_OR_RETURN(messages_, MessageStore::Open(dir_, deps_.clock, env));
   MAESTRO_ASSIGN_OR_RETURN(summaries_, SummaryStore::Open(dir_, deps_.clock, env));
   MAESTRO_ASSIGN_OR_RETURN(ledger_, tools::ToolLedger::Open(dir_, deps_.clock, env));

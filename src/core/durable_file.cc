@@ -17,23 +17,28 @@ std::string ParentDir(const std::string& path) {
 }  // namespace
 
 Result<AppendFile> AppendFile::Open(Env& env, const std::string& path) {
-  const bool existed = env.FileExists(path);
-  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env.NewAppendableFile(path));
   AppendFile f;
-  f.file_ = std::move(file);
   f.path_ = path;
   f.env_ = &env;
-  f.dir_unsynced_ = !existed;
+  if (!env.FileExists(path)) return f;  // created by the first Append
+  MAESTRO_ASSIGN_OR_RETURN(f.file_, env.NewAppendableFile(path));
   return f;
 }
 
 Status AppendFile::Append(std::string_view data, bool sync) {
-  if (!file_) return Internal("append to a closed file " + path_);
+  if (env_ == nullptr) return Internal("append to a closed file " + path_);
   if (!failed_.ok()) {
     return Status(failed_.code(), "an earlier append failed, reopen " + path_ +
                                       " to repair it: " + failed_.message());
   }
-  Status st = file_->Append(data);
+  Status st = Status::Ok();
+  if (!file_) {
+    auto created = env_->NewAppendableFile(path_);
+    if (!created.ok()) return created.status();  // nothing written: a retry may succeed
+    file_ = std::move(created).value();
+    dir_unsynced_ = true;
+  }
+  st = file_->Append(data);
   if (st.ok() && sync) st = file_->Sync();
   // Without this, fdatasync makes the data durable but not the new name.
   if (st.ok() && sync && dir_unsynced_) {

@@ -16,6 +16,25 @@ constexpr TimeMs kStaleMs = 24 * 3600 * 1000;
 // After a failed init the filler waits this long before trying again.
 constexpr auto kRetryDelay = std::chrono::seconds(30);
 
+// Copies the directory tree `from` (directories and regular files only: a
+// repository libgit2 has just initialized) to `to`.
+Status CopyTree(Env& env, const std::string& from, const std::string& to) {
+  MAESTRO_RETURN_IF_ERROR(env.CreateDirs(to));
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, env.ListDir(from));
+  for (const DirEntry& e : entries) {
+    const std::string src = from + "/" + e.name, dst = to + "/" + e.name;
+    if (e.type == DirEntry::Type::kDir) {
+      MAESTRO_RETURN_IF_ERROR(CopyTree(env, src, dst));
+    } else if (e.type == DirEntry::Type::kFile) {
+      MAESTRO_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, src));
+      MAESTRO_RETURN_IF_ERROR(WriteStringToFile(env, dst, bytes));
+    } else {
+      return Internal("unexpected entry in the template repository: " + src);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 GitSpares::GitSpares(Env* env, const std::string& data_dir, size_t keep)
@@ -33,7 +52,7 @@ GitSpares::~GitSpares() {
   filler_.join();
   MutexLock lock(&mu_);
   for (const std::string& dir : ready_) (void)env_->RemoveAll(dir);
-  for (const std::string& dir : taken_) (void)env_->RemoveAll(dir);
+  if (!template_.empty()) (void)env_->RemoveAll(template_);
 }
 
 void GitSpares::RemoveStale() {
@@ -47,7 +66,7 @@ void GitSpares::RemoveStale() {
   }
 }
 
-bool GitSpares::TakeInto(const std::string& workspace) {
+bool GitSpares::TakeAs(const std::string& workspace) {
   std::string spare;
   {
     MutexLock lock(&mu_);
@@ -56,13 +75,11 @@ bool GitSpares::TakeInto(const std::string& workspace) {
     ready_.pop_front();
   }
   cv_.SignalAll();  // the filler makes the next one
-  Status moved = env_->RenameFile(spare + "/.git", workspace + "/.git");
-  // The emptied directory is the filler's business, off this path.
-  {
-    MutexLock lock(&mu_);
-    taken_.push_back(std::move(spare));
+  Status moved = env_->RenameFile(spare, workspace);
+  if (!moved.ok()) {
+    spdlog::warn("git spare: {} (initializing in place)", moved.ToString());
+    (void)env_->RemoveAll(spare);
   }
-  if (!moved.ok()) spdlog::warn("git spare: {} (initializing in place)", moved.ToString());
   return moved.ok();
 }
 
@@ -72,38 +89,35 @@ size_t GitSpares::WaitFilled() {
   return ready_.size();
 }
 
+Status GitSpares::MakeTemplate() {
+  if (!template_.empty()) return Status::Ok();
+  const std::string dir = root_ + "/template-" + NewUuid();
+  Status made = env_->CreateDirs(dir);
+  if (made.ok()) made = GitRepo::Init(dir).status();
+  if (!made.ok()) {
+    (void)env_->RemoveAll(dir);
+    return made;
+  }
+  template_ = dir;
+  return made;
+}
+
 void GitSpares::Fill() {
   MutexLock lock(&mu_);
   while (true) {
-    cv_.Wait(&mu_,
-             [this]() REQUIRES(mu_) { return stop_ || ready_.size() < keep_ || !taken_.empty(); });
+    cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || ready_.size() < keep_; });
     if (stop_) return;
-    std::deque<std::string> emptied;
-    emptied.swap(taken_);
-    const bool make = ready_.size() < keep_;
     lock.Unlock();
-    // A taken spare's directory is empty: the next init reuses it (one
-    // mkdir and one rmdir fewer); any others go.
-    std::string dir;
-    if (make && !emptied.empty()) {
-      dir = std::move(emptied.front());
-      emptied.pop_front();
-    }
-    for (const std::string& d : emptied) (void)env_->RemoveAll(d);
-    Status made = Status::Ok();
-    if (make) {
-      if (dir.empty()) dir = root_ + "/" + NewUuid();
-      made = env_->CreateDirs(dir);
-      if (made.ok()) made = GitRepo::Init(dir).status();
-      if (!made.ok()) {
-        (void)env_->RemoveAll(dir);
-        spdlog::warn("git spare: {} (workspaces are initialized in place)", made.ToString());
-      }
+    const std::string dir = root_ + "/" + NewUuid();
+    Status made = MakeTemplate();
+    if (made.ok()) made = CopyTree(*env_, template_ + "/.git", dir + "/.git");
+    if (!made.ok()) {
+      (void)env_->RemoveAll(dir);
+      spdlog::warn("git spare: {} (workspaces are initialized in place)", made.ToString());
     }
     lock.Lock();
-    if (!make) continue;
     failing_ = !made.ok();
-    if (made.ok()) ready_.push_back(std::move(dir));
+    if (made.ok()) ready_.push_back(dir);
     cv_.SignalAll();
     if (failing_) cv_.WaitFor(&mu_, kRetryDelay, [this]() REQUIRES(mu_) { return stop_; });
   }

@@ -111,14 +111,25 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
     return InvalidArgument("bad task id for a workspace", "task_id");
   }
   fs::path dir = EphemeralWorkspaceDir(options.data_dir, task_id);
-  if (Status made = options.env->CreateDirs(dir.string()); !made.ok()) {
-    return Internal("cannot create " + dir.string() + ": " + made.message());
+  // A new workspace is a ready spare renamed into place (no mkdir, no init
+  // on this path); a resumed one exists already.
+  bool taken = false;
+  if (options.git_spares != nullptr && !options.env->FileExists(dir.string())) {
+    const std::string parent = dir.parent_path().string();
+    if (Status made = options.env->CreateDirs(parent); !made.ok()) {
+      return Internal("cannot create " + parent + ": " + made.message());
+    }
+    taken = options.git_spares->TakeAs(dir.string());
+  }
+  if (!taken) {
+    if (Status made = options.env->CreateDirs(dir.string()); !made.ok()) {
+      return Internal("cannot create " + dir.string() + ": " + made.message());
+    }
   }
   ws.root = fs::canonical(dir).string();
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;
-  if (!fs::exists(dir / ".git") &&
-      !(options.git_spares != nullptr && options.git_spares->TakeInto(ws.root))) {
+  if (!taken && !fs::exists(dir / ".git")) {
     MAESTRO_RETURN_IF_ERROR(GitRepo::Init(ws.root).status());
   }
   return ws;

@@ -274,7 +274,12 @@ Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
 }
 
 Result<std::string> SaveHandoffFile(Env& env, const std::string& dir, const std::string& yaml) {
-  MAESTRO_RETURN_IF_ERROR(env.CreateDirs(dir));
+  // A context gets its handoffs/ with its first handoff; the new directory's
+  // name is made durable with it (a handoff must survive power loss).
+  if (!env.FileExists(dir)) {
+    MAESTRO_RETURN_IF_ERROR(env.CreateDirs(dir));
+    MAESTRO_RETURN_IF_ERROR(env.SyncDir(fs::path(dir).parent_path().string()));
+  }
   std::string path = fmt::format("{}/{:04d}.yaml", dir, LatestNumber(dir) + 1);
   MAESTRO_RETURN_IF_ERROR(ReplaceFileContent(env, path, yaml));
   return path;

@@ -84,6 +84,36 @@ TEST(DurableFileTest, ANewFilesNameIsSyncedWithItsFirstSyncedAppend) {
   EXPECT_FALSE(std::filesystem::exists(d.File("loose.jsonl")));
 }
 
+// A log most tasks never write costs no file: Open leaves a missing file
+// missing, the first Append creates it; an existing one is appended to.
+TEST(DurableFileTest, AMissingFileIsCreatedByTheFirstAppendNotByOpen) {
+  TempDir d;
+  const std::string p = d.File("summaries.jsonl");
+  auto log = AppendFile::Open(*Env::Default(), p);
+  ASSERT_TRUE(log.ok());
+  EXPECT_TRUE(log->is_open());
+  EXPECT_FALSE(std::filesystem::exists(p)) << "no file before anything is written";
+  ASSERT_TRUE(log->Append("{\"seq\":1}\n").ok());
+  ASSERT_TRUE(log->Append("{\"seq\":2}\n").ok());
+  EXPECT_EQ(ReadWholeFile(p), "{\"seq\":1}\n{\"seq\":2}\n");
+  auto again = AppendFile::Open(*Env::Default(), p);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(again->Append("{\"seq\":3}\n").ok());
+  EXPECT_EQ(ReadWholeFile(p), "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3}\n");
+  // A directory that is gone fails the append that would create the file,
+  // with nothing written: the error names the file, and a later append
+  // (the directory back) succeeds.
+  const std::string gone = d.File("gone/events.jsonl");
+  auto orphan = AppendFile::Open(*Env::Default(), gone);
+  ASSERT_TRUE(orphan.ok());
+  Status st = orphan->Append("{\"seq\":1}\n");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("events.jsonl"), std::string::npos) << st.ToString();
+  std::filesystem::create_directories(d.File("gone"));
+  ASSERT_TRUE(orphan->Append("{\"seq\":1}\n").ok());
+  EXPECT_EQ(ReadWholeFile(gone), "{\"seq\":1}\n");
+}
+
 // durable = false (files rebuilt from a synced log): no fsync at all, the
 // rename still all-or-nothing for readers.
 TEST(DurableFileTest, ANotDurableReplaceSyncsNothing) {

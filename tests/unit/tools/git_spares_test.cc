@@ -1,4 +1,4 @@
-// GitSpares: ready repositories moved into new ephemeral workspaces, refilled
+// GitSpares: ready repositories renamed into new ephemeral workspaces, refilled
 // in the background, removed on exit, stale ones of dead processes swept.
 #include "tools/git_spares.h"
 
@@ -30,7 +30,7 @@ TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
   {
     GitSpares pool(Env::Default(), data.path(), 2);
     ASSERT_EQ(pool.WaitFilled(), 2u);
-    EXPECT_EQ(EntriesIn(spares), 2u);
+    EXPECT_EQ(EntriesIn(spares), 3u) << "two spares and the template they are copied from";
 
     WorkspaceOptions opts;
     opts.data_dir = data.path();
@@ -63,9 +63,8 @@ TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
 
 TEST(GitSparesTest, TakeFailsCleanlyWhenNoneIsReadyOrTheSpareVanished) {
   testing::TempDir data;
-  fs::create_directories(data.File("ws"));
   GitSpares none(Env::Default(), data.path(), 0);
-  EXPECT_FALSE(none.TakeInto(data.File("ws")));
+  EXPECT_FALSE(none.TakeAs(data.File("ws")));
 
   GitSpares pool(Env::Default(), data.path(), 1);
   ASSERT_EQ(pool.WaitFilled(), 1u);
@@ -73,11 +72,12 @@ TEST(GitSparesTest, TakeFailsCleanlyWhenNoneIsReadyOrTheSpareVanished) {
   for (const auto& e : fs::directory_iterator(data.File("workspaces/.git-spares"))) {
     fs::remove_all(e.path());
   }
-  EXPECT_FALSE(pool.TakeInto(data.File("ws")));
-  EXPECT_FALSE(fs::exists(data.File("ws/.git")));
+  EXPECT_FALSE(pool.TakeAs(data.File("ws")));
+  EXPECT_FALSE(fs::exists(data.File("ws")));
   EXPECT_EQ(pool.WaitFilled(), 1u) << "the filler makes a new one";
-  EXPECT_TRUE(pool.TakeInto(data.File("ws")));
+  EXPECT_TRUE(pool.TakeAs(data.File("ws")));
   EXPECT_TRUE(GitRepo::Open(data.File("ws")).ok());
+  EXPECT_EQ(EntriesIn(data.File("ws")), 1u) << "a work tree holding only its .git";
 }
 
 TEST(GitSparesTest, StartRemovesSparesOlderThanADayAndKeepsYoungOnes) {
