@@ -97,6 +97,9 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
     s.git_spares =
         std::make_unique<tools::GitSpares>(env, cfg.data_dir, static_cast<size_t>(cfg.workers));
     o.workspace.git_spares = s.git_spares.get();
+    s.context_spares =
+        context::ContextDirs::NewSpares(cfg.data_dir, env, static_cast<size_t>(cfg.workers));
+    o.context_spares = s.context_spares.get();
   }
   // Ephemeral workspaces are the task's own scratch repository: reading and
   // editing are allowed; the shell only inside the sandbox, without network.

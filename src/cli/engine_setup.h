@@ -13,6 +13,7 @@
 #include "api/task_choices.h"
 #include "browser/browser_service.h"
 #include "core/config.h"
+#include "core/spare_dirs.h"
 #include "engine/agent_loop.h"
 #include "engine/piece_catalog.h"
 #include "store/store.h"
@@ -37,12 +38,15 @@ struct EngineSetup {
   std::unique_ptr<browser::BrowserService> browsers;
   // Borrowed by the executor's PrepareWorkspace (null when not kept).
   std::unique_ptr<tools::GitSpares> git_spares;
+  // Borrowed by the executor's ContextDirs (null when not kept).
+  std::unique_ptr<SpareDirs> context_spares;
   std::unique_ptr<JobExecutor> executor;
   bool llm_configured = false;
 };
 
 // `git_spares`: keep cfg.workers ready repositories for new ephemeral
-// workspaces (tools/git_spares.h).
+// workspaces (tools/git_spares.h) and as many new context directories
+// (ContextDirs::NewSpares).
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
                                     bool git_spares);
 

@@ -33,8 +33,23 @@ Placement PlacementFor(JobStatus s) {
   return Placement::kPaused;  // queued, retry, waiting_human, waiting_subtasks
 }
 
-ContextDirs::ContextDirs(std::string data_dir, Env* env)
-    : root_(std::move(data_dir) + "/contexts"), env_(env) {}
+ContextDirs::ContextDirs(std::string data_dir, Env* env, SpareDirs* spares)
+    : root_(std::move(data_dir) + "/contexts"), env_(env), spares_(spares) {}
+
+std::unique_ptr<SpareDirs> ContextDirs::NewSpares(const std::string& data_dir, Env* env,
+                                                  size_t keep) {
+  return std::make_unique<SpareDirs>(
+      env, data_dir + "/contexts/.spares", keep, "context", [env](const std::string& dir) {
+        // TaskContext::Start (metadata.json through its temp file, the
+        // session_started event), MessageStore's seed, the executor's
+        // tools.json; the logs most tasks never write stay uncreated.
+        for (const char* name : {"metadata.json.tmp", "events.jsonl", "messages.jsonl",
+                                 "current.jsonl", "transcript.jsonl", "tools.json"}) {
+          MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*env, dir + "/" + name, ""));
+        }
+        return env->SyncDir(dir);
+      });
+}
 
 Status ContextDirs::Init() const {
   for (Placement p : kAll) {
@@ -79,7 +94,7 @@ Result<std::string> ContextDirs::EnsureUnsynced(const std::string& task_id, Plac
   if (Find(task_id)) return MoveTo(task_id, p);
   MAESTRO_RETURN_IF_ERROR(Init());
   std::string dir = PathOf(p, task_id);
-  MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir));
+  if (spares_ == nullptr || !spares_->TakeAs(dir)) MAESTRO_RETURN_IF_ERROR(env_->CreateDirs(dir));
   *entry_unsynced = true;
   return dir;
 }

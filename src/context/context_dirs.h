@@ -20,6 +20,7 @@
 // moved concurrently, one task by one thread at a time.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@
 
 #include "core/clock.h"
 #include "core/env.h"
+#include "core/spare_dirs.h"
 #include "core/status.h"
 #include "store/store.h"
 #include "store/types.h"
@@ -46,8 +48,17 @@ struct ReconcileReport {
 
 class ContextDirs {
  public:
-  // `env` (not owned) outlives this object.
-  explicit ContextDirs(std::string data_dir, Env* env = Env::Default());
+  // `env` and `spares` (not owned; null: none) outlive this object. New
+  // directories are taken from `spares` while one is ready (NewSpares).
+  explicit ContextDirs(std::string data_dir, Env* env = Env::Default(),
+                       SpareDirs* spares = nullptr);
+
+  // Keeps `keep` new context directories ready under contexts/.spares, each
+  // with the files a new context writes before its first LLM request
+  // created empty and the directory synced (so their names are as durable
+  // as if their first append had created them): a task's start renames one
+  // instead of creating them on its path to the first request.
+  static std::unique_ptr<SpareDirs> NewSpares(const std::string& data_dir, Env* env, size_t keep);
 
   // Creates contexts/{running,paused,completed}/.
   Status Init() const;
@@ -87,6 +98,7 @@ class ContextDirs {
   bool IsDir(const std::string& path) const;
   std::string root_;
   Env* env_;
+  SpareDirs* spares_;
 };
 
 }  // namespace maestro::context

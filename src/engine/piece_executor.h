@@ -67,7 +67,8 @@ struct PieceExecutorOptions {
   const tools::ToolRegistry* registry = nullptr;  // required
   const tools::SpaceRegistry* spaces = nullptr;   // required
   tools::WorkspaceOptions workspace;
-  std::string data_dir;  // contexts/ live here
+  std::string data_dir;                 // contexts/ live here
+  SpareDirs* context_spares = nullptr;  // ready new context directories; may be null
   context::ContextConfig context;
   LlmFactory llm_factory;  // required
   RetryConfig retry;

@@ -1,20 +1,10 @@
 #include "tools/git_spares.h"
 
-#include <spdlog/spdlog.h>
-
-#include "core/clock.h"
 #include "core/ids.h"
 #include "tools/git_repo.h"
 
 namespace maestro::tools {
 namespace {
-
-// Older spares belong to a process that died (a live one's are renewed as
-// they are taken, and it removes its own on exit); younger ones may belong
-// to a live process and are left alone.
-constexpr TimeMs kStaleMs = 24 * 3600 * 1000;
-// After a failed init the filler waits this long before trying again.
-constexpr auto kRetryDelay = std::chrono::seconds(30);
 
 // Copies the directory tree `from` (directories and regular files only: a
 // repository libgit2 has just initialized) to `to`.
@@ -38,89 +28,38 @@ Status CopyTree(Env& env, const std::string& from, const std::string& to) {
 }  // namespace
 
 GitSpares::GitSpares(Env* env, const std::string& data_dir, size_t keep)
-    : env_(env), root_(data_dir + "/workspaces/.git-spares"), keep_(keep) {
-  RemoveStale();
-  filler_ = std::thread([this] { Fill(); });
+    : env_(env), root_(data_dir + "/workspaces/.git-spares") {
+  spares_ = std::make_unique<SpareDirs>(env, root_, keep, "git",
+                                        [this](const std::string& dir) { return Make(dir); });
 }
 
 GitSpares::~GitSpares() {
-  {
-    MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  cv_.SignalAll();
-  filler_.join();
-  MutexLock lock(&mu_);
-  for (const std::string& dir : ready_) (void)env_->RemoveAll(dir);
+  spares_.reset();  // joins the filler: the template is no longer read
   if (!template_.empty()) (void)env_->RemoveAll(template_);
 }
 
-void GitSpares::RemoveStale() {
-  auto entries = env_->ListDir(root_);
-  if (!entries.ok()) return;  // none yet
-  const TimeMs now = SystemClock::Default()->NowMs();
-  for (const DirEntry& e : *entries) {
-    const std::string dir = root_ + "/" + e.name;
-    auto info = env_->GetFileInfo(dir);
-    if (info.ok() && now - info->modified_ms > kStaleMs) (void)env_->RemoveAll(dir);
-  }
-}
-
-bool GitSpares::TakeAs(const std::string& workspace) {
-  std::string spare;
-  {
-    MutexLock lock(&mu_);
-    if (ready_.empty()) return false;
-    spare = std::move(ready_.front());
-    ready_.pop_front();
-  }
-  cv_.SignalAll();  // the filler makes the next one
-  Status moved = env_->RenameFile(spare, workspace);
-  if (!moved.ok()) {
-    spdlog::warn("git spare: {} (initializing in place)", moved.ToString());
-    (void)env_->RemoveAll(spare);
-  }
-  return moved.ok();
-}
-
-size_t GitSpares::WaitFilled() {
-  MutexLock lock(&mu_);
-  cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || failing_ || ready_.size() >= keep_; });
-  return ready_.size();
-}
-
-Status GitSpares::MakeTemplate() {
-  if (!template_.empty()) return Status::Ok();
-  const std::string dir = root_ + "/template-" + NewUuid();
-  Status made = env_->CreateDirs(dir);
-  if (made.ok()) made = GitRepo::Init(dir).status();
-  if (!made.ok()) {
-    (void)env_->RemoveAll(dir);
-    return made;
-  }
-  template_ = dir;
-  return made;
-}
-
-void GitSpares::Fill() {
-  MutexLock lock(&mu_);
-  while (true) {
-    cv_.Wait(&mu_, [this]() REQUIRES(mu_) { return stop_ || ready_.size() < keep_; });
-    if (stop_) return;
-    lock.Unlock();
-    const std::string dir = root_ + "/" + NewUuid();
-    Status made = MakeTemplate();
-    if (made.ok()) made = CopyTree(*env_, template_ + "/.git", dir + "/.git");
-    if (!made.ok()) {
-      (void)env_->RemoveAll(dir);
-      spdlog::warn("git spare: {} (workspaces are initialized in place)", made.ToString());
+Status GitSpares::CopyTemplate(const std::string& dir) {
+  if (template_.empty()) {
+    const std::string made = root_ + "/template-" + NewUuid();
+    Status st = env_->CreateDirs(made);
+    if (st.ok()) st = GitRepo::Init(made).status();
+    if (!st.ok()) {
+      (void)env_->RemoveAll(made);
+      return st;
     }
-    lock.Lock();
-    failing_ = !made.ok();
-    if (made.ok()) ready_.push_back(dir);
-    cv_.SignalAll();
-    if (failing_) cv_.WaitFor(&mu_, kRetryDelay, [this]() REQUIRES(mu_) { return stop_; });
+    template_ = made;
   }
+  return CopyTree(*env_, template_ + "/.git", dir + "/.git");
+}
+
+Status GitSpares::Make(const std::string& dir) {
+  if (CopyTemplate(dir).ok()) return Status::Ok();
+  // The template may be gone (another process's start sweeps entries older
+  // than a day, a person may clear the directory): once more with a new one.
+  (void)env_->RemoveAll(template_);
+  template_.clear();
+  (void)env_->RemoveAll(dir + "/.git");
+  return CopyTemplate(dir);
 }
 
 }  // namespace maestro::tools

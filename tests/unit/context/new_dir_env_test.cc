@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "context/task_context.h"
 #include "core/env_wrapper.h"
@@ -69,9 +70,48 @@ TEST_F(NewContextDirTest, TheEntryIsSyncedWithTheFirstDurableRecordInside) {
   EXPECT_EQ(synced[1], dir);
   // Once: a later durable record inside (a handoff file) syncs only its own
   // directory.
+  ASSERT_TRUE((*ctx)->env().CreateDirs((*ctx)->handoffs_dir()).ok());
   ASSERT_TRUE(ReplaceFileContent((*ctx)->env(), (*ctx)->handoffs_dir() + "/h.md", "facts\n").ok());
   EXPECT_EQ(env.count(running), 1);
   EXPECT_EQ(env.count((*ctx)->handoffs_dir()), 1);
+}
+
+// A ready spare (ContextDirs::NewSpares) becomes the new directory by one
+// rename: the files its start and first seed write exist already (synced
+// into the spare by the filler), and the new entry in running/ is owed
+// exactly as for a directory made in place.
+TEST_F(NewContextDirTest, ASpareBecomesTheNewDirectoryWithItsEntryStillOwed) {
+  NewTaskWith("coding");
+  Job job = Claim();
+  auto task = store_->GetTask(job.task_id);
+  ASSERT_TRUE(task.ok());
+  SyncRecorder env;
+  auto spares = ContextDirs::NewSpares(dir_.path(), &env, 1);
+  ASSERT_EQ(spares->WaitFilled(), 1u);
+  const std::string spare_root = dir_.path() + "/contexts/.spares";
+  ASSERT_EQ(env.synced().size(), 1u);
+  EXPECT_EQ(env.synced()[0].rfind(spare_root + "/", 0), 0u) << env.synced()[0];
+  const std::string spare = env.synced()[0];
+
+  ContextDirs dirs(dir_.path(), &env, spares.get());
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  const std::string running = dir_.path() + "/contexts/running";
+  const std::string dir = (*ctx)->dir();
+  EXPECT_EQ(dir, running + "/" + task->id);
+  EXPECT_FALSE(std::filesystem::exists(spare)) << "renamed, not copied";
+  EXPECT_FALSE((*ctx)->is_resumed());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/metadata.json.tmp"));
+  auto meta = ReadFileToString(*Env::Default(), dir + "/metadata.json");
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(Json::parse(*meta)["uuid"], task->id);
+
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
+  EXPECT_EQ(env.count(running), 0) << "the first seed is not synced";
+  ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u1")}, "review").ok());
+  EXPECT_EQ(env.count(running), 1);
+  EXPECT_EQ(env.count(dir), 1);
+  EXPECT_EQ(spares->WaitFilled(), 1u) << "the filler makes the next one";
 }
 
 TEST_F(NewContextDirTest, AnExistingDirectoryOwesNoSync) {
