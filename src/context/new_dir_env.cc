@@ -1,5 +1,8 @@
 #include "context/new_dir_env.h"
 
+#include <functional>
+#include <utility>
+
 namespace maestro::context {
 
 NewDirEnv::NewDirEnv(Env* base, std::string dir, std::string parent)
@@ -19,6 +22,47 @@ Status NewDirEnv::BeforeSyncAt(const std::string& path) {
   MAESTRO_RETURN_IF_ERROR(base()->SyncDir(parent_));
   entry_durable_ = true;
   return Status::Ok();
+}
+
+namespace {
+
+// A file inside the new directory whose Sync owes the directory's entry
+// first: a file the directory was made with (a spare's, ContextDirs) is
+// synced without any SyncDir of its own directory.
+class EntryOwingFile final : public WritableFile {
+ public:
+  EntryOwingFile(std::unique_ptr<WritableFile> file, std::function<Status()> before_sync)
+      : file_(std::move(file)), before_sync_(std::move(before_sync)) {}
+  Status Append(std::string_view data) override { return file_->Append(data); }
+  Status Sync() override {
+    MAESTRO_RETURN_IF_ERROR(before_sync_());
+    return file_->Sync();
+  }
+  Status Close() override { return file_->Close(); }
+  const std::string& path() const override { return file_->path(); }
+
+ private:
+  std::unique_ptr<WritableFile> file_;
+  std::function<Status()> before_sync_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<WritableFile>> NewDirEnv::Owing(Result<std::unique_ptr<WritableFile>> file) {
+  if (!file.ok()) return file;
+  std::string path = (*file)->path();
+  return std::unique_ptr<WritableFile>(std::make_unique<EntryOwingFile>(
+      std::move(file).value(), [this, path] { return BeforeSyncAt(path); }));
+}
+
+Result<std::unique_ptr<WritableFile>> NewDirEnv::NewAppendableFile(const std::string& path) {
+  return Owing(base()->NewAppendableFile(path));
+}
+
+Result<std::unique_ptr<WritableFile>> NewDirEnv::NewWritableFile(const std::string& path,
+                                                                 unsigned mode,
+                                                                 bool follow_symlinks) {
+  return Owing(base()->NewWritableFile(path, mode, follow_symlinks));
 }
 
 Status NewDirEnv::SyncDir(const std::string& dir) {

@@ -1,6 +1,7 @@
 // NewDirEnv: the Env a new context directory's stores write through, which
 // makes the directory's own entry durable only when something inside it is
-// first made durable.
+// first made durable: before the first SyncDir, TruncateFile or file Sync at
+// or under it.
 //
 // A new task's directory used to have its parent (contexts/running/) fsynced
 // the moment it was made (0.9 of the 1.0 ms p50 its creation took, traced
@@ -19,6 +20,7 @@
 // ledger is written from parallel tool calls).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/env_wrapper.h"
@@ -37,8 +39,15 @@ class NewDirEnv final : public EnvWrapper {
 
   Status SyncDir(const std::string& dir) override;
   Status TruncateFile(const std::string& path, uint64_t size) override;
+  // Files whose Sync runs the parent's fsync first (when inside the new
+  // directory): one the directory came with is synced without a SyncDir.
+  Result<std::unique_ptr<WritableFile>> NewAppendableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
+                                                        unsigned mode = 0644,
+                                                        bool follow_symlinks = true) override;
 
  private:
+  Result<std::unique_ptr<WritableFile>> Owing(Result<std::unique_ptr<WritableFile>> file);
   // The parent's fsync, once, when `path` is `dir_` or under it.
   Status BeforeSyncAt(const std::string& path);
 

@@ -109,8 +109,8 @@ TEST_F(NewContextDirTest, ASpareBecomesTheNewDirectoryWithItsEntryStillOwed) {
   ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
   EXPECT_EQ(env.count(running), 0) << "the first seed is not synced";
   ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u1")}, "review").ok());
-  EXPECT_EQ(env.count(running), 1);
-  EXPECT_EQ(env.count(dir), 1);
+  EXPECT_EQ(env.count(running), 1) << "the synced archive owes the directory's entry";
+  EXPECT_EQ(env.count(dir), 0) << "its name inside was synced when the spare was made";
   EXPECT_EQ(spares->WaitFilled(), 1u) << "the filler makes the next one";
 }
 
