@@ -65,6 +65,8 @@ Result<std::unique_ptr<TaskContext>> TaskContext::OpenDelegate(const std::string
   ctx->job_id_ = job_id_;
   ctx->dir_ = dir_ + "/delegates/" + name;
   ctx->resumed_ = deps_.env->FileExists(ctx->dir_);
+  // Its files are created by their first appends, inside this directory.
+  MAESTRO_RETURN_IF_ERROR(deps_.env->CreateDirs(ctx->dir_));
   MAESTRO_RETURN_IF_ERROR(ctx->OpenStores());
   return ctx;
 }

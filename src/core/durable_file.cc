@@ -31,14 +31,13 @@ Status AppendFile::Append(std::string_view data, bool sync) {
     return Status(failed_.code(), "an earlier append failed, reopen " + path_ +
                                       " to repair it: " + failed_.message());
   }
-  Status st = Status::Ok();
   if (!file_) {
     auto created = env_->NewAppendableFile(path_);
     if (!created.ok()) return created.status();  // nothing written: a retry may succeed
     file_ = std::move(created).value();
     dir_unsynced_ = true;
   }
-  st = file_->Append(data);
+  Status st = file_->Append(data);
   if (st.ok() && sync) st = file_->Sync();
   // Without this, fdatasync makes the data durable but not the new name.
   if (st.ok() && sync && dir_unsynced_) {
