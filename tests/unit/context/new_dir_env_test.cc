@@ -45,16 +45,25 @@ class SyncRecorder final : public EnvWrapper {
 Json SeedSystem() { return {{"role", "system"}, {"content", "sys"}}; }
 Json SeedUser(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
 
-class NewContextDirTest : public maestro::testing::StoreTest {};
+class NewContextDirTest : public maestro::testing::StoreTest {
+ protected:
+  // A new task and its claimed first job.
+  void ClaimNew(Job* job, Task* task) {
+    NewTaskWith("coding");
+    *job = Claim();
+    auto got = store_->GetTask(job->task_id);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    *task = *got;
+  }
+};
 
 TEST_F(NewContextDirTest, TheEntryIsSyncedWithTheFirstDurableRecordInside) {
-  NewTaskWith("coding");
-  Job job = Claim();
-  auto task = store_->GetTask(job.task_id);
-  ASSERT_TRUE(task.ok());
+  Job job;
+  Task task;
+  ASSERT_NO_FATAL_FAILURE(ClaimNew(&job, &task));
   SyncRecorder env;
   ContextDirs dirs(dir_.path(), &env);
-  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, task, job, ContextConfig());
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   const std::string running = dir_.path() + "/contexts/running";
   const std::string dir = (*ctx)->dir();
@@ -81,10 +90,9 @@ TEST_F(NewContextDirTest, TheEntryIsSyncedWithTheFirstDurableRecordInside) {
 // into the spare by the filler), and the new entry in running/ is owed
 // exactly as for a directory made in place.
 TEST_F(NewContextDirTest, ASpareBecomesTheNewDirectoryWithItsEntryStillOwed) {
-  NewTaskWith("coding");
-  Job job = Claim();
-  auto task = store_->GetTask(job.task_id);
-  ASSERT_TRUE(task.ok());
+  Job job;
+  Task task;
+  ASSERT_NO_FATAL_FAILURE(ClaimNew(&job, &task));
   SyncRecorder env;
   auto spares = ContextDirs::NewSpares(dir_.path(), &env, 1);
   ASSERT_EQ(spares->WaitFilled(), 1u);
@@ -94,17 +102,17 @@ TEST_F(NewContextDirTest, ASpareBecomesTheNewDirectoryWithItsEntryStillOwed) {
   const std::string spare = env.synced()[0];
 
   ContextDirs dirs(dir_.path(), &env, spares.get());
-  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, task, job, ContextConfig());
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   const std::string running = dir_.path() + "/contexts/running";
   const std::string dir = (*ctx)->dir();
-  EXPECT_EQ(dir, running + "/" + task->id);
+  EXPECT_EQ(dir, running + "/" + task.id);
   EXPECT_FALSE(std::filesystem::exists(spare)) << "renamed, not copied";
   EXPECT_FALSE((*ctx)->is_resumed());
   EXPECT_FALSE(std::filesystem::exists(dir + "/metadata.json.tmp"));
   auto meta = ReadFileToString(*Env::Default(), dir + "/metadata.json");
   ASSERT_TRUE(meta.ok());
-  EXPECT_EQ(Json::parse(*meta)["uuid"], task->id);
+  EXPECT_EQ(Json::parse(*meta)["uuid"], task.id);
 
   ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
   EXPECT_EQ(env.count(running), 0) << "the first seed is not synced";
@@ -115,15 +123,14 @@ TEST_F(NewContextDirTest, ASpareBecomesTheNewDirectoryWithItsEntryStillOwed) {
 }
 
 TEST_F(NewContextDirTest, AnExistingDirectoryOwesNoSync) {
-  NewTaskWith("coding");
-  Job job = Claim();
-  auto task = store_->GetTask(job.task_id);
-  ASSERT_TRUE(task.ok());
+  Job job;
+  Task task;
+  ASSERT_NO_FATAL_FAILURE(ClaimNew(&job, &task));
   ContextDirs plain(dir_.path());
-  ASSERT_TRUE(plain.Ensure(task->id, Placement::kRunning).ok());
+  ASSERT_TRUE(plain.Ensure(task.id, Placement::kRunning).ok());
   SyncRecorder env;
   ContextDirs dirs(dir_.path(), &env);
-  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, *task, job, ContextConfig());
+  auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_, &env}, task, job, ContextConfig());
   ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
   ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u0")}, "plan").ok());
   ASSERT_TRUE((*ctx)->messages().SeedThread(job.id, {SeedSystem(), SeedUser("u1")}, "plan").ok());
