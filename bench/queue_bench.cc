@@ -51,7 +51,7 @@ T Must(Result<T> r, const char* what) {
 }
 
 struct Options {
-  std::vector<std::string> backends{"sqlite", "postgres"};
+  std::vector<std::string> backends{"sqlite", "sqlite-threads", "postgres"};
   int jobs = 10'000;    // per SQLite throughput round
   int pg_jobs = 2'000;  // per PostgreSQL round: several times slower, similar spans
   int rounds = 3;
@@ -61,13 +61,18 @@ struct Options {
   std::vector<int> workers{1, 2, 4};
   bool durable = true;  // also PostgreSQL with fsync + synchronous_commit on
   int durable_jobs = 600;
-  bool listen = true;  // throughput workers LISTEN (PostgreSQL); 0 = poll only
+  bool listen = true;         // throughput workers LISTEN (PostgreSQL); 0 = poll only
+  bool batch_enqueue = true;  // batch on: producers enqueue in batches too
 };
 
 // One database engine under test; hands out a fresh database per round.
 struct Backend {
   std::string name;  // column title
   bool postgres = false;
+  // SQLite only: the workers are threads of the bench on its one store, as
+  // in `maestro serve` (WorkerPool threads share one SqliteStore, whose
+  // group commit puts their writes and the producers' into shared commits).
+  bool in_process = false;
   int jobs = 0;  // per throughput round
   std::unique_ptr<testing::PgServer> server;
   std::string dir;  // SQLite: the rounds' files
@@ -90,8 +95,9 @@ struct Backend {
 std::unique_ptr<Backend> StartBackend(const std::string& kind, const Options& o) {
   auto b = std::make_unique<Backend>();
   b->jobs = o.jobs;
-  if (kind == "sqlite") {
-    b->name = "sqlite";
+  if (kind == "sqlite" || kind == "sqlite-threads") {
+    b->name = kind == "sqlite" ? "sqlite" : "sqlite thr";
+    b->in_process = kind == "sqlite-threads";
     b->dir =
         (fs::temp_directory_path() / ("maestro-queue-bench-" + std::to_string(getpid()))).string();
     fs::create_directories(b->dir);
@@ -198,28 +204,73 @@ struct Tput {
   double total_s = 0;
 };
 
-Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen) {
+Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen,
+                bool batch_enqueue) {
   const int n = b.jobs;
   Target t = b.NewTarget();
   Tput out;
   {
-    auto opened = Must(OpenStore(t, /*notify=*/false, producers, {}), "open store");
+    Waker waker;  // in-process workers: woken by the store on each enqueue
+    auto opened = Must(OpenStore(t, /*notify=*/false, producers,
+                                 [&] {
+                                   if (b.in_process) waker.Notify();
+                                 }),
+                       "open store");
     Store& store = *opened.store;
     std::set<std::string> seed;
     std::vector<std::string> tasks = SeedTasks(store, 256, &seed);
-    // On SQLite a worker process has no wake-up from another process: it
-    // polls (5 ms). On PostgreSQL NOTIFY wakes it; the poll is a fallback.
-    auto kids = SpawnWorkers(t, workers, batch, listen, t.postgres && listen ? 1'000 : 5,
-                             /*stamp=*/false);
+    std::vector<std::unique_ptr<Child>> kids;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> local;
+    std::vector<WorkerStats> local_stats(b.in_process ? workers : 0);
+    // Stops and joins the in-process workers however this scope is left.
+    struct Joiner {
+      std::vector<std::thread>& threads;
+      std::atomic<bool>& stop;
+      Waker& waker;
+      void Join() {
+        stop = true;
+        for (auto& th : threads) {
+          waker.Notify();  // one Notify wakes one waiting worker
+          th.join();
+        }
+        threads.clear();
+      }
+      ~Joiner() { Join(); }
+    } joiner{local, stop, waker};
+    if (b.in_process) {
+      for (int i = 0; i < workers; ++i) {
+        WorkerConfig cfg;
+        cfg.worker_id = "t" + std::to_string(i);
+        cfg.batch = batch;
+        local.emplace_back([&, i, cfg] { local_stats[i] = RunWorker(store, waker, cfg, stop); });
+      }
+    } else {
+      // On SQLite a worker process has no wake-up from another process: it
+      // polls (5 ms). On PostgreSQL NOTIFY wakes it; the poll is a fallback.
+      kids = SpawnWorkers(t, workers, batch, listen, t.postgres && listen ? 1'000 : 5,
+                          /*stamp=*/false);
+    }
     std::vector<std::thread> threads;
     const int64_t t_enqueue = NowNs();
+    // Batch on: the producers enqueue `batch` jobs per EnqueueJobs call too.
+    const int enqueue_batch = batch_enqueue ? batch : 1;
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
+        std::vector<NewJob> pending;
         for (int i = p; i < n; i += producers) {
           NewJob j;
           j.task_id = tasks[i % tasks.size()];
           j.piece = "ok";
-          if (!store.EnqueueJob(j).ok()) std::abort();
+          if (enqueue_batch <= 1) {
+            if (!store.EnqueueJob(j).ok()) std::abort();
+            continue;
+          }
+          pending.push_back(std::move(j));
+          if (static_cast<int>(pending.size()) == enqueue_batch || i + producers >= n) {
+            if (!store.EnqueueJobs(pending).ok()) std::abort();
+            pending.clear();
+          }
         }
       });
     }
@@ -229,6 +280,8 @@ Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen) 
     out.enqueue_s = static_cast<double>(NowNs() - t_enqueue) / 1e9;
     WaitSucceeded(store, static_cast<int64_t>(seed.size()) + n, 300);
     WorkerStats ws = StopWorkers(kids);
+    joiner.Join();  // the threads' stats are final once they are joined
+    for (const WorkerStats& st : local_stats) ws.errors += st.errors;
     if (ws.errors > 0) Fail("workers reported errors");
 
     // The span, and the check, from the database.
@@ -347,7 +400,7 @@ Options ParseOptions(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--backend") {
-      o.backends = v == "both" ? std::vector<std::string>{"sqlite", "postgres"}
+      o.backends = v == "both" ? std::vector<std::string>{"sqlite", "sqlite-threads", "postgres"}
                                : std::vector<std::string>{v};
     } else if (k == "--jobs") {
       o.jobs = std::atoi(v.c_str());
@@ -367,12 +420,16 @@ Options ParseOptions(int argc, char** argv) {
       o.pg_jobs = std::atoi(v.c_str());
     } else if (k == "--listen") {
       o.listen = v == "1";
+    } else if (k == "--batch-enqueue") {
+      o.batch_enqueue = v == "1";
     } else if (k == "--durable-jobs") {
       o.durable_jobs = std::atoi(v.c_str());
     } else {
       Fail("unknown option " + k +
-           " (--backend sqlite|postgres|both --jobs N --pg-jobs N --rounds R --samples S --batch B "
-           "--producers P --workers 1,2,4 --durable 0|1 --durable-jobs N --listen 0|1)");
+           " (--backend sqlite|sqlite-threads|postgres|both --jobs N --pg-jobs N --rounds R "
+           "--samples S --batch B "
+           "--producers P --workers 1,2,4 --durable 0|1 --durable-jobs N --listen 0|1 "
+           "--batch-enqueue 0|1)");
     }
   }
   bool pg = std::find(o.backends.begin(), o.backends.end(), "postgres") != o.backends.end();
@@ -405,7 +462,7 @@ int Run(int argc, char** argv) {
     for (int w : o.workers) {
       for (int batch : {1, o.batch}) {
         for (auto& b : backends) {
-          Tput t = Throughput(*b, w, batch, o.producers, o.listen);
+          Tput t = Throughput(*b, w, batch, o.producers, o.listen, o.batch_enqueue);
           tput[b->name][key(w, batch)].push_back(t.jobs_per_s);
           retries[b->name][key(w, batch)].push_back(t.retries_per_1k);
           std::printf(
@@ -418,6 +475,7 @@ int Run(int argc, char** argv) {
     }
     for (bool wake : {true, false}) {
       for (auto& b : backends) {
+        if (b->in_process) continue;  // the sqlite column's wake-up is in-process already
         Lat l = Latency(*b, wake, o.samples);
         p50[b->name][wake ? "wake" : "poll"].push_back(l.p50);
         p99[b->name][wake ? "wake" : "poll"].push_back(l.p99);
@@ -430,7 +488,7 @@ int Run(int argc, char** argv) {
 
   // The table: medians, and the ratio to SQLite where both ran.
   std::printf("\nthroughput, jobs/s (median of %d rounds)\n", o.rounds);
-  std::printf("%-12s %-6s", "worker procs", "batch");
+  std::printf("%-12s %-6s", "workers", "batch");
   for (auto& b : backends) std::printf(" %11s", b->name.c_str());
   if (tput.count("sqlite") && tput.count("postgres")) std::printf(" %9s", "pg/sqlite");
   if (tput.count("postgres")) std::printf(" %16s", "pg retries/1k");
@@ -452,12 +510,15 @@ int Run(int argc, char** argv) {
   std::printf("\ncreate->claimed, ms (median over rounds of each round's p50 / p99, %d samples)\n",
               o.samples);
   std::printf("%-34s", "mode");
-  for (auto& b : backends) std::printf(" %17s", (b->name + " p50/p99").c_str());
+  for (auto& b : backends) {
+    if (!b->in_process) std::printf(" %17s", (b->name + " p50/p99").c_str());
+  }
   std::printf("\n");
   for (const char* mode : {"wake", "poll"}) {
     std::printf("%-34s", std::string(mode) == "wake" ? "wake-up (pg: NOTIFY; sqlite: in-proc)"
                                                      : "polling every 10 ms");
     for (auto& b : backends) {
+      if (b->in_process) continue;
       std::printf("   %6.2f / %6.2f", Median(p50[b->name][mode]), Median(p99[b->name][mode]));
     }
     std::printf("\n");
@@ -467,14 +528,17 @@ int Run(int argc, char** argv) {
   for (auto& b : backends) {
     char buf[400];
     int last = o.workers.back();
-    std::snprintf(buf, sizeof buf,
-                  " | %s: %.0f/%.0f jobs/s at 1/%d procs (batch %d: %.0f/%.0f), create->claimed "
-                  "p50 %.2f ms wake vs %.2f ms poll",
-                  b->name.c_str(), Median(tput[b->name][key(o.workers.front(), 1)]),
-                  Median(tput[b->name][key(last, 1)]), last, o.batch,
-                  Median(tput[b->name][key(o.workers.front(), o.batch)]),
-                  Median(tput[b->name][key(last, o.batch)]), Median(p50[b->name]["wake"]),
-                  Median(p50[b->name]["poll"]));
+    int len = std::snprintf(
+        buf, sizeof buf, " | %s: %.0f/%.0f jobs/s at 1/%d %s (batch %d: %.0f/%.0f)",
+        b->name.c_str(), Median(tput[b->name][key(o.workers.front(), 1)]),
+        Median(tput[b->name][key(last, 1)]), last, b->in_process ? "threads" : "procs", o.batch,
+        Median(tput[b->name][key(o.workers.front(), o.batch)]),
+        Median(tput[b->name][key(last, o.batch)]));
+    if (!b->in_process) {
+      std::snprintf(buf + len, sizeof buf - len,
+                    ", create->claimed p50 %.2f ms wake vs %.2f ms poll",
+                    Median(p50[b->name]["wake"]), Median(p50[b->name]["poll"]));
+    }
     summary += buf;
   }
   std::printf("\n%s\n", summary.c_str());

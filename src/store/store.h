@@ -102,6 +102,10 @@ class Store {
 
   // ---- jobs
   virtual Result<Job> EnqueueJob(const NewJob& job) = 0;
+  // Batched enqueue: every job as EnqueueJob would make it, in ONE
+  // transaction, in order — all of them or, when one fails (its task does
+  // not exist, say), none. A producer with many jobs at hand pays one commit.
+  virtual Result<std::vector<Job>> EnqueueJobs(const std::vector<NewJob>& jobs) = 0;
   virtual Result<Job> GetJob(const std::string& job_id) = 0;
   virtual Result<std::vector<Job>> ListJobs(const std::string& task_id) = 0;
   virtual Result<std::vector<Job>> ListChildJobs(const std::string& parent_job_id) = 0;

@@ -29,24 +29,35 @@ inline std::string JsonTextArray(Dialect d, std::string_view param) {
   return "SELECT value FROM json_each(" + std::string(param) + ")";
 }
 
-// `col` is one of the values of a JSON array parameter — of its elements, or
-// with `key` of that field of its objects (a JsonRecords batch): a key
-// filter for a batched statement. PostgreSQL gets `col = ANY(ARRAY(…))`,
-// which it evaluates once and probes `col`'s index with whatever the plan
-// is generic or custom; `col IN (SELECT … jsonb …)` would be planned for
-// 100 elements, often as a scan of the whole table — slow, and under
-// SERIALIZABLE a predicate lock on every row.
+// `col` is one of the values of a JSON array parameter: a key filter for a
+// batched statement. PostgreSQL gets `col = ANY(ARRAY(…))`, which it
+// evaluates once and probes `col`'s index with whatever the plan is generic
+// or custom; `col IN (SELECT … jsonb …)` would be planned for 100 elements,
+// often as a scan of the whole table — slow, and under SERIALIZABLE a
+// predicate lock on every row.
 inline std::string InJsonArray(Dialect d, std::string_view col, std::string_view param,
-                               std::string_view type, std::string_view key = {}) {
-  const std::string c(col), p(param), t(type), k(key);
+                               std::string_view type) {
+  const std::string c(col), p(param), t(type);
   if (d == Dialect::kPostgres) {
-    std::string elem = k.empty() ? "x" : "x ->> '" + k + "'";
-    std::string from = k.empty() ? "jsonb_array_elements_text(CAST(" + p + " AS jsonb)) x"
-                                 : "jsonb_array_elements(CAST(" + p + " AS jsonb)) x";
-    return c + " = ANY(ARRAY(SELECT CAST(" + elem + " AS " + t + ") FROM " + from + "))";
+    return c + " = ANY(ARRAY(SELECT CAST(x AS " + t + ") FROM jsonb_array_elements_text(CAST(" + p +
+           " AS jsonb)) x))";
   }
-  std::string elem = k.empty() ? "value" : "json_extract(value, '$." + k + "')";
-  return c + " IN (SELECT " + elem + " FROM json_each(" + p + "))";
+  return c + " IN (SELECT value FROM json_each(" + p + "))";
+}
+
+// What a join `col = <alias>.<key>` with a JsonRecords batch adds to its
+// WHERE. PostgreSQL: ` AND col = ANY(ARRAY(…))` of the records' `key`s — the
+// join over a jsonb function alone is planned for 100 rows, often as a scan
+// of the whole table. SQLite: nothing; it drives the join from the records
+// and looks each row up by `col`, while an added `col IN (…)` made it do the
+// reverse, every row found against every record — O(N²) json_extract calls
+// (a finish of 16 jobs parsed its records 16 × 16 × 11 times).
+inline std::string RecordsKeyFilter(Dialect d, std::string_view col, std::string_view param,
+                                    std::string_view type, std::string_view key) {
+  if (d != Dialect::kPostgres) return "";
+  return " AND " + std::string(col) + " = ANY(ARRAY(SELECT CAST(x ->> '" + std::string(key) +
+         "' AS " + std::string(type) + ") FROM jsonb_array_elements(CAST(" + std::string(param) +
+         " AS jsonb)) x))";
 }
 
 // A column of JsonRecords: its name (also the JSON key) and SQL type.

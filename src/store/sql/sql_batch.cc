@@ -126,8 +126,8 @@ const std::string& FinishJobsSql(sql::Dialect dialect) {
            " next_retry_at = v.n_retry, wait_reason = v.n_wait, resume_movement = v.n_resume,"
            " ask_count = v.n_ask, attempt = v.n_attempt, finished_at = v.n_finished,"
            " lease_expires_at = NULL, updated_at = ?2 FROM " +
-           sql::JsonRecords(d, "?1", kCols, "v") + " WHERE jobs.seq = v.n_seq AND " +
-           sql::InJsonArray(d, "jobs.seq", "?1", "BIGINT", "n_seq") +
+           sql::JsonRecords(d, "?1", kCols, "v") + " WHERE jobs.seq = v.n_seq" +
+           sql::RecordsKeyFilter(d, "jobs.seq", "?1", "BIGINT", "n_seq") +
            " AND jobs.status = 'running' AND jobs.fencing_token = v.n_token RETURNING " +
            sql::kJobCols;
   });

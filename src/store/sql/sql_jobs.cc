@@ -59,8 +59,8 @@ const std::string& MirrorBatchSql(sql::Dialect dialect) {
     static constexpr sql::RecordCol kCols[] = {
         {"n_task", "TEXT"}, {"n_seq", "BIGINT"}, {"n_status", "TEXT"}, {"n_error", "TEXT"}};
     return MirrorSet("v.n_status", "v.n_error") + " FROM " + sql::JsonRecords(d, "?1", kCols, "v") +
-           " WHERE tasks.id = v.n_task AND " +
-           sql::InJsonArray(d, "tasks.id", "?1", "TEXT", "n_task") +
+           " WHERE tasks.id = v.n_task" +
+           sql::RecordsKeyFilter(d, "tasks.id", "?1", "TEXT", "n_task") +
            " AND (SELECT MAX(seq) FROM jobs WHERE task_id = v.n_task) = v.n_seq";
   });
 }
@@ -93,6 +93,12 @@ Result<std::vector<std::string>> FirstColumn(sql::Stmt& s) {
 }  // namespace
 
 Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
+  MAESTRO_ASSIGN_OR_RETURN(Job job, InsertJobRow(tx, in));
+  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, {{job, JobStatus::kQueued}}));
+  return job;
+}
+
+Result<Job> SqlStore::InsertJobRow(Tx& tx, const NewJob& in) {
   if (in.task_id.empty()) return InvalidArgument("task_id must not be empty", "task_id");
   std::string id = NewSortableId(tx.now);
   auto s = tx.conn.Prepare(
@@ -130,7 +136,6 @@ Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
     adopt->Bind(1, in.adopt_children_of).Bind(2, id);
     MAESTRO_RETURN_IF_ERROR(adopt->Exec());
   }
-  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, {{job, JobStatus::kQueued}}));
   return job;
 }
 
@@ -144,6 +149,26 @@ Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
   });
   if (!st.ok()) return st;
   return *out;
+}
+
+Result<std::vector<Job>> SqlStore::EnqueueJobs(const std::vector<NewJob>& in) {
+  std::vector<Job> out;
+  if (in.empty()) return out;
+  Status st = Write([&](Tx& tx) -> Status {
+    out.clear();  // a retried transaction starts again
+    std::vector<Moved> moved;
+    moved.reserve(in.size());
+    for (const NewJob& j : in) {
+      auto job = InsertJobRow(tx, j);
+      if (!job.ok()) return job.status();
+      moved.push_back({*job, JobStatus::kQueued});
+      out.push_back(std::move(job).value());
+    }
+    // One mirror statement and one run of events for the whole batch.
+    return AfterTransitions(tx, moved);
+  });
+  if (!st.ok()) return st;
+  return out;
 }
 
 Result<Job> SqlStore::GetJob(const std::string& job_id) {

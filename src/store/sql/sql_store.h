@@ -48,6 +48,7 @@ class SqlStore : public Store {
   Status AckDeliveredAttachments(const std::vector<std::string>& attachment_ids) override;
 
   Result<Job> EnqueueJob(const NewJob& job) override;
+  Result<std::vector<Job>> EnqueueJobs(const std::vector<NewJob>& jobs) override;
   Result<Job> GetJob(const std::string& job_id) override;
   Result<std::vector<Job>> ListJobs(const std::string& task_id) override;
   Result<std::vector<Job>> ListChildJobs(const std::string& parent_job_id) override;
@@ -164,7 +165,9 @@ class SqlStore : public Store {
   Status AfterTransitions(Tx& tx, const std::vector<Moved>& moved);
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
+  // A new queued job: its row (InsertJobRow), then AfterTransitions.
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
+  Result<Job> InsertJobRow(Tx& tx, const NewJob& job);
   // Records `attachments` of `comment_id` (ids and created_at assigned).
   Status InsertAttachments(Tx& tx, const std::string& task_id, const std::string& comment_id,
                            const std::vector<Attachment>& attachments);

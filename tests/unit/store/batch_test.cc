@@ -1,5 +1,6 @@
-// Batched claim and finish (Store::ClaimJobs, Store::FinishJobs): the same
-// rules as ClaimNextJob and FinishJob, several jobs per transaction.
+// Batched enqueue, claim and finish (Store::EnqueueJobs, ClaimJobs,
+// FinishJobs): the same rules as EnqueueJob, ClaimNextJob and FinishJob,
+// several jobs per transaction.
 #include <mutex>
 #include <set>
 #include <thread>
@@ -32,6 +33,73 @@ std::vector<Job> ClaimBatch(Store& store, const std::string& worker, int max) {
   auto c = store.ClaimJobs(f, 30'000, max);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.ok() ? *c : std::vector<Job>{};
+}
+
+TEST_P(StoreConformance, BatchEnqueueMakesEachJobAsEnqueueJobWould) {
+  auto a = NewTaskWith("ok");
+  auto b = NewTaskWith("ok");
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(Claim()), JobOutcome::Succeeded("")).ok());
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(Claim()), JobOutcome::Succeeded("")).ok());
+  clock_.Advance(5);
+  std::vector<NewJob> batch(3);
+  batch[0].task_id = a.task.id;
+  batch[0].piece = "ok";
+  batch[1].task_id = b.task.id;
+  batch[1].piece = "ok";
+  batch[1].priority = 7;
+  batch[2].task_id = a.task.id;
+  batch[2].piece = "ok";
+  auto got = store_->EnqueueJobs(batch);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 3u);
+  for (size_t i = 0; i < got->size(); ++i) {
+    const Job& j = (*got)[i];
+    EXPECT_EQ(j.task_id, batch[i].task_id);
+    EXPECT_EQ(j.status, JobStatus::kQueued);
+    EXPECT_EQ(j.created_at, clock_.NowMs());
+    EXPECT_EQ(JobStatusEvents(*store_, j.task_id, j.id, "queued"), 1) << j.id;
+    if (i > 0) EXPECT_GT(j.seq, (*got)[i - 1].seq);
+  }
+  EXPECT_EQ((*got)[1].priority, 7);
+  // The mirror: each task shows its newest job's status.
+  for (const auto& id : {a.task.id, b.task.id}) {
+    auto t = store_->GetTask(id);
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->status, JobStatus::kQueued);
+  }
+  // Claimed as any queued jobs: b's (higher priority) first, then a's
+  // oldest; a's second waits for its first.
+  std::vector<Job> claimed = ClaimBatch(*store_, "w1", 10);
+  ASSERT_EQ(claimed.size(), 2u);
+  EXPECT_EQ(claimed[0].id, (*got)[1].id);
+  EXPECT_EQ(claimed[1].id, (*got)[0].id);
+}
+
+TEST_P(StoreConformance, BatchEnqueueIsAllOrNothing) {
+  auto a = NewTaskWith("ok");
+  auto before = store_->ListEvents(a.task.id, "", 1000);
+  ASSERT_TRUE(before.ok());
+  std::vector<NewJob> batch(2);
+  batch[0].task_id = a.task.id;
+  batch[0].piece = "ok";
+  batch[1].task_id = "00000000-0000-4000-8000-000000000000";  // no such task
+  batch[1].piece = "ok";
+  auto got = store_->EnqueueJobs(batch);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kNotFound) << got.status().ToString();
+  auto jobs = store_->ListJobs(a.task.id);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 1u) << "the valid job of a failed batch was kept";
+  auto after = store_->ListEvents(a.task.id, "", 1000);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->size(), before->size());
+  batch[1].task_id = "";
+  got = store_->EnqueueJobs(batch);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+  auto none = store_->EnqueueJobs({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 TEST_P(StoreConformance, BatchClaimTakesOldestFirstAndOneJobPerTask) {
