@@ -146,15 +146,23 @@ int64_t Succeeded(Store& store) {
   return counts["succeeded"];
 }
 
-// Polls the database until `target` jobs have succeeded.
-void WaitSucceeded(Store& store, int64_t target, int64_t timeout_s) {
+// Polls the database until `target` jobs have succeeded. It first waits
+// for the `newest` jobs (the last of each producer, among the last to run)
+// by id, a cheap lookup, and only then counts every job with a GROUP BY over
+// them all, which would take CPU from the workers if it polled all along.
+void WaitSucceeded(Store& store, const std::vector<std::string>& newest, int64_t target,
+                   int64_t timeout_s) {
   const int64_t deadline = NowNs() + timeout_s * 1'000'000'000;
-  while (Succeeded(store) < target) {
+  auto wait = [&] {
     if (NowNs() > deadline) Fail("timed out waiting for the workers");
-    // Rarely: each poll is a GROUP BY over all jobs, and the span is read
-    // from the database afterwards anyway.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  for (const std::string& id : newest) {
+    while (!id.empty() && Must(store.GetJob(id), "get job").status != JobStatus::kSucceeded) {
+      wait();
+    }
   }
+  while (Succeeded(store) < target) wait();
 }
 
 std::vector<std::unique_ptr<Child>> SpawnWorkers(const Target& t, int n, int batch, bool notify,
@@ -255,6 +263,7 @@ Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen,
     const int64_t t_enqueue = NowNs();
     // Batch on: the producers enqueue `batch` jobs per EnqueueJobs call too.
     const int enqueue_batch = batch_enqueue ? batch : 1;
+    std::vector<std::string> last_ids(producers);  // each producer's newest job
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
         std::vector<NewJob> pending;
@@ -263,12 +272,16 @@ Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen,
           j.task_id = tasks[i % tasks.size()];
           j.piece = "ok";
           if (enqueue_batch <= 1) {
-            if (!store.EnqueueJob(j).ok()) std::abort();
+            auto job = store.EnqueueJob(j);
+            if (!job.ok()) std::abort();
+            last_ids[p] = job->id;
             continue;
           }
           pending.push_back(std::move(j));
           if (static_cast<int>(pending.size()) == enqueue_batch || i + producers >= n) {
-            if (!store.EnqueueJobs(pending).ok()) std::abort();
+            auto jobs = store.EnqueueJobs(pending);
+            if (!jobs.ok()) std::abort();
+            last_ids[p] = jobs->back().id;
             pending.clear();
           }
         }
@@ -278,7 +291,7 @@ Tput Throughput(Backend& b, int workers, int batch, int producers, bool listen,
     // When the producer is done long before the workers, they are the
     // bottleneck; when it ends near the last completion, the producer is.
     out.enqueue_s = static_cast<double>(NowNs() - t_enqueue) / 1e9;
-    WaitSucceeded(store, static_cast<int64_t>(seed.size()) + n, 300);
+    WaitSucceeded(store, last_ids, static_cast<int64_t>(seed.size()) + n, 300);
     WorkerStats ws = StopWorkers(kids);
     joiner.Join();  // the threads' stats are final once they are joined
     for (const WorkerStats& st : local_stats) ws.errors += st.errors;
@@ -363,7 +376,7 @@ Lat Latency(Backend& b, bool wake, int samples) {
       int64_t t0 = NowNs();
       sent.emplace_back(Must(store.EnqueueJob(j), "enqueue").id, t0);
     }
-    WaitSucceeded(store, static_cast<int64_t>(seed.size()) + samples, 120);
+    WaitSucceeded(store, {sent.back().first}, static_cast<int64_t>(seed.size()) + samples, 120);
     if (!kids.empty()) StopWorkers(kids);
     std::vector<double> ms;
     for (const auto& [id, t0] : sent) {

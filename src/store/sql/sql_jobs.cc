@@ -12,6 +12,8 @@
 // and (5) applies parent/child effects.
 #include <fmt/format.h>
 
+#include <unordered_map>
+
 #include "core/ids.h"
 #include "store/policy.h"
 #include "store/sql/rows.h"
@@ -139,6 +141,72 @@ Result<Job> SqlStore::InsertJobRow(Tx& tx, const NewJob& in) {
   return job;
 }
 
+namespace {
+
+Json NullIfEmpty(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); }
+
+const std::string& InsertJobsSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    static constexpr sql::RecordCol kCols[] = {
+        {"n_id", "TEXT"},     {"n_task", "TEXT"},  {"n_parent", "TEXT"},  {"n_cont", "TEXT"},
+        {"n_piece", "TEXT"},  {"n_model", "TEXT"}, {"n_profile", "TEXT"}, {"n_worker", "TEXT"},
+        {"n_resume", "TEXT"}, {"n_ask", "BIGINT"}, {"n_max", "BIGINT"},   {"n_prio", "BIGINT"}};
+    // ORDER BY the ids (sortable, made in batch order): seq follows the batch.
+    return "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, "
+           "model, profile, required_worker, resume_movement, ask_count, max_attempts, "
+           "created_at, updated_at, priority) SELECT v.n_id, v.n_task, v.n_parent, v.n_cont, "
+           "'queued', v.n_piece, v.n_model, v.n_profile, v.n_worker, v.n_resume, v.n_ask, "
+           "v.n_max, ?2, ?2, v.n_prio FROM " +
+           sql::JsonRecords(d, "?1", kCols, "v") + " ORDER BY v.n_id RETURNING " + sql::kJobCols;
+  });
+}
+
+}  // namespace
+
+Result<std::vector<Job>> SqlStore::InsertJobRows(Tx& tx, const std::vector<NewJob>& in) {
+  Json rows = Json::array();
+  std::vector<std::string> ids;
+  for (const NewJob& j : in) {
+    if (j.task_id.empty()) return InvalidArgument("task_id must not be empty", "task_id");
+    if (!j.adopt_children_of.empty()) {
+      return InvalidArgument("a batched job cannot adopt children", "adopt_children_of");
+    }
+    ids.push_back(NewSortableId(tx.now));
+    rows.push_back({{"n_id", ids.back()},
+                    {"n_task", j.task_id},
+                    {"n_parent", NullIfEmpty(j.parent_job_id)},
+                    {"n_cont", NullIfEmpty(j.continued_from_job_id)},
+                    {"n_piece", j.piece},
+                    {"n_model", NullIfEmpty(j.model)},
+                    {"n_profile", NullIfEmpty(j.profile)},
+                    {"n_worker", NullIfEmpty(j.required_worker)},
+                    {"n_resume", j.resume_movement},
+                    {"n_ask", j.ask_count},
+                    {"n_max", j.max_attempts > 0 ? j.max_attempts : options_.default_max_attempts},
+                    {"n_prio", j.priority}});
+  }
+  auto s = tx.conn.Prepare(InsertJobsSql(dialect()));
+  if (!s.ok()) return s.status();
+  s->Bind(1, DumpJson(rows)).Bind(2, tx.now);
+  std::vector<Job> inserted;
+  Status st = sql::CollectRows(
+      *s, [](const sql::Stmt& row) { return sql::ReadJob(row); }, &inserted);
+  if (st.code() == StatusCode::kConflict) {
+    return NotFound("a task or parent job of the batch was not found: " + st.message());
+  }
+  MAESTRO_RETURN_IF_ERROR(st);
+  // RETURNING has no order: back into the batch's.
+  std::unordered_map<std::string, Job> by_id;
+  for (Job& j : inserted) by_id.emplace(j.id, std::move(j));
+  std::vector<Job> out;
+  for (const std::string& id : ids) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) return Internal("inserted job " + id + " not returned");
+    out.push_back(std::move(it->second));
+  }
+  return out;
+}
+
 Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
   std::optional<Job> out;
   Status st = Write([&](Tx& tx) -> Status {
@@ -155,15 +223,10 @@ Result<std::vector<Job>> SqlStore::EnqueueJobs(const std::vector<NewJob>& in) {
   std::vector<Job> out;
   if (in.empty()) return out;
   Status st = Write([&](Tx& tx) -> Status {
-    out.clear();  // a retried transaction starts again
+    MAESTRO_ASSIGN_OR_RETURN(out, InsertJobRows(tx, in));
     std::vector<Moved> moved;
-    moved.reserve(in.size());
-    for (const NewJob& j : in) {
-      auto job = InsertJobRow(tx, j);
-      if (!job.ok()) return job.status();
-      moved.push_back({*job, JobStatus::kQueued});
-      out.push_back(std::move(job).value());
-    }
+    moved.reserve(out.size());
+    for (const Job& j : out) moved.push_back({j, JobStatus::kQueued});
     // One mirror statement and one run of events for the whole batch.
     return AfterTransitions(tx, moved);
   });

@@ -97,6 +97,14 @@ TEST_P(StoreConformance, BatchEnqueueIsAllOrNothing) {
   got = store_->EnqueueJobs(batch);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+  batch[1].task_id = a.task.id;
+  batch[1].adopt_children_of = batch[0].task_id;
+  got = store_->EnqueueJobs(batch);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
+  jobs = store_->ListJobs(a.task.id);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 1u);
   auto none = store_->EnqueueJobs({});
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
