@@ -92,15 +92,27 @@ Result<std::vector<std::string>> FirstColumn(sql::Stmt& s) {
   }
 }
 
+Json NullIfEmpty(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); }
+
+const std::string& InsertJobsSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    static constexpr sql::RecordCol kCols[] = {
+        {"n_id", "TEXT"},     {"n_task", "TEXT"},  {"n_parent", "TEXT"},  {"n_cont", "TEXT"},
+        {"n_piece", "TEXT"},  {"n_model", "TEXT"}, {"n_profile", "TEXT"}, {"n_worker", "TEXT"},
+        {"n_resume", "TEXT"}, {"n_ask", "BIGINT"}, {"n_max", "BIGINT"},   {"n_prio", "BIGINT"}};
+    // ORDER BY the ids (sortable, made in batch order): seq follows the batch.
+    return "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, "
+           "model, profile, required_worker, resume_movement, ask_count, max_attempts, "
+           "created_at, updated_at, priority) SELECT v.n_id, v.n_task, v.n_parent, v.n_cont, "
+           "'queued', v.n_piece, v.n_model, v.n_profile, v.n_worker, v.n_resume, v.n_ask, "
+           "v.n_max, ?2, ?2, v.n_prio FROM " +
+           sql::JsonRecords(d, "?1", kCols, "v") + " ORDER BY v.n_id RETURNING " + sql::kJobCols;
+  });
+}
+
 }  // namespace
 
 Result<Job> SqlStore::InsertJob(Tx& tx, const NewJob& in) {
-  MAESTRO_ASSIGN_OR_RETURN(Job job, InsertJobRow(tx, in));
-  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, {{job, JobStatus::kQueued}}));
-  return job;
-}
-
-Result<Job> SqlStore::InsertJobRow(Tx& tx, const NewJob& in) {
   if (in.task_id.empty()) return InvalidArgument("task_id must not be empty", "task_id");
   std::string id = NewSortableId(tx.now);
   auto s = tx.conn.Prepare(
@@ -138,30 +150,9 @@ Result<Job> SqlStore::InsertJobRow(Tx& tx, const NewJob& in) {
     adopt->Bind(1, in.adopt_children_of).Bind(2, id);
     MAESTRO_RETURN_IF_ERROR(adopt->Exec());
   }
+  MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, {{job, JobStatus::kQueued}}));
   return job;
 }
-
-namespace {
-
-Json NullIfEmpty(const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); }
-
-const std::string& InsertJobsSql(sql::Dialect dialect) {
-  return sql::PerDialect(dialect, [](sql::Dialect d) {
-    static constexpr sql::RecordCol kCols[] = {
-        {"n_id", "TEXT"},     {"n_task", "TEXT"},  {"n_parent", "TEXT"},  {"n_cont", "TEXT"},
-        {"n_piece", "TEXT"},  {"n_model", "TEXT"}, {"n_profile", "TEXT"}, {"n_worker", "TEXT"},
-        {"n_resume", "TEXT"}, {"n_ask", "BIGINT"}, {"n_max", "BIGINT"},   {"n_prio", "BIGINT"}};
-    // ORDER BY the ids (sortable, made in batch order): seq follows the batch.
-    return "INSERT INTO jobs(id, task_id, parent_job_id, continued_from_job_id, status, piece, "
-           "model, profile, required_worker, resume_movement, ask_count, max_attempts, "
-           "created_at, updated_at, priority) SELECT v.n_id, v.n_task, v.n_parent, v.n_cont, "
-           "'queued', v.n_piece, v.n_model, v.n_profile, v.n_worker, v.n_resume, v.n_ask, "
-           "v.n_max, ?2, ?2, v.n_prio FROM " +
-           sql::JsonRecords(d, "?1", kCols, "v") + " ORDER BY v.n_id RETURNING " + sql::kJobCols;
-  });
-}
-
-}  // namespace
 
 Result<std::vector<Job>> SqlStore::InsertJobRows(Tx& tx, const std::vector<NewJob>& in) {
   Json rows = Json::array();

@@ -165,10 +165,8 @@ class SqlStore : public Store {
   Status AfterTransitions(Tx& tx, const std::vector<Moved>& moved);
   Status AfterTransition(Tx& tx, const std::string& job_id, JobStatus from);
   Status CancelOne(Tx& tx, const Job& job, CancelReport& report);
-  // A new queued job: its row (InsertJobRow), then AfterTransitions.
   Result<Job> InsertJob(Tx& tx, const NewJob& job);
-  Result<Job> InsertJobRow(Tx& tx, const NewJob& job);
-  // EnqueueJobs' rows, in batch order, by ONE statement.
+  // EnqueueJobs' rows, in batch order, by ONE statement (no AfterTransitions).
   Result<std::vector<Job>> InsertJobRows(Tx& tx, const std::vector<NewJob>& jobs);
   // Records `attachments` of `comment_id` (ids and created_at assigned).
   Status InsertAttachments(Tx& tx, const std::string& task_id, const std::string& comment_id,
