@@ -1,5 +1,7 @@
 // Queue benchmark: the durable job runtime with no LLM, on SQLite and on
-// PostgreSQL side by side, with several worker PROCESSES.
+// PostgreSQL side by side, with several worker PROCESSES (and, as the
+// "sqlite thr" column, SQLite with worker threads on the bench's own store,
+// the way `maestro serve` runs its WorkerPool).
 //
 //  1. Throughput: the bench (the producer, `--producers` threads) enqueues N
 //     jobs spread over 256 tasks while W worker processes (this binary
@@ -7,9 +9,10 @@
 //     database or file) loop claim→finish. jobs/s = N over the span from the
 //     first job's created_at to the last one's finished_at, read back from
 //     the database after the round, which also checks that every job
-//     succeeded on its first claim. Batch off = ClaimNextJob, then
-//     FinishAndClaimNext per job (what WorkerPool does); batch on =
-//     ClaimJobs(max) + FinishJobs: one transaction for a whole batch.
+//     succeeded on its first claim. Batch off = EnqueueJob per job, and
+//     ClaimNextJob, then FinishAndClaimNext per job (what WorkerPool does);
+//     batch on = EnqueueJobs(max) by the producers, ClaimJobs(max) +
+//     FinishJobs by the workers: one transaction for a whole batch.
 //  2. Create→claimed latency: one job at a time into an idle worker, from
 //     the EnqueueJob call to the worker's claim returning (CLOCK_MONOTONIC,
 //     one clock for all processes). With a wake-up — PostgreSQL: a worker
