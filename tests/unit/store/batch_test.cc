@@ -58,7 +58,9 @@ TEST_P(StoreConformance, BatchEnqueueMakesEachJobAsEnqueueJobWould) {
     EXPECT_EQ(j.status, JobStatus::kQueued);
     EXPECT_EQ(j.created_at, clock_.NowMs());
     EXPECT_EQ(JobStatusEvents(*store_, j.task_id, j.id, "queued"), 1) << j.id;
-    if (i > 0) EXPECT_GT(j.seq, (*got)[i - 1].seq);
+    if (i > 0) {
+      EXPECT_GT(j.seq, (*got)[i - 1].seq);
+    }
   }
   EXPECT_EQ((*got)[1].priority, 7);
   // The mirror: each task shows its newest job's status.
