@@ -550,7 +550,7 @@ int Run(int argc, char** argv) {
         Median(tput[b->name][key(last, 1)]), last, b->in_process ? "threads" : "procs", o.batch,
         Median(tput[b->name][key(o.workers.front(), o.batch)]),
         Median(tput[b->name][key(last, o.batch)]));
-    if (!b->in_process) {
+    if (!b->in_process && len > 0 && static_cast<size_t>(len) < sizeof buf) {
       std::snprintf(buf + len, sizeof buf - len,
                     ", create->claimed p50 %.2f ms wake vs %.2f ms poll",
                     Median(p50[b->name]["wake"]), Median(p50[b->name]["poll"]));
