@@ -308,6 +308,11 @@ class Session : public std::enable_shared_from_this<Session> {
     head->set("X-Accel-Buffering", "no");
     for (const auto& [k, v] : res.headers) head->set(k, v);
     head->chunked(true);
+    // The connection closes when the stream ends (FinishStream), so say so:
+    // a keep-alive client would otherwise put the socket back in its pool
+    // and may send its next request into the close (seen as undici's
+    // "fetch failed" after an A2A tasks/resubscribe stream).
+    head->keep_alive(false);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*head);
     stream_.expires_after(opt().write_timeout);
     writing_ = true;  // Shutdown() must not write a frame before the header
