@@ -421,6 +421,9 @@ struct CommittedEvent {
 struct StoreOptions {
   Clock* clock = SystemClock::Default();
   int default_max_attempts = 5;
+  // SQLite: how long a write waits for another process's write lock (serve
+  // and `maestro worker` sharing the file) before it fails kUnavailable.
+  int lock_wait_ms = 10'000;
   // Called after a commit that made a job claimable (enqueue, resume,
   // parent wake-up, release). The worker pool uses it to wake an idle worker.
   std::function<void()> on_job_available;

@@ -172,14 +172,25 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
   JobOutcome outcome = MapResult(job, result, *cancel);
   std::optional<Job> next;
   Status st;
-  if (lease_lost) {
-    st = LeaseLost("lease lost while running");
-  } else if (stopping_) {
-    st = store_.FinishJob(lease, outcome);
-  } else {
-    auto fused = store_.FinishAndClaimNext(lease, outcome, filter, options_.jobs.lease_ms);
-    st = fused.status();
-    if (fused.ok()) next = std::move(fused).value();
+  // A busy store (another process held SQLite's write lock past the busy
+  // timeout) is transient and the lease is still ours, renewed by the
+  // heartbeat: recording the result again beats redoing the job after the
+  // lease expires.
+  constexpr int kFinishAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    if (lease_lost) {
+      st = LeaseLost("lease lost while running");
+    } else if (stopping_) {
+      st = store_.FinishJob(lease, outcome);
+    } else {
+      auto fused = store_.FinishAndClaimNext(lease, outcome, filter, options_.jobs.lease_ms);
+      st = fused.status();
+      if (fused.ok()) next = std::move(fused).value();
+    }
+    if (st.code() != StatusCode::kUnavailable || attempt == kFinishAttempts) break;
+    spdlog::warn("worker {}: job={} result not recorded yet ({}), attempt {} of {}", worker_id,
+                 job.id, st.message(), attempt, kFinishAttempts);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
   }
   {
     MutexLock lock(&mu_);

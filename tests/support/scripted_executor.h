@@ -4,12 +4,14 @@
 //   "fail-fatal"  kInvalidArgument            "park-human"      waiting_human (ask)
 //   "park-subtasks" waiting_subtasks          "block"  wait until cancelled
 //   "flaky:N"     kUnavailable for the first N attempts, then succeed
+//   "hold"        wait until Release(), then succeed
 // It records the order in which jobs were executed, and the jobs the worker
 // reported as failed by an error return (OnFailedByError).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -39,6 +41,13 @@ class ScriptedExecutor : public JobExecutor {
       --blocked_;
       return Status(StatusCode::kCancelled, "stopped");
     }
+    if (p == "hold") {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++holding_;
+      released_cv_.wait(lock, [&] { return released_; });
+      --holding_;
+      return JobOutcome::Succeeded("held " + job.id);
+    }
     if (p.rfind("flaky:", 0) == 0) {
       int n = std::stoi(p.substr(6));
       if (job.attempt <= n) return Unavailable("flaky attempt " + std::to_string(job.attempt));
@@ -61,6 +70,16 @@ class ScriptedExecutor : public JobExecutor {
     std::lock_guard<std::mutex> lock(mu_);
     return executed_;
   }
+  // Lets every "hold" job (running or to come) succeed.
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    released_cv_.notify_all();
+  }
+  int holding() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return holding_;
+  }
   int calls() const { return calls_; }
   int blocked() const { return blocked_; }
 
@@ -68,6 +87,9 @@ class ScriptedExecutor : public JobExecutor {
   std::mutex mu_;
   std::vector<std::string> executed_;
   std::vector<std::string> failed_by_error_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
+  int holding_ = 0;
   std::atomic<int> calls_{0};
   std::atomic<int> blocked_{0};
 };

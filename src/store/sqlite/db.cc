@@ -41,7 +41,7 @@ int64_t SqliteStmt::Int(int col) const { return sqlite3_column_int64(s_, col); }
 double SqliteStmt::Double(int col) const { return sqlite3_column_double(s_, col); }
 bool SqliteStmt::IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 
-Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path) {
+Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path, int lock_wait_ms) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -51,8 +51,7 @@ Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path) {
     return st;
   }
   std::unique_ptr<SqliteConn> conn(new SqliteConn(db));
-  // Another process (maestro worker) may hold the write lock briefly.
-  sqlite3_busy_timeout(db, 10'000);
+  sqlite3_busy_timeout(db, lock_wait_ms);
   // WAL: readers never block the writer. synchronous=NORMAL keeps every
   // commit across a process crash (only an OS crash can lose the newest ones).
   // No mmap (mmap_size=0): in WAL mode a connection that sees another

@@ -47,8 +47,9 @@ class SqliteStmt final : public sql::StmtImpl {
 
 class SqliteConn final : public sql::Conn {
  public:
-  // Opens (creating) `path` with WAL, foreign keys and a busy timeout.
-  static Result<std::unique_ptr<SqliteConn>> Open(const std::string& path);
+  // Opens (creating) `path` with WAL, foreign keys and a busy timeout of
+  // `lock_wait_ms` (another process may hold the write lock).
+  static Result<std::unique_ptr<SqliteConn>> Open(const std::string& path, int lock_wait_ms);
   ~SqliteConn() override;
   SqliteConn(const SqliteConn&) = delete;
   SqliteConn& operator=(const SqliteConn&) = delete;

@@ -23,9 +23,10 @@ class SqliteEngine::PooledConn {
   std::unique_ptr<SqliteConn> conn_;
 };
 
-Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path, Clock* clock) {
-  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(path, clock));
-  auto conn = SqliteConn::Open(path);
+Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path, Clock* clock,
+                                                         int lock_wait_ms) {
+  std::unique_ptr<SqliteEngine> engine(new SqliteEngine(path, clock, lock_wait_ms));
+  auto conn = SqliteConn::Open(path, lock_wait_ms);
   if (!conn.ok()) return conn.status();
   auto applied = ApplyMigrations(**conn, clock->NowMs());
   if (!applied.ok()) return applied.status();
@@ -44,7 +45,7 @@ Result<SqliteEngine::PooledConn> SqliteEngine::Acquire() {
       return PooledConn(this, std::move(conn));
     }
   }
-  auto conn = SqliteConn::Open(path_);
+  auto conn = SqliteConn::Open(path_, lock_wait_ms_);
   if (!conn.ok()) return conn.status();
   return PooledConn(this, std::move(conn).value());
 }

@@ -26,7 +26,8 @@ namespace maestro::sqlite {
 class SqliteEngine final : public sql::SqlEngine {
  public:
   // Opens or creates the database at `path` and applies migrations.
-  static Result<std::unique_ptr<SqliteEngine>> Open(const std::string& path, Clock* clock);
+  static Result<std::unique_ptr<SqliteEngine>> Open(const std::string& path, Clock* clock,
+                                                    int lock_wait_ms);
 
   sql::Dialect dialect() const override { return sql::Dialect::kSqlite; }
   Status Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) override;
@@ -34,7 +35,8 @@ class SqliteEngine final : public sql::SqlEngine {
   Result<int> SchemaVersion() override;
 
  private:
-  SqliteEngine(std::string path, Clock* clock) : path_(std::move(path)), clock_(clock) {}
+  SqliteEngine(std::string path, Clock* clock, int lock_wait_ms)
+      : path_(std::move(path)), clock_(clock), lock_wait_ms_(lock_wait_ms) {}
 
   struct PendingWrite {
     const sql::TxBody* body = nullptr;
@@ -50,6 +52,7 @@ class SqliteEngine final : public sql::SqlEngine {
 
   const std::string path_;
   Clock* const clock_;
+  const int lock_wait_ms_;
   Mutex queue_mu_;
   CondVar queue_cv_;
   std::vector<PendingWrite*> queue_ GUARDED_BY(queue_mu_);

@@ -1,4 +1,6 @@
 // Many claimers, one queue: every job is claimed exactly once.
+#include <atomic>
+#include <iostream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -36,7 +38,19 @@ TEST_P(StoreConformance, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce)
   std::mutex mu;
   std::multiset<std::string> claimed;
   std::vector<std::thread> threads;
-  std::atomic<int> errors{0};
+  std::vector<std::string> errors;
+  std::atomic<int> busy{0};
+  // kUnavailable (the other store held SQLite's write lock past the busy
+  // timeout; seen under TSan on a loaded CI machine) is transient: the
+  // caller tries again, as the worker pool does. Anything else is a failure.
+  auto note_error = [&](const Status& st) {
+    if (st.code() == StatusCode::kUnavailable) {
+      ++busy;
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    errors.push_back(st.ToString());
+  };
   for (int t = 0; t < kClaimers; ++t) {
     threads.emplace_back([&, t] {
       Store& s = (t % 2 == 0) ? static_cast<Store&>(*store_) : static_cast<Store&>(**other);
@@ -46,7 +60,7 @@ TEST_P(StoreConformance, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce)
       while (idle < 50) {
         auto c = s.ClaimNextJob(f, 60'000);
         if (!c.ok()) {
-          ++errors;
+          note_error(c.status());
           continue;
         }
         if (!c->has_value()) {
@@ -61,16 +75,18 @@ TEST_P(StoreConformance, EightConcurrentClaimersClaimTenThousandJobsExactlyOnce)
           std::lock_guard<std::mutex> lock(mu);
           claimed.insert(j.id);
         }
-        if (!s.FinishJob(Lease{j.id, j.worker_id, j.fencing_token}, JobOutcome::Succeeded("ok"))
-                 .ok()) {
-          ++errors;
-        }
+        Status f;
+        do {
+          f = s.FinishJob(Lease{j.id, j.worker_id, j.fencing_token}, JobOutcome::Succeeded("ok"));
+          if (!f.ok()) note_error(f);
+        } while (f.code() == StatusCode::kUnavailable);
       }
     });
   }
   for (auto& t : threads) t.join();
 
-  EXPECT_EQ(errors.load(), 0);
+  if (busy > 0) std::cerr << busy << " writes found the store busy and were tried again\n";
+  EXPECT_TRUE(errors.empty()) << errors.size() << " errors, the first: " << errors.front();
   EXPECT_EQ(claimed.size(), static_cast<size_t>(kJobs));
   std::set<std::string> unique(claimed.begin(), claimed.end());
   EXPECT_EQ(unique.size(), static_cast<size_t>(kJobs)) << "a job was claimed twice";

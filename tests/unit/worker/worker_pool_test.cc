@@ -2,6 +2,7 @@
 #include "worker/worker_pool.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,8 @@ class WorkerPoolTest : public ::testing::Test {
   void SetUp() override {
     StoreOptions so;
     so.default_max_attempts = 3;
+    // Short, so a write lock held by "another process" shows up quickly.
+    so.lock_wait_ms = 100;
     so.on_job_available = [this] {
       if (pool_) pool_->Notify();
     };
@@ -100,6 +103,32 @@ TEST_F(WorkerPoolTest, TransientFailuresRetryWithBackoffThenSucceed) {
   int retries = 0;
   for (const auto& e : *events) retries += e.type == "job.status" && e.payload["to"] == "retry";
   EXPECT_EQ(retries, 2);
+}
+
+TEST_F(WorkerPoolTest, AResultIsRecordedOnceTheOtherProcesssWriteLockIsFreed) {
+  StartPool();
+  auto c = Submit("hold");
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while (executor_.holding() == 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(executor_.holding(), 1);
+  // Another process (here a bare connection) holds the write lock past the
+  // store's 100 ms wait while the job ends: the first finish fails busy.
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.File("maestro.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  executor_.Release();
+  std::this_thread::sleep_for(250ms);
+  EXPECT_EQ(store_->GetJob(c.job.id)->status, JobStatus::kRunning);
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  // The worker tried again with the lease it still holds: the job ran once.
+  ASSERT_TRUE(WaitStatus(c.job.id, JobStatus::kSucceeded));
+  auto j = store_->GetJob(c.job.id);
+  EXPECT_EQ(j->attempt, 1);
+  EXPECT_EQ(j->result, "held " + c.job.id);
+  EXPECT_EQ(executor_.calls(), 1);
 }
 
 TEST_F(WorkerPoolTest, AttemptsRunOutAndFatalErrorsFailAtOnce) {
