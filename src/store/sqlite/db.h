@@ -59,6 +59,9 @@ class SqliteConn final : public sql::Conn {
   Result<sql::Stmt> Prepare(const std::string& sql) override;
   int64_t Changes() const override;
 
+  // For the driver's own hooks (Checkpointer); not for SQL.
+  sqlite3* handle() const { return db_; }
+
  private:
   explicit SqliteConn(sqlite3* db) : db_(db) {}
   sqlite3* db_;

@@ -8,7 +8,8 @@
 // caller, one commit for the batch. Reads use connections from a small pool
 // and run in parallel with the writer (WAL). Across processes (`maestro
 // worker` sharing the file) SQLite's own lock and busy_timeout serialize
-// writers; a worker in another process learns of new jobs by polling.
+// writers; a worker in another process learns of new jobs by polling. The
+// WAL is checkpointed beside the writer (Checkpointer), not inside a commit.
 //
 // Thread safety: all methods are safe to call concurrently.
 #pragma once
@@ -19,6 +20,7 @@
 
 #include "core/mutex.h"
 #include "store/sql/engine.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/db.h"
 
 namespace maestro::sqlite {
@@ -59,6 +61,8 @@ class SqliteEngine final : public sql::SqlEngine {
   bool leader_active_ GUARDED_BY(queue_mu_) = false;
   Mutex write_mu_;  // held by the leader while it uses writer_
   std::unique_ptr<SqliteConn> writer_ GUARDED_BY(write_mu_);
+  // Declared after writer_: destroyed first, while the writer is open.
+  std::unique_ptr<Checkpointer> checkpointer_;
   Mutex pool_mu_;
   std::vector<std::unique_ptr<SqliteConn>> pool_ GUARDED_BY(pool_mu_);
 };
