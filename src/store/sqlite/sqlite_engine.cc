@@ -78,14 +78,21 @@ Status SqliteEngine::Write(const sql::TxBody& body, sql::TxEffects* committed,
       continue;
     }
     leader_active_ = true;
-    std::vector<PendingWrite*> batch;
-    batch.swap(queue_);
-    lock.Unlock();
-    RunBatch(batch);
-    lock.Lock();
+    // The leader's own body is in the first batch. Bodies queued meanwhile
+    // are run at once by this thread, already awake, for a few more
+    // batches: handing the lead to a sleeping waiter would leave the
+    // database idle for a wake-up on every batch.
+    for (int round = 0;; ++round) {
+      std::vector<PendingWrite*> batch;
+      batch.swap(queue_);
+      lock.Unlock();
+      RunBatch(batch);
+      lock.Lock();
+      for (PendingWrite* w : batch) w->done = true;
+      queue_cv_.SignalAll();
+      if (queue_.empty() || round == kExtraLeadRounds) break;
+    }
     leader_active_ = false;
-    for (PendingWrite* w : batch) w->done = true;
-    queue_cv_.SignalAll();
   }
   lock.Unlock();
   if (op.result.ok()) *committed = std::move(op.effects);

@@ -40,6 +40,9 @@ class SqliteEngine final : public sql::SqlEngine {
   SqliteEngine(std::string path, Clock* clock, int lock_wait_ms)
       : path_(std::move(path)), clock_(clock), lock_wait_ms_(lock_wait_ms) {}
 
+  // How many batches of others a leader runs after its own (Write()).
+  static constexpr int kExtraLeadRounds = 4;
+
   struct PendingWrite {
     const sql::TxBody* body = nullptr;
     Status result;
