@@ -137,7 +137,8 @@ class Store {
 
   // FinishJob and then ClaimNextJob for the same worker in ONE transaction:
   // a busy worker moves to its next job with one commit instead of two. If
-  // the finish fails (kLeaseLost) nothing is claimed.
+  // the finish fails (kLeaseLost) nothing is claimed. An error always means
+  // the result was not recorded (the worker tries again on kUnavailable).
   virtual Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease,
                                                         const JobOutcome& outcome,
                                                         const ClaimFilter& filter,

@@ -12,6 +12,7 @@
 // which jobs are eligible is the pick's WHERE, what an outcome does is
 // policy::MapOutcome on the row read in this transaction.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <array>
 #include <set>
@@ -351,7 +352,15 @@ Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
     // (READ COMMITTED): two transactions. One commit for both pays off only
     // with SQLite's single writer.
     MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
-    return ClaimNextJob(filter, lease_ms);
+    // The finish is committed: a failed claim must not read as a result
+    // that was not recorded. The worker's loop claims again.
+    auto claimed = ClaimNextJob(filter, lease_ms);
+    if (!claimed.ok()) {
+      spdlog::warn("store: job {} finished; claiming the next failed: {}", lease.job_id,
+                   claimed.status().ToString());
+      return std::optional<Job>();
+    }
+    return claimed;
   }
   std::optional<Job> next;
   Status st = Write([&](Tx& tx) -> Status {

@@ -60,10 +60,11 @@ Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path, in
   // the agent loop paid that munmap and the page faults after it (measured:
   // 270 -> 153 us CPU per loop_bench iteration without it). The page cache
   // (cache_size) serves the reads instead.
-  MAESTRO_RETURN_IF_ERROR(
-      conn->ExecScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                       "PRAGMA mmap_size=0; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY; "
-                       "PRAGMA wal_autocheckpoint=4000; PRAGMA journal_size_limit=67108864;"));
+  MAESTRO_RETURN_IF_ERROR(conn->ExecScript(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+      "PRAGMA mmap_size=0; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY; "
+      "PRAGMA wal_autocheckpoint=" +
+      std::to_string(kWalCheckpointPages) + "; PRAGMA journal_size_limit=67108864;"));
   return conn;
 }
 

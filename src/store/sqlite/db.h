@@ -45,6 +45,11 @@ class SqliteStmt final : public sql::StmtImpl {
   sqlite3_stmt* s_;
 };
 
+// The WAL size (pages) at which it is checkpointed: SQLite's own
+// wal_autocheckpoint on every connection, the Checkpointer's signal on the
+// engine's writer.
+inline constexpr int kWalCheckpointPages = 4'000;
+
 class SqliteConn final : public sql::Conn {
  public:
   // Opens (creating) `path` with WAL, foreign keys and a busy timeout of

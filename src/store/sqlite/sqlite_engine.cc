@@ -33,9 +33,9 @@ Result<std::unique_ptr<SqliteEngine>> SqliteEngine::Open(const std::string& path
   if (*applied > 0) spdlog::info("store: applied {} migration(s) to {}", *applied, path);
   MutexLock lock(&engine->write_mu_);  // not shared yet; the lock keeps writer_'s annotation true
   engine->writer_ = std::move(conn).value();
-  // Signal at SqliteConn's wal_autocheckpoint (4,000 pages); the writer
-  // itself checkpoints only at 4x that.
-  engine->checkpointer_ = std::make_unique<Checkpointer>(path, lock_wait_ms, 4'000, 16'000);
+  // The writer itself checkpoints only at 4x the signal size.
+  engine->checkpointer_ = std::make_unique<Checkpointer>(path, lock_wait_ms, kWalCheckpointPages,
+                                                         4 * kWalCheckpointPages);
   engine->checkpointer_->Attach(*engine->writer_);
   return engine;
 }

@@ -30,6 +30,15 @@ void WriteRows(SqliteConn& writer) {
   }
 }
 
+// A connection on a fresh `path` with the table WriteRows fills.
+std::unique_ptr<SqliteConn> OpenWriter(const std::string& path) {
+  auto writer = SqliteConn::Open(path, 1'000);
+  EXPECT_TRUE(writer.ok());
+  if (!writer.ok()) return nullptr;
+  EXPECT_TRUE((*writer)->ExecScript("CREATE TABLE t(x BLOB)").ok());
+  return std::move(writer).value();
+}
+
 uintmax_t FileSize(const std::string& path) {
   std::error_code ec;
   auto n = std::filesystem::file_size(path, ec);
@@ -39,13 +48,12 @@ uintmax_t FileSize(const std::string& path) {
 TEST(CheckpointerTest, ItsThreadMovesTheWalIntoTheDatabaseFile) {
   testing::TempDir dir;
   std::string path = dir.File("c.db");
-  auto writer = SqliteConn::Open(path, 1'000);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->ExecScript("CREATE TABLE t(x BLOB)").ok());
+  auto writer = OpenWriter(path);
+  ASSERT_NE(writer, nullptr);
   {
     Checkpointer c(path, 1'000, /*signal_pages=*/100, /*inline_pages=*/INT_MAX);
-    c.Attach(**writer);
-    WriteRows(**writer);
+    c.Attach(*writer);
+    WriteRows(*writer);
     // The writer never checkpoints here (the inline size is out of reach),
     // so the rows can only reach the database file through the thread.
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -60,12 +68,11 @@ TEST(CheckpointerTest, ItsThreadMovesTheWalIntoTheDatabaseFile) {
 TEST(CheckpointerTest, TheWriterCheckpointsItselfPastTheInlineSize) {
   testing::TempDir dir;
   std::string path = dir.File("c.db");
-  auto writer = SqliteConn::Open(path, 1'000);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->ExecScript("CREATE TABLE t(x BLOB)").ok());
+  auto writer = OpenWriter(path);
+  ASSERT_NE(writer, nullptr);
   Checkpointer c(path, 1'000, /*signal_pages=*/INT_MAX, /*inline_pages=*/100);
-  c.Attach(**writer);
-  WriteRows(**writer);
+  c.Attach(*writer);
+  WriteRows(*writer);
   // No thread was asked: the last commits' own checkpoints wrote the file.
   EXPECT_GE(FileSize(path), uintmax_t{kBlob} * kRows * 8 / 10);
   EXPECT_LT(FileSize(path + "-wal"), uintmax_t{kBlob} * kRows / 2) << "the WAL was not reused";
