@@ -55,8 +55,8 @@ T Must(Result<T> r, const char* what) {
 
 struct Options {
   std::vector<std::string> backends{"sqlite", "sqlite-threads", "postgres"};
-  int jobs = 10'000;    // per SQLite throughput round
-  int pg_jobs = 2'000;  // per PostgreSQL round: several times slower, similar spans
+  int jobs = 10'000;     // per SQLite throughput round
+  int pg_jobs = 10'000;  // per PostgreSQL round (2,000 gave spans of ~0.6 s, too noisy)
   int rounds = 3;
   int samples = 150;
   int batch = 16;
@@ -66,6 +66,7 @@ struct Options {
   int durable_jobs = 600;
   bool listen = true;         // throughput workers LISTEN (PostgreSQL); 0 = poll only
   bool batch_enqueue = true;  // batch on: producers enqueue in batches too
+  bool batch_off = true;      // also the rounds with batching off (0: batch on only, to profile)
 };
 
 // One database engine under test; hands out a fresh database per round.
@@ -438,6 +439,8 @@ Options ParseOptions(int argc, char** argv) {
       o.listen = v == "1";
     } else if (k == "--batch-enqueue") {
       o.batch_enqueue = v == "1";
+    } else if (k == "--batch-off") {
+      o.batch_off = v == "1";
     } else if (k == "--durable-jobs") {
       o.durable_jobs = std::atoi(v.c_str());
     } else {
@@ -445,7 +448,7 @@ Options ParseOptions(int argc, char** argv) {
            " (--backend sqlite|sqlite-threads|postgres|both --jobs N --pg-jobs N --rounds R "
            "--samples S --batch B "
            "--producers P --workers 1,2,4 --durable 0|1 --durable-jobs N --listen 0|1 "
-           "--batch-enqueue 0|1)");
+           "--batch-enqueue 0|1 --batch-off 0|1)");
     }
   }
   bool pg = std::find(o.backends.begin(), o.backends.end(), "postgres") != o.backends.end();
@@ -477,6 +480,7 @@ int Run(int argc, char** argv) {
   for (int r = 1; r <= o.rounds; ++r) {
     for (int w : o.workers) {
       for (int batch : {1, o.batch}) {
+        if (batch == 1 && !o.batch_off) continue;
         for (auto& b : backends) {
           Tput t = Throughput(*b, w, batch, o.producers, o.listen, o.batch_enqueue);
           tput[b->name][key(w, batch)].push_back(t.jobs_per_s);
@@ -511,6 +515,7 @@ int Run(int argc, char** argv) {
   std::printf("\n");
   for (int w : o.workers) {
     for (int batch : {1, o.batch}) {
+      if (batch == 1 && !o.batch_off) continue;
       std::printf("%-12d %-6s", w, batch == 1 ? "off" : std::to_string(batch).c_str());
       for (auto& b : backends) std::printf(" %11.0f", Median(tput[b->name][key(w, batch)]));
       if (tput.count("sqlite") && tput.count("postgres")) {

@@ -276,6 +276,14 @@ ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
   WHERE status = 'waiting_human';
 )sql"},
+      {8, "the task's newest job (sqlite 10); one index of running jobs", R"sql(
+ALTER TABLE tasks ADD COLUMN last_job_seq BIGINT NOT NULL DEFAULT 0;
+UPDATE tasks SET last_job_seq =
+  COALESCE((SELECT MAX(seq) FROM jobs WHERE jobs.task_id = tasks.id), 0);
+-- jobs_one_running_per_task indexes the same rows; a second copy only cost
+-- an index entry per claim.
+DROP INDEX jobs_running;
+)sql"},
   };
   return m;
 }

@@ -93,11 +93,17 @@ const std::string& ClaimJobsSql(sql::Dialect dialect) {
   });
 }
 
+// Only the tasks whose row changes: a task whose next job is claimed by the
+// same process (the common case) keeps its row untouched. On PostgreSQL an
+// UPDATE that rewrites equal values still writes a new row version and
+// holds the row's lock until COMMIT, queueing the producers' and other
+// workers' mirror updates of that task behind it.
 const std::string& ClaimTasksSql(sql::Dialect dialect) {
   return sql::PerDialect(dialect, [](sql::Dialect d) {
     return "UPDATE tasks SET started_at = COALESCE(started_at, ?2), process_id = ?3, "
            "hostname = ?4 WHERE " +
-           sql::InJsonArray(d, "id", "?1", "TEXT");
+           sql::InJsonArray(d, "id", "?1", "TEXT") +
+           " AND (started_at IS NULL OR process_id <> ?3 OR hostname <> ?4)";
   });
 }
 

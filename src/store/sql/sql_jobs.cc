@@ -38,32 +38,38 @@ Result<std::vector<Job>> QueryJobs(sql::Conn& conn, const std::string& where,
 }
 
 // AfterTransitions' task mirror: a task shows the status of its newest job.
+// tasks.last_job_seq is that job's seq: a transition of an older job leaves
+// the task as it is, and a new job (an insert passes through here too) takes
+// its place. Reading the row it updates, instead of a MAX(seq) over the
+// task's jobs, keeps the mirror off the jobs index, whose pages on
+// PostgreSQL carry dead entries and SERIALIZABLE predicate locks that
+// concurrent enqueues and finishes of other tasks conflict on.
 // One job binds its fields (?1 task, ?3 status, ?4 error, ?5 seq); a batch
-// passes them as JSON records in ?1 — a cheaper statement for the single
-// transition (an enqueue, most finishes), one statement for a batch.
-std::string MirrorSet(std::string_view status, std::string_view error) {
+// passes them as JSON records in ?1, at most one per task — a cheaper
+// statement for the single transition (an enqueue, most finishes), one
+// statement for a batch.
+std::string MirrorSet(std::string_view status, std::string_view error, std::string_view seq) {
   return fmt::format(
-      "UPDATE tasks SET status = {0}, updated_at = ?2,"
+      "UPDATE tasks SET status = {0}, updated_at = ?2, last_job_seq = {2},"
       " completed_at = CASE WHEN {0} IN ('succeeded','failed','cancelled')"
       "                THEN CAST(?2 AS BIGINT) ELSE NULL END,"
       " error_message = CASE WHEN {0} = 'failed' THEN {1}"
       "                 WHEN {0} = 'succeeded' THEN '' ELSE tasks.error_message END",
-      status, error);
+      status, error, seq);
 }
 const std::string& MirrorOneSql() {
-  static const std::string sql = MirrorSet("?3", "?4") +
-                                 " WHERE tasks.id = ?1"
-                                 " AND (SELECT MAX(seq) FROM jobs WHERE task_id = ?1) = ?5";
+  static const std::string sql =
+      MirrorSet("?3", "?4", "?5") + " WHERE tasks.id = ?1 AND tasks.last_job_seq <= ?5";
   return sql;
 }
 const std::string& MirrorBatchSql(sql::Dialect dialect) {
   return sql::PerDialect(dialect, [](sql::Dialect d) {
     static constexpr sql::RecordCol kCols[] = {
         {"n_task", "TEXT"}, {"n_seq", "BIGINT"}, {"n_status", "TEXT"}, {"n_error", "TEXT"}};
-    return MirrorSet("v.n_status", "v.n_error") + " FROM " + sql::JsonRecords(d, "?1", kCols, "v") +
-           " WHERE tasks.id = v.n_task" +
+    return MirrorSet("v.n_status", "v.n_error", "v.n_seq") + " FROM " +
+           sql::JsonRecords(d, "?1", kCols, "v") + " WHERE tasks.id = v.n_task" +
            sql::RecordsKeyFilter(d, "tasks.id", "?1", "TEXT", "n_task") +
-           " AND (SELECT MAX(seq) FROM jobs WHERE task_id = v.n_task) = v.n_seq";
+           " AND tasks.last_job_seq <= v.n_seq";
   });
 }
 
@@ -283,12 +289,19 @@ Status SqlStore::AfterTransitions(Tx& tx, const std::vector<Moved>& moved) {
         .Bind(5, job.seq);
     MAESTRO_RETURN_IF_ERROR(task->Exec());
   } else {
-    Json rows = Json::array();
+    // One record per task, its newest job's: an UPDATE … FROM that joins a
+    // row to several records applies an arbitrary one of them.
+    std::unordered_map<std::string, const Job*> newest;
     for (const Moved& m : moved) {
-      rows.push_back({{"n_task", m.job.task_id},
-                      {"n_seq", m.job.seq},
-                      {"n_status", JobStatusName(m.job.status)},
-                      {"n_error", m.job.error_message}});
+      const Job*& n = newest[m.job.task_id];
+      if (!n || n->seq < m.job.seq) n = &m.job;
+    }
+    Json rows = Json::array();
+    for (const auto& [task_id, job] : newest) {
+      rows.push_back({{"n_task", task_id},
+                      {"n_seq", job->seq},
+                      {"n_status", JobStatusName(job->status)},
+                      {"n_error", job->error_message}});
     }
     auto task = tx.conn.Prepare(MirrorBatchSql(dialect()));
     if (!task.ok()) return task.status();

@@ -280,6 +280,14 @@ ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
   WHERE status = 'waiting_human';
 )sql"},
+      {10, "the task's newest job", R"sql(
+-- The seq of the task's newest job: the task mirror (SqlStore::
+-- AfterTransitions) applies a job's status only when it is this one, read
+-- from the row it updates instead of a MAX(seq) over the task's jobs.
+ALTER TABLE tasks ADD COLUMN last_job_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET last_job_seq =
+  COALESCE((SELECT MAX(seq) FROM jobs WHERE jobs.task_id = tasks.id), 0);
+)sql"},
   };
   return m;
 }

@@ -55,6 +55,45 @@ TEST_F(StoreTest, MigrationsAreIdempotentAcrossRestartsAndKeepData) {
   EXPECT_EQ(task->instruction, "do ok");
 }
 
+void ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// A database from before migration 10 gets each task's newest job filled in,
+// so the mirror goes on ignoring an older job's transition.
+TEST_F(StoreTest, MigrationTenFillsInEachTasksNewestJob) {
+  auto created = NewTaskWith("ok");
+  Job first = Claim();
+  NewJob next;
+  next.task_id = created.task.id;
+  next.piece = "ok";
+  auto second = store_->EnqueueJob(next);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+
+  store_.reset();
+  std::string path = dir_.File("maestro.db");
+  ExecSql(path,
+          "ALTER TABLE tasks DROP COLUMN last_job_seq;"
+          "DELETE FROM schema_migrations WHERE version = 10");
+  Reopen();
+  EXPECT_EQ(CountRows(path, "SELECT last_job_seq FROM tasks"), second->seq);
+
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(first), JobOutcome::Succeeded("done")).ok());
+  auto task = store_->GetTask(created.task.id);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->status, JobStatus::kQueued);  // the newest job's, not the finished one's
+  Job claimed = Claim();
+  EXPECT_EQ(claimed.id, second->id);
+  task = store_->GetTask(created.task.id);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->status, JobStatus::kRunning);
+}
+
 TEST_F(StoreTest, DatabaseIsInWalMode) {
   sqlite3* db = nullptr;
   sqlite3_open(dir_.File("maestro.db").c_str(), &db);
