@@ -42,6 +42,7 @@ class WorkerPoolTest : public ::testing::Test {
     opts_.jobs.retry.max_attempts = 3;
   }
   void TearDown() override {
+    executor_.Release();  // a test that failed while a job was held must not hang here
     if (pool_) pool_->Shutdown();
     pool_.reset();
   }
@@ -117,6 +118,8 @@ TEST_F(WorkerPoolTest, AResultIsRecordedOnceTheOtherProcesssWriteLockIsFreed) {
   // store's 100 ms wait while the job ends: the first finish fails busy.
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(dir_.File("maestro.db").c_str(), &other), SQLITE_OK);
+  // The pool writes too (heartbeats, its claim loop): wait our turn for the lock.
+  sqlite3_busy_timeout(other, 10'000);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
   executor_.Release();
   std::this_thread::sleep_for(250ms);
