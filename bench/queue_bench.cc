@@ -474,13 +474,15 @@ int Run(int argc, char** argv) {
   }
   std::fflush(stdout);
 
+  // The batch sizes of the throughput rounds: 1 is batching off.
+  const std::vector<int> batches =
+      o.batch_off ? std::vector<int>{1, o.batch} : std::vector<int>{o.batch};
   // results[backend][config] = per-round figures
   std::map<std::string, std::map<std::string, std::vector<double>>> tput, retries, p50, p99;
   auto key = [](int w, int batch) { return std::to_string(w) + "/" + std::to_string(batch); };
   for (int r = 1; r <= o.rounds; ++r) {
     for (int w : o.workers) {
-      for (int batch : {1, o.batch}) {
-        if (batch == 1 && !o.batch_off) continue;
+      for (int batch : batches) {
         for (auto& b : backends) {
           Tput t = Throughput(*b, w, batch, o.producers, o.listen, o.batch_enqueue);
           tput[b->name][key(w, batch)].push_back(t.jobs_per_s);
@@ -514,8 +516,7 @@ int Run(int argc, char** argv) {
   if (tput.count("postgres")) std::printf(" %16s", "pg retries/1k");
   std::printf("\n");
   for (int w : o.workers) {
-    for (int batch : {1, o.batch}) {
-      if (batch == 1 && !o.batch_off) continue;
+    for (int batch : batches) {
       std::printf("%-12d %-6s", w, batch == 1 ? "off" : std::to_string(batch).c_str());
       for (auto& b : backends) std::printf(" %11.0f", Median(tput[b->name][key(w, batch)]));
       if (tput.count("sqlite") && tput.count("postgres")) {
