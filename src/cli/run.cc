@@ -21,8 +21,9 @@ namespace {
 void PrintDelta(const std::string&, const Json& d) {
   const std::string type = d.value("type", "");
   if (type == "text") std::cout << d.value("text", "") << std::flush;
-  if (type == "movement") std::cerr << "\n[movement " << d.value("movement", "") << "]\n";
-  if (type == "tool_result") std::cerr << "\n[" << d.value("name", "") << "]\n";
+  // std::cerr is unbuffered: one string, one write.
+  if (type == "movement") std::cerr << "\n[movement " + d.value("movement", "") + "]\n";
+  if (type == "tool_result") std::cerr << "\n[" + d.value("name", "") + "]\n";
 }
 
 // Says on stderr when the task moves on to a job the user did not start (a

@@ -295,6 +295,7 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     req.messages_path = guard.messages_path;
     req.messages_known_bytes = guard.messages_known_bytes;
     req.tools_path = d.tools_path;
+    if (d.piece_tools) req.tools_json = d.piece_tools->bytes;  // tools.json's bytes, no file read
     telemetry::Span chat = StartChatSpan(d, req);
     llm::LlmCallResult call = d.llm->Chat(
         req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);

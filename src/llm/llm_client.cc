@@ -62,40 +62,54 @@ AttemptOutcome Fail(LlmErrorKind kind, Status st, int http = 0) {
   return o;
 }
 
-// The calling thread's curl multi handle, kept between transfers: its
-// connection cache holds the kept-alive connection to the LLM server, so the
-// requests of an agent loop do not each pay a TCP connect (and the server an
-// accept). A transfer started while the thread's handle is busy (never today:
-// no LLM call is made from inside a curl callback) gets a private one.
-class ThreadMulti {
+// The calling thread's curl multi and easy handles, kept between transfers:
+// the multi handle's connection cache holds the kept-alive connection to the
+// LLM server, so the requests of an agent loop do not each pay a TCP connect
+// (and the server an accept), and the easy handle is reset rather than
+// re-created (its buffers stay allocated). A transfer started while the
+// thread's pair is busy (never today: no LLM call is made from inside a curl
+// callback) gets a private pair.
+class ThreadCurl {
  public:
-  ThreadMulti() = default;
-  ThreadMulti(const ThreadMulti&) = delete;
-  ThreadMulti& operator=(const ThreadMulti&) = delete;
-  ~ThreadMulti() {
-    if (multi_) curl_multi_cleanup(multi_);
+  struct Handles {
+    CURLM* multi = nullptr;
+    CURL* easy = nullptr;
+    bool ok() const { return multi != nullptr && easy != nullptr; }
+  };
+  ThreadCurl() = default;
+  ThreadCurl(const ThreadCurl&) = delete;
+  ThreadCurl& operator=(const ThreadCurl&) = delete;
+  ~ThreadCurl() {
+    if (own_.easy) curl_easy_cleanup(own_.easy);
+    if (own_.multi) curl_multi_cleanup(own_.multi);
   }
-  // The handle for one transfer, or nullptr; give it back with Release.
-  CURLM* Acquire() {
-    if (busy_) return curl_multi_init();
-    if (!multi_) multi_ = curl_multi_init();
-    busy_ = multi_ != nullptr;
-    return multi_;
-  }
-  void Release(CURLM* m) {
-    if (m == multi_) {
-      busy_ = false;
-    } else if (m) {
-      curl_multi_cleanup(m);
+  // The handles for one transfer (check ok()); give them back with Release.
+  Handles Acquire() {
+    if (busy_) return {curl_multi_init(), curl_easy_init()};
+    if (!own_.multi) own_.multi = curl_multi_init();
+    if (own_.easy) {
+      curl_easy_reset(own_.easy);  // every option back to its default
+    } else {
+      own_.easy = curl_easy_init();
     }
+    busy_ = own_.ok();
+    return own_;
+  }
+  void Release(Handles h) {
+    if (h.multi == own_.multi && h.easy == own_.easy) {
+      busy_ = false;
+      return;
+    }
+    if (h.easy) curl_easy_cleanup(h.easy);
+    if (h.multi) curl_multi_cleanup(h.multi);
   }
 
  private:
-  CURLM* multi_ = nullptr;
+  Handles own_;
   bool busy_ = false;
 };
 
-thread_local ThreadMulti t_multi;
+thread_local ThreadCurl t_curl;
 
 // One HTTP exchange: owns the easy handle, the request body and the parser.
 class Transfer {
@@ -220,6 +234,7 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   spec.stream = stream_;
   spec.params = req.params;
   spec.tools_path = req.tools_path;
+  spec.tools_json = req.tools_json;
   spec.messages_path = req.messages_path;
   spec.messages_known_bytes = req.messages_known_bytes;
   spec.request_json_path = req.request_json_path;
@@ -227,13 +242,13 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   if (!body.ok()) return Fail(LlmErrorKind::kTerminal, body.status());
   body_ = std::move(body).value();
 
-  easy_ = curl_easy_init();
-  CURLM* multi = t_multi.Acquire();
-  if (!easy_ || !multi) {
-    if (easy_) curl_easy_cleanup(easy_);
-    t_multi.Release(multi);
+  ThreadCurl::Handles handles = t_curl.Acquire();
+  if (!handles.ok()) {
+    t_curl.Release(handles);
     return Fail(LlmErrorKind::kRetryable, Internal("curl initialisation failed"));
   }
+  easy_ = handles.easy;
+  CURLM* multi = handles.multi;
   std::string url = profile_.base_url;
   while (!url.empty() && url.back() == '/') url.pop_back();
   url += "/chat/completions";
@@ -302,8 +317,7 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &http_status_);
   AttemptOutcome out = Classify(rc, cancelled, stalled, timed_out);
   curl_multi_remove_handle(multi, easy_);  // a finished transfer's connection stays cached
-  curl_easy_cleanup(easy_);
-  t_multi.Release(multi);
+  t_curl.Release(handles);
   curl_slist_free_all(headers);
   easy_ = nullptr;
   return out;

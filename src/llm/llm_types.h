@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -54,7 +55,10 @@ struct ChatRequest {
   // lines without '\r', so the body's size needs no scan of the file. 0 =
   // measure by reading it.
   uint64_t messages_known_bytes = 0;
-  std::string tools_path;         // JSON array of tool definitions; empty = no tools
+  std::string tools_path;  // JSON array of tool definitions; empty = no tools
+  // The same array in memory, read instead of tools_path when not empty; it
+  // must outlive the call (the engine's PieceTools::bytes, constant per job).
+  std::string_view tools_json;
   Json params = Json::object();   // extra top-level fields: temperature, max_tokens, ...
   std::string request_json_path;  // if set, the body is also written here (seed 002)
   std::optional<bool> stream;     // overrides ModelProfile::stream

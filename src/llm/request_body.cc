@@ -1,9 +1,7 @@
 #include "llm/request_body.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cstring>
 
 namespace maestro::llm {
@@ -11,30 +9,45 @@ namespace {
 
 constexpr size_t kBufSize = 64 * 1024;
 
-Result<FILE*> OpenRead(const std::string& path, const char* what) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInternal,
-                  fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)));
+// Files through the Env's positional reads (no stdio): the body is read in
+// large blocks straight into libcurl's buffer, so a FILE's own buffer would
+// only add a copy (and its fstat a syscall) to every request.
+Result<std::unique_ptr<ReadableFile>> OpenRead(Env& env, const std::string& path,
+                                               const char* what) {
+  auto f = env.NewReadableFile(path);
+  if (!f.ok()) {
+    return Status(
+        f.status().code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kInternal,
+        fmt::format("cannot open {} {}: {}", what, path, f.status().message()));
   }
-  return f;
+  return std::move(f).value();
 }
 
-uint64_t FileSize(FILE* f) {
-  struct stat st {};
-  if (fstat(fileno(f), &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_size);
+uint64_t FileSize(ReadableFile& f) {
+  auto size = f.Size();
+  return size.ok() ? *size : 0;
+}
+
+// Up to `len` bytes at `offset`, fewer only at the end of the file or on an
+// error (then 0 for a failed first read).
+size_t ReadFull(ReadableFile& f, uint64_t offset, char* buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    auto k = f.ReadAt(offset + got, buf + got, len - got);
+    if (!k.ok() || *k == 0) break;
+    got += *k;
+  }
+  return got;
 }
 
 // Offset just past the last '\n' in the file: bytes after it are a torn line.
-uint64_t CompleteLinesEnd(FILE* f, uint64_t size) {
+uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size) {
   char buf[4096];
   uint64_t end = size;
   while (end > 0) {
     uint64_t start = end > sizeof(buf) ? end - sizeof(buf) : 0;
     size_t len = static_cast<size_t>(end - start);
-    if (fseeko(f, static_cast<off_t>(start), SEEK_SET) != 0) return 0;
-    if (std::fread(buf, 1, len, f) != len) return 0;
+    if (ReadFull(f, start, buf, len) != len) return 0;
     for (size_t i = len; i > 0; --i) {
       if (buf[i - 1] == '\n') return start + i;
     }
@@ -47,14 +60,13 @@ uint64_t CompleteLinesEnd(FILE* f, uint64_t size) {
 // non-blank line's bytes (CR removed) plus one comma between lines. This runs
 // over the whole conversation before every request, so it goes line by line
 // with memchr (lines are long: whole messages) rather than byte by byte.
-uint64_t MeasureMessages(FILE* f, uint64_t limit) {
+uint64_t MeasureMessages(ReadableFile& f, uint64_t limit) {
   std::unique_ptr<char[]> buf(new char[kBufSize]);
-  fseeko(f, 0, SEEK_SET);
   uint64_t total = 0, lines = 0, left = limit;
   bool in_line = false;
   while (left > 0) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(left, kBufSize));
-    size_t got = std::fread(buf.get(), 1, want, f);
+    size_t got = ReadFull(f, limit - left, buf.get(), want);
     if (got == 0) break;
     left -= got;
     const char* p = buf.get();
@@ -77,7 +89,6 @@ uint64_t MeasureMessages(FILE* f, uint64_t limit) {
       p = nl ? nl + 1 : end;
     }
   }
-  fseeko(f, 0, SEEK_SET);
   return total + (lines > 0 ? lines - 1 : 0);
 }
 
@@ -99,19 +110,24 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   h += head.size() > 0 ? "," : "";
 
   uint64_t tools_size = 0;
-  if (!spec.tools_path.empty()) {
-    MAESTRO_ASSIGN_OR_RETURN(b->tools_, OpenRead(spec.tools_path, "tools file"));
-    tools_size = FileSize(b->tools_);
+  if (!spec.tools_json.empty()) {
+    b->tools_json_ = spec.tools_json;
+    tools_size = spec.tools_json.size();
+    b->head_ = h + "\"tools\":";
+    b->mid_ = ",\"messages\":[";
+  } else if (!spec.tools_path.empty()) {
+    MAESTRO_ASSIGN_OR_RETURN(b->tools_, OpenRead(*spec.env, spec.tools_path, "tools file"));
+    tools_size = FileSize(*b->tools_);
     if (tools_size == 0) return InvalidArgument("tools file is empty: " + spec.tools_path);
     b->head_ = h + "\"tools\":";
     b->mid_ = ",\"messages\":[";
   } else {
     b->head_ = h + "\"messages\":[";
   }
-  MAESTRO_ASSIGN_OR_RETURN(b->messages_, OpenRead(spec.messages_path, "messages file"));
+  MAESTRO_ASSIGN_OR_RETURN(b->messages_, OpenRead(*spec.env, spec.messages_path, "messages file"));
   uint64_t msg_bytes = 0;
   if (spec.messages_known_bytes > 0) {
-    if (FileSize(b->messages_) < spec.messages_known_bytes) {
+    if (FileSize(*b->messages_) < spec.messages_known_bytes) {
       return Internal(
           fmt::format("messages file {} is shorter than the {} bytes its writer counted",
                       spec.messages_path, spec.messages_known_bytes));
@@ -120,8 +136,8 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
     b->messages_limit_ = spec.messages_known_bytes;
     msg_bytes = spec.messages_known_bytes - 1;  // each '\n' a comma, the last one dropped
   } else {
-    b->messages_limit_ = CompleteLinesEnd(b->messages_, FileSize(b->messages_));
-    msg_bytes = MeasureMessages(b->messages_, b->messages_limit_);
+    b->messages_limit_ = CompleteLinesEnd(*b->messages_, FileSize(*b->messages_));
+    msg_bytes = MeasureMessages(*b->messages_, b->messages_limit_);
   }
   b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
   if (!b->messages_known_) b->rbuf_.reset(new char[kBufSize]);  // the scan path's line joiner
@@ -142,21 +158,16 @@ Status RequestBody::OpenTee() {
 
 Status RequestBody::Rewind() {
   if (!error_.ok()) return error_;
-  if ((tools_ && fseeko(tools_, 0, SEEK_SET) != 0) || fseeko(messages_, 0, SEEK_SET) != 0) {
-    return Internal(fmt::format("cannot rewind the request body: {}", std::strerror(errno)));
-  }
   part_ = Part::kHead;
   part_off_ = 0;
+  tools_off_ = 0;
   messages_read_ = 0;
   rbuf_len_ = rbuf_pos_ = 0;
   in_line_ = need_comma_ = false;
   return OpenTee();
 }
 
-RequestBody::~RequestBody() {
-  if (tools_) std::fclose(tools_);
-  if (messages_) std::fclose(messages_);
-}
+RequestBody::~RequestBody() = default;
 
 void RequestBody::Tee(const char* p, size_t n) {
   if (tee_ && n > 0) tee_->Append(std::string_view(p, n)).IgnoreError();
@@ -166,7 +177,7 @@ bool RequestBody::FillBuffer() {
   uint64_t left = messages_limit_ - messages_read_;
   if (left == 0) return false;
   size_t want = static_cast<size_t>(std::min<uint64_t>(left, kBufSize));
-  size_t got = std::fread(rbuf_.get(), 1, want, messages_);
+  size_t got = ReadFull(*messages_, messages_read_, rbuf_.get(), want);
   if (got == 0) {
     error_ = Internal("messages file shrank or could not be read while sending");
     return false;
@@ -181,7 +192,7 @@ size_t RequestBody::ReadKnownMessages(char* buf, size_t n) {
   uint64_t left = messages_limit_ - 1 - messages_read_;  // the last '\n' is not sent
   size_t want = static_cast<size_t>(std::min<uint64_t>(left, n));
   if (want == 0) return 0;
-  size_t got = std::fread(buf, 1, want, messages_);
+  size_t got = ReadFull(*messages_, messages_read_, buf, want);
   if (got == 0) {
     error_ = Internal("messages file shrank or could not be read while sending");
     return 0;
@@ -245,14 +256,21 @@ size_t RequestBody::Read(char* buf, size_t n) {
         part_off_ += k;
         if (part_off_ == s.size()) {
           part_off_ = 0;
-          part_ = part_ == Part::kHead  ? (tools_ ? Part::kTools : Part::kMessages)
+          part_ = part_ == Part::kHead  ? (HasTools() ? Part::kTools : Part::kMessages)
                   : part_ == Part::kMid ? Part::kMessages
                                         : Part::kEnd;
         }
         break;
       }
       case Part::kTools: {
-        size_t k = std::fread(buf + out, 1, n - out, tools_);
+        size_t k = 0;
+        if (tools_) {
+          k = ReadFull(*tools_, tools_off_, buf + out, n - out);
+        } else {
+          k = std::min(n - out, tools_json_.size() - tools_off_);
+          std::memcpy(buf + out, tools_json_.data() + tools_off_, k);
+        }
+        tools_off_ += k;
         out += k;
         if (k == 0) part_ = Part::kMid;
         break;

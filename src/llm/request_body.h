@@ -6,7 +6,8 @@
 // the body is never built as a string. It is the concatenation of
 //   {"model":..., <params...>, "stream":..., "tools": <tools file>, "messages":[
 //   <line 1>,<line 2>,...]}
-// copied through a fixed 64 KiB buffer. Blank lines are skipped, and a torn
+// copied through a fixed 64 KiB buffer (the tools array may instead come
+// from memory: the engine holds it for the whole job). Blank lines are skipped, and a torn
 // last line (no terminating newline: an append that crashed) is left out. The
 // exact size is computed up front, so the request has a Content-Length and
 // needs no chunked upload: from the writer's count when it gives one
@@ -22,9 +23,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/env.h"
 #include "core/json.h"
@@ -37,7 +38,10 @@ struct RequestBodySpec {
   bool stream = true;
   Json params = Json::object();  // extra top-level fields (must be an object)
   std::string tools_path;        // JSON array file; empty = omit "tools"
-  std::string messages_path;     // JSONL file of messages
+  // The tools array itself, used instead of tools_path when not empty (the
+  // engine holds it for the job; it must outlive the RequestBody).
+  std::string_view tools_json;
+  std::string messages_path;  // JSONL file of messages
   // > 0: its writer vouches that the first `messages_known_bytes` bytes are
   // whole non-empty lines without '\r' (llm::ChatRequest). The size is then
   // known without a scan, and the lines go straight into the caller's buffer
@@ -80,12 +84,15 @@ class RequestBody {
   bool FillBuffer();
   void Tee(const char* p, size_t n);
   Status OpenTee();  // (re)creates the tee file when one is asked for
+  bool HasTools() const { return tools_ != nullptr || !tools_json_.empty(); }
 
   std::string head_;  // JSON up to the tools value (or "messages":[)
   std::string mid_;   // between the tools value and the messages
   std::string tail_ = "]}";
-  FILE* tools_ = nullptr;
-  FILE* messages_ = nullptr;
+  std::unique_ptr<ReadableFile> tools_;  // tools file, when the array is not in memory
+  std::string_view tools_json_;          // the tools array in memory (spec.tools_json)
+  uint64_t tools_off_ = 0;               // bytes of the tools part sent
+  std::unique_ptr<ReadableFile> messages_;
   std::unique_ptr<WritableFile> tee_;
   std::string tee_path_;
   Env* env_ = nullptr;

@@ -41,7 +41,10 @@ Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
     }
     fs::path next = cur / comp;
     std::error_code ec;
-    if (exists && fs::is_symlink(fs::symlink_status(next, ec))) {
+    // One lstat per component: for anything but a symlink it says whether
+    // the component exists as well.
+    const fs::file_status st = exists ? fs::symlink_status(next, ec) : fs::file_status{};
+    if (exists && fs::is_symlink(st)) {
       fs::path target = fs::canonical(next, ec);
       if (ec) {
         return InvalidArgument("path '" + relative + "' refused: dangling symlink '" +
@@ -57,7 +60,7 @@ Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
       cur = target;
       continue;
     }
-    exists = exists && fs::exists(next, ec);
+    exists = exists && fs::exists(st);
     cur = next;
   }
   return cur.lexically_normal().string();

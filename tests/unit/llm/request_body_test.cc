@@ -58,6 +58,35 @@ TEST_F(RequestBodyTest, BuildsValidJsonFromToolsAndJsonl) {
   EXPECT_EQ(teed, *text);
 }
 
+// The engine hands the tools array over in memory (the bytes it wrote to
+// tools.json): the body is byte for byte the one read from the file, and a
+// rewind (curl's resend on a fresh connection) serves it again from the start.
+TEST_F(RequestBodyTest, ToolsFromMemoryGiveTheSameBytesAsTheToolsFile) {
+  const std::string tools = R"([{"type":"function","function":{"name":"ReadFile"}}])";
+  RequestBodySpec spec;
+  spec.model = "m";
+  spec.messages_path = Write("current.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n");
+  spec.messages_known_bytes = fs::file_size(spec.messages_path);
+  spec.tools_path = Write("tools.json", tools);
+  auto from_file = RequestBody::Open(spec);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  auto file_text = (*from_file)->ReadAll();
+  ASSERT_TRUE(file_text.ok());
+
+  spec.tools_path = (dir_ / "missing.json").string();  // not read when the array is given
+  spec.tools_json = tools;
+  auto from_memory = RequestBody::Open(spec);
+  ASSERT_TRUE(from_memory.ok()) << from_memory.status().ToString();
+  EXPECT_EQ((*from_memory)->size(), (*from_file)->size());
+  char first[7];
+  ASSERT_EQ((*from_memory)->Read(first, sizeof(first)), sizeof(first));
+  ASSERT_TRUE((*from_memory)->Rewind().ok());
+  auto memory_text = (*from_memory)->ReadAll();
+  ASSERT_TRUE(memory_text.ok());
+  EXPECT_EQ(*memory_text, *file_text);
+  EXPECT_EQ(Json::parse(*memory_text)["tools"][0]["function"]["name"], "ReadFile");
+}
+
 TEST_F(RequestBodyTest, TornLastLineIsLeftOut) {
   RequestBodySpec spec;
   spec.model = "m";
