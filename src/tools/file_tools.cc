@@ -74,15 +74,17 @@ namespace {
 // Lines [start, end] of `in`, reading in blocks so that neither a huge file
 // nor one enormous line is ever held whole: collection stops at
 // kMaxReadBytes. *lines counts the lines seen.
-std::string ReadLineRange(std::ifstream& in, int64_t start, int64_t end, int64_t* lines,
-                          bool* truncated) {
+Result<std::string> ReadLineRange(ReadableFile& in, int64_t start, int64_t end, int64_t* lines,
+                                  bool* truncated) {
   std::string out;
   int64_t n = 1;     // the line the next byte belongs to
   bool any = false;  // line n has bytes
   char buf[65536];
-  while (in && n <= end) {
-    in.read(buf, sizeof(buf));
-    const size_t got = static_cast<size_t>(in.gcount());
+  uint64_t offset = 0;
+  while (n <= end) {
+    MAESTRO_ASSIGN_OR_RETURN(const size_t got, in.ReadAt(offset, buf, sizeof(buf)));
+    if (got == 0) break;
+    offset += got;
     // Line by line (memchr), each line's bytes appended in one go.
     for (size_t i = 0; i < got && n <= end;) {
       const auto* nl = static_cast<const char*>(std::memchr(buf + i, '\n', got - i));
@@ -121,17 +123,28 @@ Result<std::string> RegularFile(const Json& args, const ToolContext& ctx) {
 
 }  // namespace
 
+// Opens with the file-type check done on the open descriptor (no stat before
+// the open, and a FIFO cannot block the open); the refusals say what the
+// path is, like RegularFile.
 ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
-  auto path = RegularFile(args, ctx);
+  auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
-  std::ifstream in(*path, std::ios::binary);
-  if (!in) return ToolResult::Error("cannot open '" + args["path"].get<std::string>() + "'");
+  const std::string rel = args["path"].get<std::string>();
+  auto in = ctx.env->NewReadableFile(*path, /*follow_symlinks=*/false);
+  if (!in.ok()) {
+    if (in.status().code() == StatusCode::kNotFound)
+      return Err(NotFound("file '" + rel + "' not found"));
+    if (auto regular = RegularFile(args, ctx); !regular.ok()) return Err(regular.status());
+    return ToolResult::Error("cannot open '" + rel + "'");
+  }
   const int64_t start = args.value("start_line", 1);
   const int64_t end = args.value("end_line", INT64_MAX);
   if (end < start) return ToolResult::Error("end_line must be >= start_line");
   int64_t lines = 0;
   bool truncated = false;
-  std::string out = ReadLineRange(in, start, end, &lines, &truncated);
+  auto read = ReadLineRange(**in, start, end, &lines, &truncated);
+  if (!read.ok()) return ToolResult::Error("cannot read '" + rel + "': " + read.status().message());
+  std::string out = std::move(read).value();
   if (start > 1 && lines < start) {
     return ToolResult::Error(
         fmt::format("start_line {} is past the end of the file ({} lines)", start, lines));

@@ -114,7 +114,12 @@ TEST_F(FileToolsTest, ReadFileBoundsMemoryAndRefusesSpecialFiles) {
   ToolResult fifo = ReadFileTool({{"path", "pipe"}}, ctx_);  // must not block
   EXPECT_TRUE(fifo.is_error);
   EXPECT_NE(fifo.content.find("not a regular file"), std::string::npos);
-  EXPECT_TRUE(ReadFileTool({{"path", "src"}}, ctx_).is_error);
+  ToolResult dir = ReadFileTool({{"path", "src"}}, ctx_);
+  EXPECT_TRUE(dir.is_error);
+  EXPECT_NE(dir.content.find("is a directory; use ListDir"), std::string::npos) << dir.content;
+  ToolResult missing = ReadFileTool({{"path", "missing.txt"}}, ctx_);
+  EXPECT_NE(missing.content.find("file 'missing.txt' not found"), std::string::npos)
+      << missing.content;
 }
 
 // Line ranges across the 64 KiB read buffer, and the 1 MiB limit exactly:
