@@ -7,12 +7,13 @@
 //   {"model":..., <params...>, "stream":..., "tools": <tools file>, "messages":[
 //   <line 1>,<line 2>,...]}
 // copied through a fixed 64 KiB buffer (the tools array may instead come
-// from memory: the engine holds it for the whole job). Blank lines are skipped, and a torn
-// last line (no terminating newline: an append that crashed) is left out. The
-// exact size is computed up front, so the request has a Content-Length and
-// needs no chunked upload: from the writer's count when it gives one
-// (messages_known_bytes; the agent loop's current.jsonl), else by one scan
-// of the file — O(conversation) before every call, which the count avoids.
+// from memory: the engine holds it for the whole job). Blank lines are
+// skipped, and a torn last line (no terminating newline: an append that
+// crashed) is left out. The exact size is computed up front, so the request
+// has a Content-Length and needs no chunked upload: from the writer's count
+// when it gives one (messages_known_bytes; the agent loop's current.jsonl),
+// else by one scan of the file — O(conversation) before every call, which the
+// count avoids.
 // Optionally every byte is also written to `request.json` (seed 002's
 // transient request body).
 //
