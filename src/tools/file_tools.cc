@@ -124,16 +124,14 @@ Result<std::string> RegularFile(const Json& args, const ToolContext& ctx) {
 }  // namespace
 
 // Opens with the file-type check done on the open descriptor (no stat before
-// the open, and a FIFO cannot block the open); the refusals say what the
-// path is, like RegularFile.
+// the open, and a FIFO cannot block the open); a refusal is explained by
+// RegularFile, the same words as EditFile.
 ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
   const std::string rel = args["path"].get<std::string>();
   auto in = ctx.env->NewReadableFile(*path, /*follow_symlinks=*/false);
-  if (!in.ok()) {
-    if (in.status().code() == StatusCode::kNotFound)
-      return Err(NotFound("file '" + rel + "' not found"));
+  if (!in.ok()) {  // RegularFile says why: missing, a directory, not a regular file
     if (auto regular = RegularFile(args, ctx); !regular.ok()) return Err(regular.status());
     return ToolResult::Error("cannot open '" + rel + "'");
   }
