@@ -34,6 +34,15 @@ constexpr const char* kEventsChannel = "maestro_events";
 constexpr const char* kKeyedPlans[] = {"SET LOCAL enable_seqscan = off",
                                        "SET LOCAL enable_bitmapscan = off"};
 
+// A claim's pick is planned once per connection, not per claim. Left to
+// choose, PostgreSQL replans it on every execution (~0.3 ms, about as long
+// as running it): with the worker's model and profile lists bound as NULL a
+// custom plan folds the `? IS NULL OR …` filters away and prices lower than
+// the generic plan, which keeps them and evaluates them per row — for a few
+// microseconds. Both walk the same indexes in the same order. The claim's
+// other statements are keyed lookups that reach their generic plan anyway.
+constexpr const char* kGenericPlans = "SET LOCAL plan_cache_mode = force_generic_plan";
+
 // Losing the race for the per-task running slot: another claimer committed
 // first; a rerun sees its row and picks something else.
 bool IsRetryableFailure(const Status& st, const PgConn& conn) {
@@ -205,7 +214,9 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::
     conn.ClearLastError();
     sql::TxEffects effects;
     // BEGIN goes out with the body's first statement (or the commit script).
-    conn.SendWithNext({begin, kKeyedPlans[0], kKeyedPlans[1]});
+    std::vector<std::string> start = {begin, kKeyedPlans[0], kKeyedPlans[1]};
+    if (kind == sql::TxKind::kClaim) start.push_back(kGenericPlans);
+    conn.SendWithNext(std::move(start));
     Status st = body(conn, clock_->NowMs(), effects);
     if (st.ok() && conn.in_failed_transaction()) {
       // The body went on after a failed statement; nothing of it can commit.

@@ -442,6 +442,44 @@ TEST_F(PgTest, EngineWriteRetriesASerializationFailureAndCommitsOnce) {
   EXPECT_EQ(s->Text(0), "0+other+mine");
 }
 
+// The settings every transaction runs under: no JIT anywhere (a claim's
+// plan once priced past jit_above_cost and compiled for ~15 ms per claim),
+// and a claim's statements on their generic plans (its pick was replanned on
+// every claim); other writes and reads leave the plan cache to choose.
+TEST_F(PgTest, EngineRunsWithoutJitAndClaimsOnGenericPlans) {
+  auto engine = MustOpenEngine(url_, nullptr, false);
+  ASSERT_NE(engine, nullptr);
+  auto show = [](sql::Conn& conn, const std::string& name, std::string* out) -> Status {
+    auto s = conn.Prepare("SELECT current_setting('" + name + "')");
+    if (!s.ok()) return s.status();
+    auto row = s->Step();
+    if (!row.ok()) return row.status();
+    *out = s->Text(0);
+    return Status::Ok();
+  };
+  for (sql::TxKind kind : {sql::TxKind::kClaim, sql::TxKind::kWrite}) {
+    std::string jit, plans;
+    Status st = engine->Write(
+        [&](sql::Conn& conn, TimeMs, sql::TxEffects&) -> Status {
+          MAESTRO_RETURN_IF_ERROR(show(conn, "jit", &jit));
+          return show(conn, "plan_cache_mode", &plans);
+        },
+        nullptr, kind);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(jit, "off");
+    EXPECT_EQ(plans, kind == sql::TxKind::kClaim ? "force_generic_plan" : "auto");
+  }
+  std::string jit, plans;
+  ASSERT_TRUE(engine
+                  ->Read([&](sql::Conn& conn) -> Status {
+                    MAESTRO_RETURN_IF_ERROR(show(conn, "jit", &jit));
+                    return show(conn, "plan_cache_mode", &plans);
+                  })
+                  .ok());
+  EXPECT_EQ(jit, "off");
+  EXPECT_EQ(plans, "auto");  // SET LOCAL ended with the claim's transaction
+}
+
 TEST_F(PgTest, EngineRetriesLosingTheRunningSlotButNotOtherConflicts) {
   auto engine = MustOpenEngine(url_, nullptr, false);
   ASSERT_NE(engine, nullptr);
