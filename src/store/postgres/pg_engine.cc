@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <iterator>
 #include <random>
 
 #include "core/json.h"
@@ -31,8 +32,12 @@ constexpr const char* kEventsChannel = "maestro_events";
 // same rows (PostgreSQL's documentation suggests steering serializable
 // work to index scans for that reason). The settings only price the other
 // plans out; a statement that has no index path still runs.
+//
+// JIT stays off here as well as for the session (PgConn::Open): behind
+// PgBouncer in transaction mode a session's SET reaches only the server
+// connection it ran on, and a claim is the statement JIT hurts most.
 constexpr const char* kKeyedPlans[] = {"SET LOCAL enable_seqscan = off",
-                                       "SET LOCAL enable_bitmapscan = off"};
+                                       "SET LOCAL enable_bitmapscan = off", "SET LOCAL jit = off"};
 
 // A claim's pick is planned once per connection, not per claim. Left to
 // choose, PostgreSQL replans it on every execution (~0.3 ms, about as long
@@ -214,7 +219,8 @@ Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::
     conn.ClearLastError();
     sql::TxEffects effects;
     // BEGIN goes out with the body's first statement (or the commit script).
-    std::vector<std::string> start = {begin, kKeyedPlans[0], kKeyedPlans[1]};
+    std::vector<std::string> start = {begin};
+    start.insert(start.end(), std::begin(kKeyedPlans), std::end(kKeyedPlans));
     if (kind == sql::TxKind::kClaim) start.push_back(kGenericPlans);
     conn.SendWithNext(std::move(start));
     Status st = body(conn, clock_->NowMs(), effects);
