@@ -75,7 +75,8 @@ Result<Transition> MapOutcome(const Job& job, const JobOutcome& o, const Outcome
 // ---- fan-in
 // A parent in waiting_subtasks is requeued when its last open child ends —
 // exactly once, because the row code applies it in the child's transaction
-// and writers are serialized (SQLite) or serializable (PostgreSQL).
+// and the ends of siblings are serialized (SQLite's one writer; on
+// PostgreSQL a lock on the parent's row, SqlStore::AfterTransitions).
 bool ParentWakes(const Job& parent, int64_t open_children);
 
 }  // namespace maestro::policy

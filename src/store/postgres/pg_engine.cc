@@ -205,8 +205,8 @@ std::string PgEngine::CommitScript(PgConn& conn, const sql::TxEffects& effects) 
 }
 
 Status PgEngine::Write(const sql::TxBody& body, sql::TxEffects* committed, sql::TxKind kind) {
-  const char* begin = kind == sql::TxKind::kClaim ? "BEGIN ISOLATION LEVEL READ COMMITTED"
-                                                  : "BEGIN ISOLATION LEVEL SERIALIZABLE";
+  const char* begin = kind == sql::TxKind::kWrite ? "BEGIN ISOLATION LEVEL SERIALIZABLE"
+                                                  : "BEGIN ISOLATION LEVEL READ COMMITTED";
   Status last;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (attempt > 0) {

@@ -1,8 +1,10 @@
 // PgEngine: SqlStore's transactions on PostgreSQL.
 //
-// Writes run on a pooled connection as SERIALIZABLE transactions (the row
-// code was written for serialized writers; SERIALIZABLE makes PostgreSQL
-// abort every interleaving that could differ from some serial order). An
+// Writes run on a pooled connection, most as SERIALIZABLE transactions (the
+// row code was written for serialized writers; SERIALIZABLE makes
+// PostgreSQL abort every interleaving that could differ from some serial
+// order); claims, finishes and enqueues at READ COMMITTED, kept apart by
+// row locks (sql::TxKind in sql/engine.h). An
 // attempt that fails with a serialization failure (40001), a deadlock
 // (40P01) or a lost race for jobs_one_running_per_task (23505 on that index)
 // is rolled back and the body runs again from scratch after a short jittered

@@ -139,4 +139,30 @@ inline const char* ForUpdateSkipLocked(Dialect d) {
   return d == Dialect::kPostgres ? " FOR UPDATE OF j SKIP LOCKED" : "";
 }
 
+// Appended to a read of the jobs a transaction decides on (TxKind::kRowLocked
+// explains the protocol): it waits for a writer that holds them, and under
+// SERIALIZABLE fails (retryably) when one changed them since the
+// transaction's snapshot. SQLite's writers are serialized: no clause.
+// NO KEY: the foreign-key checks of inserts that reference the job (its
+// comments, its children) need not wait.
+inline const char* ForNoKeyUpdate(Dialect d) {
+  return d == Dialect::kPostgres ? " FOR NO KEY UPDATE" : "";
+}
+
+// Appended to the claim pick's filters: a claimer takes a task's advisory
+// lock as it considers the task's jobs, and skips the tasks other claimers
+// hold. Without it, of two concurrent claims (READ COMMITTED: neither sees
+// the other's uncommitted running job) one takes a task's first job and
+// the other its second, and the later commit fails on
+// jobs_one_running_per_task and reruns the whole batch. The lock ends with
+// the claim's transaction, after its running job is visible. The key is
+// (kClaimTaskLocks, hashtext(task id)); two tasks that share a hash only
+// wait for each other's claim.
+inline constexpr int kClaimTaskLocks = 7283452;
+inline std::string SkipTasksOfOtherClaims(Dialect d) {
+  if (d != Dialect::kPostgres) return "";
+  return " AND pg_try_advisory_xact_lock(" + std::to_string(kClaimTaskLocks) +
+         ", hashtext(j.task_id))";
+}
+
 }  // namespace maestro::sql

@@ -3,8 +3,9 @@
 //
 // The hottest writes run a fixed number of statements however many jobs
 // they move: a claim is one pick, one job update, one task update and
-// AfterTransitions' one mirror; a finish is one read of the jobs with the
-// facts their outcomes depend on, one job update and the mirror. On
+// AfterTransitions' one mirror; a finish is (on PostgreSQL) one lock of the
+// jobs, one read of them with the facts their outcomes depend on, one job
+// update and the mirror. On
 // PostgreSQL each statement is a round trip, so a batch of 16 costs what one
 // job did, and a single job costs half of what it did when every row was
 // read and written on its own. The batch goes to the database as a JSON
@@ -37,7 +38,8 @@ std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items)
 // a COUNT, not NOT EXISTS: PostgreSQL turns NOT EXISTS into an anti-join
 // that may read the whole running index once per pick — every entry a
 // finished job left there until vacuum — where a subquery per candidate
-// looks up its own task only.
+// looks up its own task only. On PostgreSQL a claimer also skips the
+// tasks another claim is considering (sql::SkipTasksOfOtherClaims).
 std::string Eligible(sql::Dialect d) {
   return " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
          " AND (j.model IS NULL OR CAST(?3 AS TEXT) IS NULL OR j.model IN (" +
@@ -47,7 +49,8 @@ std::string Eligible(sql::Dialect d) {
          sql::JsonTextArray(d, "?4") +
          "))"
          " AND (SELECT COUNT(*) FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
-         "'running') = 0";
+         "'running') = 0" +
+         sql::SkipTasksOfOtherClaims(d);
 }
 
 // The candidates, in claim order: due retries first (oldest due first),
@@ -104,6 +107,17 @@ const std::string& ClaimTasksSql(sql::Dialect dialect) {
            "hostname = ?4 WHERE " +
            sql::InJsonArray(d, "id", "?1", "TEXT") +
            " AND (started_at IS NULL OR process_id <> ?3 OR hostname <> ?4)";
+  });
+}
+
+// The jobs of a finish, locked in seq order before LoadForFinishSql reads
+// their facts in a later statement (TxKind::kRowLocked: under READ COMMITTED
+// each statement reads what was committed when it began, so the facts are
+// read once no comment gate holds the jobs any more).
+const std::string& LockForFinishSql(sql::Dialect dialect) {
+  return sql::PerDialect(dialect, [](sql::Dialect d) {
+    return "SELECT seq FROM jobs WHERE " + sql::InJsonArray(d, "id", "?1", "TEXT") +
+           " ORDER BY seq" + sql::ForNoKeyUpdate(d);
   });
 }
 
@@ -222,6 +236,12 @@ Result<std::vector<Status>> SqlStore::FinishInTx(
   Json ids = Json::array();
   for (const auto& item : items) ids.push_back(item.first.job_id);
   std::unordered_map<std::string, Loaded> loaded;
+  if (*sql::ForNoKeyUpdate(dialect())) {
+    auto lock = tx.conn.Prepare(LockForFinishSql(dialect()));
+    if (!lock.ok()) return lock.status();
+    lock->Bind(1, DumpJson(ids));
+    MAESTRO_RETURN_IF_ERROR(lock->Exec());
+  }
   {
     auto s = tx.conn.Prepare(LoadForFinishSql(dialect()));
     if (!s.ok()) return s.status();
@@ -332,19 +352,23 @@ Result<std::vector<Job>> SqlStore::ClaimJobs(const ClaimFilter& filter, int64_t 
 }
 
 Status SqlStore::FinishJob(const Lease& lease, const JobOutcome& outcome) {
-  return Write([&](Tx& tx) -> Status {
-    MAESTRO_ASSIGN_OR_RETURN(std::vector<Status> results, FinishInTx(tx, {{lease, outcome}}));
-    return results.front();
-  });
+  return Write(
+      [&](Tx& tx) -> Status {
+        MAESTRO_ASSIGN_OR_RETURN(std::vector<Status> results, FinishInTx(tx, {{lease, outcome}}));
+        return results.front();
+      },
+      nullptr, sql::TxKind::kRowLocked);
 }
 
 Result<std::vector<Status>> SqlStore::FinishJobs(
     const std::vector<std::pair<Lease, JobOutcome>>& items) {
   std::vector<Status> results;
-  Status st = Write([&](Tx& tx) -> Status {
-    MAESTRO_ASSIGN_OR_RETURN(results, FinishInTx(tx, items));
-    return Status::Ok();
-  });
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        MAESTRO_ASSIGN_OR_RETURN(results, FinishInTx(tx, items));
+        return Status::Ok();
+      },
+      nullptr, sql::TxKind::kRowLocked);
   if (!st.ok()) return st;
   return results;
 }
@@ -354,9 +378,9 @@ Result<std::optional<Job>> SqlStore::FinishAndClaimNext(const Lease& lease,
                                                         const ClaimFilter& filter,
                                                         int64_t lease_ms) {
   if (dialect() != sql::Dialect::kSqlite) {
-    // The finish is a kWrite (SERIALIZABLE: fan-in), the claim a kClaim
-    // (READ COMMITTED): two transactions. One commit for both pays off only
-    // with SQLite's single writer.
+    // The finish and the claim follow different rules (kRowLocked takes row
+    // locks, kClaim skips them): two transactions. One commit for both pays
+    // off only with SQLite's single writer.
     MAESTRO_RETURN_IF_ERROR(FinishJob(lease, outcome));
     // The finish is committed: a failed claim must not read as a result
     // that was not recorded. The worker's loop claims again.

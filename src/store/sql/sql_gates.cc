@@ -17,9 +17,14 @@ namespace maestro {
 
 namespace {
 
+// Locked: a gate decides on this job's state, and on PostgreSQL the finish
+// that may be ending it runs under READ COMMITTED (sql::TxKind::kRowLocked).
+// Whichever locks the job first goes first; a gate that comes second fails
+// retryably (the job changed since its snapshot) and decides again.
 Result<std::optional<Job>> NewestJob(sql::Conn& conn, const std::string& task_id) {
   auto s = conn.Prepare(std::string("SELECT ") + sql::kJobCols +
-                        " FROM jobs WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1");
+                        " FROM jobs WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1" +
+                        sql::ForNoKeyUpdate(conn.dialect()));
   if (!s.ok()) return s.status();
   s->Bind(1, task_id);
   auto row = s->Step();

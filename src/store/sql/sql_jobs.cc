@@ -87,6 +87,22 @@ Result<int64_t> CountOpenChildren(sql::Conn& conn, const std::string& parent_id)
   return n;
 }
 
+// The job's row, after an update that changes nothing but takes its lock
+// and makes it a write (AfterTransitions' fan-in).
+Result<Job> TouchJob(SqlStore::Tx& tx, const std::string& job_id) {
+  auto s = tx.conn.Prepare(std::string("UPDATE jobs SET updated_at = updated_at WHERE id = ?1"
+                                       " RETURNING ") +
+                           sql::kJobCols);
+  if (!s.ok()) return s.status();
+  s->Bind(1, job_id);
+  auto row = s->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound("job " + job_id + " not found");
+  Job job = sql::ReadJob(*s);
+  MAESTRO_RETURN_IF_ERROR(s->Exec());
+  return job;
+}
+
 // The first column of every row of `s`, as text (a list of ids).
 Result<std::vector<std::string>> FirstColumn(sql::Stmt& s) {
   std::vector<std::string> out;
@@ -206,12 +222,14 @@ Result<std::vector<Job>> SqlStore::InsertJobRows(Tx& tx, const std::vector<NewJo
 
 Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
   std::optional<Job> out;
-  Status st = Write([&](Tx& tx) -> Status {
-    auto job = InsertJob(tx, in);
-    if (!job.ok()) return job.status();
-    out = std::move(job).value();
-    return Status::Ok();
-  });
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        auto job = InsertJob(tx, in);
+        if (!job.ok()) return job.status();
+        out = std::move(job).value();
+        return Status::Ok();
+      },
+      nullptr, sql::TxKind::kRowLocked);
   if (!st.ok()) return st;
   return *out;
 }
@@ -219,14 +237,16 @@ Result<Job> SqlStore::EnqueueJob(const NewJob& in) {
 Result<std::vector<Job>> SqlStore::EnqueueJobs(const std::vector<NewJob>& in) {
   std::vector<Job> out;
   if (in.empty()) return out;
-  Status st = Write([&](Tx& tx) -> Status {
-    MAESTRO_ASSIGN_OR_RETURN(out, InsertJobRows(tx, in));
-    std::vector<Moved> moved;
-    moved.reserve(out.size());
-    for (const Job& j : out) moved.push_back({j, JobStatus::kQueued});
-    // One mirror statement and one run of events for the whole batch.
-    return AfterTransitions(tx, moved);
-  });
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        MAESTRO_ASSIGN_OR_RETURN(out, InsertJobRows(tx, in));
+        std::vector<Moved> moved;
+        moved.reserve(out.size());
+        for (const Job& j : out) moved.push_back({j, JobStatus::kQueued});
+        // One mirror statement and one run of events for the whole batch.
+        return AfterTransitions(tx, moved);
+      },
+      nullptr, sql::TxKind::kRowLocked);
   if (!st.ok()) return st;
   return out;
 }
@@ -323,12 +343,16 @@ Status SqlStore::AfterTransitions(Tx& tx, const std::vector<Moved>& moved) {
     MAESTRO_RETURN_IF_ERROR(sql::InsertEvent(tx, job.task_id, job.id, "job.status", payload));
     if (job.status == JobStatus::kQueued) tx.effects.job_available = true;
     if (!IsTerminal(job.status) || job.parent_job_id.empty()) continue;
-    // Fan-in (policy::ParentWakes): exactly once, because write
-    // transactions are serialized (SQLite) or serializable (PostgreSQL), so
-    // of two children finishing at the same time only the later one sees
-    // zero open siblings (and of two ending in one batch, the first sees
-    // both ended and the second a parent already queued).
-    MAESTRO_ASSIGN_OR_RETURN(Job parent, sql::LoadJob(tx.conn, job.parent_job_id));
+    // Fan-in (policy::ParentWakes): exactly once. SQLite's writers are
+    // serialized. On PostgreSQL each child's end first writes its parent's
+    // row (an update that changes nothing), so the ends of siblings take
+    // turns: under READ COMMITTED (a finish) the next one counts, in a
+    // later statement, what the one before committed; under SERIALIZABLE
+    // (a cancel, an answer) the one that comes second fails retryably and
+    // counts again. Only the last sees zero open siblings (and of two
+    // ending in one batch, the first sees both ended and the second a
+    // parent already queued). The parent's own finish locks its row too.
+    MAESTRO_ASSIGN_OR_RETURN(Job parent, TouchJob(tx, job.parent_job_id));
     MAESTRO_ASSIGN_OR_RETURN(int64_t open, CountOpenChildren(tx.conn, parent.id));
     if (policy::ParentWakes(parent, open)) {
       auto wake = tx.conn.Prepare(

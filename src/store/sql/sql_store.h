@@ -2,9 +2,11 @@
 //
 // Every method is one transaction run by a SqlEngine (sql/engine.h): the
 // SQLite engine group-commits the writes of one process on one writer
-// connection; the PostgreSQL engine runs each on a pooled connection at
-// SERIALIZABLE and re-runs it on a serialization conflict, so a write body
-// starts from its inputs on every attempt. The statements are written once
+// connection; the PostgreSQL engine runs each on a pooled connection at the
+// isolation its sql::TxKind names (SERIALIZABLE, or READ COMMITTED with row
+// locks for claims, finishes and enqueues) and re-runs it on a
+// serialization conflict, so a write body starts from its inputs on every
+// attempt. The statements are written once
 // in the SQL both accept (sql/conn.h); the policy they apply — which gate a
 // comment takes, what an outcome does to a job — is pure code in
 // store/policy.h. After a commit the local hooks (StoreOptions) fire; the

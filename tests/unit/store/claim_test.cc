@@ -1,4 +1,8 @@
 // Claim order, filters, the per-task lock, leases and fencing.
+#include <fmt/format.h>
+
+#include "store/postgres/pg_conn.h"
+#include "store/sql/dialect.h"
 #include "support/store_fixture.h"
 
 namespace maestro {
@@ -138,6 +142,43 @@ TEST_P(StoreConformance, ATaskRunsAtMostOneJobAtATime) {
   EXPECT_TRUE(NothingToClaim("w2")) << "second job of a running task must wait";
   ASSERT_TRUE(store_->FinishJob(LeaseOf(first), JobOutcome::Succeeded("done")).ok());
   EXPECT_EQ(Claim("w2").id, j2->id);
+}
+
+// What a claim holds while it takes task A's first job (PostgreSQL: the
+// job's row and the task's claim lock, sql::SkipTasksOfOtherClaims) makes
+// another claim pass over A's second job too. Taking it would fail the
+// later commit on the one-running-job-per-task index and rerun its batch.
+TEST_P(StoreConformance, AClaimSkipsTheTasksAnotherClaimIsTaking) {
+  if (backend_ != testing::StoreBackend::kPostgres) {
+    GTEST_SKIP() << "SQLite's claims are serialized: none runs beside another";
+  }
+  auto a = NewTaskWith("ok");
+  clock_.Advance(1);
+  auto b = NewTaskWith("ok");
+  NewJob second;
+  second.task_id = a.task.id;
+  second.piece = "ok";
+  ASSERT_TRUE(store_->EnqueueJob(second).ok());
+
+  auto other = postgres::PgConn::Open(pg_url_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  ASSERT_TRUE((*other)
+                  ->ExecScript(fmt::format("BEGIN; SELECT 1 FROM jobs WHERE id = '{}' FOR UPDATE;"
+                                           " SELECT pg_advisory_xact_lock({}, hashtext('{}'))",
+                                           a.job.id, sql::kClaimTaskLocks, a.task.id))
+                  .ok());
+  ClaimFilter f;
+  f.worker_id = "w1";
+  auto claimed = store_->ClaimJobs(f, 30'000, 10);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_EQ(claimed->front().id, b.job.id);
+
+  ASSERT_TRUE((*other)->ExecScript("ROLLBACK").ok());
+  auto after = store_->ClaimJobs(f, 30'000, 10);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ(after->front().id, a.job.id);
 }
 
 TEST_P(StoreConformance, StaleWorkerWriteAfterLosingLeaseIsRejected) {
