@@ -149,20 +149,23 @@ inline const char* ForNoKeyUpdate(Dialect d) {
   return d == Dialect::kPostgres ? " FOR NO KEY UPDATE" : "";
 }
 
-// Appended to the claim pick's filters: a claimer takes a task's advisory
-// lock as it considers the task's jobs, and skips the tasks other claimers
-// hold. Without it, of two concurrent claims (READ COMMITTED: neither sees
-// the other's uncommitted running job) one takes a task's first job and
-// the other its second, and the later commit fails on
-// jobs_one_running_per_task and reruns the whole batch. The lock ends with
-// the claim's transaction, after its running job is visible. The key is
-// (kClaimTaskLocks, hashtext(task id)); two tasks that share a hash only
-// wait for each other's claim.
+// The claim pick's last filter, `task_free` (no running job of the task),
+// and on PostgreSQL the task's claim lock: a claimer takes a task's
+// advisory lock as it finds one of its jobs eligible, and passes over the
+// tasks other claims hold. Without it, of two concurrent claims (READ
+// COMMITTED: neither sees the other's uncommitted running job) one takes a
+// task's first job and the other its second, and the later commit fails on
+// jobs_one_running_per_task and reruns the whole batch. The CASE takes the
+// lock only for a row that passed every other filter (PostgreSQL orders
+// plain filters by cost: a task with a running job would be locked too).
+// The lock ends with the claim's transaction, after its running job is
+// visible. The key is (kClaimTaskLocks, hashtext(task id)); two tasks that
+// share a hash only pass over each other while one is being claimed.
 inline constexpr int kClaimTaskLocks = 7283452;
-inline std::string SkipTasksOfOtherClaims(Dialect d) {
-  if (d != Dialect::kPostgres) return "";
-  return " AND pg_try_advisory_xact_lock(" + std::to_string(kClaimTaskLocks) +
-         ", hashtext(j.task_id))";
+inline std::string TaskFreeAndLocked(Dialect d, const std::string& task_free) {
+  if (d != Dialect::kPostgres) return task_free;
+  return "CASE WHEN " + task_free + " THEN pg_try_advisory_xact_lock(" +
+         std::to_string(kClaimTaskLocks) + ", hashtext(j.task_id)) ELSE FALSE END";
 }
 
 }  // namespace maestro::sql

@@ -38,8 +38,8 @@ std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items)
 // a COUNT, not NOT EXISTS: PostgreSQL turns NOT EXISTS into an anti-join
 // that may read the whole running index once per pick — every entry a
 // finished job left there until vacuum — where a subquery per candidate
-// looks up its own task only. On PostgreSQL a claimer also skips the
-// tasks another claim is considering (sql::SkipTasksOfOtherClaims).
+// looks up its own task only. On PostgreSQL a claimer also passes over the
+// tasks another claim is taking (sql::TaskFreeAndLocked).
 std::string Eligible(sql::Dialect d) {
   return " AND (j.required_worker IS NULL OR j.required_worker = ?2)"
          " AND (j.model IS NULL OR CAST(?3 AS TEXT) IS NULL OR j.model IN (" +
@@ -48,9 +48,10 @@ std::string Eligible(sql::Dialect d) {
          " AND (j.profile IS NULL OR CAST(?4 AS TEXT) IS NULL OR j.profile IN (" +
          sql::JsonTextArray(d, "?4") +
          "))"
-         " AND (SELECT COUNT(*) FROM jobs r WHERE r.task_id = j.task_id AND r.status = "
-         "'running') = 0" +
-         sql::SkipTasksOfOtherClaims(d);
+         " AND " +
+         sql::TaskFreeAndLocked(d,
+                                "(SELECT COUNT(*) FROM jobs r WHERE r.task_id = j.task_id"
+                                " AND r.status = 'running') = 0");
 }
 
 // The candidates, in claim order: due retries first (oldest due first),
@@ -85,6 +86,11 @@ std::string PickSql(sql::Dialect dialect, int retries, int queued) {
   return p[0] + std::to_string(retries) + p[1] + std::to_string(queued) + p[2];
 }
 
+// The picked jobs whose task has, as this later statement sees it, still
+// no running job: on PostgreSQL a claim that committed between the pick's
+// snapshot and its task lock (sql::TaskFreeAndLocked) may have started one,
+// and setting a second running would fail the whole claim on
+// jobs_one_running_per_task. Such a job stays queued.
 const std::string& ClaimJobsSql(sql::Dialect dialect) {
   return sql::PerDialect(dialect, [](sql::Dialect d) {
     return std::string(
@@ -92,7 +98,10 @@ const std::string& ClaimJobsSql(sql::Dialect dialect) {
                "fencing_token = fencing_token + 1, lease_expires_at = ?3, "
                "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
                "started_at = COALESCE(started_at, ?4), updated_at = ?4 WHERE ") +
-           sql::InJsonArray(d, "seq", "?1", "BIGINT") + " RETURNING " + sql::kJobCols;
+           sql::InJsonArray(d, "seq", "?1", "BIGINT") +
+           " AND (SELECT COUNT(*) FROM jobs r WHERE r.task_id = jobs.task_id"
+           " AND r.status = 'running') = 0 RETURNING " +
+           sql::kJobCols;
   });
 }
 
@@ -204,7 +213,11 @@ Result<std::vector<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter, 
   if (!upd.ok()) return upd.status();
   upd->Bind(1, DumpJson(seqs)).Bind(2, filter.worker_id).Bind(3, tx.now + lease_ms).Bind(4, tx.now);
   MAESTRO_ASSIGN_OR_RETURN(auto by_seq, JobsBySeq(*upd));
-  if (by_seq.size() != picked.size()) return Internal("claimed jobs vanished");
+  if (by_seq.empty()) return claimed;  // another claim took each task meanwhile
+  if (by_seq.size() != picked.size()) {
+    task_ids = Json::array();
+    for (const auto& [seq, job] : by_seq) task_ids.push_back(job.task_id);
+  }
 
   auto task = tx.conn.Prepare(ClaimTasksSql(dialect()));
   if (!task.ok()) return task.status();
@@ -216,7 +229,9 @@ Result<std::vector<Job>> SqlStore::ClaimInTx(Tx& tx, const ClaimFilter& filter, 
 
   std::vector<Moved> moved;
   for (const auto& [seq, from] : picked) {
-    claimed.push_back(by_seq.at(seq));
+    auto it = by_seq.find(seq);
+    if (it == by_seq.end()) continue;
+    claimed.push_back(std::move(it->second));
     moved.push_back({claimed.back(), from});
   }
   MAESTRO_RETURN_IF_ERROR(AfterTransitions(tx, moved));

@@ -12,6 +12,7 @@
 // and (5) applies parent/child effects.
 #include <fmt/format.h>
 
+#include <map>
 #include <unordered_map>
 
 #include "core/ids.h"
@@ -310,8 +311,12 @@ Status SqlStore::AfterTransitions(Tx& tx, const std::vector<Moved>& moved) {
     MAESTRO_RETURN_IF_ERROR(task->Exec());
   } else {
     // One record per task, its newest job's: an UPDATE … FROM that joins a
-    // row to several records applies an arbitrary one of them.
-    std::unordered_map<std::string, const Job*> newest;
+    // row to several records applies an arbitrary one of them. In task id
+    // order: PostgreSQL locks the rows in the records' order, and two
+    // transactions updating overlapping tasks in different orders (READ
+    // COMMITTED enqueues, claims and finishes wait for each other's rows)
+    // would deadlock, each waiting a second to be told.
+    std::map<std::string, const Job*> newest;
     for (const Moved& m : moved) {
       const Job*& n = newest[m.job.task_id];
       if (!n || n->seq < m.job.seq) n = &m.job;

@@ -145,7 +145,7 @@ TEST_P(StoreConformance, ATaskRunsAtMostOneJobAtATime) {
 }
 
 // What a claim holds while it takes task A's first job (PostgreSQL: the
-// job's row and the task's claim lock, sql::SkipTasksOfOtherClaims) makes
+// job's row and the task's claim lock, sql::TaskFreeAndLocked) makes
 // another claim pass over A's second job too. Taking it would fail the
 // later commit on the one-running-job-per-task index and rerun its batch.
 TEST_P(StoreConformance, AClaimSkipsTheTasksAnotherClaimIsTaking) {
