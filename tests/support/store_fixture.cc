@@ -19,6 +19,34 @@ Result<std::unique_ptr<SqlStore>> StoreTest::OpenAnother(StoreOptions o) {
   return std::unique_ptr<SqlStore>(std::move(s).value());
 }
 
+std::pair<Job, std::vector<Job>> StoreTest::ParentWithChildren(int n) {
+  NewTaskWith("park-subtasks");
+  Job parent = Claim("parent-worker");
+  std::vector<Job> children;
+  for (int i = 0; i < n; ++i) {
+    NewTask t;
+    t.instruction = "child " + std::to_string(i);
+    t.piece = "ok";
+    t.parent_job_id = parent.id;
+    auto c = store_->CreateTask(t);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (c.ok()) children.push_back(c->job);
+  }
+  return {parent, children};
+}
+
+int StoreTest::QueuedEventsFromWaiting(const std::string& task_id) {
+  auto events = store_->ListEvents(task_id, "", 1000);
+  EXPECT_TRUE(events.ok()) << events.status().ToString();
+  if (!events.ok()) return 0;
+  int n = 0;
+  for (const auto& e : *events) {
+    n += e.type == "job.status" && e.payload["from"] == "waiting_subtasks" &&
+         e.payload["to"] == "queued";
+  }
+  return n;
+}
+
 void StoreTest::Reopen() {
   store_.reset();
   StoreOptions o;

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "store/sql/sql_store.h"
@@ -59,6 +61,13 @@ class StoreTest : public ::testing::Test {
   }
 
   static Lease LeaseOf(const Job& j) { return Lease{j.id, j.worker_id, j.fencing_token}; }
+
+  // A claimed (running) parent job and `n` queued subtasks of their own
+  // tasks pointing at it.
+  std::pair<Job, std::vector<Job>> ParentWithChildren(int n);
+  // How many times a job of `task_id` went from waiting_subtasks to queued
+  // (fan-in wake-ups).
+  int QueuedEventsFromWaiting(const std::string& task_id);
 
   JobStatus StatusOf(const std::string& job_id) {
     auto j = store_->GetJob(job_id);

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "store/policy.h"
@@ -30,6 +31,14 @@ namespace {
 std::optional<std::string> JsonListOrNull(const std::vector<std::string>& items) {
   if (items.empty()) return std::nullopt;
   return Json(items).dump();
+}
+
+// The per-task lock as a filter on the job row `alias`: its task has no
+// running job.
+std::string TaskHasNoRunningJob(std::string_view alias) {
+  return fmt::format(
+      "(SELECT COUNT(*) FROM jobs r WHERE r.task_id = {}.task_id AND r.status = 'running') = 0",
+      alias);
 }
 
 // Worker/model/profile match and the per-task lock (a task runs at most one
@@ -49,9 +58,7 @@ std::string Eligible(sql::Dialect d) {
          sql::JsonTextArray(d, "?4") +
          "))"
          " AND " +
-         sql::TaskFreeAndLocked(d,
-                                "(SELECT COUNT(*) FROM jobs r WHERE r.task_id = j.task_id"
-                                " AND r.status = 'running') = 0");
+         sql::TaskFreeAndLocked(d, TaskHasNoRunningJob("j"));
 }
 
 // The candidates, in claim order: due retries first (oldest due first),
@@ -86,11 +93,12 @@ std::string PickSql(sql::Dialect dialect, int retries, int queued) {
   return p[0] + std::to_string(retries) + p[1] + std::to_string(queued) + p[2];
 }
 
-// The picked jobs whose task has, as this later statement sees it, still
-// no running job: on PostgreSQL a claim that committed between the pick's
-// snapshot and its task lock (sql::TaskFreeAndLocked) may have started one,
-// and setting a second running would fail the whole claim on
-// jobs_one_running_per_task. Such a job stays queued.
+// The picked jobs, on PostgreSQL only those whose task has, as this later
+// statement sees it, still no running job: a claim that committed between
+// the pick's snapshot and its task lock (sql::TaskFreeAndLocked) may have
+// started one, and setting a second running would fail the whole claim on
+// jobs_one_running_per_task. Such a job stays queued. SQLite's one writer
+// sees what the pick saw.
 const std::string& ClaimJobsSql(sql::Dialect dialect) {
   return sql::PerDialect(dialect, [](sql::Dialect d) {
     return std::string(
@@ -99,9 +107,8 @@ const std::string& ClaimJobsSql(sql::Dialect dialect) {
                "attempt = attempt + 1, next_retry_at = NULL, cancel_requested = 0, "
                "started_at = COALESCE(started_at, ?4), updated_at = ?4 WHERE ") +
            sql::InJsonArray(d, "seq", "?1", "BIGINT") +
-           " AND (SELECT COUNT(*) FROM jobs r WHERE r.task_id = jobs.task_id"
-           " AND r.status = 'running') = 0 RETURNING " +
-           sql::kJobCols;
+           (d == sql::Dialect::kPostgres ? " AND " + TaskHasNoRunningJob("jobs") : "") +
+           " RETURNING " + sql::kJobCols;
   });
 }
 

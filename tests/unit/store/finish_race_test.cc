@@ -35,34 +35,6 @@ class FinishRaceTest : public StoreConformance {
     tb.join();
   }
 
-  // A claimed (running) job with `n` subtasks of their own tasks, queued.
-  std::pair<Job, std::vector<Job>> ParentWithChildren(int n) {
-    NewTaskWith("park-subtasks");
-    Job parent = Claim("parent-worker");
-    std::vector<Job> children;
-    for (int i = 0; i < n; ++i) {
-      NewTask t;
-      t.instruction = "child " + std::to_string(i);
-      t.piece = "ok";
-      t.parent_job_id = parent.id;
-      auto c = store_->CreateTask(t);
-      EXPECT_TRUE(c.ok()) << c.status().ToString();
-      if (c.ok()) children.push_back(c->job);
-    }
-    return {parent, children};
-  }
-
-  int Wakes(const std::string& task_id) {
-    auto events = store_->ListEvents(task_id, "", 1000);
-    EXPECT_TRUE(events.ok());
-    int n = 0;
-    for (const auto& e : *events) {
-      n += e.type == "job.status" && e.payload["from"] == "waiting_subtasks" &&
-           e.payload["to"] == "queued";
-    }
-    return n;
-  }
-
   // Claims jobs until `job_id` comes up (other tasks' jobs may be ahead).
   Job ClaimThe(const std::string& job_id, const std::string& worker) {
     for (int i = 0; i < 10; ++i) {
@@ -132,7 +104,7 @@ TEST_P(FinishRaceTest, AParentParkingWhileItsLastChildEndsIsQueued) {
     ASSERT_TRUE(parked.ok()) << parked.ToString();
     ASSERT_TRUE(ended.ok()) << ended.ToString();
     ASSERT_EQ(StatusOf(parent.id), JobStatus::kQueued) << "round " << round;
-    ASSERT_LE(Wakes(parent.task_id), 1) << "round " << round;
+    ASSERT_LE(QueuedEventsFromWaiting(parent.task_id), 1) << "round " << round;
     Job p = ClaimThe(parent.id, "parent-worker");
     ASSERT_EQ(p.id, parent.id);
     ASSERT_TRUE(store_->FinishJob(LeaseOf(p), JobOutcome::Succeeded("done")).ok());
@@ -157,7 +129,7 @@ TEST_P(FinishRaceTest, ASiblingCancelledAsTheOtherFinishesWakesTheParentOnce) {
     ASSERT_TRUE(cancelled.ok()) << cancelled.ToString();
     ASSERT_EQ(StatusOf(b.id), JobStatus::kCancelled);
     ASSERT_EQ(StatusOf(parent.id), JobStatus::kQueued) << "round " << round;
-    ASSERT_EQ(Wakes(parent.task_id), 1) << "round " << round;
+    ASSERT_EQ(QueuedEventsFromWaiting(parent.task_id), 1) << "round " << round;
     Job p = ClaimThe(parent.id, "wp");
     ASSERT_EQ(p.id, parent.id);
     ASSERT_TRUE(store_->FinishJob(LeaseOf(p), JobOutcome::Succeeded("done")).ok());

@@ -8,38 +8,7 @@ namespace {
 
 using testing::StoreConformance;
 
-class ParkCancelTest : public StoreConformance {
- protected:
-  // A running parent job and `n` queued subtasks (own tasks) pointing at it.
-  std::pair<Job, std::vector<Job>> ParentWithChildren(int n) {
-    auto p = NewTaskWith("park-subtasks");
-    Job parent = Claim("parent-worker");
-    std::vector<Job> children;
-    for (int i = 0; i < n; ++i) {
-      NewTask t;
-      t.instruction = "child " + std::to_string(i);
-      t.piece = "ok";
-      t.parent_job_id = parent.id;
-      auto c = store_->CreateTask(t);
-      EXPECT_TRUE(c.ok()) << c.status().ToString();
-      children.push_back(c->job);
-    }
-    (void)p;
-    return {parent, children};
-  }
-
-  int QueuedEventsFromWaiting(const std::string& task_id) {
-    auto events = store_->ListEvents(task_id, "", 1000);
-    int n = 0;
-    for (const auto& e : *events) {
-      if (e.type == "job.status" && e.payload["from"] == "waiting_subtasks" &&
-          e.payload["to"] == "queued") {
-        ++n;
-      }
-    }
-    return n;
-  }
-};
+class ParkCancelTest : public StoreConformance {};
 
 TEST_P(ParkCancelTest, WaitingHumanKeepsReasonAndResumeMovementThenResumes) {
   auto c = NewTaskWith("park-human");
