@@ -171,6 +171,7 @@ const std::map<std::string, Setter>& Keys() {
                   {"budgets", nullptr},
                   {"quotas", nullptr},
                   {"mcp_servers", nullptr},
+                  {"egress", nullptr},
                   {"webhooks", nullptr},
                   {"spaces", nullptr},
                   {"telemetry.headers", nullptr},
@@ -619,6 +620,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
     if (key == "mcp_servers") {
       cfg.mcp_servers = YamlToJson(kv.second);
       cfg.mcp_servers_where = pos;
+      continue;
+    }
+    if (key == "egress") {  // validated by core/egress.h
+      if (!kv.second.IsMap()) {
+        return InvalidArgument(fmt::format("{}: egress must be a mapping", pos), key);
+      }
+      cfg.egress = YamlToJson(kv.second);
+      cfg.egress_where = pos;
       continue;
     }
     if (key == "llm_profiles") {

@@ -207,6 +207,12 @@ struct Config {
   // by src/mcp (ServersFromConfig; docs/mcp.md).
   Json mcp_servers = Json::object();
   std::string mcp_servers_where;
+  // The `egress` section (what maestro may connect to on someone's behalf:
+  // A2A push, webhooks, MCP HTTP servers; the operator's allow-list of
+  // internal destinations), validated by src/core (EgressPolicyFrom,
+  // core/egress.h; docs/security.md).
+  Json egress = Json::object();
+  std::string egress_where;
   JobsConfig jobs;
   SchedulesConfig schedules;
   JudgementConfig judgement;
