@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/posix_file.h"
+
 namespace maestro {
 namespace {
 
@@ -100,6 +102,14 @@ Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path, int 
 }
 
 }  // namespace
+
+std::unique_ptr<ReadableFile> NewPosixReadableFile(int fd, std::string path) {
+  return std::make_unique<PosixReadableFile>(fd, std::move(path));
+}
+
+std::unique_ptr<WritableFile> NewPosixWritableFile(int fd, std::string path) {
+  return std::make_unique<PosixWritableFile>(fd, std::move(path));
+}
 
 Env* Env::Default() {
   static PosixEnv env;

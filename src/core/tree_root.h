@@ -73,8 +73,7 @@ class TreeRoot {
   // with `mode`; its directory must exist. A symlink or non-file there is
   // refused (kInvalidArgument); with `exclusive` an existing entry is
   // kConflict.
-  Result<std::unique_ptr<WritableFile>> OpenWrite(const std::string& relative,
-                                                  unsigned mode = 0644,
+  Result<std::unique_ptr<WritableFile>> OpenWrite(const std::string& relative, unsigned mode = 0644,
                                                   bool exclusive = false) const;
   // mkdir -p of `relative` beneath the root, never through a symlink.
   Status MakeDirs(const std::string& relative, unsigned mode = 0755) const;
@@ -82,6 +81,11 @@ class TreeRoot {
   Status Rename(const std::string& from, const std::string& to) const;
   // Removes the file, symlink or empty directory `relative`; missing is ok.
   Status Remove(const std::string& relative) const;
+
+  // Test hook: true makes every TreeRoot in the process resolve by the
+  // fallback walk (as on a kernel without openat2), false returns to
+  // openat2. Not for production code.
+  static void ForceWalkForTesting(bool walk);
 
  private:
   TreeRoot(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
