@@ -1,11 +1,15 @@
 #include "core/http_client.h"
 
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <mutex>
+#include <optional>
 
 namespace maestro {
 namespace {
@@ -50,7 +54,9 @@ struct Transfer {
   bool head_done = false;  // the final response's headers are in
   bool stopped = false;    // a callback asked to stop
   bool too_big = false;
-  bool connected = false;  // the request is about to go out (idle timing starts)
+  bool connected = false;             // the request is about to go out (idle timing starts)
+  const IpAddress* pinned = nullptr;  // egress: the only address to connect to
+  std::string unpinned;               // an address curl tried instead (refused)
   SteadyClock::time_point last_activity = SteadyClock::now();
   curl_off_t last_down = 0, last_up = 0;
 
@@ -58,7 +64,41 @@ struct Transfer {
   static size_t WriteCb(char* buf, size_t size, size_t n, void* self);
   static int ProgressCb(void* self, curl_off_t, curl_off_t down, curl_off_t, curl_off_t up);
   static int PrereqCb(void* self, char*, char*, int, int);
+  static curl_socket_t OpenSocketCb(void* self, curlsocktype purpose, curl_sockaddr* address);
 };
+
+// The address curl is about to connect to, as an IpAddress (nullopt-like
+// false for a family other than IPv4/IPv6).
+bool AddressOf(const curl_sockaddr& a, IpAddress* out) {
+  if (a.family == AF_INET && a.addrlen >= sizeof(sockaddr_in)) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&a.addr);
+    out->v6 = false;
+    out->bytes = {};
+    std::memcpy(out->bytes.data(), &sin->sin_addr, 4);
+    return true;
+  }
+  if (a.family == AF_INET6 && a.addrlen >= sizeof(sockaddr_in6)) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&a.addr);
+    out->v6 = true;
+    std::memcpy(out->bytes.data(), &sin6->sin6_addr, 16);
+    return true;
+  }
+  return false;
+}
+
+// With an egress policy, the last guard: whatever curl resolved or was
+// told, a socket opens only toward the address the policy checked.
+curl_socket_t Transfer::OpenSocketCb(void* self, curlsocktype, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(self);
+  if (t->pinned) {
+    IpAddress a;
+    if (!AddressOf(*address, &a) || !(a == *t->pinned)) {
+      t->unpinned = AddressOf(*address, &a) ? a.ToString() : "a non-IP address";
+      return CURL_SOCKET_BAD;
+    }
+  }
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
 
 size_t Transfer::HeaderCb(char* buf, size_t size, size_t n, void* self) {
   auto* t = static_cast<Transfer*>(self);
@@ -130,11 +170,13 @@ struct Handles {
   CURL* easy = curl_easy_init();
   CURLM* multi = curl_multi_init();
   curl_slist* headers = nullptr;
+  curl_slist* connect_to = nullptr;
   ~Handles() {
     if (multi && easy) curl_multi_remove_handle(multi, easy);
     if (easy) curl_easy_cleanup(easy);
     if (multi) curl_multi_cleanup(multi);
     curl_slist_free_all(headers);
+    curl_slist_free_all(connect_to);
   }
 };
 
@@ -143,6 +185,16 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
                           const HttpClient::HeadFn* on_head, const HttpClient::ChunkFn* on_chunk,
                           const HttpClient::StopFn* should_stop) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  // On someone's behalf: refused before any connection, or pinned below.
+  std::optional<EgressTarget> target;
+  if (options.egress) {
+    auto checked = options.egress->Check(url);
+    if (!checked.ok()) {
+      return Status(checked.status().code(), RedactUrl(url) + ": " + checked.status().message(),
+                    "url");
+    }
+    target = std::move(checked).value();
+  }
   Handles h;
   if (!h.easy || !h.multi) return Internal("curl initialisation failed");
   Transfer t(options);
@@ -188,7 +240,19 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
   curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Transfer::PrereqCb);
   curl_easy_setopt(e, CURLOPT_PREREQDATA, &t);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");  // never an environment proxy
+  curl_easy_setopt(e, CURLOPT_PROXY, "");           // never an environment proxy
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect is the caller's to read
+  if (target) {
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Transfer::OpenSocketCb);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
+    // "::ADDR:PORT": any host and port of this transfer connects to the
+    // checked numeric address, which curl does not look up again; TLS and
+    // the Host header keep the URL's name.
+    t.pinned = &target->address;
+    const std::string pin = "::" + target->AddressLiteral() + ":" + std::to_string(target->port);
+    h.connect_to = curl_slist_append(h.connect_to, pin.c_str());
+    curl_easy_setopt(e, CURLOPT_CONNECT_TO, h.connect_to);
+  }
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
@@ -241,6 +305,11 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
                       std::to_string(options.idle_timeout_ms) + " ms");
   }
   if (mc != CURLM_OK) return Internal(std::string("curl: ") + curl_multi_strerror(mc));
+  if (!t.unpinned.empty()) {
+    return InvalidArgument("refused by the egress policy: " + where + " would connect to " +
+                               t.unpinned + ", not the checked " + target->address.ToString(),
+                           "url");
+  }
   if (t.too_big) {
     return Status(
         StatusCode::kResourceExhausted,

@@ -11,6 +11,14 @@
 //   kResourceExhausted a buffered reply body above max_body_bytes
 // URLs in messages have their user:password@ part removed.
 //
+// On someone's behalf (HttpClientOptions::egress set: A2A push, webhooks,
+// MCP HTTP servers) the URL first goes through EgressPolicy::Check
+// (core/egress.h; a refusal is its kInvalidArgument, field "url", and no
+// connection is made) and the connection is pinned to the checked address:
+// CURLOPT_CONNECT_TO names it as a numeric address (no second lookup, so no
+// DNS rebinding), and the socket-open callback refuses any other address
+// curl might try. Without a policy (the CLI, internal calls) URLs go as given.
+//
 // Where it sits: in core because the CLI (`maestro task ... --server`) and the
 // webhook dispatcher (src/notify) both need it, core is the lowest module both
 // depend on, and it needs nothing above core (no store, no engine); libcurl is
@@ -28,11 +36,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/egress.h"
 #include "core/status.h"
 
 namespace maestro {
@@ -45,6 +55,9 @@ struct HttpClientOptions {
   int64_t total_timeout_ms = 0;         // the whole exchange; 0 = no limit
   int64_t idle_timeout_ms = 0;          // after connecting, no byte moved for this long; 0 = none
   size_t max_body_bytes = 64 * 1024 * 1024;  // Request() only: a bigger reply body is an error
+  // Set for every request made on someone's behalf (see above); null: an
+  // internal call, not checked.
+  std::shared_ptr<const EgressPolicy> egress;
 };
 
 struct HttpReply {
