@@ -19,7 +19,7 @@ bool Retryable(int status) { return status == 429 || status >= 500; }
 OtlpExporter::OtlpExporter(OtlpExporterOptions options)
     : opt_(std::move(options)),
       url_(TracesUrl(opt_.endpoint)),
-      http_(HttpClientOptions{5'000, opt_.timeout_ms, 0, 1 << 20}) {}
+      http_(HttpClientOptions{5'000, opt_.timeout_ms, 0, 1 << 20, /*egress=*/nullptr}) {}
 
 OtlpExporter::~OtlpExporter() { Shutdown(std::chrono::milliseconds(0)); }
 
