@@ -369,6 +369,14 @@ Status TreeRoot::Remove(const std::string& relative) const {
   return FromErrno(errno, "remove", relative);
 }
 
+Status TreeRoot::SyncDir(const std::string& relative) const {
+  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  OwnedFd fd(OpenBeneath(fd_, c, O_RDONLY | O_DIRECTORY));
+  if (fd.get() < 0) return FromErrno(errno, "open dir", relative);
+  if (::fsync(fd.get()) != 0) return FromErrno(errno, "fsync dir", relative);
+  return Status::Ok();
+}
+
 Result<std::string> ReadTreeFile(const TreeRoot& root, const std::string& relative, size_t max,
                                  uint64_t* size) {
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> f, root.OpenRead(relative));

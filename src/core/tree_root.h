@@ -81,6 +81,8 @@ class TreeRoot {
   Status Rename(const std::string& from, const std::string& to) const;
   // Removes the file, symlink or empty directory `relative`; missing is ok.
   Status Remove(const std::string& relative) const;
+  // fsync of the directory `relative`: makes a create / rename in it durable.
+  Status SyncDir(const std::string& relative) const;
 
   // Test hook: true makes every TreeRoot in the process resolve by the
   // fallback walk (as on a kernel without openat2), false returns to

@@ -5,11 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "core/durable_file.h"
+#include "core/tree_root.h"
 #include "tools/schema.h"
 #include "tools/tool_names.h"
 #include "tools/workspace_path.h"
@@ -17,40 +14,53 @@
 
 namespace maestro::tools {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 constexpr size_t kMaxReadBytes = 1 << 20;  // ReadFile stops collecting here
 constexpr size_t kMaxListEntries = 1000;
 constexpr uintmax_t kMaxEditBytes = 16 << 20;  // EditFile holds the file in memory
 
+// A path a tool acts on: the workspace's TreeRoot and the resolved,
+// symlink-free path beneath it (tools/workspace_path.h). Every access goes
+// through `root`, so a symlink swapped in after the resolution is refused.
+struct ToolPath {
+  TreeRoot root;
+  std::string rel;  // "" for the root
+};
+
 // Resolves args["path"] or returns the tool's error result.
-Result<std::string> PathArg(const Json& args, const ToolContext& ctx, const char* def = nullptr) {
+Result<ToolPath> PathArg(const Json& args, const ToolContext& ctx, const char* def = nullptr) {
   std::string rel = args.contains("path") ? args["path"].get<std::string>() : (def ? def : "");
-  return ResolveInWorkspace(ctx.workspace_root, rel);
+  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(ctx.workspace_root));
+  MAESTRO_ASSIGN_OR_RETURN(std::string resolved, ResolveInTree(root, rel));
+  return ToolPath{std::move(root), std::move(resolved)};
 }
 
-Result<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string Parent(const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? "" : rel.substr(0, slash);
 }
 
-// Crash-safe rewrite (core/durable_file.h ReplaceFile): temp file in the same
-// directory (never written through a symlink an agent planted), fsync,
-// rename, fsync of the directory. The temp file goes when a step fails, so a
-// full disk leaves the old file and no debris.
-Status WriteAtomically(Env& env, const std::string& path, const std::string& content) {
-  if (Status st = env.CreateDirs(fs::path(path).parent_path().string()); !st.ok()) {
+// Crash-safe rewrite beneath the root: a temp file beside the target
+// (created with O_NOFOLLOW, never through a symlink an agent planted),
+// fsync, renameat over the target, fsync of the directory. The temp file
+// goes when a step fails, so a full disk leaves the old file and no debris.
+Status WriteAtomically(const ToolPath& p, const std::string& content) {
+  const std::string dir = Parent(p.rel);
+  if (Status st = p.root.MakeDirs(dir); !st.ok()) {
     return Internal("cannot create the parent directory: " + st.message());
   }
-  ReplaceOptions options;
-  options.temp_suffix = ".maestro-tmp";  // unlikely to be a file of the workspace
-  options.follow_symlinks = false;
-  if (Status st = ReplaceFileContent(env, path, content, options); !st.ok()) {
+  const std::string tmp = p.rel + ".maestro-tmp";  // unlikely to be a file of the workspace
+  Status st = [&]() -> Status {
+    MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, p.root.OpenWrite(tmp));
+    MAESTRO_RETURN_IF_ERROR(f->Append(content));
+    MAESTRO_RETURN_IF_ERROR(f->Sync());
+    MAESTRO_RETURN_IF_ERROR(f->Close());
+    MAESTRO_RETURN_IF_ERROR(p.root.Rename(tmp, p.rel));
+    return p.root.SyncDir(dir);
+  }();
+  if (!st.ok()) {
+    p.root.Remove(tmp).IgnoreError();
     return Internal("write failed: " + st.message());
   }
   return Status::Ok();
@@ -108,17 +118,24 @@ Result<std::string> ReadLineRange(ReadableFile& in, int64_t start, int64_t end, 
   return out;
 }
 
+// Why `p` is not a regular file to read: missing, a directory, another kind.
+Status NotRegular(const ToolPath& p, const std::string& rel) {
+  auto info = p.root.Stat(p.rel);
+  if (!info.ok()) return NotFound("file '" + rel + "' not found");
+  if (info->type == DirEntry::Type::kDir) {
+    return InvalidArgument("'" + rel + "' is a directory; use ListDir");
+  }
+  return InvalidArgument("'" + rel + "' is not a regular file");
+}
+
 // Only regular files: a FIFO or device would block or never end.
-Result<std::string> RegularFile(const Json& args, const ToolContext& ctx) {
-  auto path = PathArg(args, ctx);
-  if (!path.ok()) return path.status();
-  const std::string rel = args["path"].get<std::string>();
-  std::error_code ec;
-  auto st = fs::status(*path, ec);
-  if (ec || !fs::exists(st)) return NotFound("file '" + rel + "' not found");
-  if (fs::is_directory(st)) return InvalidArgument("'" + rel + "' is a directory; use ListDir");
-  if (!fs::is_regular_file(st)) return InvalidArgument("'" + rel + "' is not a regular file");
-  return path;
+Result<ToolPath> RegularFile(const Json& args, const ToolContext& ctx) {
+  MAESTRO_ASSIGN_OR_RETURN(ToolPath p, PathArg(args, ctx));
+  auto info = p.root.Stat(p.rel);
+  if (!info.ok() || info->type != DirEntry::Type::kFile) {
+    return NotRegular(p, args["path"].get<std::string>());
+  }
+  return p;
 }
 
 }  // namespace
@@ -130,9 +147,11 @@ ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
   const std::string rel = args["path"].get<std::string>();
-  auto in = ctx.env->NewReadableFile(*path, /*follow_symlinks=*/false);
-  if (!in.ok()) {  // RegularFile says why: missing, a directory, not a regular file
-    if (auto regular = RegularFile(args, ctx); !regular.ok()) return Err(regular.status());
+  auto in = path->root.OpenRead(path->rel);
+  if (!in.ok()) {  // NotRegular says why: missing, a directory, not a regular file
+    if (in.status().code() == StatusCode::kNotFound || in.status().field() == "type") {
+      return Err(NotRegular(*path, rel));
+    }
     return ToolResult::Error("cannot open '" + rel + "'");
   }
   const int64_t start = args.value("start_line", 1);
@@ -157,24 +176,23 @@ ToolResult ReadFileTool(const Json& args, const ToolContext& ctx) {
 ToolResult WriteFileTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx);
   if (!path.ok()) return Err(path.status());
-  if (fs::is_directory(*path))
+  if (auto info = path->root.Stat(path->rel); info.ok() && info->type == DirEntry::Type::kDir)
     return ToolResult::Error("'" + args["path"].get<std::string>() + "' is a directory");
   const std::string content = args["content"].get<std::string>();
-  Status st = WriteAtomically(*ctx.env, *path, content);
+  Status st = WriteAtomically(*path, content);
   if (!st.ok()) return Err(st);
-  return ToolResult::Ok(fmt::format("wrote {} bytes to {}", content.size(),
-                                    RelativeToWorkspace(ctx.workspace_root, *path)));
+  return ToolResult::Ok(
+      fmt::format("wrote {} bytes to {}", content.size(), path->rel.empty() ? "." : path->rel));
 }
 
 ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
   auto path = RegularFile(args, ctx);
   if (!path.ok()) return Err(path.status());
   const std::string rel = args["path"].get<std::string>();
-  std::error_code ec;
-  if (fs::file_size(*path, ec) > kMaxEditBytes) {
+  if (auto info = path->root.Stat(path->rel); info.ok() && info->size > kMaxEditBytes) {
     return ToolResult::Error(rel + " is too large to edit in place; use RunCommand tools");
   }
-  auto text = Slurp(*path);
+  auto text = ReadTreeFile(path->root, path->rel, kMaxEditBytes);
   if (!text.ok()) return ToolResult::Error("cannot read '" + rel + "'");
   const std::string old_s = args["old_string"].get<std::string>();
   const std::string new_s = args["new_string"].get<std::string>();
@@ -190,7 +208,7 @@ ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
   }
   std::string out = *text;
   out.replace(out.find(old_s), old_s.size(), new_s);
-  Status st = WriteAtomically(*ctx.env, *path, out);
+  Status st = WriteAtomically(*path, out);
   if (!st.ok()) return Err(st);
   return ToolResult::Ok("edited " + rel);
 }
@@ -198,14 +216,13 @@ ToolResult EditFileTool(const Json& args, const ToolContext& ctx) {
 ToolResult ListDirTool(const Json& args, const ToolContext& ctx) {
   auto path = PathArg(args, ctx, ".");
   if (!path.ok()) return Err(path.status());
-  std::error_code ec;
-  if (!fs::is_directory(*path, ec))
+  auto entries = path->root.List(path->rel);
+  if (!entries.ok())
     return ToolResult::Error("'" + args.value("path", std::string(".")) + "' is not a directory");
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(*path, ec)) {
-    std::string name = e.path().filename().string();
-    if (e.is_directory() && !e.is_symlink()) name += "/";
-    names.push_back(std::move(name));
+  for (TreeEntry& e : *entries) {
+    if (e.info.type == DirEntry::Type::kDir) e.name += "/";
+    names.push_back(std::move(e.name));
   }
   std::sort(names.begin(), names.end());
   std::string out;

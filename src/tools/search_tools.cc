@@ -1,18 +1,19 @@
 // Glob and Grep: read-only searches over the workspace tree.
 //
-// Grep uses POSIX extended regular expressions (regcomp). Both walk the tree without following
-// symlinks (a symlink could lead out of the workspace or into a cycle), skip `.git`, stop at a
-// result cap and check the call's deadline and cancel token between files.
+// Grep uses POSIX extended regular expressions (regcomp). Both walk the tree through the
+// workspace's TreeRoot (core/tree_root.h) without following symlinks (a symlink could lead out of
+// the workspace or into a cycle; one swapped in during the walk is refused by the kernel), skip
+// `.git`, stop at a result cap and check the call's deadline and cancel token between files.
 #include <fmt/format.h>
 #include <regex.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <vector>
 
+#include "core/tree_root.h"
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
 
@@ -27,28 +28,69 @@ constexpr size_t kMaxGrepMatches = 500;
 constexpr uintmax_t kMaxGrepFileBytes = 4 << 20;  // bigger files are skipped
 constexpr size_t kMaxLineShown = 300;
 
-// Calls `fn(absolute, relative_to_base)` for every regular file under
-// `base`, sorted by path. Returns false when the deadline cut the walk.
-template <typename Fn>
-bool WalkFiles(const std::string& base, const ToolContext& ctx, Fn fn) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    if (it->path().filename() == ".git") {
-      it.disable_recursion_pending();
-      continue;
+// Collects the regular files under `dir` (relative to the root) into
+// `files`, through the TreeRoot's listings: a symlink is never descended
+// into nor reported, a directory swapped for one meanwhile is refused by the
+// kernel. Returns false when the deadline cut the walk.
+bool CollectFiles(const TreeRoot& root, const std::string& dir, const ToolContext& ctx,
+                  std::vector<fs::path>* files) {
+  auto entries = root.List(dir);
+  if (!entries.ok()) return true;  // unreadable or gone: skipped
+  for (const TreeEntry& e : *entries) {
+    if (e.name == ".git") continue;
+    const std::string rel = dir.empty() ? e.name : dir + "/" + e.name;
+    if (e.info.type == DirEntry::Type::kFile) {
+      files->push_back(rel);
+      if (files->size() % 256 == 0 && ctx.Expired()) return false;
+    } else if (e.info.type == DirEntry::Type::kDir) {
+      if (!CollectFiles(root, rel, ctx, files)) return false;
     }
-    if (it->is_regular_file() && !it->is_symlink()) files.push_back(it->path());
-    if (files.size() % 256 == 0 && ctx.Expired()) return false;
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    if (ctx.Expired()) return false;
-    if (!fn(f.string(), f.lexically_relative(base).string())) break;
   }
   return true;
+}
+
+// Calls `fn(relative_to_root, relative_to_base)` for every regular file
+// under `base` (resolved, relative to the root), sorted by path. Returns
+// false when the deadline cut the walk.
+template <typename Fn>
+bool WalkFiles(const TreeRoot& root, const std::string& base, const ToolContext& ctx, Fn fn) {
+  std::vector<fs::path> files;
+  if (!CollectFiles(root, base, ctx, &files)) return false;
+  std::sort(files.begin(), files.end());
+  const fs::path base_path = base.empty() ? fs::path(".") : fs::path(base);
+  for (const auto& f : files) {
+    if (ctx.Expired()) return false;
+    const std::string rel_to_base =
+        base.empty() ? f.string() : f.lexically_relative(base_path).string();
+    if (!fn(f.string(), rel_to_base)) break;
+  }
+  return true;
+}
+
+// The base directory of a search: the workspace's TreeRoot and the resolved
+// args["path"] beneath it.
+Result<std::pair<TreeRoot, std::string>> SearchBase(const Json& args, const ToolContext& ctx) {
+  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(ctx.workspace_root));
+  MAESTRO_ASSIGN_OR_RETURN(std::string base,
+                           ResolveInTree(root, args.value("path", std::string("."))));
+  return std::make_pair(std::move(root), std::move(base));
+}
+
+// The whole regular file `path` unless it is bigger than `max` bytes
+// (kResourceExhausted then, without reading it).
+Result<std::string> ReadSmallFile(const TreeRoot& root, const std::string& path, uint64_t max) {
+  MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> f, root.OpenRead(path));
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  if (size > max) return Status(StatusCode::kResourceExhausted, path + " is too big");
+  std::string out(static_cast<size_t>(size), '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    MAESTRO_ASSIGN_OR_RETURN(size_t n, f->ReadAt(got, out.data() + got, out.size() - got));
+    if (n == 0) break;
+    got += n;
+  }
+  out.resize(got);
+  return out;
 }
 
 // POSIX regex (glibc's matcher does not recurse per input character the way
@@ -136,19 +178,20 @@ bool GlobPattern::Matches(std::string_view path) const {
 }
 
 ToolResult GlobTool(const Json& args, const ToolContext& ctx) {
-  auto base = ResolveInWorkspace(ctx.workspace_root, args.value("path", std::string(".")));
+  auto base = SearchBase(args, ctx);
   if (!base.ok()) return ToolResult::Error(base.status().message());
   const GlobPattern glob(args["pattern"].get<std::string>());
   std::vector<std::string> hits;
   size_t more = 0;
-  bool done = WalkFiles(*base, ctx, [&](const std::string&, const std::string& rel) {
-    if (!glob.Matches(rel)) return true;
-    if (hits.size() < kMaxGlobResults)
-      hits.push_back(rel);
-    else
-      ++more;
-    return true;
-  });
+  bool done =
+      WalkFiles(base->first, base->second, ctx, [&](const std::string&, const std::string& rel) {
+        if (!glob.Matches(rel)) return true;
+        if (hits.size() < kMaxGlobResults)
+          hits.push_back(rel);
+        else
+          ++more;
+        return true;
+      });
   std::string out;
   for (const auto& h : hits) out += h + "\n";
   if (more) out += fmt::format("[... {} more files]\n", more);
@@ -158,7 +201,7 @@ ToolResult GlobTool(const Json& args, const ToolContext& ctx) {
 }
 
 ToolResult GrepTool(const Json& args, const ToolContext& ctx) {
-  auto base = ResolveInWorkspace(ctx.workspace_root, args.value("path", std::string(".")));
+  auto base = SearchBase(args, ctx);
   if (!base.ok()) return ToolResult::Error(base.status().message());
   const std::string pattern = args["pattern"].get<std::string>();
   // Back-references are the one part of glibc's ERE matcher that
@@ -180,31 +223,35 @@ ToolResult GrepTool(const Json& args, const ToolContext& ctx) {
   re.compiled = true;
   std::optional<GlobPattern> only;
   if (args.contains("glob")) only.emplace(args["glob"].get<std::string>());
-  const std::string show_base = RelativeToWorkspace(ctx.workspace_root, *base);
+  const TreeRoot& root = base->first;
+  const std::string show_base = base->second.empty() ? "." : base->second;
   std::string out;
   size_t matches = 0;
   bool capped = false;
-  bool done = WalkFiles(*base, ctx, [&](const std::string& abs, const std::string& rel) {
-    if (only && !only->Matches(rel)) return true;
-    std::error_code ec;
-    if (fs::file_size(abs, ec) > kMaxGrepFileBytes || ec) return true;
-    std::ifstream in(abs, std::ios::binary);
-    std::string line;
-    const std::string shown = show_base == "." ? rel : show_base + "/" + rel;
-    for (int n = 1; std::getline(in, line); ++n) {
-      if (n == 1 && LooksBinary(line.substr(0, 8192))) return true;
-      // The deadline and cancel hold inside a file too, not only between files.
-      if (n % 1024 == 0 && ctx.Expired()) return false;
-      if (regexec(&re.re, line.c_str(), 0, nullptr, 0) != 0) continue;
-      if (line.size() > kMaxLineShown) line = line.substr(0, kMaxLineShown) + "…";
-      out += fmt::format("{}:{}: {}\n", shown, n, line);
-      if (++matches >= kMaxGrepMatches) {
-        capped = true;
-        return false;
-      }
-    }
-    return true;
-  });
+  bool done =
+      WalkFiles(root, base->second, ctx, [&](const std::string& path, const std::string& rel) {
+        if (only && !only->Matches(rel)) return true;
+        auto text = ReadSmallFile(root, path, kMaxGrepFileBytes);
+        if (!text.ok()) return true;
+        const std::string shown = show_base == "." ? rel : show_base + "/" + rel;
+        std::string_view rest = *text;
+        for (int n = 1; !rest.empty(); ++n) {  // the lines std::getline would give
+          const size_t nl = rest.find('\n');
+          std::string line(rest.substr(0, nl));
+          rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+          if (n == 1 && LooksBinary(line.substr(0, 8192))) return true;
+          // The deadline and cancel hold inside a file too, not only between files.
+          if (n % 1024 == 0 && ctx.Expired()) return false;
+          if (regexec(&re.re, line.c_str(), 0, nullptr, 0) != 0) continue;
+          if (line.size() > kMaxLineShown) line = line.substr(0, kMaxLineShown) + "…";
+          out += fmt::format("{}:{}: {}\n", shown, n, line);
+          if (++matches >= kMaxGrepMatches) {
+            capped = true;
+            return false;
+          }
+        }
+        return true;
+      });
   if (capped)
     out += fmt::format("[stopped after {} matches; narrow the pattern or path]\n", kMaxGrepMatches);
   if (!done) out += "[search stopped: time limit]\n";

@@ -1,15 +1,9 @@
 #include "tools/workspace_files.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
+#include "core/tree_root.h"
 #include "core/utf8.h"
 #include "tools/workspace_path.h"
 
@@ -21,51 +15,43 @@ namespace {
 
 constexpr int kMaxDepth = 128;
 
-TimeMs MtimeMs(const struct stat& st) {
-  return static_cast<TimeMs>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
-}
-
-// The names in directory `dir`, sorted, without "." and "..".
-std::vector<std::string> Names(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-void Walk(const std::string& root, const std::string& rel, int depth, size_t max,
+// Depth first through the TreeRoot's listings: each directory is read through
+// its own descriptor (never opendir on a path) and only a real directory is
+// descended into; a directory swapped for a symlink meanwhile is refused by
+// the kernel, so it lists nothing rather than the link's target.
+void Walk(const TreeRoot& root, const std::string& rel, int depth, size_t max,
           WorkspaceListing* out) {
-  for (const std::string& name : Names(rel.empty() ? root : root + "/" + rel)) {
-    if (name == ".git") continue;
+  auto entries = root.List(rel);
+  if (!entries.ok()) return;  // gone or swapped meanwhile
+  std::sort(entries->begin(), entries->end(),
+            [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
+  for (const TreeEntry& t : *entries) {
+    if (t.name == ".git") continue;
     if (out->entries.size() >= max) {
       out->truncated = true;
       return;
     }
-    const std::string path = rel.empty() ? name : rel + "/" + name;
-    struct stat st {};
-    if (lstat((root + "/" + path).c_str(), &st) != 0) continue;  // gone meanwhile
+    const std::string path = rel.empty() ? t.name : rel + "/" + t.name;
     WorkspaceEntry e;
     e.path = path;
-    e.modified_at = MtimeMs(st);
-    if (S_ISDIR(st.st_mode)) {
-      e.type = "dir";
-    } else if (S_ISLNK(st.st_mode)) {
-      e.type = "symlink";
-      e.size = st.st_size;
-    } else if (S_ISREG(st.st_mode)) {
-      e.type = "file";
-      e.size = st.st_size;
-    } else {
-      continue;  // fifo, socket, device: nothing a client could read
+    e.modified_at = t.info.modified_ms;
+    switch (t.info.type) {
+      case DirEntry::Type::kDir:
+        e.type = "dir";
+        break;
+      case DirEntry::Type::kSymlink:
+        e.type = "symlink";
+        e.size = static_cast<int64_t>(t.info.size);
+        break;
+      case DirEntry::Type::kFile:
+        e.type = "file";
+        e.size = static_cast<int64_t>(t.info.size);
+        break;
+      default:
+        continue;  // fifo, socket, device: nothing a client could read
     }
     out->entries.push_back(std::move(e));
-    if (S_ISDIR(st.st_mode) && depth < kMaxDepth) {
+    if (t.info.type == DirEntry::Type::kDir && depth < kMaxDepth) {
       Walk(root, path, depth + 1, max, out);
       if (out->truncated) return;
     }
@@ -83,7 +69,8 @@ bool HasGitComponent(const fs::path& p) {
 
 WorkspaceListing ListWorkspace(const std::string& root, size_t max_entries) {
   WorkspaceListing out;
-  Walk(root, "", 0, max_entries, &out);
+  auto tree = TreeRoot::Open(root);
+  if (tree.ok()) Walk(*tree, "", 0, max_entries, &out);
   return out;
 }
 
@@ -101,17 +88,21 @@ Status CheckClientPath(const std::string& relative) {
   return Status::Ok();
 }
 
-Result<WorkspaceFile> ReadWorkspaceFile(Env& env, const std::string& root,
+Result<WorkspaceFile> ReadWorkspaceFile(Env& /*env*/, const std::string& root,
                                         const std::string& relative, size_t max) {
   MAESTRO_RETURN_IF_ERROR(CheckClientPath(relative));
-  MAESTRO_ASSIGN_OR_RETURN(std::string abs, ResolveInWorkspace(root, relative));
+  auto tree = TreeRoot::Open(root);
+  if (!tree.ok()) return NotFound("no file " + relative);
+  // Symlinks inside the workspace are followed by reading them; the open
+  // below is of the resolved, symlink-free path and refuses any symlink
+  // that appeared since (RESOLVE_NO_SYMLINKS).
+  MAESTRO_ASSIGN_OR_RETURN(std::string resolved, ResolveInTree(*tree, relative));
   // A symlink inside the workspace may still point into .git.
-  const std::string resolved_rel = RelativeToWorkspace(root, abs);
-  if (abs == root || HasGitComponent(resolved_rel)) {
+  if (resolved.empty() || HasGitComponent(resolved)) {
     return InvalidArgument("path '" + relative + "' does not name a readable file", "path");
   }
-  // Not through a symlink, and only a regular file (a FIFO must not hang us).
-  auto file = env.NewReadableFile(abs, /*follow_symlinks=*/false);
+  // Only a regular file (a FIFO must not hang us).
+  auto file = tree->OpenRead(resolved);
   if (!file.ok()) {
     if (file.status().code() == StatusCode::kNotFound) return NotFound("no file " + relative);
     if (file.status().field() == "type") {

@@ -2,14 +2,17 @@
 // the flat listing and one file's bytes — for GET /api/local/tasks/:id/files
 // (src/api/routes_workspace.cc).
 //
-// Everything in a workspace was written by an agent, so it is untrusted:
-// the listing never descends through a symlink (it lists the link itself)
-// and leaves out every `.git` entry; a read goes through ResolveInWorkspace
-// (no `..`, no absolute path, no symlink out of the workspace), refuses any
-// path with a `.git` component before or after resolution, opens the final
-// component with O_NOFOLLOW and reads regular files only, at most `max`
-// bytes. Names are bytes (they may not be UTF-8; the JSON writer replaces
-// what is not).
+// Everything in a workspace was written by an agent, so it is untrusted and
+// may change under us: both go through a core/tree_root.h TreeRoot. The
+// listing reads each directory through its descriptor, never descends
+// through a symlink (it lists the link itself) and leaves out every `.git`
+// entry; a read resolves the path with ResolveInTree (no `..`, no absolute
+// path, no symlink out of the workspace), refuses any path with a `.git`
+// component before or after resolution, and opens the resolved path beneath
+// the root with no symlink allowed anywhere in it (a directory swapped for a
+// symlink in between is refused), regular files only, at most `max` bytes.
+// Names are bytes (they may not be UTF-8; the JSON writer replaces what is
+// not).
 //
 // Thread safety: pure functions over the filesystem.
 #pragma once

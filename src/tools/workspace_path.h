@@ -1,18 +1,22 @@
 // Workspace path resolution: the one gate every file tool passes a path
 // through.
 //
-// Where it sits: ReadFile, WriteFile, EditFile, ListDir, Glob and Grep call
-// ResolveInWorkspace before touching the filesystem. The model may only name
+// Where it sits: ReadFile, WriteFile, EditFile, ListDir, Glob and Grep (and
+// the web UI's file route) call ResolveInTree before touching the
+// filesystem. The model may only name
 // paths relative to the workspace (or under kWorkspaceMount); `..`
 // components and other absolute paths are refused outright, and every
 // existing component is checked for symlinks whose target leaves the
 // workspace (a dangling symlink is refused too, since writing through it
 // could create a file anywhere).
 //
-// Limits: the check and the later open are two steps; a concurrent process
-// could swap a component for a symlink in between. Tools run sequentially
-// with RunCommand (the only tool that can create symlinks), which keeps that
-// window closed in practice.
+// No race: the resolution only *reads* the tree (lstat and readlink through
+// a core/tree_root.h TreeRoot) and yields a symlink-free relative path; the
+// tool then acts on that path through the same TreeRoot, whose kernel
+// resolution (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) refuses any
+// symlink met. A component swapped for a symlink between the two steps
+// (RunCommand of another task, a process the agent left running) makes the
+// operation fail instead of leave the workspace.
 //
 // Every workspace is presented to the model at one fixed path,
 // kWorkspaceMount: RunCommand's sandbox binds it there, the file tools accept
@@ -27,15 +31,27 @@
 #include <string>
 
 #include "core/status.h"
+#include "core/tree_root.h"
 
 namespace maestro::tools {
 
 inline constexpr char kWorkspaceMount[] = "/workspace";
 
+// `relative` resolved inside the workspace `root`: the path, relative to
+// the root and free of symlinks ("" for the root itself), that every later
+// use passes to `root` (OpenRead, OpenWrite, List, ...). "" and "." name the
+// root, and so does kWorkspaceMount: a path under it is taken relative to
+// the root. A symlink met on the way is followed when its target stays in
+// the workspace (an absolute target under root.path() or kWorkspaceMount
+// counts as inside); kInvalidArgument (field "path") on `..`, another
+// absolute path, a symlink leading out or a dangling one. The path need not
+// exist.
+Result<std::string> ResolveInTree(const TreeRoot& root, const std::string& relative);
+
 // The canonical absolute path of `relative` inside `workspace_root` (itself
-// canonical). "" and "." name the root, and so does kWorkspaceMount: a path
-// under it is taken relative to the root. kInvalidArgument (field "path") on
-// an escape attempt or another absolute path; the path need not exist.
+// canonical): ResolveInTree joined to the root, for messages and callers
+// that only show a path. Never open what it returns: use ResolveInTree and
+// the TreeRoot.
 Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
                                        const std::string& relative);
 
