@@ -406,7 +406,7 @@ Status PieceExecutor::AddKnowledgeTools(const Task& task, const tools::Workspace
     jt.policy.allowed_tools.insert(knowledge::kReadSkill);
   }
   if (opt_.memory) {
-    std::string dir = knowledge::MemoryDir(opt_.data_dir, ws.space);
+    std::string dir = knowledge::MemoryDir(opt_.data_dir, ws.space, task.owner);
     auto notes = knowledge::ReadMemory(*opt_.env, dir);
     if (notes.ok()) {
       jt.memory_index = knowledge::MemoryIndexText(*notes);

@@ -42,9 +42,9 @@ Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env
   tools::ToolSpec spec;
   spec.name = kMemory;
   spec.description =
-      "Read or add to this space's memory: notes that later tasks here should know (how to build, "
-      "where things are, what failed before). read: a topic's notes, or all; append: one note "
-      "under a topic.";
+      "Read or add to the memory later tasks here will share (this space's, or, for a task "
+      "without a space, your own): notes they should know (how to build, where things are, what "
+      "failed before). read: a topic's notes, or all; append: one note under a topic.";
   spec.parameters = tools::ObjectSchema(
       {{"action", {{"type", "string"}, {"enum", {"read", "append"}}}},
        {"topic", {{"type", "string"}, {"description", "a short topic name, e.g. build"}}},

@@ -1,7 +1,7 @@
 // The tools that reach the agent's knowledge beyond its task (issue 21):
 //
 //   ReadSkill {name}                         a skill's SKILL.md body (skills.h)
-//   Memory {action: read|append, topic, text} the space's notes (memory.h)
+//   Memory {action: read|append, topic, text} the space's or owner's notes (memory.h)
 //   RecordLesson {lesson, scope, evidence}   a lesson for later tasks; offered
 //                                            only to Reflection tasks
 //                                            (engine/reflection.h)
@@ -38,7 +38,8 @@ inline bool IsKnowledgeTool(const std::string& name) {
 // Registers ReadSkill over `skills` (which must be non-empty).
 Status RegisterReadSkill(tools::ToolRegistry& registry, std::vector<Skill> skills, Env* env);
 
-// Registers Memory over the space's `memory_dir`.
+// Registers Memory over `memory_dir`: the task's space's, or its owner's
+// for a task without a space (memory.h MemoryDir) — never another user's.
 Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env* env,
                       const Clock* clock);
 

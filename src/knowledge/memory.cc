@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/hash.h"
 #include "core/json.h"
 
 namespace maestro::knowledge {
@@ -14,15 +15,51 @@ namespace {
 constexpr size_t kMaxTopic = 64;
 constexpr size_t kMaxText = 4'000;
 constexpr size_t kMaxLog = 4 << 20;  // a log bigger than this is read only this far
+constexpr size_t kMaxOwnerComponent = 128;
 
 }  // namespace
 
-std::string MemoryDir(const std::string& data_dir, const std::string& space) {
-  return data_dir + "/memory/" + (space.empty() ? "default" : space);
+std::string OwnerPathComponent(const std::string& owner) {
+  if (owner.empty()) return "~none";
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : owner) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  // A hashed name starts with '~', which the escape never writes: the two
+  // forms cannot meet.
+  return out.size() <= kMaxOwnerComponent ? out : "~" + Sha256Hex(owner);
+}
+
+std::string OwnerMemoryDir(const std::string& data_dir, const std::string& owner) {
+  return data_dir + "/memory/~users/" + OwnerPathComponent(owner);
+}
+
+std::string SpaceMemoryDir(const std::string& data_dir, const std::string& space) {
+  // Space names are checked by the config (letters, digits, - _ .); "." and
+  // ".." would still name a folder above the space's, so they have none.
+  if (space.empty() || space.find_first_not_of('.') == std::string::npos ||
+      space.find('/') != std::string::npos) {
+    return "";
+  }
+  return data_dir + "/memory/" + space;
+}
+
+std::string MemoryDir(const std::string& data_dir, const std::string& space,
+                      const std::string& owner) {
+  return space.empty() ? OwnerMemoryDir(data_dir, owner) : SpaceMemoryDir(data_dir, space);
 }
 
 Result<std::vector<MemoryNote>> ReadMemory(Env& env, const std::string& dir) {
   std::vector<MemoryNote> out;
+  if (dir.empty()) return InvalidArgument("no memory folder", "dir");
   auto text = ReadFileToString(env, dir + "/log.jsonl");
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return out;
@@ -58,6 +95,7 @@ Status AppendMemory(Env& env, const std::string& dir, const MemoryNote& note) {
   if (note.text.empty() || note.text.size() > kMaxText) {
     return InvalidArgument(fmt::format("text must be 1-{} characters", kMaxText), "text");
   }
+  if (dir.empty()) return InvalidArgument("no memory folder", "dir");
   MAESTRO_RETURN_IF_ERROR(env.CreateDirs(dir));
   Json line = {
       {"at", note.at}, {"topic", note.topic}, {"text", note.text}, {"task_id", note.task_id}};

@@ -3,8 +3,16 @@
 // fixtures` first"), read and appended to through the Memory tool
 // (knowledge_tools.h) when `memory.enabled` is set.
 //
-// Files, per space (`default` for ephemeral workspaces), under
-// `<data_dir>/memory/<space>/`:
+// Whose notes (issue 44): a task in a space shares the space's memory,
+// `<data_dir>/memory/<space>/`, with every task of that space whatever its
+// visibility — its workspace, the space's directory, is shared the same
+// way. A task without a space has its owner's memory,
+// `<data_dir>/memory/~users/<owner>/` (the owner escaped into one safe path
+// component; `~` is never in a space name, so no space can name it): never
+// another user's. The old shared `memory/default` of space-less tasks is
+// read by no task (docs/security.md says what an operator may do with it).
+//
+// Files, per folder:
 //   log.jsonl   the append-only log, one note per line:
 //               {"at": ms, "topic": "...", "text": "...", "task_id": "..."}
 //               (one write(2) per line on O_APPEND: several jobs, even on
@@ -36,8 +44,25 @@ struct MemoryNote {
   std::string task_id;
 };
 
-// The space's memory folder.
-std::string MemoryDir(const std::string& data_dir, const std::string& space);
+// The memory folder of a task in `space` owned by `owner`: the space's when
+// `space` is set, else the owner's own (OwnerMemoryDir).
+std::string MemoryDir(const std::string& data_dir, const std::string& space,
+                      const std::string& owner);
+// A space's memory folder; "" for an empty or dot-only name (no folder).
+std::string SpaceMemoryDir(const std::string& data_dir, const std::string& space);
+// The same, for callers that name a space: without one it is "" (no
+// memory), never a folder shared by every space-less task.
+inline std::string MemoryDir(const std::string& data_dir, const std::string& space) {
+  return SpaceMemoryDir(data_dir, space);
+}
+// One user's own memory folder: `<data_dir>/memory/~users/<component>`,
+// where the component is OwnerPathComponent(owner).
+std::string OwnerMemoryDir(const std::string& data_dir, const std::string& owner);
+// `owner` as one path component, one-to-one: letters, digits, '-' and '_'
+// kept, every other byte %XX (so no '/', no '.', no "..", no NUL); an owner
+// whose escape is over 128 bytes becomes "~" + its SHA-256 hex. The empty
+// owner (a task created without auth) is "~none".
+std::string OwnerPathComponent(const std::string& owner);
 
 // Every note in log order; a torn or foreign line is skipped. A missing
 // log is no notes.
