@@ -23,6 +23,7 @@ PACKAGES=(
   curl
   ccache
   chromium
+  socat  # BrowseWeb: the bridge from Chromium's network namespace to the filtering proxy
 )
 # Node.js + npm build the web UI; Debian's are used only when no node is
 # installed (any Node >= 18 works).

@@ -19,9 +19,10 @@ Result<std::vector<std::string>> Hosts(const Json& v, const std::string& where,
   if (!v.is_array()) return BadKey(where, key, "expected a list of host names");
   std::vector<std::string> out;
   for (const auto& h : v) {
-    if (!h.is_string() || h.get<std::string>().empty() ||
-        h.get<std::string>().find_first_of("/: \t") != std::string::npos) {
-      return BadKey(where, key, "each entry is a host name such as example.com or *.example.com");
+    if (!h.is_string() || !ValidAllowEntry(h.get<std::string>())) {
+      return BadKey(where, key,
+                    "each entry is a host such as example.com, *.example.com or 10.0.0.5, "
+                    "optionally with :port");
     }
     out.push_back(h.get<std::string>());
   }
@@ -118,22 +119,19 @@ std::vector<std::string> BrowserService::HostsFor(const std::string& space) cons
   return hosts;
 }
 
-LaunchSpec LaunchSpecFor(const BrowserConfig& config, const std::string& profile_dir) {
-  LaunchSpec l;
+BrowserCommand CommandFor(const BrowserConfig& config, const std::string& profile_dir) {
+  BrowserCommand c;
+  c.chromium = config.chromium;
   if (config.sandbox == "bwrap") {
     // The host read-only, its own /tmp, /proc and pid namespace; writable
-    // only the profile. No network namespace: pages are fetched by the
-    // browser itself, and the allow-list (Fetch interception) decides.
-    l.argv = {"bwrap",     "--ro-bind",     "/",
-              "/",         "--dev",         "/dev",
-              "--proc",    "/proc",         "--tmpfs",
-              "/tmp",      "--bind",        profile_dir,
-              profile_dir, "--unshare-pid", "--unshare-ipc",
-              "--",        config.chromium};
-  } else {
-    l.argv = {config.chromium};
+    // only the profile. The session adds the network namespace and the
+    // bridge to its proxy.
+    c.bwrap = {
+        "bwrap",        "--ro-bind", "/",    "/",      "--dev",     "/dev",      "--proc",
+        "/proc",        "--tmpfs",   "/tmp", "--bind", profile_dir, profile_dir, "--unshare-pid",
+        "--unshare-ipc"};
   }
-  return l;
+  return c;
 }
 
 Result<std::shared_ptr<BrowserSession>> BrowserService::ForJob(const std::string& job_id,
@@ -156,7 +154,7 @@ Result<std::shared_ptr<BrowserSession>> BrowserService::ForJob(const std::string
   }
   SessionSpec spec;
   spec.profile_dir = data_dir_ + "/tasks/" + task_id + "/browser";
-  spec.launch = LaunchSpecFor(config_, spec.profile_dir);
+  spec.command = CommandFor(config_, spec.profile_dir);
   spec.allowed_hosts = HostsFor(space);
   spec.page_timeout = config_.page_timeout;
   spec.max_text_bytes = config_.max_text_bytes;

@@ -35,9 +35,12 @@ namespace maestro::browser {
 struct BrowserConfig {
   std::string chromium = "chromium";
   // "bwrap": Chromium runs in bubblewrap — the host read-only, a private
-  // /tmp, writable only its profile dir; "none": as the server's user.
+  // /tmp, writable only its profile dir, its own network namespace whose
+  // only way out is the session's proxy; "none": as the server's user, on
+  // the host's network (the proxy on a 127.0.0.1 port is then a setting
+  // Chromium follows, not a wall).
   std::string sandbox = "bwrap";
-  std::vector<std::string> allowed_hosts;                       // every space
+  std::vector<std::string> allowed_hosts;                       // every space (allow_list.h)
   std::map<std::string, std::vector<std::string>> space_hosts;  // spaces.<name>: added
   int max_browsers = 4;
   std::chrono::milliseconds page_timeout{15'000};
@@ -51,7 +54,7 @@ struct BrowserConfig {
 Result<BrowserConfig> BrowserConfigFrom(const Json& section, const std::string& where);
 
 // How the config starts Chromium for a profile (bubblewrap or bare).
-LaunchSpec LaunchSpecFor(const BrowserConfig& config, const std::string& profile_dir);
+BrowserCommand CommandFor(const BrowserConfig& config, const std::string& profile_dir);
 
 class BrowserService {
  public:

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/base64.h"
 #include "core/utf8.h"
@@ -36,29 +37,27 @@ constexpr const char* kViewScript = R"JS((() => {
   return JSON.stringify({url: location.href, title: document.title, status, text, links, pw});
 })())JS";
 
-std::string HostOf(const std::string& url, std::string* scheme) {
-  size_t colon = url.find("://");
-  if (colon == std::string::npos) return "";
-  *scheme = url.substr(0, colon);
-  std::transform(scheme->begin(), scheme->end(), scheme->begin(), ::tolower);
-  size_t start = colon + 3;
-  size_t end = url.find_first_of("/?#", start);
-  std::string authority =
-      url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (size_t at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
-  std::string host;
-  if (!authority.empty() && authority[0] == '[') {  // [::1]:8080
-    size_t close = authority.find(']');
-    host = authority.substr(0, close == std::string::npos ? std::string::npos : close + 1);
-  } else {
-    host = authority.substr(0, authority.find(':'));
-  }
-  std::transform(host.begin(), host.end(), host.begin(), ::tolower);
-  return host;
-}
-
 // A JS string literal of untrusted text (JSON strings are JS strings).
 std::string JsString(const std::string& s) { return Json(ValidUtf8(s)).dump(); }
+
+// The sandbox's command before Chromium (argv: sh -c <this> chromium
+// <flags>): the bridge from 127.0.0.1:kBridgePort in the namespace to the
+// proxy's socket, without the DevTools pipe (fds 3 and 4: the browser's
+// end must close with the browser), then Chromium once the bridge listens.
+// The bridge cannot outlive the sandbox: it is in its pid namespace.
+std::string BridgeScript() {
+  return fmt::format(
+      "command -v socat >/dev/null 2>&1 || {{ echo 'maestro: socat is not installed (the "
+      "browser network bridge)' >&2; exit 127; }}\n"
+      "socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,backlog=128 "
+      "UNIX-CONNECT:{dir}/proxy.sock </dev/null 3<&- 4<&- &\n"
+      "i=0; until grep -q ' 0100007F:{hex:04X} 00000000:0000 0A' /proc/net/tcp; do\n"
+      "  i=$((i+1)); if [ $i -gt 500 ]; then echo 'maestro: the browser network bridge did "
+      "not start' >&2; exit 1; fi; sleep 0.01\n"
+      "done\n"
+      "exec \"$0\" \"$@\"\n",
+      fmt::arg("port", kBridgePort), fmt::arg("dir", kSandboxNetDir), fmt::arg("hex", kBridgePort));
+}
 
 }  // namespace
 
@@ -91,29 +90,48 @@ std::vector<std::string> BrowserFlags(const SessionSpec& spec) {
   };
 }
 
-bool HostAllowed(const std::vector<std::string>& allowed, const std::string& url) {
-  std::string scheme;
-  std::string host = HostOf(url, &scheme);
-  if (host.empty() || (scheme != "http" && scheme != "https")) return false;
-  for (std::string a : allowed) {
-    std::transform(a.begin(), a.end(), a.begin(), ::tolower);
-    if (a == host) return true;
-    if (a.size() > 2 && a.rfind("*.", 0) == 0) {
-      std::string suffix = a.substr(1);  // ".example.com"
-      if (host.size() > suffix.size() &&
-          host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        return true;
-      }
-    }
+std::vector<std::string> NetworkFlags(int port) {
+  return {
+      fmt::format("--proxy-server=http://127.0.0.1:{}", port),
+      // Without this Chromium reaches loopback directly: in the namespace
+      // that is nothing, but a page would get a confusing error.
+      "--proxy-bypass-list=<-loopback>",
+      "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+      "--disable-quic",
+  };
+}
+
+Result<LaunchSpec> BrowserSession::StartNetwork() {
+  ProxySpec proxy;
+  proxy.allowed_hosts = spec_.allowed_hosts;
+  const BrowserCommand& cmd = spec_.command;
+  LaunchSpec launch;
+  if (!cmd.bwrap.empty()) {
+    // A short host path (a Unix socket's path has ~107 bytes), private
+    // (0700), bound into the sandbox at kSandboxNetDir.
+    std::error_code ec;
+    std::string tmp = std::filesystem::temp_directory_path(ec).string();
+    MAESTRO_ASSIGN_OR_RETURN(
+        proxy_dir_, env_.CreateTempDir(ec || tmp.empty() ? "/tmp" : tmp, "maestro-browser-"));
+    proxy.unix_path = proxy_dir_ + "/proxy.sock";
+    launch.argv = cmd.bwrap;
+    launch.argv.insert(launch.argv.end(), {"--unshare-net", "--bind", proxy_dir_, kSandboxNetDir,
+                                           "--", "sh", "-c", BridgeScript(), cmd.chromium});
+  } else {
+    launch.argv = {cmd.chromium};
   }
-  return false;
+  MAESTRO_ASSIGN_OR_RETURN(proxy_, BrowserProxy::Start(std::move(proxy)));
+  launch.flags = BrowserFlags(spec_);
+  for (std::string& f : NetworkFlags(cmd.bwrap.empty() ? proxy_->port() : kBridgePort)) {
+    launch.flags.push_back(std::move(f));
+  }
+  return launch;
 }
 
 Result<std::unique_ptr<BrowserSession>> BrowserSession::Start(Env& env, SessionSpec spec) {
   MAESTRO_RETURN_IF_ERROR(env.CreateDirs(spec.profile_dir));
-  std::unique_ptr<BrowserSession> s(new BrowserSession(std::move(spec)));
-  LaunchSpec launch = s->spec_.launch;
-  launch.flags = BrowserFlags(s->spec_);
+  std::unique_ptr<BrowserSession> s(new BrowserSession(env, std::move(spec)));
+  MAESTRO_ASSIGN_OR_RETURN(LaunchSpec launch, s->StartNetwork());
   BrowserSession* raw = s.get();
   MAESTRO_ASSIGN_OR_RETURN(s->cdp_, CdpClient::Launch(
                                         env, launch,
@@ -138,9 +156,13 @@ Result<std::unique_ptr<BrowserSession>> BrowserSession::Start(Env& env, SessionS
                                                      {"deviceScaleFactor", 1},
                                                      {"mobile", false}})
           .status());
-  // Every request of the page pauses here first: the allow-list decides.
+  // Every request of the page pauses here first: a request the proxy would
+  // refuse fails early and is counted. The proxy is the enforcement.
   MAESTRO_RETURN_IF_ERROR(
       s->Page("Fetch.enable", {{"patterns", Json::array({{{"urlPattern", "*"}}})}}).status());
+  // The page's requests skip service workers (a worker's own fetches still
+  // meet the proxy).
+  MAESTRO_RETURN_IF_ERROR(s->Page("Network.setBypassServiceWorker", {{"bypass", true}}).status());
   return s;
 }
 
@@ -148,6 +170,13 @@ BrowserSession::~BrowserSession() { Close(); }
 
 void BrowserSession::Close() {
   if (cdp_) cdp_->Close();
+  if (closed_.exchange(true)) return;
+  if (proxy_) proxy_->Stop();  // after the browser: no connection is left to serve
+  if (!proxy_dir_.empty()) {
+    if (Status st = env_.RemoveAll(proxy_dir_); !st.ok()) {
+      spdlog::warn("browser: cannot remove {}: {}", proxy_dir_, st.ToString());
+    }
+  }
 }
 
 void BrowserSession::OnEvent(const std::string& method, const Json& params,

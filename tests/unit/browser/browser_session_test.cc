@@ -107,7 +107,7 @@ class BrowserSessionTest : public ::testing::Test {
 
     SessionSpec spec;
     spec.profile_dir = dir_.File("profile");
-    spec.launch = LaunchSpecFor(BrowserConfig{}, spec.profile_dir);  // chromium in bubblewrap
+    spec.command = CommandFor(BrowserConfig{}, spec.profile_dir);  // chromium in bubblewrap
     spec.allowed_hosts = {"127.0.0.1"};
     auto s = BrowserSession::Start(*Env::Default(), spec);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
