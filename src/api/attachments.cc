@@ -8,8 +8,8 @@
 #include "api/http_util.h"
 #include "api/multipart.h"
 #include "core/base64.h"
-#include "core/durable_file.h"
 #include "core/hash.h"
+#include "core/tree_root.h"
 #include "core/utf8.h"
 
 namespace maestro::api {
@@ -233,54 +233,86 @@ size_t UploadBodyLimit(const AttachmentsConfig& limits, size_t max_body_bytes) {
   return std::max(max_body_bytes, max_body_bytes + static_cast<size_t>(files));
 }
 
+namespace {
+
+// Writes one file as <attachments>/<name> beneath `root`: a fresh temporary
+// (created exclusively, O_NOFOLLOW), synced, then renamed over the name.
+Status WriteOne(const TreeRoot& root, const std::string& name, const std::string& bytes) {
+  const std::string dir = kAttachmentsDir;
+  const std::string tmp = dir + "/." + name + ".tmp";
+  const std::string path = dir + "/" + name;
+  root.Remove(tmp).IgnoreError();  // debris of a crash, never followed
+  Status st = [&]() -> Status {
+    MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f,
+                             root.OpenWrite(tmp, 0644, /*exclusive=*/true));
+    MAESTRO_RETURN_IF_ERROR(f->Append(bytes));
+    MAESTRO_RETURN_IF_ERROR(f->Sync());
+    MAESTRO_RETURN_IF_ERROR(f->Close());
+    return root.Rename(tmp, path);
+  }();
+  if (!st.ok()) root.Remove(tmp).IgnoreError();
+  return st;
+}
+
+}  // namespace
+
 Result<std::vector<Attachment>> WriteAttachments(Env& env, const std::string& workspace_root,
                                                  const std::vector<UploadedFile>& files) {
   std::vector<Attachment> written;
   if (files.empty()) return written;
-  const std::string dir = workspace_root + "/" + kAttachmentsDir;
+  // The workspace root is the host's (trusted) path; everything below it is
+  // the agent's, so it is touched only through the TreeRoot.
   if (Status made = env.CreateDirs(workspace_root); !made.ok()) return made;
-  auto entries = env.ListDir(workspace_root);
-  if (!entries.ok()) return entries.status();
-  bool exists = false;
-  for (const DirEntry& e : *entries) {
-    if (e.name != kAttachmentsDir) continue;
-    if (e.type != DirEntry::Type::kDir) {
+  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(workspace_root));
+  auto info = root.Stat(kAttachmentsDir);
+  if (info.ok() && info->type != DirEntry::Type::kDir) {
+    return Conflict("the workspace's attachments/ is not a directory: move it away first");
+  }
+  if (!info.ok() && info.status().code() != StatusCode::kNotFound) return info.status();
+  if (Status made = root.MakeDirs(kAttachmentsDir); !made.ok()) {
+    if (made.field() == "path" || made.field() == "type") {
       return Conflict("the workspace's attachments/ is not a directory: move it away first");
     }
-    exists = true;
-  }
-  std::set<std::string> taken;
-  if (exists) {
-    auto present = env.ListDir(dir);
-    if (!present.ok()) return present.status();
-    for (const DirEntry& e : *present) taken.insert(e.name);
-  } else if (Status made = env.CreateDirs(dir); !made.ok()) {
     return made;
   }
+  std::set<std::string> taken;
+  auto present = root.List(kAttachmentsDir);
+  if (!present.ok()) {
+    return Conflict("the workspace's attachments/ cannot be listed: " + present.status().message());
+  }
+  for (const TreeEntry& e : *present) taken.insert(e.name);
   for (const UploadedFile& f : files) {
     std::string name = f.name;
     for (int n = 1; taken.count(name); ++n) name = Suffixed(f.name, n);
     taken.insert(name);
-    ReplaceOptions opts;
-    opts.follow_symlinks = false;  // the directory is the agent's too
     Attachment a;
     a.name = name;
     a.path = std::string(kAttachmentsDir) + "/" + name;
     a.size = static_cast<int64_t>(f.bytes.size());
     a.content_type = f.content_type;
     a.sha256 = Sha256Hex(f.bytes);
-    if (Status st = ReplaceFileContent(env, dir + "/" + name, f.bytes, opts); !st.ok()) {
+    if (Status st = WriteOne(root, name, f.bytes); !st.ok()) {
       RemoveAttachments(env, workspace_root, written);
+      if (st.code() == StatusCode::kInvalidArgument) {
+        // attachments/ was swapped for a symlink (or a file) meanwhile.
+        return Conflict("the workspace's attachments/ changed while writing: " + st.message());
+      }
       return st;
     }
     written.push_back(std::move(a));
   }
+  root.SyncDir(kAttachmentsDir).IgnoreError();  // best effort: the records are the truth
   return written;
 }
 
-void RemoveAttachments(Env& env, const std::string& workspace_root,
+void RemoveAttachments(Env& /*env*/, const std::string& workspace_root,
                        const std::vector<Attachment>& written) {
-  for (const Attachment& a : written) env.RemoveFile(workspace_root + "/" + a.path).IgnoreError();
+  if (written.empty()) return;
+  auto root = TreeRoot::Open(workspace_root);
+  if (!root.ok()) return;
+  // Remove unlinks the last component itself, beneath the root: a symlink
+  // swapped in for attachments/ is refused, never followed.
+  for (const Attachment& a : written) root->Remove(a.path).IgnoreError();
 }
 
 Json AttachmentJson(const Attachment& a) {

@@ -5,7 +5,7 @@
 // Where it sits: the route reads the request into an UploadRequest (its
 // JSON fields + the files), checked against the `attachments:` limits
 // before anything is written; then WriteAttachments puts the files in the
-// task's workspace under attachments/ (through the Env) and the store
+// task's workspace under attachments/ (beneath its TreeRoot) and the store
 // records them in the same transaction as the task or comment
 // (Store::CreateTask / PostComment). The engine lists them in the next
 // prompt (engine/prompt/attachment_context.h).
@@ -21,7 +21,7 @@
 // max_total_bytes → 413 naming the file.
 //
 // Thread safety: pure functions, except WriteAttachments, which writes files
-// through the Env (two uploads to one space at once may pick the same name;
+// beneath the workspace's TreeRoot (two uploads to one space at once may pick the same name;
 // the store's unique (task, path) index refuses the second record).
 #pragma once
 
@@ -70,8 +70,13 @@ Result<std::string> SanitizeAttachmentName(std::string_view name, const std::str
 size_t UploadBodyLimit(const AttachmentsConfig& limits, size_t max_body_bytes);
 
 // Writes `files` into <workspace_root>/attachments/ (created if missing; a
-// symlink or file there is refused), each under its name or, when that is
-// taken on disk or earlier in `files`, "<stem>-N<ext>". Returns the records
+// symlink or file there is refused, kConflict), each under its name or, when
+// that is taken on disk or earlier in `files`, "<stem>-N<ext>". Everything
+// below the workspace root goes through a core/tree_root.h TreeRoot: the
+// directory is made with mkdirat, each file written to a temporary created
+// exclusively with O_NOFOLLOW and renamed beneath the root, so an
+// attachments/ swapped for a symlink mid-upload makes the upload fail
+// (kConflict) instead of writing outside the workspace. Returns the records
 // (name, path relative to the workspace, size, type, sha256) for the store.
 Result<std::vector<Attachment>> WriteAttachments(Env& env, const std::string& workspace_root,
                                                  const std::vector<UploadedFile>& files);

@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/base64.h"
 #include "core/env.h"
+#include "support/dir_swapper.h"
 #include "support/temp_dir.h"
 
 namespace maestro::api {
@@ -220,6 +223,49 @@ TEST(AttachmentsTest, FilesAreWrittenUnderAttachmentsAndCollisionsGetASuffix) {
   auto refused = WriteAttachments(env, other, {files[0]});
   EXPECT_EQ(refused.status().code(), StatusCode::kConflict) << refused.status().ToString();
   EXPECT_TRUE(std::filesystem::is_empty(dir.File("elsewhere")));
+}
+
+// Issue 44: the agent swaps attachments/ for a symlink to an outside
+// directory in a tight loop while uploads are written and removed: each
+// upload lands inside or fails whole; nothing (no file, no temporary) is
+// created outside and the outside file of the same name is untouched.
+TEST(AttachmentsTest, AnAttachmentsDirectorySwappedForASymlinkGetsNothingWrittenOutside) {
+  testing::TempDir dir;
+  const std::string ws = dir.File("ws");
+  const std::string outside = dir.File("outside");
+  std::filesystem::create_directories(ws + "/attachments");
+  testing::WriteFile(outside + "/notes.txt", "OUTSIDE-MARKER");
+  std::filesystem::create_directory_symlink(outside, ws + "/swap");
+  Env& env = *Env::Default();
+  const std::vector<UploadedFile> files = {{"f", "notes.txt", "text/plain", "uploaded"},
+                                           {"f", "b.bin", "application/octet-stream", "bb"}};
+  long uploads = 0, failed = 0, removed = 0;
+  testing::DirSwapper agent(ws + "/attachments", ws + "/swap");
+  for (int i = 0; i < 1000; ++i) {
+    ++uploads;
+    auto written = WriteAttachments(env, ws, files);
+    if (!written.ok()) {
+      ++failed;
+      EXPECT_EQ(written.status().code(), StatusCode::kConflict) << written.status().ToString();
+      continue;
+    }
+    if (i % 2 == 0) {
+      RemoveAttachments(env, ws, *written);
+      ++removed;
+    }
+  }
+  agent.Stop();
+  std::set<std::string> outside_names;
+  for (const auto& e : std::filesystem::directory_iterator(outside)) {
+    outside_names.insert(e.path().filename().string());
+  }
+  std::printf("[ race ] %ld uploads (%ld refused, %ld removed), %ld swaps, %zu outside files\n",
+              uploads, failed, removed, agent.swaps(), outside_names.size());
+  EXPECT_GT(agent.swaps(), 100);
+  EXPECT_GT(failed, 0);
+  EXPECT_LT(failed, uploads);
+  EXPECT_EQ(outside_names, (std::set<std::string>{"notes.txt"}));
+  EXPECT_EQ(testing::ReadWholeFile(outside + "/notes.txt"), "OUTSIDE-MARKER");
 }
 
 TEST(AttachmentsTest, TheUploadBodyLimitFitsTheFilesAsBase64) {

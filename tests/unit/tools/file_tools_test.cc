@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "support/dir_swapper.h"
 #include "support/temp_dir.h"
 #include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
@@ -224,6 +227,50 @@ TEST_F(FileToolsTest, GrepRefusesBackReferencesAndStopsOnCancelInsideAFile) {
   ctx_.cancel = &cancel;
   ToolResult r = GrepTool({{"pattern", "never"}}, ctx_);
   EXPECT_NE(r.content.find("search stopped"), std::string::npos) << r.content;
+}
+
+// Issue 44: a process of the agent swaps src/ for a symlink to an outside
+// directory (a file of the same name holding a marker) in a tight loop
+// while the tools run: no tool shows a marker byte or an outside name, and
+// nothing is written outside.
+TEST_F(FileToolsTest, ADirectorySwappedForASymlinkNeverLeadsTheToolsOutside) {
+  fs::create_directories(dir_.File("outside"));
+  std::ofstream(dir_.File("outside/a.cc")) << "OUTSIDE-MARKER\n";
+  std::ofstream(dir_.File("outside/host-only.txt")) << "OUTSIDE-MARKER\n";
+  fs::create_directory_symlink(dir_.File("outside"), root_ + "/swap");
+  long calls = 0, errors = 0, leaks = 0;
+  auto run = [&](const ToolResult& r) {
+    ++calls;
+    errors += r.is_error;
+    leaks += r.content.find("OUTSIDE-MARKER") != std::string::npos ||
+             r.content.find("host-only") != std::string::npos;
+  };
+  testing::DirSwapper agent(root_ + "/src", root_ + "/swap");
+  for (int i = 0; i < 300; ++i) {
+    run(ReadFileTool({{"path", "src/a.cc"}}, ctx_));
+    run(ListDirTool({{"path", "src"}}, ctx_));
+    run(WriteFileTool({{"path", "src/w" + std::to_string(i) + ".txt"}, {"content", "x"}}, ctx_));
+    run(EditFileTool({{"path", "src/a.cc"}, {"old_string", "int a"}, {"new_string", "int a"}},
+                     ctx_));
+    if (i % 10 == 0) {
+      run(GrepTool({{"pattern", "OUTSIDE"}}, ctx_));
+      run(GlobTool({{"pattern", "**"}}, ctx_));
+    }
+  }
+  agent.Stop();
+  std::printf("[ race ] %ld tool calls (%ld errors), %ld swaps, %ld outside leaks\n", calls, errors,
+              agent.swaps(), leaks);
+  EXPECT_GT(agent.swaps(), 100);
+  EXPECT_GT(errors, 0);
+  EXPECT_LT(errors, calls);
+  EXPECT_EQ(leaks, 0);
+  std::set<std::string> outside;
+  for (const auto& e : fs::directory_iterator(dir_.File("outside"))) {
+    outside.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(outside, (std::set<std::string>{"a.cc", "host-only.txt"}));
+  std::ifstream in(dir_.File("outside/a.cc"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "OUTSIDE-MARKER\n");
 }
 
 }  // namespace

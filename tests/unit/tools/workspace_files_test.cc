@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
+#include "support/dir_swapper.h"
 #include "support/temp_dir.h"
 
 namespace maestro::tools {
@@ -83,6 +85,43 @@ TEST(WorkspaceFilesTest, ReadsRefuseEscapesGitAndNonFiles) {
   EXPECT_EQ(cut->bytes, "# h");
   EXPECT_TRUE(cut->truncated);
   EXPECT_EQ(cut->size, 8);
+}
+
+// Issue 44: the agent swaps `d` for a symlink to an outside directory (a
+// file of the same name with a marker, and a directory of its own) while the
+// file pane reads and lists: no marker byte and no outside entry, ever.
+TEST(WorkspaceFilesTest, ADirectorySwappedForASymlinkNeverShowsTheOutside) {
+  testing::TempDir ws;
+  testing::TempDir outside;
+  WriteFile(ws.File("d/secret.txt"), "inside");
+  WriteFile(outside.File("secret.txt"), "OUTSIDE-MARKER");
+  WriteFile(outside.File("host-only/x.txt"), "x");
+  fs::create_directory_symlink(outside.path(), ws.File("swap"));
+  const std::string root = fs::canonical(ws.path()).string();
+  long reads = 0, refused = 0, marker = 0, listings = 0, outside_entries = 0;
+  testing::DirSwapper agent(root + "/d", root + "/swap");
+  for (int i = 0; i < 2000; ++i) {
+    auto r = ReadWorkspaceFile(*Env::Default(), root, "d/secret.txt", 1024);
+    ++reads;
+    if (!r.ok()) ++refused;
+    if (r.ok() && r->bytes.find("MARKER") != std::string::npos) ++marker;
+    if (i % 4 == 0) {
+      ++listings;
+      for (const auto& e : ListWorkspace(root).entries) {
+        outside_entries += e.path.find("host-only") != std::string::npos;
+      }
+    }
+  }
+  agent.Stop();
+  std::printf(
+      "[ race ] %ld reads (%ld refused), %ld listings, %ld swaps: %ld outside reads, %ld "
+      "outside entries\n",
+      reads, refused, listings, agent.swaps(), marker, outside_entries);
+  EXPECT_GT(agent.swaps(), 100);
+  EXPECT_GT(refused, 0);
+  EXPECT_LT(refused, reads);
+  EXPECT_EQ(marker, 0);
+  EXPECT_EQ(outside_entries, 0);
 }
 
 TEST(WorkspaceFilesTest, TextIsValidUtf8WithoutNul) {
