@@ -176,6 +176,8 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       }
       so.tick = std::chrono::milliseconds(cfg->schedules.tick_ms);
       so.on_time_ms = std::max<TimeMs>(60'000, 2 * cfg->schedules.tick_ms);
+      // Validated above: a fire counts toward its owner's daily quota.
+      if (auto b = budget::SettingsFromConfig(*cfg); b.ok()) so.quotas = b->quotas;
       scheduler = std::make_unique<schedule::Scheduler>(so);
       scheduler->Start();
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedule/cron.h"
+#include "store/quota_gate.h"
 
 namespace maestro::schedule {
 
@@ -13,6 +14,68 @@ void Scheduler::Start() {
 }
 
 void Scheduler::Stop() { loop_.Stop(); }
+
+Result<bool> Scheduler::OverQuota(const Schedule& s, bool record) {
+  Status st = budget::CheckDailyQuota(*options_.store, options_.quotas, options_.clock->NowMs(),
+                                      s.owner, "schedule", record);
+  if (st.ok()) return false;
+  if (st.code() == StatusCode::kResourceExhausted) return true;
+  return st;
+}
+
+void Scheduler::Fire(const Schedule& s, TimeMs due, TickReport& report) {
+  auto over = OverQuota(s, /*record=*/true);
+  if (!over.ok()) {
+    // A store error: the fire is not lost, it is tried again next tick.
+    spdlog::warn("scheduler: schedule {}: quota check: {}", s.id, over.status().ToString());
+    ++report.errors;
+    return;
+  }
+  if (*over) {
+    auto skipped = options_.store->SkipFireForQuota(s.id, due);
+    if (!skipped.ok()) {
+      if (skipped.status().code() == StatusCode::kNotFound) return;
+      spdlog::warn("scheduler: schedule {} at {}: {}", s.id, FormatIso8601(due),
+                   skipped.status().ToString());
+      ++report.errors;
+    } else if (skipped->outcome == FireOutcome::kAlreadyFired) {
+      ++report.already_fired;
+    } else {
+      ++report.quota;
+      spdlog::info("scheduler: schedule {} ({}) at {}: no task, the daily quota of {} is reached",
+                   s.id, s.name, FormatIso8601(due), s.owner);
+    }
+    return;
+  }
+  auto fired = options_.store->FireSchedule(s.id, due, /*manual=*/false);
+  if (!fired.ok()) {
+    // Deleted between the list and the fire: nothing to do.
+    if (fired.status().code() == StatusCode::kNotFound) return;
+    spdlog::warn("scheduler: schedule {} at {}: {}", s.id, FormatIso8601(due),
+                 fired.status().ToString());
+    ++report.errors;
+    return;
+  }
+  switch (fired->fire.outcome) {
+    case FireOutcome::kCreated:
+      ++report.created;
+      spdlog::info("scheduler: schedule {} ({}) fired for {}: task {}", s.id, s.name,
+                   FormatIso8601(due), fired->fire.task_id);
+      break;
+    case FireOutcome::kSkipped:
+      ++report.skipped;
+      break;
+    case FireOutcome::kHeld:
+      ++report.held;
+      break;
+    case FireOutcome::kAlreadyFired:
+      ++report.already_fired;
+      break;
+    case FireOutcome::kQuota:
+      ++report.quota;
+      break;
+  }
+}
 
 Scheduler::TickReport Scheduler::Tick() {
   TickReport report;
@@ -25,7 +88,10 @@ Scheduler::TickReport Scheduler::Tick() {
   const TimeMs now = options_.clock->NowMs();
   for (const Schedule& s : *schedules) {
     if (!s.enabled) continue;
-    if (s.held_fire_at != 0) {
+    // A held fire over the quota stays held (checked quietly: it is
+    // looked at every tick).
+    auto held_over = s.held_fire_at != 0 ? OverQuota(s, /*record=*/false) : Result<bool>(false);
+    if (s.held_fire_at != 0 && held_over.ok() && !*held_over) {
       auto released = options_.store->ReleaseHeldFire(s.id);
       if (!released.ok()) {
         spdlog::warn("scheduler: schedule {}: {}", s.id, released.status().ToString());
@@ -46,31 +112,7 @@ Scheduler::TickReport Scheduler::Tick() {
     if (s.catch_up == ScheduleCatchUp::kNone) since = std::max(since, now - options_.on_time_ms);
     const std::optional<TimeMs> due = rule->LatestIn(since, now);
     if (!due) continue;
-    auto fired = options_.store->FireSchedule(s.id, *due, /*manual=*/false);
-    if (!fired.ok()) {
-      // Deleted between the list and the fire: nothing to do.
-      if (fired.status().code() == StatusCode::kNotFound) continue;
-      spdlog::warn("scheduler: schedule {} at {}: {}", s.id, FormatIso8601(*due),
-                   fired.status().ToString());
-      ++report.errors;
-      continue;
-    }
-    switch (fired->fire.outcome) {
-      case FireOutcome::kCreated:
-        ++report.created;
-        spdlog::info("scheduler: schedule {} ({}) fired for {}: task {}", s.id, s.name,
-                     FormatIso8601(*due), fired->fire.task_id);
-        break;
-      case FireOutcome::kSkipped:
-        ++report.skipped;
-        break;
-      case FireOutcome::kHeld:
-        ++report.held;
-        break;
-      case FireOutcome::kAlreadyFired:
-        ++report.already_fired;
-        break;
-    }
+    Fire(s, *due, report);
   }
   return report;
 }

@@ -15,6 +15,13 @@
 // database — may tick the same schedule; one creates the task, the others
 // get kAlreadyFired.
 //
+// A fire is a task create like any other (issue 44): before it, the owner's
+// daily quota is checked by the one gate every create path uses
+// (store/quota_gate.h). A cron fire over the quota creates no task: it is
+// claimed with outcome kQuota (Store::SkipFireForQuota; the schedule's
+// history shows "quota") and a quota.refused event {user, message, via:
+// "schedule"} is logged. A held fire over the quota stays held.
+//
 // Thread safety: Start/Stop from one owning thread. Tick may be called
 // directly (tests) from any one thread at a time per Scheduler; the Store
 // is shared and thread-safe.
@@ -24,6 +31,7 @@
 
 #include "core/clock.h"
 #include "core/periodic_task.h"
+#include "store/budget.h"
 #include "store/store.h"
 
 namespace maestro::schedule {
@@ -35,6 +43,9 @@ struct SchedulerOptions {
   // catch_up none: a fire up to this late still counts as "now" (it covers
   // the time between two ticks and a slow one).
   TimeMs on_time_ms = 60'000;
+  // The daily quotas of the schedules' owners (the config's `quotas:`); the
+  // day is the UTC day of clock->NowMs().
+  budget::Quotas quotas;
 };
 
 class Scheduler {
@@ -54,12 +65,19 @@ class Scheduler {
     int skipped = 0;        // overlap skip
     int held = 0;           // overlap queue: held for the previous task
     int already_fired = 0;  // claimed by another scheduler first
+    int quota = 0;          // refused by the owner's daily quota (no task)
     int errors = 0;         // logged; the schedule is tried again next tick
   };
   // One pass at clock->NowMs().
   TickReport Tick();
 
  private:
+  // Fires `due` of `s`, or records it refused by the owner's quota.
+  void Fire(const Schedule& s, TimeMs due, TickReport& report);
+  // Whether the owner's daily quota refuses one more task now; `record`:
+  // log the refusal (a quota.refused event).
+  Result<bool> OverQuota(const Schedule& s, bool record);
+
   SchedulerOptions options_;
   PeriodicTask loop_;
 };

@@ -51,16 +51,20 @@ Result<std::map<std::string, Limits>> ParseLimitsMap(const Json& j, const std::s
 Result<QuotaLimits> ParseQuota(const Json& j, const std::string& prefix) {
   QuotaLimits q;
   if (j.is_null()) return q;
-  if (!j.is_object()) return BadValue(prefix, "a mapping of max_tasks_per_day, max_tokens_per_day");
+  if (!j.is_object()) {
+    return BadValue(prefix, "a mapping of max_tasks_per_day, max_tokens_per_day, max_schedules");
+  }
   for (const auto& [key, v] : j.items()) {
     const std::string field = prefix + "." + key;
     std::optional<int64_t>* slot = key == "max_tasks_per_day"    ? &q.max_tasks_per_day
                                    : key == "max_tokens_per_day" ? &q.max_tokens_per_day
+                                   : key == "max_schedules"      ? &q.max_schedules
                                                                  : nullptr;
     if (!slot) {
-      return InvalidArgument(
-          fmt::format("unknown key '{}'; quotas have max_tasks_per_day, max_tokens_per_day", field),
-          field);
+      return InvalidArgument(fmt::format("unknown key '{}'; quotas have max_tasks_per_day, "
+                                         "max_tokens_per_day, max_schedules",
+                                         field),
+                             field);
     }
     auto n = PositiveInt(v, field);
     if (!n.ok()) return n.status();
@@ -138,7 +142,8 @@ QuotaLimits Quotas::For(const std::string& user) const {
   auto it = users.find(user);
   if (it == users.end()) return all;
   return {Pick(it->second.max_tasks_per_day, all.max_tasks_per_day),
-          Pick(it->second.max_tokens_per_day, all.max_tokens_per_day)};
+          Pick(it->second.max_tokens_per_day, all.max_tokens_per_day),
+          Pick(it->second.max_schedules, all.max_schedules)};
 }
 
 Result<Settings> SettingsFromConfig(const Config& cfg) {
@@ -278,6 +283,15 @@ std::string ExceededText(const Verdict& v) {
                      Number(v.limit), v.unit, next);
 }
 
+Limits Remaining(const Limits& l, const Spent& s) {
+  Limits r;
+  if (l.max_tokens) r.max_tokens = std::max<int64_t>(*l.max_tokens - s.tokens, 1);
+  if (l.max_llm_calls) r.max_llm_calls = std::max<int64_t>(*l.max_llm_calls - s.llm_calls, 1);
+  if (l.max_cost) r.max_cost = std::max(*l.max_cost - (s.cost_known ? s.cost : 0.0), 1e-9);
+  if (l.max_wall_s) r.max_wall_s = std::max(*l.max_wall_s - s.wall_s, 0.001);
+  return r;
+}
+
 TimeMs UtcDayStart(TimeMs now) { return now - ((now % kDayMs) + kDayMs) % kDayMs; }
 
 int64_t SecondsToUtcMidnight(TimeMs now) { return (UtcDayStart(now) + kDayMs - now + 999) / 1000; }
@@ -294,6 +308,15 @@ std::optional<std::string> QuotaRefusal(const QuotaLimits& q, const std::string&
         *q.max_tokens_per_day, user, tokens_today);
   }
   return std::nullopt;
+}
+
+std::optional<std::string> ScheduleLimitRefusal(const QuotaLimits& q, const std::string& user,
+                                                int64_t owned) {
+  const int64_t max = q.max_schedules.value_or(kDefaultMaxSchedules);
+  if (owned < max) return std::nullopt;
+  return fmt::format(
+      "user {} owns {} schedules, the limit (quotas.max_schedules) is {}; delete one first", user,
+      owned, max);
 }
 
 }  // namespace maestro::budget

@@ -8,8 +8,9 @@
 // task's `llm.call` events) and the next prompt's estimate; an exceeded
 // verdict parks the job waiting_human / budget_exceeded before the call
 // (engine/budget_step.h). POST /api/local/tasks/:id/budget raises the limits
-// and requeues the job (Store::RaiseTaskBudget). The quota check runs on
-// POST /api/local/tasks against Store::UserDayUsage.
+// and requeues the job (Store::RaiseTaskBudget). The daily quota check runs
+// on every create path through store/quota_gate.h (against
+// Store::UserUsageSince); a subtask starts with its parent's Remaining().
 //
 // Thread safety: pure functions over values.
 #pragma once
@@ -61,7 +62,11 @@ Limits Effective(const Defaults& d, const std::string& piece, const std::string&
 struct QuotaLimits {
   std::optional<int64_t> max_tasks_per_day;
   std::optional<int64_t> max_tokens_per_day;
+  // Schedules a user may own at once (issue 44); unset: kDefaultMaxSchedules.
+  std::optional<int64_t> max_schedules;
 };
+// 500 every-minute schedules were accepted before there was a limit.
+inline constexpr int64_t kDefaultMaxSchedules = 50;
 struct Quotas {
   QuotaLimits all;
   std::map<std::string, QuotaLimits> users;
@@ -121,6 +126,13 @@ Verdict Check(const Limits& l, const Spent& s, int64_t next_prompt_estimate);
 // budget or stop"
 std::string ExceededText(const Verdict& v);
 
+// What a subtask inherits (issue 44): per set key of `l`, the limit minus
+// what was spent (tokens, calls, cost; wall time since the parent started),
+// at least the smallest positive value of the key (1 token, 1 call, a
+// 1e-9 USD, 1 ms) so the result is still a valid, set limit that stops the
+// first call of a spent budget.
+Limits Remaining(const Limits& l, const Spent& s);
+
 // Start of the UTC day of `now`, and seconds from `now` to the next one.
 TimeMs UtcDayStart(TimeMs now);
 int64_t SecondsToUtcMidnight(TimeMs now);
@@ -129,5 +141,9 @@ int64_t SecondsToUtcMidnight(TimeMs now);
 // alice; resets at 00:00 UTC".
 std::optional<std::string> QuotaRefusal(const QuotaLimits& q, const std::string& user,
                                         int64_t tasks_today, int64_t tokens_today);
+// The refusal when `user`, who owns `owned` schedules, would create one more
+// (quotas.max_schedules, kDefaultMaxSchedules when unset); nullopt when allowed.
+std::optional<std::string> ScheduleLimitRefusal(const QuotaLimits& q, const std::string& user,
+                                                int64_t owned);
 
 }  // namespace maestro::budget

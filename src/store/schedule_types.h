@@ -87,6 +87,7 @@ enum class FireOutcome {
   kSkipped,       // overlap skip (or a queue that already holds one)
   kHeld,          // overlap queue: waits for the previous task to end
   kAlreadyFired,  // another scheduler (or an earlier run) claimed this time
+  kQuota,         // the owner's daily quota was reached: no task (issue 44)
 };
 
 struct ScheduleFire {
@@ -108,6 +109,8 @@ inline std::string_view FireOutcomeName(FireOutcome o) {
       return "held";
     case FireOutcome::kAlreadyFired:
       return "already_fired";
+    case FireOutcome::kQuota:
+      return "quota";
   }
   return "created";
 }

@@ -288,6 +288,13 @@ class Store {
   virtual Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& /*task_ids*/) {
     return NoApiSupport();
   }
+  // The budget tree of a task (issue 44): the usage, as ListJobUsage, of
+  // `task_id` and every task below it (subtasks: tasks whose jobs have a
+  // parent_job_id of a job in the tree, at any depth), in one read. The
+  // subtasks' spending counts toward every ancestor's budget.
+  virtual Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& /*task_id*/) {
+    return NoApiSupport();
+  }
   // Sets the task's title (store/title.h CheckTitle: trimmed, 1..200
   // characters, no control characters; else kInvalidArgument naming
   // "title") and appends a `task.updated` event {title} in the same
@@ -353,6 +360,16 @@ class Store {
   // previous task has ended, creates the held fire's task — one transaction,
   // so once. nullopt when nothing was released.
   virtual Result<std::optional<CreatedTask>> ReleaseHeldFire(const std::string& /*schedule_id*/) {
+    return NoApiSupport();
+  }
+  // A cron fire refused by the owner's daily quota (issue 44): claims
+  // (schedule_id, fire_at) with outcome kQuota, creates no task and moves
+  // last_fire_at on, so that time is not fired again — one transaction. The
+  // fire's outcome is kAlreadyFired when the time was claimed before;
+  // kNotFound when the schedule is gone. (The refusal's text is the
+  // quota.refused event's, store/quota_gate.h.)
+  virtual Result<ScheduleFire> SkipFireForQuota(const std::string& /*schedule_id*/,
+                                                TimeMs /*fire_at*/) {
     return NoApiSupport();
   }
   // The schedule's fires, newest fire time first.

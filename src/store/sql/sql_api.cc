@@ -337,39 +337,69 @@ Result<ApiMetrics> SqlStore::ComputeApiMetrics() {
   return m;
 }
 
+namespace {
+
+// The per-job usage of the `llm.call` events of the tasks `task_filter`
+// selects (an SQL condition on e.task_id with its parameter ?1 bound to
+// `param`), by task, then by the job's first call.
+Status CollectJobUsage(sql::Conn& conn, const std::string& prefix, const std::string& task_filter,
+                       const std::string& param, std::vector<JobUsage>* out) {
+  const sql::Dialect d = conn.dialect();
+  auto q =
+      conn.Prepare(prefix + "SELECT e.task_id, e.job_id, COALESCE(MAX(j.profile), ''), COUNT(*), " +
+                   SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") + ", " +
+                   SumLlmField(d, "e.payload", "cachedPromptTokens", "cached_prompt_tokens") +
+                   ", " + SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") +
+                   ", " + SumLlmField(d, "e.payload", "totalMs", "total_ms") +
+                   " FROM events e LEFT JOIN jobs j ON j.id = e.job_id"
+                   " WHERE e.type = 'llm.call' AND e.job_id IS NOT NULL AND " +
+                   task_filter + " GROUP BY e.task_id, e.job_id ORDER BY e.task_id, MIN(e.id)");
+  if (!q.ok()) return q.status();
+  q->Bind(1, param);
+  for (;;) {
+    auto row = q->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Ok();
+    JobUsage u;
+    u.task_id = q->Text(0);
+    u.job_id = q->Text(1);
+    u.profile = q->Text(2);
+    u.llm_calls = q->Int(3);
+    u.prompt_tokens = q->Int(4);
+    u.cached_tokens = q->Int(5);
+    u.completion_tokens = q->Int(6);
+    u.model_ms = q->Int(7);
+    out->push_back(std::move(u));
+  }
+}
+
+}  // namespace
+
 Result<std::vector<JobUsage>> SqlStore::ListJobUsage(const std::vector<std::string>& task_ids) {
   std::vector<JobUsage> out;
   if (task_ids.empty()) return out;
   const std::string ids = Json(task_ids).dump();
   Status st = Read([&](sql::Conn& conn) -> Status {
-    const sql::Dialect d = conn.dialect();
-    auto q =
-        conn.Prepare("SELECT e.task_id, e.job_id, COALESCE(MAX(j.profile), ''), COUNT(*), " +
-                     SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") + ", " +
-                     SumLlmField(d, "e.payload", "cachedPromptTokens", "cached_prompt_tokens") +
-                     ", " + SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") +
-                     ", " + SumLlmField(d, "e.payload", "totalMs", "total_ms") +
-                     " FROM events e LEFT JOIN jobs j ON j.id = e.job_id"
-                     " WHERE e.type = 'llm.call' AND e.job_id IS NOT NULL AND e.task_id IN (" +
-                     sql::JsonTextArray(d, "?1") +
-                     ") GROUP BY e.task_id, e.job_id ORDER BY e.task_id, MIN(e.id)");
-    if (!q.ok()) return q.status();
-    q->Bind(1, ids);
-    for (;;) {
-      auto row = q->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::Ok();
-      JobUsage u;
-      u.task_id = q->Text(0);
-      u.job_id = q->Text(1);
-      u.profile = q->Text(2);
-      u.llm_calls = q->Int(3);
-      u.prompt_tokens = q->Int(4);
-      u.cached_tokens = q->Int(5);
-      u.completion_tokens = q->Int(6);
-      u.model_ms = q->Int(7);
-      out.push_back(std::move(u));
-    }
+    return CollectJobUsage(
+        conn, "", "e.task_id IN (" + sql::JsonTextArray(conn.dialect(), "?1") + ")", ids, &out);
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<JobUsage>> SqlStore::ListTaskTreeUsage(const std::string& task_id) {
+  std::vector<JobUsage> out;
+  Status st = Read([&](sql::Conn& conn) -> Status {
+    // The task, then the tasks of the jobs whose parent is a job of a task
+    // already in the tree (jobs_by_task, jobs_by_parent). UNION, not UNION
+    // ALL: each task once, whatever the shape.
+    return CollectJobUsage(conn,
+                           "WITH RECURSIVE tree(task_id) AS ("
+                           "  SELECT CAST(?1 AS TEXT)"
+                           "  UNION SELECT c.task_id FROM tree t"
+                           "  JOIN jobs p ON p.task_id = t.task_id"
+                           "  JOIN jobs c ON c.parent_job_id = p.id) ",
+                           "e.task_id IN (SELECT task_id FROM tree)", task_id, &out);
   });
   if (!st.ok()) return st;
   return out;

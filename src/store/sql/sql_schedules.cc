@@ -321,6 +321,42 @@ Result<std::optional<Store::CreatedTask>> SqlStore::ReleaseHeldFire(
   return out;
 }
 
+Result<ScheduleFire> SqlStore::SkipFireForQuota(const std::string& schedule_id, TimeMs fire_at) {
+  ScheduleFire out;
+  Status st = Write([&](Tx& tx) -> Status {
+    out = ScheduleFire{};  // a retried transaction starts again
+    out.schedule_id = schedule_id;
+    out.fire_at = fire_at;
+    out.created_at = tx.now;
+    auto loaded = LoadSchedule(tx.conn, schedule_id);
+    if (!loaded.ok()) return loaded.status();
+    if (!*loaded) return ScheduleNotFound(schedule_id);
+    auto claim = tx.conn.Prepare(
+        "INSERT INTO schedule_fires(schedule_id, fire_at, manual, outcome, task_id, created_at) "
+        "VALUES (?1, ?2, 0, ?3, NULL, ?4) ON CONFLICT (schedule_id, fire_at) DO NOTHING");
+    if (!claim.ok()) return claim.status();
+    claim->Bind(1, schedule_id)
+        .Bind(2, fire_at)
+        .Bind(3, FireOutcomeName(FireOutcome::kQuota))
+        .Bind(4, tx.now);
+    MAESTRO_RETURN_IF_ERROR(claim->Exec());
+    if (tx.conn.Changes() == 0) {
+      out.outcome = FireOutcome::kAlreadyFired;
+      return Status::Ok();
+    }
+    out.outcome = FireOutcome::kQuota;
+    // The refused time counts as fired: the next tick does not try it again.
+    auto up = tx.conn.Prepare(
+        "UPDATE schedules SET last_fire_at = CASE WHEN last_fire_at > ?2 THEN last_fire_at "
+        "ELSE ?2 END WHERE id = ?1");
+    if (!up.ok()) return up.status();
+    up->Bind(1, schedule_id).Bind(2, fire_at);
+    return up->Exec();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
 Result<std::vector<ScheduleFire>> SqlStore::ListScheduleFires(const std::string& schedule_id,
                                                               int limit) {
   std::vector<ScheduleFire> out;
@@ -338,7 +374,8 @@ Result<std::vector<ScheduleFire>> SqlStore::ListScheduleFires(const std::string&
           f.fire_at = r.Int(1);
           f.manual = r.Int(2) != 0;
           const std::string o = r.Text(3);
-          for (auto k : {FireOutcome::kCreated, FireOutcome::kSkipped, FireOutcome::kHeld}) {
+          for (auto k : {FireOutcome::kCreated, FireOutcome::kSkipped, FireOutcome::kHeld,
+                         FireOutcome::kQuota}) {
             if (FireOutcomeName(k) == o) f.outcome = k;
           }
           f.task_id = r.Text(4);

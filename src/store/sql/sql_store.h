@@ -104,6 +104,7 @@ class SqlStore : public Store {
                                const std::vector<std::string>& ids) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
+  Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;
   Result<Task> SetTaskTitle(const std::string& task_id, const std::string& title) override;
   Result<Job> RaiseTaskBudget(const std::string& task_id, const Json& budget) override;
   Result<UserUsage> UserUsageSince(const std::string& owner, TimeMs since) override;
@@ -132,6 +133,7 @@ class SqlStore : public Store {
   Result<FireResult> FireSchedule(const std::string& schedule_id, TimeMs fire_at,
                                   bool manual) override;
   Result<std::optional<CreatedTask>> ReleaseHeldFire(const std::string& schedule_id) override;
+  Result<ScheduleFire> SkipFireForQuota(const std::string& schedule_id, TimeMs fire_at) override;
   Result<std::vector<ScheduleFire>> ListScheduleFires(const std::string& schedule_id,
                                                       int limit) override;
 

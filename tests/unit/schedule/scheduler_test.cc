@@ -22,9 +22,10 @@ constexpr TimeMs kMinute = 60'000;
 class SchedulerTest : public StoreConformance {
  protected:
   Schedule Create(const std::string& cron, ScheduleOverlap overlap = ScheduleOverlap::kAllow,
-                  ScheduleCatchUp catch_up = ScheduleCatchUp::kNone,
-                  const std::string& tz = "UTC") {
+                  ScheduleCatchUp catch_up = ScheduleCatchUp::kNone, const std::string& tz = "UTC",
+                  const std::string& owner = "") {
     Schedule s;
+    s.owner = owner;
     s.name = "every minute";
     s.cron = cron;
     s.timezone = tz;
@@ -196,6 +197,58 @@ TEST_P(SchedulerTest, DaylightSavingTimeInBerlin) {
   ASSERT_EQ(times.size(), 5u);
   EXPECT_EQ(times[3], Utc(2026, 10, 25, 0, 30)) << "the repeated 02:30 fires once";
   EXPECT_EQ(times[4], Utc(2026, 10, 26, 1, 30));
+}
+
+// Issue 44: 500 every-minute schedules made 500 tasks for a user whose own
+// creates a quota of 5 refused. A fire counts toward its owner's quota: over
+// it, no task, and the fire is in the history as "quota".
+TEST_P(SchedulerTest, FiresOverTheOwnersDailyQuotaCreateNoTask) {
+  clock_.Set(Utc(2026, 6, 1, 23, 50));
+  std::vector<Schedule> alices;
+  for (int i = 0; i < 6; ++i) {
+    alices.push_back(
+        Create("* * * * *", ScheduleOverlap::kAllow, ScheduleCatchUp::kNone, "UTC", "alice"));
+  }
+  const Schedule bobs =
+      Create("* * * * *", ScheduleOverlap::kAllow, ScheduleCatchUp::kNone, "UTC", "bob");
+  SchedulerOptions o = Options(store_.get());
+  o.quotas.users["alice"].max_tasks_per_day = 2;
+  Scheduler sch(o);
+  int created = 0, refused = 0;
+  for (int minute = 0; minute < 3; ++minute) {
+    clock_.Advance(kMinute);
+    auto r = sch.Tick();
+    EXPECT_EQ(r.errors, 0);
+    created += r.created;
+    refused += r.quota;
+  }
+  // Alice's 2 of the day and bob's 3 (no quota); alice's other 16 refused.
+  EXPECT_EQ(created, 5);
+  EXPECT_EQ(refused, 16);
+  int alice_tasks = 0;
+  const auto tasks = store_->ListTasks(std::nullopt, 1000);
+  ASSERT_TRUE(tasks.ok());
+  for (const Task& t : *tasks) alice_tasks += t.owner == "alice";
+  EXPECT_EQ(alice_tasks, 2);
+  int quota_fires = 0;
+  for (const Schedule& s : alices) {
+    auto fires = store_->ListScheduleFires(s.id, 100);
+    ASSERT_EQ(fires->size(), 3u) << "every due time is claimed, none tried again";
+    for (const auto& f : *fires) {
+      if (f.outcome == FireOutcome::kQuota) {
+        ++quota_fires;
+        EXPECT_TRUE(f.task_id.empty());
+      }
+    }
+  }
+  EXPECT_EQ(quota_fires, 16);
+  EXPECT_EQ(store_->ListScheduleFires(bobs.id, 100)->size(), 3u);
+  EXPECT_EQ(store_->ComputeApiMetrics()->quota_refusals, 16) << "each refusal logged once";
+  // A new UTC day: alice's quota starts again.
+  clock_.Set(Utc(2026, 6, 2, 0, 5));
+  auto r = sch.Tick();
+  EXPECT_EQ(r.created, 3);  // alice's first two schedules and bob's
+  EXPECT_EQ(r.quota, 4);
 }
 
 MAESTRO_STORE_CONFORMANCE(SchedulerTest);

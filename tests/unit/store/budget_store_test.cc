@@ -1,7 +1,8 @@
 // The budget columns and queries of the Store on both backends: a task's
 // budget is stored at create, RaiseTaskBudget sets it and requeues only a
 // job parked on its budget (one transaction, a budget.raised event), and
-// UserUsageSince counts an owner's tasks and llm.call tokens since a time.
+// UserUsageSince counts an owner's tasks and llm.call tokens since a time;
+// ListTaskTreeUsage sums a task and every subtask below it (issue 44).
 #include <gtest/gtest.h>
 
 #include "store/policy.h"
@@ -20,6 +21,15 @@ class BudgetStoreTest : public StoreConformance {
     t.piece = "ok";
     t.owner = owner;
     t.budget = budget;
+    auto c = store_->CreateTask(t);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : Store::CreatedTask{};
+  }
+  Store::CreatedTask ChildOf(const Job& parent) {
+    NewTask t;
+    t.instruction = "child";
+    t.piece = "ok";
+    t.parent_job_id = parent.id;
     auto c = store_->CreateTask(t);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? *c : Store::CreatedTask{};
@@ -111,6 +121,35 @@ TEST_P(BudgetStoreTest, UserUsageCountsTheOwnersTasksAndTokensSinceATime) {
 }
 
 MAESTRO_STORE_CONFORMANCE(BudgetStoreTest);
+
+TEST_P(BudgetStoreTest, TheTreeUsageSumsATaskAndEverySubtaskBelowIt) {
+  auto root = NewOwned("alice", {{"max_llm_calls", 2}});
+  auto child = ChildOf(root.job);
+  auto grandchild = ChildOf(child.job);
+  auto other = NewOwned("alice", Json::object());  // not in the tree
+  auto sibling_child = ChildOf(other.job);
+  LlmCall(root, 10, 1);
+  LlmCall(child, 20, 2);
+  LlmCall(child, 20, 2);
+  LlmCall(grandchild, 40, 4);
+  LlmCall(other, 1000, 1000);
+  LlmCall(sibling_child, 1000, 1000);
+  auto sum = [&](const std::string& task_id) {
+    auto usage = store_->ListTaskTreeUsage(task_id);
+    EXPECT_TRUE(usage.ok()) << usage.status().ToString();
+    std::pair<int64_t, int64_t> calls_tokens{0, 0};
+    for (const JobUsage& u : *usage) {
+      calls_tokens.first += u.llm_calls;
+      calls_tokens.second += u.prompt_tokens + u.completion_tokens;
+    }
+    return calls_tokens;
+  };
+  EXPECT_EQ(sum(root.task.id), std::make_pair(int64_t{4}, int64_t{99}));
+  EXPECT_EQ(sum(child.task.id), std::make_pair(int64_t{3}, int64_t{88}));
+  EXPECT_EQ(sum(grandchild.task.id), std::make_pair(int64_t{1}, int64_t{44}));
+  EXPECT_EQ(sum(other.task.id).first, 2);
+  EXPECT_TRUE(store_->ListTaskTreeUsage("no-such-task")->empty());
+}
 
 }  // namespace
 }  // namespace maestro

@@ -125,6 +125,10 @@ TEST(BudgetRule, SettingsComeFromTheConfigWithPositions) {
   cfg.budgets = Json::object();
   cfg.quotas = {{"users", {{"bob", {{"max_tasks_per_day", 0}}}}}};
   EXPECT_EQ(SettingsFromConfig(cfg).status().field(), "quotas.users.bob.max_tasks_per_day");
+  cfg.quotas = {{"default", {{"max_schedules", 7}}}};
+  EXPECT_EQ(SettingsFromConfig(cfg)->quotas.For("bob").max_schedules, 7);
+  cfg.quotas = {{"default", {{"max_schedules", -1}}}};
+  EXPECT_EQ(SettingsFromConfig(cfg).status().field(), "quotas.default.max_schedules");
 }
 
 TEST(BudgetRule, SpentSumsJobsAndPricesThemByProfile) {
@@ -157,6 +161,59 @@ TEST(BudgetRule, QuotasCountTheUtcDay) {
   EXPECT_EQ(*QuotaRefusal(q, "alice", 2, 0),
             "daily quota of 2 tasks reached for user alice; resets at 00:00 UTC");
   EXPECT_EQ(QuotaRefusal(q, "alice", 0, 1000)->rfind("daily quota of 1000 tokens", 0), 0u);
+}
+
+// Issue 44: what a subtask inherits, and the per-user schedule limit.
+TEST(BudgetRule, RemainingIsTheLimitMinusTheSpentAndNeverNone) {
+  Limits l;
+  l.max_tokens = 1000;
+  l.max_llm_calls = 5;
+  l.max_cost = 0.5;
+  l.max_wall_s = 60;
+  Spent s;
+  s.tokens = 400;
+  s.llm_calls = 2;
+  s.cost = 0.2;
+  s.wall_s = 15;
+  Limits r = Remaining(l, s);
+  EXPECT_EQ(r.max_tokens, 600);
+  EXPECT_EQ(r.max_llm_calls, 3);
+  EXPECT_DOUBLE_EQ(*r.max_cost, 0.3);
+  EXPECT_DOUBLE_EQ(*r.max_wall_s, 45);
+  // Spent (or overspent): still a valid limit that stops the first call.
+  s.tokens = 5000;
+  s.llm_calls = 9;
+  s.cost = 2;
+  s.wall_s = 100;
+  r = Remaining(l, s);
+  EXPECT_EQ(r.max_tokens, 1);
+  EXPECT_EQ(r.max_llm_calls, 1);
+  EXPECT_GT(*r.max_cost, 0);
+  EXPECT_GT(*r.max_wall_s, 0);
+  EXPECT_TRUE(ParseLimits(LimitsJson(r), "budget").ok()) << LimitsJson(r).dump();
+  Limits calls;
+  calls.max_llm_calls = r.max_llm_calls;
+  Spent one;
+  one.llm_calls = 1;
+  EXPECT_TRUE(Check(calls, one, 0).exceeded);
+  // Unset keys stay unset.
+  EXPECT_TRUE(Remaining(Limits{}, s).empty());
+}
+
+TEST(BudgetRule, SchedulesPerUserHaveALimitOf50UnlessConfigured) {
+  QuotaLimits q;
+  EXPECT_FALSE(ScheduleLimitRefusal(q, "bob", 49));
+  auto refusal = ScheduleLimitRefusal(q, "bob", 50);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->find("quotas.max_schedules"), std::string::npos) << *refusal;
+  q.max_schedules = 2;
+  EXPECT_FALSE(ScheduleLimitRefusal(q, "bob", 1));
+  EXPECT_TRUE(ScheduleLimitRefusal(q, "bob", 2));
+  Quotas all;
+  all.all.max_schedules = 3;
+  all.users["carol"].max_tasks_per_day = 1;
+  EXPECT_EQ(all.For("carol").max_schedules, 3) << "per key: the default where the user has none";
+  EXPECT_EQ(all.For("carol").max_tasks_per_day, 1);
 }
 
 }  // namespace

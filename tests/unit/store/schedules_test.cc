@@ -1,7 +1,8 @@
 // The schedule rows and the fire claim (Store::CreateSchedule …
 // FireSchedule, issue 20) on both backends: a fire time makes at most one
 // task, the overlap rule is decided in the claim's transaction, a held fire
-// is released once, schedules are owned and visible like tasks.
+// is released once, schedules are owned and visible like tasks, and a fire
+// refused by the owner's quota is claimed without a task (issue 44).
 #include <set>
 #include <thread>
 
@@ -201,6 +202,27 @@ TEST_P(SchedulesTest, OverlapQueueHoldsOneFireAndReleasesItOnce) {
 }
 
 MAESTRO_STORE_CONFORMANCE(SchedulesTest);
+
+TEST_P(SchedulesTest, AQuotaSkipClaimsTheTimeWithoutATask) {
+  Schedule s = Make("alice", "private");
+  auto skipped = store_->SkipFireForQuota(s.id, 60'000);
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_EQ(skipped->outcome, FireOutcome::kQuota);
+  EXPECT_TRUE(store_->ListTasks(std::nullopt, 10)->empty());
+  EXPECT_EQ(store_->GetSchedule(s.id)->last_fire_at, 60'000) << "not tried again";
+  auto fires = store_->ListScheduleFires(s.id, 10);
+  ASSERT_EQ(fires->size(), 1u);
+  EXPECT_EQ((*fires)[0].outcome, FireOutcome::kQuota);
+  EXPECT_EQ(FireOutcomeName((*fires)[0].outcome), "quota");
+  // The same time again, by a skip or a fire: claimed already, nothing made.
+  EXPECT_EQ(store_->SkipFireForQuota(s.id, 60'000)->outcome, FireOutcome::kAlreadyFired);
+  EXPECT_EQ(Fire(s.id, 60'000).fire.outcome, FireOutcome::kAlreadyFired);
+  EXPECT_TRUE(store_->ListTasks(std::nullopt, 10)->empty());
+  // An earlier skipped time does not move last_fire_at back.
+  ASSERT_TRUE(store_->SkipFireForQuota(s.id, 30'000).ok());
+  EXPECT_EQ(store_->GetSchedule(s.id)->last_fire_at, 60'000);
+  EXPECT_EQ(store_->SkipFireForQuota("no-such-schedule", 1).status().code(), StatusCode::kNotFound);
+}
 
 }  // namespace
 }  // namespace maestro
