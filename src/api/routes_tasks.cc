@@ -10,6 +10,7 @@
 #include "api/views.h"
 #include "core/ids.h"
 #include "store/budget.h"
+#include "store/quota_gate.h"
 #include "store/title.h"
 
 namespace maestro {
@@ -42,7 +43,7 @@ Result<NewTask> NewTaskFromJson(const Json& body) {
 }
 
 // The quota refusal's field: the create route answers it with 429.
-constexpr const char* kQuotaField = "quota";
+constexpr const char* kQuotaField = budget::kQuotaField;
 
 // The budget.exceeded event the task's job parked with last (its `next`
 // estimate decides whether raised limits still stop the call).
@@ -58,19 +59,10 @@ double LastParkEstimate(Store& store, const std::string& task_id) {
 
 }  // namespace
 
+// The one quota gate of every create path (store/quota_gate.h).
 Status ApiServer::CheckQuota(const std::string& user) {
-  const budget::QuotaLimits q = options_.budgets.quotas.For(user);
-  if (!q.max_tasks_per_day && !q.max_tokens_per_day) return Status::Ok();
-  const TimeMs now = options_.clock->NowMs();
-  auto used = store_.UserUsageSince(user, budget::UtcDayStart(now));
-  if (!used.ok()) return used.status();
-  auto refusal = budget::QuotaRefusal(q, user, used->tasks, used->tokens);
-  if (!refusal) return Status::Ok();
-  Event ev;
-  ev.type = "quota.refused";  // task-less: counted by maestro_quota_refusals_total
-  ev.payload = {{"user", user}, {"message", *refusal}};
-  if (auto r = store_.AppendEvent(ev); !r.ok()) return r.status();
-  return Status(StatusCode::kResourceExhausted, *refusal, kQuotaField);
+  return budget::CheckDailyQuota(store_, options_.budgets.quotas, options_.clock->NowMs(), user,
+                                 "api");
 }
 
 Result<Store::CreatedTask> ApiServer::CreateTaskFor(const Json& body, const std::string& user,

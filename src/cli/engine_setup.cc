@@ -114,6 +114,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.llm_factory = engine::OpenAiFactory(cfg);
   o.retry = cfg.jobs.retry;
   o.prices = budget::PricesFromConfig(cfg);
+  if (auto b = budget::SettingsFromConfig(cfg); b.ok()) o.budgets = *b;  // checked by serve
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
   o.packages = s.packages.get();

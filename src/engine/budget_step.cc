@@ -1,5 +1,6 @@
 #include "engine/budget_step.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "engine/agent_loop.h"
@@ -8,22 +9,69 @@
 namespace maestro::engine {
 namespace {
 
-Result<budget::Spent> TaskSpent(Store& store, const std::string& task_id, const BudgetContext& b) {
-  auto usage = store.ListJobUsage({task_id});
-  if (!usage.ok()) return usage.status();
-  auto task = store.GetTask(task_id);
-  if (!task.ok()) return task.status();
-  return budget::SpentFrom(*usage, b.prices, task->started_at, b.clock->NowMs());
+// A budget that stops the next call, and whose it is.
+struct Stop {
+  budget::Verdict verdict;
+  std::string task_id;  // the task whose limit it is
+  bool own = true;      // the job's own task (else an ancestor)
+};
+
+Result<std::vector<JobUsage>> TreeUsage(Store& store, const std::string& task_id) {
+  auto usage = store.ListTaskTreeUsage(task_id);
+  if (!usage.ok() && usage.status().code() == StatusCode::kUnimplemented) {
+    return store.ListJobUsage({task_id});  // a store without trees: the task alone
+  }
+  return usage;
 }
 
-void Announce(AgentLoopDeps& d, const std::string& movement, const budget::Verdict& v,
+Result<std::optional<Stop>> CheckOne(Store& store, const Task& task, const budget::Limits& limits,
+                                     const BudgetContext& b, int64_t estimate, bool own) {
+  if (limits.empty()) return std::optional<Stop>();
+  auto usage = TreeUsage(store, task.id);
+  if (!usage.ok()) return usage.status();
+  const budget::Spent spent =
+      budget::SpentFrom(*usage, b.prices, task.started_at, b.clock->NowMs());
+  budget::Verdict v = budget::Check(limits, spent, estimate);
+  if (!v.exceeded) return std::optional<Stop>();
+  return std::optional<Stop>(Stop{v, task.id, own});
+}
+
+// The first limit the next call would pass: the job's own task (its limits
+// as the job started), then each task above it, nearest first.
+Result<std::optional<Stop>> FindStop(Store& store, const std::string& task_id,
+                                     const BudgetContext& b, int64_t estimate) {
+  auto task = store.GetTask(task_id);
+  if (!task.ok()) return task.status();
+  auto stop = CheckOne(store, *task, b.limits, b, estimate, /*own=*/true);
+  if (!stop.ok() || *stop) return stop;
+  std::string id = task_id;
+  for (int depth = 0; depth < kMaxBudgetAncestors; ++depth) {
+    auto parent = ParentTaskId(store, id);
+    if (!parent.ok()) return parent.status();
+    if (parent->empty()) break;
+    auto above = store.GetTask(*parent);
+    if (!above.ok()) return above.status();
+    auto limits = budget::ParseLimits(above->budget, "budget");
+    if (limits.ok()) {
+      stop = CheckOne(store, *above, *limits, b, estimate, /*own=*/false);
+      if (!stop.ok() || *stop) return stop;
+    }
+    id = *parent;
+  }
+  return std::optional<Stop>();
+}
+
+void Announce(AgentLoopDeps& d, const std::string& movement, const Stop& s,
               const std::string& text) {
   Event ev;
   ev.task_id = d.task_id;
   ev.job_id = d.job_id;
   ev.type = "budget.exceeded";
-  ev.payload = {{"movement", movement}, {"which", v.which}, {"spent", v.spent}, {"limit", v.limit},
-                {"next", v.next},       {"unit", v.unit},   {"message", text}};
+  const budget::Verdict& v = s.verdict;
+  ev.payload = {{"movement", movement}, {"which", v.which},
+                {"spent", v.spent},     {"limit", v.limit},
+                {"next", v.next},       {"unit", v.unit},
+                {"message", text},      {"budget_task_id", s.task_id}};
   if (auto r = d.store->AppendEvent(ev); !r.ok()) {
     spdlog::warn("job {}: budget.exceeded event: {}", d.job_id, r.status().ToString());
   }
@@ -38,21 +86,61 @@ void Announce(AgentLoopDeps& d, const std::string& movement, const budget::Verdi
   }
 }
 
+MovementResult Aborted(const std::string& movement, std::string text) {
+  MovementResult r;
+  r.movement = movement;
+  r.next = std::string(SentinelName(Sentinel::kAbort));
+  r.abort_reason = kAbortBudgetExceeded;
+  r.result = std::move(text);
+  return r;
+}
+
 }  // namespace
+
+Result<std::string> ParentTaskId(Store& store, const std::string& task_id) {
+  auto jobs = store.ListJobs(task_id);
+  if (!jobs.ok()) return jobs.status();
+  for (const Job& j : *jobs) {
+    if (j.parent_job_id.empty()) continue;
+    auto parent = store.GetJob(j.parent_job_id);
+    if (!parent.ok()) return parent.status();
+    return parent->task_id;
+  }
+  return std::string();
+}
+
+Result<budget::Spent> TreeSpent(Store& store, const std::string& task_id,
+                                const budget::PriceTable& prices, Clock& clock) {
+  auto task = store.GetTask(task_id);
+  if (!task.ok()) return task.status();
+  auto usage = TreeUsage(store, task_id);
+  if (!usage.ok()) return usage.status();
+  return budget::SpentFrom(*usage, prices, task->started_at, clock.NowMs());
+}
 
 std::optional<MovementResult> BudgetStep(AgentLoopDeps& d, const std::string& movement,
                                          int64_t next_prompt_estimate) {
-  if (d.budget == nullptr || d.budget->limits.empty() || d.delegate_depth > 0) return std::nullopt;
-  auto spent = TaskSpent(*d.store, d.task_id, *d.budget);
-  if (!spent.ok()) {
-    spdlog::warn("job {}: budget check: {}", d.job_id, spent.status().ToString());
+  if (d.budget == nullptr) return std::nullopt;
+  auto stop = FindStop(*d.store, d.task_id, *d.budget, next_prompt_estimate);
+  if (!stop.ok()) {
+    spdlog::warn("job {}: budget check: {}", d.job_id, stop.status().ToString());
     return std::nullopt;
   }
-  budget::Verdict v = budget::Check(d.budget->limits, *spent, next_prompt_estimate);
-  if (!v.exceeded) return std::nullopt;
-  const std::string text = budget::ExceededText(v);
-  spdlog::info("job {}: budget {} reached in movement {}: {}", d.job_id, v.which, movement, text);
-  Announce(d, movement, v, text);
+  if (!*stop) return std::nullopt;
+  const Stop& s = **stop;
+  std::string text = budget::ExceededText(s.verdict);
+  if (!s.own) text = fmt::format("the budget of the parent task {}: {}", s.task_id, text);
+  if (d.delegate_depth > 0) {
+    // A sub-agent cannot park the job: it stops, and the delegating agent's
+    // next call meets the same budget and parks (or ends) the job.
+    spdlog::info("job {}: delegate (depth {}) stopped by budget {} in movement {}: {}", d.job_id,
+                 d.delegate_depth, s.verdict.which, movement, text);
+    return Aborted(movement, "the task's budget is spent: " + text);
+  }
+  spdlog::info("job {}: budget {} reached in movement {}: {}", d.job_id, s.verdict.which, movement,
+               text);
+  Announce(d, movement, s, text);
+  if (!s.own) return Aborted(movement, text);
   MovementResult r;
   r.movement = movement;
   r.next = std::string(SentinelName(Sentinel::kWaitingHumanBudget));

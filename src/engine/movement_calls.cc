@@ -99,7 +99,7 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
     case tools::ReentryState::kApproved:
       if (re->request &&
           re->request->kind == RequestKind::kSpawn) {  // the approval starts the child once
-        auto child = EnsureSpawnedTask(*d.store, d.job_id, *re->request, d.piece->name);
+        auto child = EnsureSpawnedTask(*d.store, d.budget, d.job_id, *re->request, d.piece->name);
         if (!child.ok()) {
           return "Error: could not start the approved task: " + child.status().message();
         }
@@ -131,7 +131,7 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
 // SpinOffTask without a space: a subtask of this job, created at once.
 std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
   auto created =
-      SpinOffLocal(*d.store, d.task_id, d.job_id, d.piece->name, call.id, call.arguments);
+      SpinOffLocal(*d.store, d.budget, d.task_id, d.job_id, d.piece->name, call.id, call.arguments);
   if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
   CrashPoint("spawn.committed");
   return *created;

@@ -293,7 +293,7 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   d.auto_prompter = policy.get();
   BudgetContext budget_ctx;
   if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
-    budget_ctx = {*limits, opt_.prices, opt_.clock};
+    budget_ctx = {*limits, opt_.prices, opt_.clock, &opt_.budgets};
     d.budget = &budget_ctx;
   } else {
     spdlog::warn("job {}: task budget ignored: {}", job.id, limits.status().ToString());

@@ -90,6 +90,9 @@ struct PieceExecutorOptions {
   telemetry::Tracer* tracer = &telemetry::NoopTracer();
   // USD per million tokens by profile, for a task's max_cost (budget_step.h).
   budget::PriceTable prices;
+  // The config's budget defaults and quotas: what a SpinOffTask child gets
+  // when its parent has no limits, and its owner's daily quota (subtasks.h).
+  budget::Settings budgets;
   // The agent's judgement (issue 21): Auto Prompter policies (auto_prompter.h;
   // "" = none), the global skills dir ("" = none; knowledge/skills.h), the
   // Memory tool over <data_dir>/memory/<space> (knowledge/memory.h), and

@@ -103,7 +103,9 @@ Result<int> AnswerSettledCalls(Store& store, context::MessageStore& messages,
     if (!content && name == tools::kSpinOffTask) {
       Json args = Json::parse(fn.value("arguments", "{}"), nullptr, false);
       if (args.is_object() && args.value("space", "").empty()) {
-        auto spawned = SpinOffLocal(store, job.task_id, job.id, piece, id, args);
+        // No config here: the child inherits the parent's remaining budget
+        // (subtasks.h); the quota was the first attempt's to check.
+        auto spawned = SpinOffLocal(store, nullptr, job.task_id, job.id, piece, id, args);
         if (spawned.ok()) content = *spawned;
       }
     }
