@@ -45,6 +45,14 @@ RpcError ErrorFor(const Status& st) {
   }
 }
 
+// A push config refusal names the field where the request carries it
+// (`prefix` "configuration." for message/send): a refused URL is
+// pushNotificationConfig.url.
+Status PushField(const Status& st, const std::string& prefix) {
+  if (st.code() != StatusCode::kInvalidArgument || st.field() != "url") return st;
+  return Status(st.code(), st.message(), prefix + "pushNotificationConfig.url");
+}
+
 // An SSE answer of one JSON-RPC message (an error of a streaming method:
 // the client reads it where it reads the stream's events).
 class OneMessageSource : public StreamSource {
@@ -126,7 +134,9 @@ A2aEndpoint::A2aEndpoint(Store& store, EventSignal& signal, A2aTaskOps ops, A2aO
       signal_(signal),
       ops_(std::move(ops)),
       options_(std::move(options)),
-      push_(signal, [this](const std::string& task_id) { return ReadFacts(task_id, ""); }) {}
+      push_(
+          signal, [this](const std::string& task_id) { return ReadFacts(task_id, ""); },
+          options_.push) {}
 
 Result<TaskFacts> A2aEndpoint::ReadFacts(const std::string& task_id,
                                          const std::string& user) const {
@@ -220,6 +230,13 @@ HttpResponse A2aEndpoint::Send(const HttpRequest& req, const RpcRequest& rpc, bo
   auto fail = [&](const RpcError& e) { return Fail(req, rpc.id, stream, e); };
   SendParams p;
   if (auto e = ParseSendParams(rpc.params, &p)) return fail(*e);
+  // A refused push URL fails the request before it creates or comments.
+  if (p.push && options_.push.egress) {
+    if (auto checked = options_.push.egress->Check(p.push->url); !checked.ok()) {
+      return fail(ErrorFor(
+          PushField(InvalidArgument(checked.status().message(), "url"), "configuration.")));
+    }
+  }
   std::string task_id = p.task_id;
   if (task_id.empty()) {
     Json body = {{"instruction", p.text}};
@@ -235,7 +252,8 @@ HttpResponse A2aEndpoint::Send(const HttpRequest& req, const RpcRequest& rpc, bo
     if (!commented.ok()) return fail(ErrorFor(commented.status()));
   }
   if (p.push) {
-    if (auto set = push_.Set(task_id, *p.push); !set.ok()) return fail(ErrorFor(set.status()));
+    auto set = push_.Set(task_id, req.user, *p.push);
+    if (!set.ok()) return fail(ErrorFor(PushField(set.status(), "configuration.")));
   }
   if (stream) return Stream(req, rpc.id, task_id);
   auto facts = p.blocking ? WaitSettled(task_id, req.user) : ReadFacts(task_id, req.user);
@@ -261,12 +279,12 @@ HttpResponse A2aEndpoint::PushConfigMethod(Method method, const RpcRequest& rpc,
   }
   switch (method) {
     case Method::kPushConfigSet: {
-      auto set = push_.Set(p.task_id, p.config);
-      if (!set.ok()) return fail(ErrorFor(set.status()));
+      auto set = push_.Set(p.task_id, user, p.config);
+      if (!set.ok()) return fail(ErrorFor(PushField(set.status(), "")));
       return Rpc(200, RpcResult(rpc.id, PushConfigJson(p.task_id, *set)));
     }
     case Method::kPushConfigGet: {
-      auto config = push_.Get(p.task_id, p.config_id);
+      auto config = push_.Get(p.task_id, user, p.config_id);
       if (!config) {
         return fail({kInvalidParams,
                      "task " + p.task_id + " has no push notification config" +
@@ -277,11 +295,11 @@ HttpResponse A2aEndpoint::PushConfigMethod(Method method, const RpcRequest& rpc,
     }
     case Method::kPushConfigList: {
       Json all = Json::array();
-      for (const auto& c : push_.List(p.task_id)) all.push_back(PushConfigJson(p.task_id, c));
+      for (const auto& c : push_.List(p.task_id, user)) all.push_back(PushConfigJson(p.task_id, c));
       return Rpc(200, RpcResult(rpc.id, std::move(all)));
     }
     default:
-      if (!push_.Delete(p.task_id, p.config_id)) {
+      if (!push_.Delete(p.task_id, user, p.config_id)) {
         return fail(
             {kInvalidParams,
              "task " + p.task_id + " has no push notification config " + SafeEcho(p.config_id),

@@ -63,6 +63,9 @@ struct A2aOptions {
   size_t max_blocking_waits = 1;
   // Concurrent streams are capped per key (HttpResponse::stream_key).
   std::function<std::string(const HttpRequest&)> stream_key;
+  // Push notifications: the egress policy of their URLs, the senders and
+  // their timeouts (a2a_push.h).
+  PushOptions push;
 };
 
 class A2aEndpoint : public std::enable_shared_from_this<A2aEndpoint> {

@@ -11,32 +11,44 @@ namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{2000};
 
-HttpClientOptions DeliveryOptions() {
+HttpClientOptions DeliveryOptions(const PushOptions& p) {
   HttpClientOptions o;
-  o.connect_timeout_ms = 5'000;
-  o.total_timeout_ms = 5'000;
-  o.max_body_bytes = 64 * 1024;  // the receiver's answer is not read
+  o.connect_timeout_ms = p.connect_timeout_ms;
+  o.total_timeout_ms = p.total_timeout_ms;
+  o.egress = p.egress ? p.egress : std::make_shared<const EgressPolicy>();
   return o;
 }
 
 }  // namespace
 
-A2aPushNotifier::A2aPushNotifier(EventSignal& signal, ReadFn read)
-    : signal_(signal), read_(std::move(read)), http_(DeliveryOptions()) {}
+A2aPushNotifier::A2aPushNotifier(EventSignal& signal, ReadFn read, PushOptions options)
+    : signal_(signal),
+      read_(std::move(read)),
+      options_(std::move(options)),
+      http_(DeliveryOptions(options_)) {}
 
 A2aPushNotifier::~A2aPushNotifier() {
+  stopping_ = true;
   {
     MutexLock w(&wakeup_->mu);
     wakeup_->stop = true;
     wakeup_->cv.SignalAll();
   }
+  {
+    MutexLock q(&queue_mu_);
+    stop_ = true;
+    queue_cv_.SignalAll();
+  }
   std::thread thread;
+  std::vector<std::thread> senders;
   {
     MutexLock lock(&mu_);
     for (auto& [id, w] : tasks_) signal_.Unwatch(w.watch);
     thread.swap(thread_);
+    senders.swap(senders_);
   }
   if (thread.joinable()) thread.join();
+  for (auto& s : senders) s.join();
 }
 
 void A2aPushNotifier::MarkDirty(const std::string& task_id) {
@@ -45,8 +57,22 @@ void A2aPushNotifier::MarkDirty(const std::string& task_id) {
   wakeup_->cv.SignalAll();
 }
 
-Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, PushConfig config) {
+void A2aPushNotifier::StartThreads() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Run(); });
+  for (size_t i = 0; i < std::max<size_t>(1, options_.senders); ++i) {
+    senders_.emplace_back([this] { Send(); });
+  }
+}
+
+Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, const std::string& owner,
+                                        PushConfig config) {
   if (config.id.empty()) config.id = task_id;
+  // Refused here, before it is stored (and checked again at each delivery:
+  // the name may resolve elsewhere by then).
+  if (auto checked = options_.egress->Check(config.url); !checked.ok()) {
+    return InvalidArgument(checked.status().message(), "url");
+  }
   MutexLock lock(&mu_);
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) {
@@ -62,7 +88,7 @@ Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, PushConfig c
       Forget(std::string(done->first));
     }
     it = tasks_.emplace(task_id, Watched{}).first;
-    // The wake only marks the task: the delivery thread reads and POSTs.
+    // The wake only marks the task: the watcher thread reads and queues.
     it->second.watch = signal_.WatchTask(task_id, [w = std::weak_ptr<Wakeup>(wakeup_), task_id] {
       if (auto wakeup = w.lock()) {
         MutexLock l(&wakeup->mu);
@@ -72,51 +98,60 @@ Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, PushConfig c
     });
   }
   auto& configs = it->second.configs;
-  auto same = std::find_if(configs.begin(), configs.end(),
-                           [&](const PushConfig& c) { return c.id == config.id; });
+  auto same = std::find_if(configs.begin(), configs.end(), [&](const Owned& c) {
+    return c.owner == owner && c.config.id == config.id;
+  });
+  const size_t mine = std::count_if(configs.begin(), configs.end(),
+                                    [&](const Owned& c) { return c.owner == owner; });
   if (same != configs.end()) {
-    *same = config;
-  } else if (configs.size() >= kMaxConfigsPerTask) {
-    return Status(
-        StatusCode::kResourceExhausted,
-        "a task takes at most " + std::to_string(kMaxConfigsPerTask) + " push notification configs",
-        "pushNotificationConfig");
+    *same = Owned{owner, config, ""};  // the current status goes out to the new URL
+  } else if (mine >= kMaxConfigsPerTask) {
+    return Status(StatusCode::kResourceExhausted,
+                  "a user may set at most " + std::to_string(kMaxConfigsPerTask) +
+                      " push notification configs on a task",
+                  "pushNotificationConfig");
   } else {
-    configs.push_back(config);
+    configs.push_back(Owned{owner, config, ""});
   }
-  it->second.sent_key.clear();  // the current status goes out to the new URL too
   MarkDirty(task_id);
-  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+  StartThreads();
   return config;
 }
 
-std::optional<PushConfig> A2aPushNotifier::Get(const std::string& task_id,
+std::optional<PushConfig> A2aPushNotifier::Get(const std::string& task_id, const std::string& owner,
                                                const std::string& config_id) const {
   MutexLock lock(&mu_);
   auto it = tasks_.find(task_id);
-  if (it == tasks_.end() || it->second.configs.empty()) return std::nullopt;
-  if (config_id.empty()) return it->second.configs.front();
+  if (it == tasks_.end()) return std::nullopt;
   for (const auto& c : it->second.configs) {
-    if (c.id == config_id) return c;
+    if (c.owner == owner && (config_id.empty() || c.config.id == config_id)) return c.config;
   }
   return std::nullopt;
 }
 
-std::vector<PushConfig> A2aPushNotifier::List(const std::string& task_id) const {
+std::vector<PushConfig> A2aPushNotifier::List(const std::string& task_id,
+                                              const std::string& owner) const {
   MutexLock lock(&mu_);
+  std::vector<PushConfig> out;
   auto it = tasks_.find(task_id);
-  return it == tasks_.end() ? std::vector<PushConfig>{} : it->second.configs;
+  if (it == tasks_.end()) return out;
+  for (const auto& c : it->second.configs) {
+    if (c.owner == owner) out.push_back(c.config);
+  }
+  return out;
 }
 
-bool A2aPushNotifier::Delete(const std::string& task_id, const std::string& config_id) {
+bool A2aPushNotifier::Delete(const std::string& task_id, const std::string& owner,
+                             const std::string& config_id) {
   MutexLock lock(&mu_);
   auto it = tasks_.find(task_id);
   if (it == tasks_.end()) return false;
   auto& configs = it->second.configs;
   const size_t before = configs.size();
-  configs.erase(std::remove_if(configs.begin(), configs.end(),
-                               [&](const PushConfig& c) { return c.id == config_id; }),
-                configs.end());
+  configs.erase(
+      std::remove_if(configs.begin(), configs.end(),
+                     [&](const Owned& c) { return c.owner == owner && c.config.id == config_id; }),
+      configs.end());
   const bool removed = configs.size() != before;
   if (configs.empty()) Forget(task_id);
   return removed;
@@ -150,8 +185,8 @@ void A2aPushNotifier::Run() {
 
 void A2aPushNotifier::Deliver(const std::string& task_id) {
   auto facts = read_(task_id);
-  std::vector<PushConfig> configs;
   const std::string key = facts.ok() ? StatusKey(*facts) : "";
+  std::vector<Owned> due;
   {
     MutexLock lock(&mu_);
     auto it = tasks_.find(task_id);
@@ -161,24 +196,71 @@ void A2aPushNotifier::Deliver(const std::string& task_id) {
       if (facts.status().code() == StatusCode::kNotFound) Forget(task_id);
       return;
     }
-    if (it->second.sent_key == key) return;
-    it->second.sent_key = key;
     it->second.finished = IsTerminal(StateOf(*facts));
-    configs = it->second.configs;
-  }
-  const std::string body = DumpJson(TaskJson(*facts, 0));
-  for (const auto& c : configs) {
-    HttpHeaders headers = {{"Content-Type", "application/json"}};
-    if (!c.token.empty()) headers.emplace_back("X-A2A-Notification-Token", c.token);
-    if (!c.auth_scheme.empty()) {
-      headers.emplace_back("Authorization", c.auth_scheme + " " + c.credentials);
+    for (auto& c : it->second.configs) {
+      if (c.sent_key == key) continue;
+      c.sent_key = key;
+      due.push_back(c);
     }
-    auto reply = http_.Request("POST", c.url, headers, body);
+  }
+  if (due.empty()) return;
+  auto body = std::make_shared<const std::string>(DumpJson(TaskJson(*facts, 0)));
+  for (const auto& c : due) {
+    Delivery d{task_id, c.config.url, {{"Content-Type", "application/json"}}, body};
+    if (!c.config.token.empty()) d.headers.emplace_back("X-A2A-Notification-Token", c.config.token);
+    if (!c.config.auth_scheme.empty()) {
+      d.headers.emplace_back("Authorization", c.config.auth_scheme + " " + c.config.credentials);
+    }
+    Enqueue(c.owner, std::move(d));
+  }
+}
+
+void A2aPushNotifier::Enqueue(const std::string& owner, Delivery d) {
+  MutexLock q(&queue_mu_);
+  auto& queue = queues_[owner];
+  if (queue.size() >= kMaxQueuedPerUser) {
+    spdlog::warn("a2a push: {} notifications of one user queued; the oldest (task {}) is dropped",
+                 queue.size(), queue.front().task_id);
+    queue.pop_front();
+  }
+  queue.push_back(std::move(d));
+  if (!in_flight_.count(owner) && std::find(ready_.begin(), ready_.end(), owner) == ready_.end()) {
+    ready_.push_back(owner);
+    queue_cv_.Signal();
+  }
+}
+
+void A2aPushNotifier::Send() {
+  // The receiver's answer is not read: only its status matters.
+  static const HttpClient::ChunkFn kDrop = [](std::string_view) { return true; };
+  const HttpClient::StopFn stop = [this] { return stopping_.load(); };
+  MutexLock q(&queue_mu_);
+  while (true) {
+    queue_cv_.Wait(&queue_mu_, [&]() REQUIRES(queue_mu_) { return stop_ || !ready_.empty(); });
+    if (stop_) return;
+    const std::string owner = ready_.front();
+    ready_.pop_front();
+    auto queue = queues_.find(owner);
+    if (queue == queues_.end() || queue->second.empty()) continue;
+    Delivery d = std::move(queue->second.front());
+    queue->second.pop_front();
+    in_flight_.insert(owner);
+    q.Unlock();
+    auto reply = http_.Stream("POST", d.url, d.headers, *d.body, {}, kDrop, stop);
     if (!reply.ok()) {
-      spdlog::warn("a2a push: task {} to {}: {}", task_id, RedactUrl(c.url),
+      spdlog::warn("a2a push: task {} to {}: {}", d.task_id, RedactUrl(d.url),
                    reply.status().message());
-    } else if (reply->status < 200 || reply->status >= 300) {
-      spdlog::warn("a2a push: task {} to {}: HTTP {}", task_id, RedactUrl(c.url), reply->status);
+    } else if (!reply->stopped && (reply->status < 200 || reply->status >= 300)) {
+      spdlog::warn("a2a push: task {} to {}: HTTP {}", d.task_id, RedactUrl(d.url), reply->status);
+    }
+    q.Lock();
+    in_flight_.erase(owner);
+    auto again = queues_.find(owner);
+    if (again != queues_.end() && !again->second.empty()) {
+      ready_.push_back(owner);  // the owner's next, after the others waiting
+      queue_cv_.Signal();
+    } else if (again != queues_.end()) {
+      queues_.erase(again);
     }
   }
 }

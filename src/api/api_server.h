@@ -69,6 +69,7 @@
 #include "api/usage_view.h"
 #include "browser/browser_session.h"
 #include "core/clock.h"
+#include "core/egress.h"
 #include "core/env.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
@@ -128,6 +129,9 @@ struct ApiOptions {
   std::string data_dir;
   // Limits of the files a create or comment may carry (`attachments:`).
   AttachmentsConfig attachments;
+  // What A2A push receivers may be (`egress:`, core/egress.h); the default
+  // admits no internal address.
+  std::shared_ptr<const EgressPolicy> egress = std::make_shared<const EgressPolicy>();
   // The jobs' browsers of this process (the live view of a login park);
   // unset or null: none.
   std::function<browser::BrowserService*()> browsers;

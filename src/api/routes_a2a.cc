@@ -35,6 +35,7 @@ void ApiServer::A2aRoutes() {
   // Half the handler pool at most: the other routes always keep threads.
   ao.max_blocking_waits = std::max<size_t>(1, options_.http.handler_threads / 2);
   ao.stream_key = [](const HttpRequest& req) { return StreamKey(req); };
+  ao.push.egress = options_.egress;
   a2a_ = std::make_shared<api::a2a::A2aEndpoint>(store_, signal_, std::move(ops), std::move(ao));
   api::a2a::A2aEndpoint* a2a = a2a_.get();
   router_.Add("GET", "/.well-known/agent-card.json",

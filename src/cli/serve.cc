@@ -12,6 +12,7 @@
 #include "cli/demo_mode.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
+#include "core/egress.h"
 #include "core/log.h"
 #include "engine/piece_catalog.h"
 #include "notify/delta_stamp.h"
@@ -77,6 +78,10 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   ao.ui_dir = ui_dir;
   ao.data_dir = cfg.data_dir;  // workspaces and tools.jsonl for the workspace routes
   ao.attachments = cfg.attachments;
+  // Validated by Serve before the API is made.
+  if (auto e = EgressPolicyFrom(cfg.egress, cfg.egress_where); e.ok()) {
+    ao.egress = std::make_shared<const EgressPolicy>(*e);
+  }
   // The pool starts after the API is bound; the hook finds it once it runs.
   ao.cancel_running = [hooks](const std::string& job_id) {
     if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);
@@ -126,6 +131,8 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   if (!cfg.ok()) return Fail(cfg.status());
   if (workers_override >= 0) cfg->workers = workers_override;
   if (auto b = budget::SettingsFromConfig(*cfg); !b.ok()) return Fail(b.status());
+  auto egress = EgressPolicyFrom(cfg->egress, cfg->egress_where);
+  if (!egress.ok()) return Fail(egress.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
   auto hooks = std::make_shared<Hooks>();
   auto rt = OpenRuntime(*cfg, hooks, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);
@@ -152,6 +159,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
     if (!cfg->webhooks.empty()) {
       WebhookOptions wo;
       wo.hooks = cfg->webhooks;
+      wo.egress = std::make_shared<const EgressPolicy>(*egress);
       webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
       hooks->webhooks = webhooks.get();
       webhooks->Start();

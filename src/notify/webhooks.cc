@@ -109,6 +109,7 @@ bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
   HttpClientOptions http;
   http.connect_timeout_ms = options_.timeout_ms;
   http.idle_timeout_ms = options_.timeout_ms;
+  http.egress = options_.egress ? options_.egress : std::make_shared<const EgressPolicy>();
   const HttpClient client(http);
   const HttpHeaders headers = {{"Content-Type", "application/json"},
                                {"X-Maestro-Signature", signature},
@@ -133,9 +134,11 @@ bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
       spdlog::warn("webhook: cannot record delivery: {}", st.message());
     }
     if (d.ok) return true;
+    const bool refused = !res.ok() && res.status().code() == StatusCode::kInvalidArgument &&
+                         res.status().field() == "url";
     spdlog::warn("webhook {} event {} attempt {}/{} failed: {}", hook.url, e.id, attempt,
                  options_.max_attempts, d.error);
-    if (attempt == options_.max_attempts) break;
+    if (attempt == options_.max_attempts || refused) break;  // a refusal stays one
     if (!Sleep(backoff, false)) return false;
     backoff = std::min(backoff * 2, options_.max_backoff_ms);
   }

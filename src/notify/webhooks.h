@@ -16,17 +16,26 @@
 // one dead receiver cannot stall the log forever). Every attempt is recorded
 // in the delivery log (webhook_deliveries); errors never contain the secret.
 //
+// The URLs are the operator's, yet they go through the egress policy like
+// every URL maestro calls on someone's behalf (core/egress.h): a receiver
+// on an internal address is reached only when `egress.allow` names it, and
+// the connection is pinned to the address checked. A refused URL is not
+// retried (the attempt is logged with the refusal) and the event is given
+// up.
+//
 // Thread safety: one thread per webhook; Notify/Stop may be called from any
 // thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/config.h"
+#include "core/egress.h"
 #include "core/mutex.h"
 #include "store/store.h"
 
@@ -39,6 +48,8 @@ struct WebhookOptions {
   int64_t max_backoff_ms = 60'000;
   int64_t poll_ms = 2'000;  // re-check the events table without a Notify
   int64_t timeout_ms = 10'000;
+  // Which receivers are reachable; the default admits no internal address.
+  std::shared_ptr<const EgressPolicy> egress = std::make_shared<const EgressPolicy>();
 };
 
 // Lowercase hex HMAC-SHA256 of `body` under `key` (OpenSSL).

@@ -159,7 +159,7 @@ struct PushReceiver {
   Mutex mu;
   std::vector<std::pair<std::string, Json>> got GUARDED_BY(mu);  // {token header, body}
 
-  PushReceiver() {
+  explicit PushReceiver(const std::string& host = "127.0.0.1") {
     server.Post("/push", [this](const httplib::Request& req, httplib::Response& res) {
       MutexLock lock(&mu);
       got.emplace_back(req.get_header_value("X-A2A-Notification-Token"),
@@ -170,14 +170,107 @@ struct PushReceiver {
       MutexLock lock(&mu);
       res.set_content(Json{{"count", got.size()}}.dump(), "application/json");
     });
-    port = server.bind_to_any_port("127.0.0.1");
+    port = server.bind_to_any_port(host);
     thread = std::thread([this] { server.listen_after_bind(); });
   }
   ~PushReceiver() {
     server.stop();
     thread.join();
   }
+  size_t count() {
+    MutexLock lock(&mu);
+    return got.size();
+  }
+  std::vector<std::string> tokens() {
+    MutexLock lock(&mu);
+    std::vector<std::string> out;
+    for (const auto& [token, body] : got) out.push_back(token);
+    return out;
+  }
 };
+
+// Push configs through the real server: every internal spelling of a URL
+// is refused when set (a canary on 127.0.0.1 sees nothing), and two users
+// on a shared task each see and change only their own configs.
+TEST_F(A2aServerTest, PushConfigsAreTheSettersOwnAndInternalUrlsAreRefused) {
+  extra_config_ = "egress:\n  allow: [127.0.0.2]\n";  // the receiver, not the canary
+  Start(Json::array());
+  PushReceiver canary;
+  PushReceiver receiver("127.0.0.2");
+  ASSERT_GT(canary.port, 0);
+  ASSERT_GT(receiver.port, 0);
+  const std::string cp = std::to_string(canary.port);
+  const std::string allowed = "http://127.0.0.2:" + std::to_string(receiver.port) + "/push";
+  auto [created_status, created] =
+      Post("/api/local/tasks",
+           {{"instruction", "A2A-PUSH"}, {"piece", "chat"}, {"visibility", "shared"}});
+  ASSERT_EQ(created_status, 201) << created.dump();
+  const std::string task_id = created["task"]["id"];
+  auto set = [&](const Json& config, const std::string& token) {
+    return Rpc(Request("tasks/pushNotificationConfig/set",
+                       {{"taskId", task_id}, {"pushNotificationConfig", config}}),
+               token)
+        .second;
+  };
+  for (const std::string& url :
+       {"http://127.0.0.1:" + cp + "/push", "http://localhost:" + cp + "/push",
+        "http://127.1:" + cp + "/push", "http://2130706433:" + cp + "/push",
+        "http://0x7f000001:" + cp + "/push", "http://[::1]:" + cp + "/push",
+        "http://0.0.0.0:" + cp + "/push",
+        "http://user:pass@127.0.0.2:" + std::to_string(receiver.port) + "/push",
+        std::string("http://169.254.169.254/latest/meta-data/")}) {
+    Json refused = set({{"url", url}}, "tok");
+    EXPECT_EQ(refused["error"]["code"], -32602) << url << ": " << refused.dump();
+    EXPECT_EQ(refused["error"]["data"]["field"], "pushNotificationConfig.url") << refused.dump();
+  }
+  const size_t tasks_before = Get("/api/local/tasks")["tasks"].size();
+  auto [s_send, sent] = Rpc(Request(
+      "message/send", {{"message",
+                        {{"role", "user"},
+                         {"messageId", "m-push"},
+                         {"parts", {{{"kind", "text"}, {"text", "hi"}}}}}},
+                       {"configuration",
+                        {{"blocking", false},
+                         {"pushNotificationConfig", {{"url", "http://127.1:" + cp + "/"}}}}}}));
+  EXPECT_EQ(sent["error"]["data"]["field"], "configuration.pushNotificationConfig.url")
+      << sent.dump();
+  EXPECT_EQ(Get("/api/local/tasks")["tasks"].size(), tasks_before)
+      << "a refused push URL creates no task";
+
+  // The admin's config, then bob's under the same default id.
+  Json mine = set({{"url", allowed}, {"token", "admin-secret"}}, "tok");
+  ASSERT_EQ(mine["result"]["pushNotificationConfig"]["id"], task_id) << mine.dump();
+  auto [token_status, token] = Post("/api/local/tokens", {{"user", "bob"}});
+  ASSERT_EQ(token_status, 201) << token.dump();
+  const std::string bob = token["token"];
+  auto [s_list, listed] = Rpc(Request("tasks/pushNotificationConfig/list", {{"id", task_id}}), bob);
+  EXPECT_EQ(listed["result"], Json::array())
+      << "the admin's token is not bob's to see: " << listed.dump();
+  auto [s_get, got] = Rpc(Request("tasks/pushNotificationConfig/get", {{"id", task_id}}), bob);
+  EXPECT_EQ(got["error"]["code"], -32602) << got.dump();
+  auto [s_del, deleted] = Rpc(Request("tasks/pushNotificationConfig/delete",
+                                      {{"id", task_id}, {"pushNotificationConfigId", task_id}}),
+                              bob);
+  EXPECT_EQ(deleted["error"]["code"], -32602)
+      << "bob cannot delete the admin's: " << deleted.dump();
+  Json bobs = set({{"url", allowed}, {"token", "bob-token"}}, bob);
+  EXPECT_EQ(bobs["result"]["pushNotificationConfig"]["id"], task_id) << bobs.dump();
+  auto [s_own, own] = Rpc(Request("tasks/pushNotificationConfig/get",
+                                  {{"id", task_id}, {"pushNotificationConfigId", task_id}}));
+  EXPECT_EQ(own["result"]["pushNotificationConfig"]["token"], "admin-secret")
+      << "bob's set replaced nothing of the admin's: " << own.dump();
+  auto [s_all, all] = Rpc(Request("tasks/pushNotificationConfig/list", {{"id", task_id}}));
+  EXPECT_EQ(all["result"].size(), 1u) << all.dump();
+
+  // Both receive the task's status, each with their own token; the canary nothing.
+  for (int i = 0; i < 200 && receiver.count() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  auto tokens = receiver.tokens();
+  EXPECT_NE(std::find(tokens.begin(), tokens.end(), "admin-secret"), tokens.end()) << LogTail();
+  EXPECT_NE(std::find(tokens.begin(), tokens.end(), "bob-token"), tokens.end()) << LogTail();
+  EXPECT_EQ(canary.count(), 0u);
+}
 
 TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
   const std::string dir = MAESTRO_A2A_TEST_DIR;
@@ -185,6 +278,7 @@ TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
       << "the A2A SDK is not installed: run scripts/npm_pinned.sh tests/a2a";
   // The answer's reply first: the resumed run's conversation still holds
   // A2A-ASK, so the question's reply must not match it (it is used up).
+  extra_config_ = "egress:\n  allow: [127.0.0.1]\n";  // the push receiver below is local
   Start(Json::array({For("BLUE", SucceedReply("PAINTED BLUE"), "last_message_contains"),
                      For("A2A-ASK", Ask("A2A-Q which colour?")),
                      For("A2A-SEND", SucceedReply("SEND-RESULT a haiku")),

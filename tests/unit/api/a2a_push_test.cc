@@ -1,66 +1,221 @@
 // The A2A push notification configs (api/a2a_push.h): set (id defaults to
 // the task's, the same id replaces), get (the first without an id), list,
-// delete and the per-task limit. Delivery to a receiver is covered by
-// tests/integration/api_engine/a2a_server_test.cc.
+// delete and the per-task limit — each user seeing and changing only their
+// own configs of a shared task; URLs the egress policy refuses are refused
+// at set time; and the delivery pool: one user's receivers that never
+// answer do not hold another user's notification back. Delivery through
+// the real server is covered by tests/integration/api_engine/a2a_server_test.cc.
 #include "api/a2a_push.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
 namespace maestro::api::a2a {
 namespace {
 
-// A URL nothing listens on: the delivery thread's POSTs fail fast.
+using Steady = std::chrono::steady_clock;
+
+// A URL nothing listens on: the senders' POSTs fail fast.
 constexpr const char* kDeadUrl = "http://127.0.0.1:1/hook";
 
-PushConfig Config(const std::string& id, const std::string& token = "") {
+PushConfig Config(const std::string& id, const std::string& token = "",
+                  const std::string& url = kDeadUrl) {
   PushConfig c;
   c.id = id;
-  c.url = kDeadUrl;
+  c.url = url;
   c.token = token;
   return c;
+}
+
+PushOptions AllowLoopback() {
+  PushOptions o;
+  auto p = EgressPolicy::WithAllowList({"127.0.0.1"});
+  EXPECT_TRUE(p.ok());
+  o.egress = std::make_shared<const EgressPolicy>(*p);
+  return o;
+}
+
+Result<TaskFacts> FactsOf(const std::string& task_id) {
+  TaskFacts f;
+  f.task.id = task_id;
+  return f;
 }
 
 class A2aPushTest : public ::testing::Test {
  protected:
   EventSignal signal_;
-  A2aPushNotifier push_{signal_, [](const std::string& task_id) -> Result<TaskFacts> {
-                          TaskFacts f;
-                          f.task.id = task_id;
-                          return f;
-                        }};
+  A2aPushNotifier push_{signal_, FactsOf, AllowLoopback()};
 };
 
 TEST_F(A2aPushTest, SetGetListDelete) {
-  EXPECT_FALSE(push_.Get("t1", ""));
-  EXPECT_TRUE(push_.List("t1").empty());
-  auto first = push_.Set("t1", Config(""));
+  EXPECT_FALSE(push_.Get("t1", "alice", ""));
+  EXPECT_TRUE(push_.List("t1", "alice").empty());
+  auto first = push_.Set("t1", "alice", Config(""));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->id, "t1") << "no id: the task's";
-  ASSERT_TRUE(push_.Set("t1", Config("p2", "a")).ok());
-  ASSERT_TRUE(push_.Set("t1", Config("p2", "b")).ok()) << "the same id replaces";
-  ASSERT_EQ(push_.List("t1").size(), 2u);
-  EXPECT_EQ(push_.Get("t1", "")->id, "t1") << "without an id: the first";
-  EXPECT_EQ(push_.Get("t1", "p2")->token, "b");
-  EXPECT_FALSE(push_.Get("t1", "nope"));
-  EXPECT_TRUE(push_.List("t2").empty()) << "configs are per task";
+  ASSERT_TRUE(push_.Set("t1", "alice", Config("p2", "a")).ok());
+  ASSERT_TRUE(push_.Set("t1", "alice", Config("p2", "b")).ok()) << "the same id replaces";
+  ASSERT_EQ(push_.List("t1", "alice").size(), 2u);
+  EXPECT_EQ(push_.Get("t1", "alice", "")->id, "t1") << "without an id: the first";
+  EXPECT_EQ(push_.Get("t1", "alice", "p2")->token, "b");
+  EXPECT_FALSE(push_.Get("t1", "alice", "nope"));
+  EXPECT_TRUE(push_.List("t2", "alice").empty()) << "configs are per task";
   EXPECT_EQ(signal_.watchers(), 1u) << "one watch per task with configs";
 
-  EXPECT_FALSE(push_.Delete("t1", "nope"));
-  EXPECT_TRUE(push_.Delete("t1", "p2"));
-  EXPECT_TRUE(push_.Delete("t1", "t1"));
-  EXPECT_TRUE(push_.List("t1").empty());
+  EXPECT_FALSE(push_.Delete("t1", "alice", "nope"));
+  EXPECT_TRUE(push_.Delete("t1", "alice", "p2"));
+  EXPECT_TRUE(push_.Delete("t1", "alice", "t1"));
+  EXPECT_TRUE(push_.List("t1", "alice").empty());
   EXPECT_EQ(signal_.watchers(), 0u) << "no config left: the task is not watched";
 }
 
-TEST_F(A2aPushTest, ATaskTakesAtMostTheLimit) {
+TEST_F(A2aPushTest, AUserTakesAtMostTheLimitOnATask) {
   for (size_t i = 0; i < A2aPushNotifier::kMaxConfigsPerTask; ++i) {
-    ASSERT_TRUE(push_.Set("t1", Config("p" + std::to_string(i))).ok());
+    ASSERT_TRUE(push_.Set("t1", "alice", Config("p" + std::to_string(i))).ok());
   }
-  auto over = push_.Set("t1", Config("one-more"));
+  auto over = push_.Set("t1", "alice", Config("one-more"));
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(over.status().field(), "pushNotificationConfig");
-  EXPECT_TRUE(push_.Set("t1", Config("p0", "new")).ok()) << "replacing stays possible";
+  EXPECT_TRUE(push_.Set("t1", "alice", Config("p0", "new")).ok()) << "replacing stays possible";
+  EXPECT_TRUE(push_.Set("t1", "bob", Config("p0")).ok()) << "alice's configs are not bob's share";
+}
+
+// Two users on a shared task: neither sees, replaces nor deletes the
+// other's config, even under the same (default) id.
+TEST_F(A2aPushTest, EachUserSeesAndChangesOnlyTheirOwnConfigs) {
+  ASSERT_TRUE(push_.Set("t1", "alice", Config("", "alice-secret")).ok());
+  EXPECT_TRUE(push_.List("t1", "bob").empty()) << "alice's token is never listed to bob";
+  EXPECT_FALSE(push_.Get("t1", "bob", ""));
+  EXPECT_FALSE(push_.Get("t1", "bob", "t1"));
+  EXPECT_FALSE(push_.Delete("t1", "bob", "t1")) << "bob cannot delete alice's config";
+
+  auto bobs = push_.Set("t1", "bob", Config("", "bob-token"));
+  ASSERT_TRUE(bobs.ok()) << bobs.status().ToString();
+  EXPECT_EQ(bobs->id, "t1") << "the default id, now unique per user";
+  EXPECT_EQ(push_.Get("t1", "alice", "t1")->token, "alice-secret") << "bob replaced nothing";
+  ASSERT_EQ(push_.List("t1", "bob").size(), 1u);
+  EXPECT_EQ(push_.List("t1", "bob")[0].token, "bob-token");
+
+  EXPECT_TRUE(push_.Delete("t1", "bob", "t1"));
+  ASSERT_TRUE(push_.Get("t1", "alice", "t1").has_value()) << "bob's delete took only his own";
+  EXPECT_EQ(push_.Get("t1", "alice", "t1")->token, "alice-secret");
+  EXPECT_EQ(push_.List("t1", "alice").size(), 1u);
+}
+
+TEST(A2aPushEgress, InternalUrlsAreRefusedWhenSet) {
+  EventSignal signal;
+  A2aPushNotifier push(signal, FactsOf);  // the default policy: no internal address
+  for (const char* url :
+       {"http://127.0.0.1:9/", "http://localhost/", "http://127.1/", "http://2130706433/",
+        "http://0x7f000001/", "http://[::1]/", "http://0.0.0.0/", "http://user:pass@93.184.216.34/",
+        "http://169.254.169.254/latest/meta-data/", "file:///etc/passwd"}) {
+    auto set = push.Set("t1", "alice", Config("p", "", url));
+    ASSERT_FALSE(set.ok()) << url;
+    EXPECT_EQ(set.status().code(), StatusCode::kInvalidArgument) << url;
+    EXPECT_EQ(set.status().field(), "url") << url;
+  }
+  EXPECT_TRUE(push.List("t1", "alice").empty());
+  EXPECT_EQ(signal.watchers(), 0u) << "nothing refused is watched";
+}
+
+// Accepts TCP connections into its backlog and never answers.
+class Tarpit {
+ public:
+  Tarpit() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 128), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+  }
+  ~Tarpit() { close(fd_); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/never"; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// Alice sets 20 configs at a receiver that never answers, then bob one at
+// a receiver that does; returns how long bob's notification took (ms), or
+// -1 if it never came.
+int64_t BobsDelayBehindAlicesTarpits(PushOptions options) {
+  Tarpit tarpit;
+  std::atomic<int64_t> received_at_ms{0};
+  httplib::Server receiver;
+  receiver.Post("/push", [&](const httplib::Request&, httplib::Response& res) {
+    received_at_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now().time_since_epoch())
+            .count();
+    res.status = 204;
+  });
+  const int port = receiver.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { receiver.listen_after_bind(); });
+  int64_t delay_ms = -1;
+  {
+    EventSignal signal;
+    A2aPushNotifier push(signal, FactsOf, std::move(options));
+    for (int i = 0; i < 20; ++i) {
+      const std::string task = i < 10 ? "alice-1" : "alice-2";
+      EXPECT_TRUE(push.Set(task, "alice", Config("p" + std::to_string(i), "", tarpit.url())).ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // alice's queue is in flight
+    const auto sent = Steady::now();
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/push";
+    EXPECT_TRUE(push.Set("bob-1", "bob", Config("", "", url)).ok());
+    while (received_at_ms == 0 && Steady::now() - sent < std::chrono::seconds(10)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (received_at_ms != 0) {
+      delay_ms =
+          received_at_ms -
+          std::chrono::duration_cast<std::chrono::milliseconds>(sent.time_since_epoch()).count();
+    }
+  }  // the destructor ends alice's delivery in flight instead of waiting it out
+  receiver.stop();
+  serving.join();
+  return delay_ms;
+}
+
+// The pool: alice's tarpits (5 s each, one at a time: 100 s of her queue)
+// hold one sender; bob's notification goes out on another at once.
+TEST(A2aPushPool, OneUsersTarpitsDoNotDelayAnothersNotification) {
+  PushOptions o = AllowLoopback();
+  ASSERT_GT(o.senders, 1u);
+  const int64_t delay_ms = BobsDelayBehindAlicesTarpits(o);
+  std::printf("bob's notification behind alice's 20 tarpit configs: %lld ms\n",
+              static_cast<long long>(delay_ms));
+  ASSERT_GE(delay_ms, 0) << "bob's notification never arrived";
+  EXPECT_LT(delay_ms, 2000);
+}
+
+// The control, with one sender and a 1 s timeout: the tarpit does hold a
+// delivery, and the round-robin puts bob behind one of alice's deliveries,
+// not behind all 20 (a single FIFO would take 20 s).
+TEST(A2aPushPool, WithOneSenderBobWaitsForOneOfAlicesDeliveriesNotTwenty) {
+  PushOptions o = AllowLoopback();
+  o.senders = 1;
+  o.total_timeout_ms = 1'000;
+  const int64_t delay_ms = BobsDelayBehindAlicesTarpits(o);
+  std::printf("one sender, 1 s timeout: bob's notification after %lld ms\n",
+              static_cast<long long>(delay_ms));
+  ASSERT_GE(delay_ms, 0) << "bob's notification never arrived";
+  EXPECT_GE(delay_ms, 300) << "alice's tarpit holds the only sender";
+  EXPECT_LT(delay_ms, 2000) << "bob is served after one of alice's deliveries";
 }
 
 }  // namespace

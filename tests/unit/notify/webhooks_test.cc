@@ -1,4 +1,5 @@
-// Webhook delivery against a local httplib receiver on 127.0.0.1.
+// Webhook delivery against a local httplib receiver on 127.0.0.1 (allowed by
+// the tests' egress policy; the default policy refuses it).
 #include "notify/webhooks.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +66,9 @@ class WebhookTest : public testing::StoreTest {
     o.initial_backoff_ms = 5;
     o.poll_ms = 20;
     o.timeout_ms = 2000;
+    auto allow = EgressPolicy::WithAllowList({"127.0.0.1"});  // the receiver is local
+    EXPECT_TRUE(allow.ok());
+    o.egress = std::make_shared<const EgressPolicy>(*allow);
     return o;
   }
   size_t EventCount() {
@@ -178,6 +182,43 @@ TEST_F(WebhookTest, EventFilterLimitsWhatIsSent) {
   d.Stop();
   std::lock_guard<std::mutex> lock(rx.mu_);
   for (const auto& b : rx.bodies_) EXPECT_EQ(Json::parse(b)["type"], "job.status");
+}
+
+// Without `egress.allow` naming it, a receiver on loopback gets nothing:
+// each event's one attempt is logged with the refusal, not retried, and the
+// cursor moves on.
+TEST_F(WebhookTest, AnInternalReceiverTheOperatorDidNotAllowIsNeverContacted) {
+  Receiver rx;
+  NewTaskWith("chat");
+  size_t events = EventCount();
+  ASSERT_GT(events, 0u);
+  for (const std::string& url :
+       {rx.url(), "http://localhost:" + rx.url().substr(rx.url().rfind(':') + 1)}) {
+    auto o = Options(url);
+    o.egress = std::make_shared<const EgressPolicy>();  // the default: nothing internal
+    WebhookDispatcher d(*store_, o);
+    d.Start();
+    std::vector<WebhookDelivery> log;
+    for (int i = 0; i < 300; ++i) {
+      auto all = store_->ListDeliveries(1000);
+      ASSERT_TRUE(all.ok());
+      log.clear();
+      for (const auto& entry : *all) {
+        if (entry.url == url) log.push_back(entry);
+      }
+      if (log.size() >= events) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(50ms);  // a retry would be logged by now
+    d.Stop();
+    EXPECT_EQ(rx.received(), 0u) << url;
+    ASSERT_EQ(log.size(), events) << url << ": one attempt per event, no retry";
+    for (const auto& entry : log) {
+      EXPECT_FALSE(entry.ok);
+      EXPECT_EQ(entry.attempt, 1);
+      EXPECT_NE(entry.error.find("egress"), std::string::npos) << entry.error;
+    }
+  }
 }
 
 }  // namespace
