@@ -177,15 +177,16 @@ void ApiServer::WorkspaceRoutes() {
     Json none = {
         {"repository", false}, {"jobs", Json::array()}, {"uncommitted", empty}, {"total", empty}};
     if (ws.root.empty()) return Reply(200, none);
-    auto repo = tools::GitRepo::Open(ws.root);
-    // No repository, or (for an ephemeral workspace) only an enclosing one
-    // that is not the workspace's own: nothing of this task to show.
+    // An ephemeral workspace's repository lives outside it (under the data
+    // dir, never a `.git` the agent wrote); a space's own `.git` is checked
+    // for symlinked metadata first (tools/git_repo.h).
+    tools::Workspace where;
+    where.root = ws.root;
+    where.ephemeral = ws.ephemeral;
+    if (ws.ephemeral) where.git_dir = tools::WorkspaceGitDir(options_.data_dir, task->id);
+    auto repo = tools::OpenWorkspaceRepo(where);
     if (repo.status().code() == StatusCode::kNotFound) return Reply(200, none);
     if (!repo.ok()) return ReplyError(repo.status());
-    std::error_code ec;
-    if (ws.ephemeral && fs::canonical(repo->WorkTree(), ec).string() != ws.root) {
-      return Reply(200, none);
-    }
     auto history = repo->History(kMaxHistory);
     if (!history.ok()) return ReplyError(history.status());
     Json jobs = Json::array();

@@ -1,9 +1,11 @@
 // GitRepo's read-only diff and history methods (declared in git_repo.h).
 // The same safety rules as git_repo.cc: the repository was opened through
-// GitRepo::Open/Init (an odd git directory is refused there), no host git
-// config is read, and libgit2 runs no external diff driver, textconv or
-// filter command — workdir content is read as the bytes on disk (symlinks
-// as their target text, never followed).
+// GitRepo::OpenExternal/Open (a space's odd git directory is refused there),
+// no host git config is read, and libgit2 runs no external diff driver,
+// textconv or filter command. The working tree is never read by libgit2:
+// it is the tree of a snapshot built through TreeRoot (git_snapshot.h,
+// symlinks as their target text, never followed) in an in-memory object
+// database, diffed tree to tree.
 #include <git2.h>
 
 #include <algorithm>
@@ -23,12 +25,8 @@ std::string OidHex(const git_oid* id) {
   return hex;
 }
 
-void FillOptions(git_diff_options* opts, bool workdir) {
+void FillOptions(git_diff_options* opts) {
   opts->flags = GIT_DIFF_IGNORE_SUBMODULES;
-  if (workdir) {
-    opts->flags |= GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-                   GIT_DIFF_SHOW_UNTRACKED_CONTENT;
-  }
   opts->max_size = kMaxDiffBlobBytes;
 }
 
@@ -170,7 +168,7 @@ Result<GitDiffResult> GitRepo::DiffCommit(const std::string& commit) const {
     }
   }
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-  FillOptions(&opts, /*workdir=*/false);
+  FillOptions(&opts);
   Diff diff;
   if (int rc = git_diff_tree_to_tree(&diff.ptr, repo_.get(), parent_tree.ptr, tree.ptr, &opts);
       rc < 0) {
@@ -180,18 +178,26 @@ Result<GitDiffResult> GitRepo::DiffCommit(const std::string& commit) const {
 }
 
 Result<GitDiffResult> GitRepo::DiffToWorkdir(const std::string& from) const {
+  // The snapshot's objects stay in the scratch handle's memory.
+  MAESTRO_ASSIGN_OR_RETURN(RepoPtr scratch, Scratch());
   Tree tree;
   if (from == "HEAD") {
-    Status st = LookupTree(repo_.get(), "HEAD", &tree);
+    Status st = LookupTree(scratch.get(), "HEAD", &tree);
     if (!st.ok() && st.code() != StatusCode::kNotFound) return st;  // unborn: empty tree
   } else {
     if (!from.empty() && !IsHex40(from)) return NotFound("no commit " + from);
-    MAESTRO_RETURN_IF_ERROR(LookupTree(repo_.get(), from, &tree));
+    MAESTRO_RETURN_IF_ERROR(LookupTree(scratch.get(), from, &tree));
+  }
+  git_oid snapshot_id;
+  MAESTRO_RETURN_IF_ERROR(Snapshot(scratch.get(), &snapshot_id));
+  Tree snapshot;
+  if (int rc = git_tree_lookup(&snapshot.ptr, scratch.get(), &snapshot_id); rc < 0) {
+    return GitError("git tree lookup", rc);
   }
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
-  FillOptions(&opts, /*workdir=*/true);
+  FillOptions(&opts);
   Diff diff;
-  if (int rc = git_diff_tree_to_workdir_with_index(&diff.ptr, repo_.get(), tree.ptr, &opts);
+  if (int rc = git_diff_tree_to_tree(&diff.ptr, scratch.get(), tree.ptr, snapshot.ptr, &opts);
       rc < 0) {
     return GitError("git diff (working tree)", rc);
   }

@@ -1,4 +1,4 @@
-// Internal to maestro_git (git_repo.cc, git_diff.cc): RAII owners for the
+// Internal to maestro_git (git_repo.cc, git_diff.cc, git_snapshot.cc): RAII owners for the
 // libgit2 objects a function holds, and the Status for a failed call. Not a
 // public header: only the files that include <git2.h> themselves use it.
 #pragma once
@@ -29,6 +29,7 @@ using StatusList = Owned<git_status_list, git_status_list_free>;
 using Diff = Owned<git_diff, git_diff_free>;
 using Patch = Owned<git_patch, git_patch_free>;
 using Revwalk = Owned<git_revwalk, git_revwalk_free>;
+using Config = Owned<git_config, git_config_free>;
 
 // A Status naming what failed and libgit2's last error message.
 inline Status GitError(const std::string& what, int code) {

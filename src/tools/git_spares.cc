@@ -28,7 +28,7 @@ Status CopyTree(Env& env, const std::string& from, const std::string& to) {
 }  // namespace
 
 GitSpares::GitSpares(Env* env, const std::string& data_dir, size_t keep)
-    : env_(env), root_(data_dir + "/workspaces/.git-spares") {
+    : env_(env), root_(data_dir + "/tasks/.git-spares") {
   spares_ = std::make_unique<SpareDirs>(env, root_, keep, "git",
                                         [this](const std::string& dir) { return Make(dir); });
 }
@@ -41,15 +41,14 @@ GitSpares::~GitSpares() {
 Status GitSpares::CopyTemplate(const std::string& dir) {
   if (template_.empty()) {
     const std::string made = root_ + "/template-" + NewUuid();
-    Status st = env_->CreateDirs(made);
-    if (st.ok()) st = GitRepo::Init(made).status();
+    Status st = GitRepo::OpenExternal(made, made, /*create=*/true).status();
     if (!st.ok()) {
       (void)env_->RemoveAll(made);
       return st;
     }
     template_ = made;
   }
-  return CopyTree(*env_, template_ + "/.git", dir + "/.git");
+  return CopyTree(*env_, template_, dir);
 }
 
 Status GitSpares::Make(const std::string& dir) {
@@ -58,7 +57,7 @@ Status GitSpares::Make(const std::string& dir) {
   // than a day, a person may clear the directory): once more with a new one.
   (void)env_->RemoveAll(template_);
   template_.clear();
-  (void)env_->RemoveAll(dir + "/.git");
+  (void)env_->RemoveAll(dir);
   return CopyTemplate(dir);
 }
 

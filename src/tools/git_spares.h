@@ -1,13 +1,14 @@
 // GitSpares: empty git repositories made ahead of need (core/spare_dirs.h),
-// so that a new ephemeral workspace is one rename of a ready work tree (a
-// directory holding only its `.git`) instead of a mkdir and a libgit2 init
-// on the path from claim to the first LLM request. git_repository_init
+// so that a new ephemeral workspace's repository is one rename of a ready
+// bare git directory to <data>/tasks/<task>/git (GitRepo::OpenExternal:
+// outside every sandbox) instead of a libgit2 init on the path from claim
+// to the first LLM request. git_repository_init
 // creates ~20 directory entries and rewrites its config four times (lock +
 // rename each): 6 ms p50 on this project's 2-core VM, more than the rest of
 // a task's setup (bench/git/workspace_git_bench).
 //
-// Each spare is a copy of one template repository that libgit2 initialized
-// once per process (<root>/template-<uuid>): 2 files and 9 directories
+// Each spare is a copy of one template repository (bare) that libgit2
+// initialized once per process (<root>/template-<uuid>): 2 files and 9 directories
 // created, nothing renamed or deleted, where an init of its own creates ~16
 // entries and deletes 6 (its config rewritten through config.lock four
 // times, a symlink probe). On an ext4 without a journal each deleted inode
@@ -19,7 +20,8 @@
 // Where it sits: owned by EngineSetup in processes that run a worker pool
 // (`serve`, `worker`) and handed to PrepareWorkspace through
 // WorkspaceOptions. `maestro run` (one task) has none and inits inline.
-// Layout: <data>/workspaces/.git-spares/<uuid>/.git.
+// Layout: <data>/tasks/.git-spares/<uuid>/ (a bare git directory; on the
+// filesystem of <data>/tasks/, so the take is one rename).
 //
 // Thread safety: TakeAs is thread-safe (the worker threads call it); the
 // spares' filler thread does the copies.
@@ -36,15 +38,15 @@ namespace maestro::tools {
 
 class GitSpares {
  public:
-  // Keeps `keep` spares ready under <data_dir>/workspaces/.git-spares.
+  // Keeps `keep` spares ready under <data_dir>/tasks/.git-spares.
   GitSpares(Env* env, const std::string& data_dir, size_t keep);
   ~GitSpares();  // stops the filler and removes this process's spares
   GitSpares(const GitSpares&) = delete;
   GitSpares& operator=(const GitSpares&) = delete;
 
-  // Renames a ready spare to `workspace`, which must not exist (its parent
+  // Renames a ready spare to `git_dir`, which must not exist (its parent
   // must). false when no spare is ready or the move failed.
-  bool TakeAs(const std::string& workspace) { return spares_->TakeAs(workspace); }
+  bool TakeAs(const std::string& git_dir) { return spares_->TakeAs(git_dir); }
 
   // For tests and the bench: blocks until `keep` spares are ready (or the
   // filler gave up after an error). Returns how many are ready.

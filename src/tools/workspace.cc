@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tools/git_repo.h"
 #include "tools/tool_names.h"
 
 namespace maestro::tools {
@@ -95,6 +94,31 @@ std::string EphemeralWorkspaceDir(const std::string& data_dir, const std::string
   return (fs::path(data_dir) / "workspaces" / "tasks" / task_id).string();
 }
 
+std::string WorkspaceGitDir(const std::string& data_dir, const std::string& task_id) {
+  return (fs::path(data_dir) / "tasks" / task_id / "git").string();
+}
+
+Workspace WorkspaceAt(const std::string& root) {
+  Workspace ws;
+  ws.root = root;
+  const fs::path p = fs::path(root).lexically_normal();
+  const fs::path tasks = p.parent_path();
+  if (p.has_filename() && tasks.filename() == "tasks" &&
+      tasks.parent_path().filename() == "workspaces") {
+    ws.ephemeral = true;
+    ws.git_dir = WorkspaceGitDir(tasks.parent_path().parent_path().string(), p.filename());
+  }
+  return ws;
+}
+
+Result<GitRepo> OpenWorkspaceRepo(const Workspace& ws, bool create) {
+  if (ws.ephemeral) {
+    if (ws.git_dir.empty()) return NotFound("the workspace has no repository");
+    return GitRepo::OpenExternal(ws.git_dir, ws.root, create);
+  }
+  return GitRepo::Open(ws.root);
+}
+
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
                                    const std::string& task_id, const std::string& space) {
   Workspace ws;
@@ -110,27 +134,26 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
       task_id.find("..") != std::string::npos) {
     return InvalidArgument("bad task id for a workspace", "task_id");
   }
-  fs::path dir = EphemeralWorkspaceDir(options.data_dir, task_id);
-  // A new workspace is a ready spare renamed into place (no mkdir, no init
-  // on this path); a resumed one exists already.
-  bool taken = false;
-  if (options.git_spares != nullptr && !options.env->FileExists(dir.string())) {
-    const std::string parent = dir.parent_path().string();
-    if (Status made = options.env->CreateDirs(parent); !made.ok()) {
-      return Internal("cannot create " + parent + ": " + made.message());
-    }
-    taken = options.git_spares->TakeAs(dir.string());
-  }
-  if (!taken) {
-    if (Status made = options.env->CreateDirs(dir.string()); !made.ok()) {
-      return Internal("cannot create " + dir.string() + ": " + made.message());
-    }
+  const std::string dir = EphemeralWorkspaceDir(options.data_dir, task_id);
+  if (Status made = options.env->CreateDirs(dir); !made.ok()) {
+    return Internal("cannot create " + dir + ": " + made.message());
   }
   ws.root = fs::canonical(dir).string();
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;
-  if (!taken && !fs::exists(dir / ".git")) {
-    MAESTRO_RETURN_IF_ERROR(GitRepo::Init(ws.root).status());
+  ws.git_dir = WorkspaceGitDir(options.data_dir, task_id);
+  // A new repository is a ready spare renamed into place (no init on this
+  // path); a resumed task's exists already.
+  if (!options.env->FileExists(ws.git_dir)) {
+    bool taken = false;
+    if (options.git_spares != nullptr) {
+      const std::string parent = fs::path(ws.git_dir).parent_path().string();
+      if (Status made = options.env->CreateDirs(parent); !made.ok()) {
+        return Internal("cannot create " + parent + ": " + made.message());
+      }
+      taken = options.git_spares->TakeAs(ws.git_dir);
+    }
+    if (!taken) MAESTRO_RETURN_IF_ERROR(OpenWorkspaceRepo(ws, /*create=*/true).status());
   }
   return ws;
 }
@@ -160,7 +183,7 @@ std::optional<std::string> TaskCommitJob(const std::string& message, const std::
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
                                                    const std::string& job_id,
                                                    const std::string& title) {
-  auto repo = GitRepo::Open(ws.root);
+  auto repo = OpenWorkspaceRepo(ws, /*create=*/ws.ephemeral);
   if (repo.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
   if (!repo.ok()) return repo.status();
   return repo->CommitAll(WorkspaceCommitMessage(task_id, job_id, title));

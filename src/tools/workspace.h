@@ -2,9 +2,11 @@
 // Tool Policy.
 //
 // Two kinds: a persistent space is a registered directory (usually a git
-// repository a person owns) shared by the tasks that name it; an ephemeral
-// workspace is created per task under <data>/workspaces/tasks/<task id> and
-// initialized as a git repository, so its history is kept too.
+// repository a person owns, its `.git` inside) shared by the tasks that name
+// it; an ephemeral workspace is created per task under
+// <data>/workspaces/tasks/<task id> and its history is kept in a repository
+// outside it, <data>/tasks/<task id>/git, which no sandbox binds: the agent
+// neither sees nor can redirect it (tools/git_repo.h).
 //
 // Where it sits: the worker prepares the workspace when it starts a job
 // (PrepareWorkspace), the Dispatcher runs tools inside ws.root with
@@ -13,9 +15,8 @@
 //
 // Thread safety: SpaceRegistry is filled at startup and then read-only.
 // CommitWorkspace uses libgit2 in-process (tools/git_repo.h: no `git`
-// process runs on the host against the agent-written `.git/`); two commits
-// to the same space at once are serialized by the index lock (the loser gets
-// an error).
+// process runs on the host); two commits to the same repository at once
+// are serialized by its ref lock (the loser gets an error).
 #pragma once
 
 #include <map>
@@ -26,6 +27,7 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/status.h"
+#include "tools/git_repo.h"
 #include "tools/git_spares.h"
 #include "tools/policy.h"
 
@@ -71,6 +73,9 @@ struct Workspace {
   bool ephemeral = false;
   std::string space;  // "" for an ephemeral workspace
   ToolPolicy policy;
+  // An ephemeral workspace's repository (WorkspaceGitDir); "" for a space,
+  // whose repository (if any) is its own `<root>/.git`.
+  std::string git_dir = "";
 };
 
 struct WorkspaceOptions {
@@ -85,19 +90,37 @@ struct WorkspaceOptions {
 // Where the ephemeral workspace of `task_id` lives (whether or not it exists):
 // <data_dir>/workspaces/tasks/<task id>.
 std::string EphemeralWorkspaceDir(const std::string& data_dir, const std::string& task_id);
+// Where its repository lives: <data_dir>/tasks/<task id>/git, beside the
+// task's other host-only files (packages, browser profile), never bound
+// into a sandbox.
+std::string WorkspaceGitDir(const std::string& data_dir, const std::string& task_id);
+
+// The workspace at `root` (canonical) as far as its path tells: an
+// ephemeral one (<data>/workspaces/tasks/<id>) with its git_dir, else a
+// space's directory. For callers that hold only the root (the handoff).
+Workspace WorkspaceAt(const std::string& root);
+
+// The workspace's repository: an ephemeral workspace's external one
+// (created when missing if `create`, else kNotFound), never a `.git` inside
+// it; a space's own `<root>/.git` after GitRepo::Open's checks (kNotFound
+// when it has none, kInvalidArgument when refused).
+Result<GitRepo> OpenWorkspaceRepo(const Workspace& ws, bool create = false);
 
 // The task's workspace: its space when `space` is set (kNotFound if not
-// registered), else its ephemeral workspace, created and made a git
-// repository on first use (a spare's `.git` moved in, else GitRepo::Init).
+// registered), else its ephemeral workspace, created on first use with its
+// repository (a spare git directory moved in, else GitRepo::OpenExternal).
+// A workspace from before the repositories moved out, whose `.git` is
+// inside, gets a new external repository: its first commit holds the
+// whole tree, and the old `.git` stays ordinary (uncommitted) content.
 Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceRegistry& spaces,
                                    const std::string& task_id, const std::string& space);
 
 // Commits every change in the workspace (GitRepo::CommitAll, like
 // `git add -A`) with the message "maestro: <title> (task <id>, job <job id>)"
 // (GET /api/local/tasks/:id/diff finds a job's commit by it). Returns the
-// new commit id, or nullopt when nothing changed or the directory is not in
-// a git work tree; an error when the repository is refused (bare, or its git
-// directory is not the work tree's own `.git`).
+// new commit id, or nullopt when nothing changed or a space is no git
+// repository; an error when a space's repository is refused (symlinked
+// metadata and the other rules of GitRepo::Open: nothing is written).
 Result<std::optional<std::string>> CommitWorkspace(const Workspace& ws, const std::string& task_id,
                                                    const std::string& job_id,
                                                    const std::string& title);

@@ -8,6 +8,7 @@
 #include "core/durable_file.h"
 #include "core/utf8.h"
 #include "tools/git_repo.h"
+#include "tools/workspace.h"
 
 namespace fs = std::filesystem;
 
@@ -185,7 +186,10 @@ FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::str
 }
 
 Result<std::set<std::string>> GitChangedPaths(const std::string& workspace) {
-  MAESTRO_ASSIGN_OR_RETURN(tools::GitRepo repo, tools::GitRepo::Open(workspace));
+  // An ephemeral workspace's repository is outside it (never a `.git` the
+  // agent wrote); a space's own is checked first (tools/git_repo.h).
+  MAESTRO_ASSIGN_OR_RETURN(tools::GitRepo repo,
+                           tools::OpenWorkspaceRepo(tools::WorkspaceAt(workspace)));
   return repo.ChangedFiles();
 }
 

@@ -32,12 +32,16 @@ TEST_F(HostGitTest, ATaskCommitsItsWorkspaceWithoutEverRunningTheGitBinary) {
   Json job = WaitStatus(c, "succeeded");
   ASSERT_EQ(job["status"], "succeeded") << LogTail();
 
-  const std::string ws = DataDir() + "/workspaces/tasks/" + c["task"]["id"].get<std::string>();
+  const std::string id = c["task"]["id"].get<std::string>();
+  const std::string ws = DataDir() + "/workspaces/tasks/" + id;
+  // The repository lives outside the workspace (no sandbox binds it).
+  const std::string git_dir = DataDir() + "/tasks/" + id + "/git";
   EXPECT_TRUE(fs::exists(ws + "/out/result.txt"));
+  EXPECT_FALSE(fs::exists(ws + "/.git"));
   // The job-end commit lands after the job's status; wait for it briefly.
   Result<std::pair<std::string, std::string>> head = NotFound("not yet");
   for (int i = 0; i < 200; ++i) {
-    auto repo = tools::GitRepo::Open(ws);
+    auto repo = tools::GitRepo::OpenExternal(git_dir, ws, /*create=*/false);
     ASSERT_TRUE(repo.ok()) << repo.status().ToString();
     head = repo->Head();
     if (head.ok() && repo->ChangedFiles()->empty()) break;
@@ -47,7 +51,8 @@ TEST_F(HostGitTest, ATaskCommitsItsWorkspaceWithoutEverRunningTheGitBinary) {
   EXPECT_TRUE(Contains(head->second, "(task " + c["task"]["id"].get<std::string>() + ", job " +
                                          c["job"]["id"].get<std::string>() + ")"))
       << head->second;
-  EXPECT_TRUE(tools::GitRepo::Open(ws)->ChangedFiles()->empty()) << "out/result.txt committed";
+  EXPECT_TRUE(tools::GitRepo::OpenExternal(git_dir, ws, false)->ChangedFiles()->empty())
+      << "out/result.txt committed";
   EXPECT_FALSE(fs::exists(marker)) << "serve ran git: " << std::ifstream(marker).rdbuf();
 }
 

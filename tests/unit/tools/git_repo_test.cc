@@ -69,8 +69,10 @@ TEST(GitRepoTest, InitThenCommitAllRecordsEveryChangeAndLeavesAStatusThatIsClean
   EXPECT_EQ(repo->Head()->second, "second");
   EXPECT_TRUE(repo->ChangedFiles()->empty()) << "the deletion was committed too";
 
-  // A second handle (another job) sees the same history.
-  auto reopened = GitRepo::Open(dir.File("src/deep"));
+  // A second handle (another job) sees the same history; a subdirectory is
+  // no repository of its own (no search of parent directories).
+  EXPECT_EQ(GitRepo::Open(dir.File("src/deep")).status().code(), StatusCode::kNotFound);
+  auto reopened = GitRepo::Open(dir.path());
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ(reopened->Head()->first, **c2);
 }

@@ -26,7 +26,7 @@ size_t EntriesIn(const std::string& dir) {
 
 TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
   testing::TempDir data;
-  const std::string spares = data.File("workspaces/.git-spares");
+  const std::string spares = data.File("tasks/.git-spares");
   {
     GitSpares pool(Env::Default(), data.path(), 2);
     ASSERT_EQ(pool.WaitFilled(), 2u);
@@ -38,9 +38,12 @@ TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
     SpaceRegistry spaces;
     auto ws = PrepareWorkspace(opts, spaces, "task-a", "");
     ASSERT_TRUE(ws.ok()) << ws.status().ToString();
-    auto repo = GitRepo::Open(ws->root);
+    EXPECT_FALSE(fs::exists(ws->root + "/.git")) << "the repository lives outside the workspace";
+    auto repo = OpenWorkspaceRepo(*ws);
     ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-    EXPECT_EQ(repo->WorkTree(), ws->root) << "the moved .git belongs to the workspace";
+    EXPECT_EQ(repo->GitDir(), fs::canonical(data.File("tasks/task-a/git")).string())
+        << "the spare moved in as the task's repository";
+    EXPECT_EQ(repo->WorkTree(), ws->root);
     EXPECT_FALSE(repo->Head().ok()) << "an empty repository: HEAD unborn";
 
     // The job-end commit works in the moved repository.
@@ -48,14 +51,14 @@ TEST(GitSparesTest, AWorkspaceGetsAReadyRepositoryAndTheSpareIsRefilled) {
     auto commit = CommitWorkspace(*ws, "task-a", "job-1", "Title");
     ASSERT_TRUE(commit.ok()) << commit.status().ToString();
     ASSERT_TRUE(commit->has_value());
-    EXPECT_EQ(GitRepo::Open(ws->root)->Head()->first, **commit);
+    EXPECT_EQ(OpenWorkspaceRepo(*ws)->Head()->first, **commit);
 
     // Refilled behind the take: two ready again.
     EXPECT_EQ(pool.WaitFilled(), 2u);
     for (const char* id : {"task-b", "task-c", "task-d"}) {
       auto more = PrepareWorkspace(opts, spaces, id, "");
       ASSERT_TRUE(more.ok()) << more.status().ToString();
-      EXPECT_TRUE(GitRepo::Open(more->root).ok()) << id;
+      EXPECT_TRUE(OpenWorkspaceRepo(*more).ok()) << id;
     }
   }
   EXPECT_EQ(EntriesIn(spares), 0u) << "a process removes its spares on exit";
@@ -69,20 +72,20 @@ TEST(GitSparesTest, TakeFailsCleanlyWhenNoneIsReadyOrTheSpareVanished) {
   GitSpares pool(Env::Default(), data.path(), 1);
   ASSERT_EQ(pool.WaitFilled(), 1u);
   // Another process's start removed it (or a person did): the take says no.
-  for (const auto& e : fs::directory_iterator(data.File("workspaces/.git-spares"))) {
+  for (const auto& e : fs::directory_iterator(data.File("tasks/.git-spares"))) {
     fs::remove_all(e.path());
   }
   EXPECT_FALSE(pool.TakeAs(data.File("ws")));
   EXPECT_FALSE(fs::exists(data.File("ws")));
   EXPECT_EQ(pool.WaitFilled(), 1u) << "the filler makes a new one";
   EXPECT_TRUE(pool.TakeAs(data.File("ws")));
-  EXPECT_TRUE(GitRepo::Open(data.File("ws")).ok());
-  EXPECT_EQ(EntriesIn(data.File("ws")), 1u) << "a work tree holding only its .git";
+  EXPECT_TRUE(GitRepo::OpenExternal(data.File("ws"), data.path(), /*create=*/false).ok());
+  EXPECT_TRUE(fs::exists(data.File("ws/HEAD"))) << "a bare git directory";
 }
 
 TEST(GitSparesTest, StartRemovesSparesOlderThanADayAndKeepsYoungOnes) {
   testing::TempDir data;
-  const std::string spares = data.File("workspaces/.git-spares");
+  const std::string spares = data.File("tasks/.git-spares");
   fs::create_directories(spares + "/dead-process/.git");
   fs::create_directories(spares + "/live-process/.git");
   fs::last_write_time(spares + "/dead-process",

@@ -25,7 +25,9 @@ TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   ASSERT_TRUE(ws.ok()) << ws.status().ToString();
   EXPECT_TRUE(ws->ephemeral);
   EXPECT_EQ(ws->root, fs::canonical(data.File("workspaces/tasks/3f2b8c1e-task")).string());
-  EXPECT_TRUE(fs::exists(ws->root + "/.git"));
+  EXPECT_FALSE(fs::exists(ws->root + "/.git")) << "the repository lives outside the workspace";
+  EXPECT_EQ(ws->git_dir, data.File("tasks/3f2b8c1e-task/git"));
+  EXPECT_TRUE(fs::exists(ws->git_dir + "/HEAD"));
   EXPECT_EQ(ws->policy.allowed_tools.count("ReadFile"), 1u);
 
   // Nothing changed yet: no commit.
@@ -38,7 +40,7 @@ TEST(WorkspaceTest, EphemeralWorkspaceIsCreatedUnderTheDataDirAndCommitted) {
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   ASSERT_TRUE(commit->has_value());
   EXPECT_EQ((*commit)->size(), 40u);
-  auto repo = GitRepo::Open(ws->root);
+  auto repo = OpenWorkspaceRepo(*ws);
   ASSERT_TRUE(repo.ok()) << repo.status().ToString();
   EXPECT_EQ(repo->Head()->first, **commit);
   EXPECT_EQ(repo->Head()->second, "maestro: Fix the parser (task 3f2b8c1e-task, job 01JOB)");
@@ -60,6 +62,9 @@ TEST(WorkspaceTest, TheJobEndCommitRunsNoHookFsmonitorOrFilterTheAgentWrote) {
   const std::string script = data.File("evil.sh");
   std::ofstream(script) << "#!/bin/sh\necho ran >> " << marker << "\ncat\n";
   fs::permissions(script, fs::perms::owner_all);
+  // The agent makes a `.git` of its own: ordinary content, never opened.
+  fs::create_directories(ws->root + "/.git");
+  std::ofstream(ws->root + "/.git/HEAD") << "ref: refs/heads/master\n";
   std::ofstream(ws->root + "/.git/config", std::ios::app)
       << "[core]\n\tfsmonitor = " << script << "\n[filter \"x\"]\n\tclean = " << script << "\n";
   for (const char* hook : {"pre-commit", "post-commit"}) {
@@ -73,7 +78,7 @@ TEST(WorkspaceTest, TheJobEndCommitRunsNoHookFsmonitorOrFilterTheAgentWrote) {
   auto commit = CommitWorkspace(*ws, "t-hostile", "j1", "hostile");
   ASSERT_TRUE(commit.ok()) << commit.status().ToString();
   EXPECT_TRUE(commit->has_value());
-  EXPECT_TRUE(GitRepo::Open(ws->root)->ChangedFiles()->empty());
+  EXPECT_TRUE(OpenWorkspaceRepo(*ws)->ChangedFiles()->empty());
   EXPECT_FALSE(fs::exists(marker)) << std::ifstream(marker).rdbuf();
 }
 
