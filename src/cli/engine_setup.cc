@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/egress.h"
 #include "core/mutex.h"
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
@@ -120,6 +121,11 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.packages = s.packages.get();
   MAESTRO_ASSIGN_OR_RETURN(o.mcp_servers,
                            mcp::ServersFromConfig(cfg.mcp_servers, cfg.mcp_servers_where));
+  {  // Streamable-HTTP servers are reached through the egress policy (core/egress.h).
+    MAESTRO_ASSIGN_OR_RETURN(EgressPolicy egress, EgressPolicyFrom(cfg.egress, cfg.egress_where));
+    auto shared = std::make_shared<const EgressPolicy>(std::move(egress));
+    for (auto& [name, server] : o.mcp_servers) server.egress = shared;
+  }
   o.sandbox = sandbox;
   for (const auto& [space, sc] : cfg.spaces) {
     if (!sc.mcp_servers) continue;

@@ -48,10 +48,12 @@ auto Deadline(std::chrono::milliseconds d) {
 
 }  // namespace
 
-HttpTransport::HttpTransport(Transport spec, std::chrono::milliseconds connect_timeout)
+HttpTransport::HttpTransport(Transport spec, std::chrono::milliseconds connect_timeout,
+                             std::shared_ptr<const EgressPolicy> egress)
     : spec_(std::move(spec)), http_([&] {
         HttpClientOptions o;
         o.connect_timeout_ms = connect_timeout.count();
+        o.egress = std::move(egress);
         return o;
       }()) {}
 

@@ -23,7 +23,11 @@
 // Errors: HTTP 401/403 → kInvalidArgument with field kAuthErrorField
 // (IsAuthError); 404 on a session → kUnavailable "session expired"; other
 // 4xx → kInvalidArgument with the server's message; 5xx, refused
-// connections and broken streams → kUnavailable.
+// connections and broken streams → kUnavailable. With an egress policy (a
+// configured server, mcp_tools.h ServerConfig::egress) every request's URL
+// is checked and its connection pinned to the checked address; an internal
+// address the operator did not allow is kInvalidArgument, field "url", and
+// nothing is sent.
 //
 // Thread safety: as Channel. Send runs concurrently from many threads (one
 // POST each); the Sink is called from those threads and the listener.
@@ -31,6 +35,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -44,7 +49,10 @@ namespace maestro::mcp {
 
 class HttpTransport final : public Channel {
  public:
-  HttpTransport(Transport spec, std::chrono::milliseconds connect_timeout);
+  // `egress` (null: none) checks the URL and pins each connection to the
+  // address it checked (core/egress.h).
+  HttpTransport(Transport spec, std::chrono::milliseconds connect_timeout,
+                std::shared_ptr<const EgressPolicy> egress = nullptr);
   ~HttpTransport() override;
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;

@@ -398,7 +398,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const Transport& transport, Clie
   if (!transport.argv.empty()) {
     channel = std::make_unique<StdioTransport>(transport, options.on_stderr, *options.env);
   } else if (!transport.url.empty()) {
-    channel = std::make_unique<HttpTransport>(transport, options.connect_timeout);
+    channel = std::make_unique<HttpTransport>(transport, options.connect_timeout, options.egress);
   } else {
     return InvalidArgument("an MCP server needs argv (stdio) or url (Streamable HTTP)",
                            "transport");

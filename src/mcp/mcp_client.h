@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "core/cancel.h"
+#include "core/egress.h"
 #include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
@@ -80,6 +81,9 @@ struct ClientOptions {
   std::string client_name = "maestro";
   std::string client_version = "0";
   Env* env = Env::Default();  // starts a stdio server's process
+  // Streamable HTTP: the egress policy the URL goes through (core/egress.h);
+  // null: none (the caller vouches for the URL).
+  std::shared_ptr<const EgressPolicy> egress;
 };
 
 struct Tool {

@@ -299,6 +299,7 @@ Result<std::unique_ptr<JobMcp>> JobMcp::Open(const JobMcpOptions& o) {
     ClientOptions co;
     co.client_version = o.client_version;
     co.request_timeout = std::chrono::milliseconds(s.timeout_ms);
+    co.egress = s.egress;
     const std::string server_name = name;
     co.on_stderr = [server_name](const std::string& line) {
       spdlog::info("mcp {}: {}", server_name, line);

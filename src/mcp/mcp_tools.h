@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "core/cancel.h"
+#include "core/egress.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "mcp/mcp_client.h"
@@ -73,6 +74,9 @@ struct ServerConfig {
   Approval approval = Approval::kNever;
   int64_t timeout_ms = 60'000;  // per call
   std::string where;            // file:line:col for messages
+  // HTTP: what `url` may reach (`egress:`, core/egress.h); the default
+  // admits no internal address.
+  std::shared_ptr<const EgressPolicy> egress = std::make_shared<const EgressPolicy>();
 };
 
 // Validates the `mcp_servers` config section; errors name `where` and the key.

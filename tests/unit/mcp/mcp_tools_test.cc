@@ -1,9 +1,14 @@
 // The `mcp_servers` config section and the exposed tool names (the parts of
 // the engine adapter that need no server; the servers themselves are
-// exercised in tests/integration/api_engine/mcp_engine_test.cc).
+// exercised in tests/integration/api_engine/mcp_engine_test.cc), and the
+// egress policy in front of a Streamable-HTTP server's URL.
 #include "mcp/mcp_tools.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <thread>
 
 namespace maestro::mcp {
 namespace {
@@ -60,6 +65,44 @@ TEST(McpToolsTest, ExposedNamesAreSafeAndAtMost64Characters) {
   EXPECT_EQ(a.size(), 64u);
   EXPECT_EQ(a, ExposedName("srv", long_tool)) << "stable across jobs";
   EXPECT_NE(a, ExposedName("srv", long_tool + "y")) << "the hash tells long names apart";
+}
+
+// A configured HTTP server on loopback is never contacted under the
+// default policy (the job's required server fails naming the refusal); the
+// operator's allow-list lets the same server be tried.
+TEST(McpToolsTest, AnHttpServerOnAnInternalAddressIsReachedOnlyWhenAllowed) {
+  httplib::Server canary;
+  std::atomic<int> requests{0};
+  canary.Post("/mcp", [&](const httplib::Request&, httplib::Response& res) {
+    ++requests;
+    res.status = 500;
+  });
+  const int port = canary.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { canary.listen_after_bind(); });
+  std::map<std::string, ServerConfig> servers;
+  ServerConfig s;
+  s.name = "internal";
+  s.url = "http://127.1:" + std::to_string(port) + "/mcp";
+  s.required = true;
+  s.timeout_ms = 2'000;
+  servers["internal"] = s;
+  JobMcpOptions o;
+  o.servers = &servers;
+  auto refused = JobMcp::Open(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("egress"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(requests, 0);
+
+  auto allow = EgressPolicy::WithAllowList({"127.0.0.1"});
+  ASSERT_TRUE(allow.ok());
+  servers["internal"].egress = std::make_shared<const EgressPolicy>(*allow);
+  auto tried = JobMcp::Open(o);
+  EXPECT_FALSE(tried.ok()) << "the canary is no MCP server";
+  EXPECT_GE(requests, 1) << "allowed, the server was contacted";
+  canary.stop();
+  serving.join();
 }
 
 }  // namespace
