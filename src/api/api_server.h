@@ -23,8 +23,8 @@
 //   POST /api/local/schedules/:id/run, GET .../tasks  run now, fire history
 //                                                 (routes_schedules.cc)
 //   POST /api/local/captcha-pool/resolve          {"space_id","screen"}: requeue every
-//                                                 job parked on that CAPTCHA screen
-//                                                 (routes_captcha.cc)
+//                                                 job the caller may resolve parked on
+//                                                 that CAPTCHA screen (routes_captcha.cc)
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
@@ -120,9 +120,11 @@ struct ApiOptions {
   std::string ui_dir;
   bool demo = false;
   std::string model;
-  // MCP sessions (POST /mcp): at most this many are kept (the least recently
-  // used goes first), each forgotten after this long unused.
+  // MCP sessions (POST /mcp): at most this many are kept, and this many per
+  // user (a user's own least recently used goes first; never another
+  // user's: api/mcp_server.h), each forgotten after this long unused.
   size_t mcp_max_sessions = 1000;
+  size_t mcp_max_sessions_per_user = 32;
   std::chrono::milliseconds mcp_session_idle{30 * 60 * 1000};
   // The data directory: the tasks' ephemeral workspaces and context
   // directories (tools.jsonl) the workspace routes read; "" serves none.

@@ -56,14 +56,29 @@ void McpWait::Cancel() {
 
 // ---- sessions ---------------------------------------------------------------
 
-McpSessions::McpSessions(size_t max_sessions, Clock::duration idle_ttl,
+McpSessions::McpSessions(size_t max_sessions, size_t max_per_user, Clock::duration idle_ttl,
                          std::function<Clock::time_point()> now)
-    : max_sessions_(std::max<size_t>(1, max_sessions)), idle_ttl_(idle_ttl), now_(std::move(now)) {}
+    : max_sessions_(std::max<size_t>(1, max_sessions)),
+      max_per_user_(std::clamp<size_t>(max_per_user, 1, std::max<size_t>(1, max_sessions))),
+      idle_ttl_(idle_ttl),
+      now_(std::move(now)) {}
 
 void McpSessions::ExpireLocked(Clock::time_point now) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     it = now - it->second.last_used > idle_ttl_ ? sessions_.erase(it) : std::next(it);
   }
+}
+
+bool McpSessions::EvictOwnLocked(const std::string& user) {
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.info.user != user) continue;
+    if (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
+  }
+  if (oldest == sessions_.end()) return false;
+  // Its client gets 404 next time and initializes again.
+  sessions_.erase(oldest);
+  return true;
 }
 
 Result<std::string> McpSessions::Create(const std::string& user, const std::string& version) {
@@ -72,13 +87,18 @@ Result<std::string> McpSessions::Create(const std::string& user, const std::stri
   const auto now = now_();
   MutexLock lock(&mu_);
   ExpireLocked(now);
-  if (sessions_.size() >= max_sessions_) {
-    // Full of live sessions: the least recently used one goes (its client
-    // gets 404 next time and initializes again).
-    auto oldest = std::min_element(
-        sessions_.begin(), sessions_.end(),
-        [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
-    sessions_.erase(oldest);
+  size_t own = 0;
+  for (const auto& [sid, s] : sessions_) own += s.info.user == user ? 1 : 0;
+  // A user pays for their own sessions: at their cap, or when the table is
+  // full, their own least recently used one goes. Another user's session is
+  // never the price of a new one, so a table full of others' is a refusal.
+  if (own >= max_per_user_ || sessions_.size() >= max_sessions_) {
+    if (!EvictOwnLocked(user)) {
+      return Status(StatusCode::kUnavailable,
+                    fmt::format("the MCP server holds its maximum of {} live sessions; try again "
+                                "later",
+                                max_sessions_));
+    }
   }
   Session s;
   s.info.user = user;
@@ -156,6 +176,13 @@ bool McpSessions::CancelWait(const std::string& id, const std::string& request_k
 size_t McpSessions::size() const {
   MutexLock lock(&mu_);
   return sessions_.size();
+}
+
+size_t McpSessions::CountOf(const std::string& user) const {
+  MutexLock lock(&mu_);
+  return static_cast<size_t>(std::count_if(sessions_.begin(), sessions_.end(), [&](const auto& e) {
+    return e.second.info.user == user;
+  }));
 }
 
 // ---- tools ------------------------------------------------------------------

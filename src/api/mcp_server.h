@@ -10,9 +10,13 @@
 //
 // Sessions: `initialize` creates one (a random 64-hex id sent back in
 // `Mcp-Session-Id`) bound to the bearer token's user and the negotiated
-// version. A session unused for `idle_ttl` is forgotten; at most
-// `max_sessions` are kept (the least recently used is dropped for a new
-// one). A client whose session is gone gets 404 and initializes again.
+// version. A session unused for `idle_ttl` is forgotten. One user holds at
+// most `max_per_user` live sessions: a new one over that drops the user's
+// own least recently used. The table holds at most `max_sessions` over all
+// users: when it is full, a user who holds a session gives up their own
+// least recently used; a user who holds none is refused (kUnavailable, the
+// route's 503) — no user's initialize ever ends another user's session
+// (issue 44). A client whose session is gone gets 404 and initializes again.
 // A session also tracks its in-flight `create_task` waits by request id, so
 // `notifications/cancelled` (or DELETE) can end their streams.
 //
@@ -56,6 +60,7 @@ inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
 inline constexpr int kSessionNotFound = -32001;  // as the MCP SDKs answer a stale session
+inline constexpr int kServerBusy = -32000;       // the session table is full of other users'
 
 Json RpcResult(const Json& id, Json result);
 Json RpcError(const Json& id, int code, std::string message);
@@ -84,10 +89,12 @@ struct McpSessionInfo {
 class McpSessions {
  public:
   using Clock = std::chrono::steady_clock;
-  McpSessions(size_t max_sessions, Clock::duration idle_ttl,
+  McpSessions(size_t max_sessions, size_t max_per_user, Clock::duration idle_ttl,
               std::function<Clock::time_point()> now = &Clock::now);
 
-  // A new session for `user` speaking `version`; returns its id.
+  // A new session for `user` speaking `version`; returns its id. May end
+  // one of `user`'s own sessions (above), never another user's;
+  // kUnavailable when the table is full of other users' live sessions.
   Result<std::string> Create(const std::string& user, const std::string& version);
   // The live session `id` of `user` (touched: its idle time restarts), or
   // nullopt when unknown, expired, deleted or another user's.
@@ -103,6 +110,8 @@ class McpSessions {
   bool CancelWait(const std::string& id, const std::string& request_key);
 
   size_t size() const;
+  // The live sessions `user` holds (expired ones not yet swept included).
+  size_t CountOf(const std::string& user) const;
 
  private:
   struct Session {
@@ -111,8 +120,11 @@ class McpSessions {
     std::map<std::string, std::weak_ptr<McpWait>> waits;
   };
   void ExpireLocked(Clock::time_point now) REQUIRES(mu_);
+  // Drops `user`'s least recently used session; false when they hold none.
+  bool EvictOwnLocked(const std::string& user) REQUIRES(mu_);
 
   const size_t max_sessions_;
+  const size_t max_per_user_;
   const Clock::duration idle_ttl_;
   const std::function<Clock::time_point()> now_;
   mutable Mutex mu_;

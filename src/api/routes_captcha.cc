@@ -7,7 +7,12 @@
 //   POST /api/local/captcha-pool/resolve  {"space_id", "screen"} -> {"resumed": N}
 //
 // Bearer-authenticated like every /api/local route; a missing, empty or
-// non-string field is a 400 naming it.
+// non-string field is a 400 naming it. Only the caller's own waits are
+// requeued (issue 44, Store::ResumeCaptchaJobs's `resolved_by`): in a space
+// the jobs of tasks they may see, without a space (the "personal" pool)
+// their own tasks' jobs. When none of those waits on the screen the answer
+// is 404, alike for "nobody waits" and "only another user's private task
+// waits", so another user's wait is neither requeued nor revealed.
 #include "api/api_server.h"
 #include "api/http_util.h"
 
@@ -27,8 +32,10 @@ void ApiServer::CaptchaRoutes() {
     if (Status st = api::RequiredString(*body, "screen", &screen); !st.ok()) {
       return ReplyError(st);
     }
-    auto resumed = store_.ResumeCaptchaJobs(space_id, screen);
+    auto resumed = store_.ResumeCaptchaJobs(space_id, screen, req.user);
     if (!resumed.ok()) return ReplyError(resumed.status());
+    if (*resumed == 0)
+      return ReplyError(NotFound("no job you may resolve waits on that CAPTCHA screen"));
     return Reply(200, {{"resumed", *resumed}});
   });
 }

@@ -112,7 +112,9 @@ std::string JobStatusOf(const Json& job) { return StringField(job, "status"); }
 class McpEndpoint {
  public:
   explicit McpEndpoint(ApiServer& api)
-      : api_(api), sessions_(api.options_.mcp_max_sessions, api.options_.mcp_session_idle) {}
+      : api_(api),
+        sessions_(api.options_.mcp_max_sessions, api.options_.mcp_max_sessions_per_user,
+                  api.options_.mcp_session_idle) {}
 
   HttpResponse Post(const HttpRequest& req);
   HttpResponse Delete(const HttpRequest& req);
@@ -323,6 +325,13 @@ HttpResponse McpEndpoint::Initialize(const HttpRequest& req, const Json& id, con
   }
   const std::string version = mcp::NegotiateVersion(requested);
   auto session_id = sessions_.Create(req.user, version);
+  if (!session_id.ok() && session_id.status().code() == StatusCode::kUnavailable) {
+    // Full of other users' live sessions: refused, none of theirs is ended.
+    HttpResponse busy =
+        Rpc(503, mcp::RpcError(id, mcp::kServerBusy, session_id.status().message()));
+    busy.headers.emplace_back("Retry-After", "5");
+    return busy;
+  }
   if (!session_id.ok()) {
     spdlog::error("mcp: cannot create a session: {}", session_id.status().ToString());
     return Rpc(500, mcp::RpcError(id, mcp::kInternalError, "internal error"));

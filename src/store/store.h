@@ -203,7 +203,14 @@ class Store {
   // captcha_space_id == "" && captcha_screen == screen. Returns how many were
   // requeued (0 is not an error). An empty argument is kInvalidArgument
   // naming it ("space_id" | "screen").
-  virtual Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) = 0;
+  // `resolved_by` (issue 44; nullopt: every job, for the engine and tools)
+  // keeps a user to their own: a job of a task in a space only when its task
+  // is visible to them (shared, unowned or theirs); a job of a task without
+  // a space — the owner's personal pool, whatever captcha_space_id says —
+  // only when the task is theirs (or unowned). Another user's private wait
+  // is never requeued.
+  virtual Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen,
+                                        const std::optional<std::string>& resolved_by) = 0;
 
   // Earliest next_retry_at among retry jobs, if any (lets idle workers sleep
   // exactly until a backoff ends).

@@ -519,17 +519,25 @@ Status SqlStore::SetCaptchaWait(const std::string& job_id, const std::string& sp
   });
 }
 
-Result<int> SqlStore::ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) {
+Result<int> SqlStore::ResumeCaptchaJobs(const std::string& space_id, const std::string& screen,
+                                        const std::optional<std::string>& resolved_by) {
   if (space_id.empty()) return InvalidArgument("space_id must not be empty", "space_id");
   if (screen.empty()) return InvalidArgument("screen must not be empty", "screen");
   int resumed = 0;
   Status st = Write([&](Tx& tx) -> Status {
     resumed = 0;  // a retried transaction starts again
+    // Whose waits: a space's task when the resolver may see it; a space-less
+    // task (its owner's personal pool) only when it is the resolver's own.
     auto s = tx.conn.Prepare(
-        "SELECT id FROM jobs WHERE status = 'waiting_human' AND wait_reason = 'captcha'"
-        " AND captcha_space_id = ?1 AND captcha_screen = ?2 ORDER BY seq");
+        "SELECT j.id FROM jobs j JOIN tasks t ON t.id = j.task_id"
+        " WHERE j.status = 'waiting_human' AND j.wait_reason = 'captcha'"
+        " AND j.captcha_space_id = ?1 AND j.captcha_screen = ?2"
+        " AND (?3 = 0 OR t.owner = '' OR t.owner = ?4"
+        " OR (t.space <> '' AND t.visibility = 'shared'))"
+        " ORDER BY j.seq");
     if (!s.ok()) return s.status();
-    s->Bind(1, space_id).Bind(2, screen);
+    s->Bind(1, space_id).Bind(2, screen).Bind(3, resolved_by.has_value());
+    s->Bind(4, resolved_by.value_or(""));
     MAESTRO_ASSIGN_OR_RETURN(std::vector<std::string> ids, FirstColumn(*s));
     // ResumeParkedJob's transition, the screen kept: the resumed job finds
     // its screen solved (captcha_space_id "", captcha_screen its screen).

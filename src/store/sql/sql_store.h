@@ -71,7 +71,8 @@ class SqlStore : public Store {
   Status ResumeParkedJob(const std::string& job_id) override;
   Status SetCaptchaWait(const std::string& job_id, const std::string& space_id,
                         const std::string& screen) override;
-  Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen) override;
+  Result<int> ResumeCaptchaJobs(const std::string& space_id, const std::string& screen,
+                                const std::optional<std::string>& resolved_by) override;
   Result<std::optional<TimeMs>> NextRetryDue() override;
 
   Result<Request> CreateRequest(const Request& request) override;

@@ -1,6 +1,8 @@
 // The CAPTCHA pool (seed 001, wait_reason captcha): SetCaptchaWait records
 // the (space, screen) a job waits on; ResumeCaptchaJobs requeues every job
-// parked on exactly that screen, clearing its space and keeping its screen.
+// parked on exactly that screen, clearing its space and keeping its screen —
+// and, for a user (issue 44), only the waits that user may resolve: never
+// another user's private task, never another user's personal pool.
 #include "support/store_fixture.h"
 
 namespace maestro {
@@ -26,6 +28,24 @@ class CaptchaPoolTest : public StoreConformance {
     return parked.ok() ? *parked : j;
   }
 
+  // The same for a task of `owner` in `space` ("" = none) with `visibility`.
+  Job ParkOwned(const std::string& owner, const std::string& space, const std::string& visibility,
+                const std::string& pool, const std::string& screen) {
+    NewTask t;
+    t.instruction = "sign in";
+    t.piece = "captcha";
+    t.owner = owner;
+    t.space = space;
+    t.visibility = visibility;
+    auto c = store_->CreateTask(t);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    Job j = Claim();
+    EXPECT_EQ(j.task_id, c.ok() ? c->task.id : "");
+    EXPECT_TRUE(store_->SetCaptchaWait(j.id, pool, screen).ok());
+    EXPECT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::WaitingHuman("captcha", "browse")).ok());
+    return j;
+  }
+
   int QueuedEventsFromWaitingHuman(const std::string& task_id) {
     auto events = store_->ListEvents(task_id, "", 1000);
     EXPECT_TRUE(events.ok());
@@ -47,7 +67,7 @@ TEST_P(CaptchaPoolTest, ResolveRequeuesExactlyTheJobsOnThatScreen) {
   Job other_space = ParkOnCaptcha("space-2", "login-captcha");
 
   int before = wakeups_;
-  auto n = store_->ResumeCaptchaJobs("space-1", "login-captcha");
+  auto n = store_->ResumeCaptchaJobs("space-1", "login-captcha", std::nullopt);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 2);
   EXPECT_GT(wakeups_.load(), before);
@@ -75,7 +95,7 @@ TEST_P(CaptchaPoolTest, ResolveRequeuesExactlyTheJobsOnThatScreen) {
   }
 
   // Nothing waits on that screen any more.
-  auto again = store_->ResumeCaptchaJobs("space-1", "login-captcha");
+  auto again = store_->ResumeCaptchaJobs("space-1", "login-captcha", std::nullopt);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0);
 
@@ -99,7 +119,7 @@ TEST_P(CaptchaPoolTest, AJobThatIsNotParkedIsNotTouched) {
   ASSERT_TRUE(store_->SetCaptchaWait(asking.id, "space-1", "login-captcha").ok());
   ASSERT_TRUE(store_->FinishJob(LeaseOf(asking), JobOutcome::WaitingHuman("ask", "m")).ok());
 
-  auto n = store_->ResumeCaptchaJobs("space-1", "login-captcha");
+  auto n = store_->ResumeCaptchaJobs("space-1", "login-captcha", std::nullopt);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 0);
   auto r = store_->GetJob(running.id);
@@ -127,12 +147,65 @@ TEST_P(CaptchaPoolTest, SetCaptchaWaitClearsAndRefusesAnUnknownJob) {
 }
 
 TEST_P(CaptchaPoolTest, EmptyArgumentsAreInvalidNamingTheField) {
-  auto no_space = store_->ResumeCaptchaJobs("", "s");
+  auto no_space = store_->ResumeCaptchaJobs("", "s", "alice");
   EXPECT_EQ(no_space.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(no_space.status().field(), "space_id");
-  auto no_screen = store_->ResumeCaptchaJobs("space-1", "");
+  auto no_screen = store_->ResumeCaptchaJobs("space-1", "", std::nullopt);
   EXPECT_EQ(no_screen.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(no_screen.status().field(), "screen");
+}
+
+TEST_P(CaptchaPoolTest, AUserRequeuesOnlyTheWaitsTheyMayResolve) {
+  // Space-less tasks wait in "personal" (the engine's pool name for them):
+  // each owner's personal pool is their own, shared task or not.
+  Job alice_private = ParkOwned("alice", "", "private", "personal", "s");
+  Job alice_shared = ParkOwned("alice", "", "shared", "personal", "s");
+  Job bob_own = ParkOwned("bob", "", "private", "personal", "s");
+  // In a space: the tasks the resolver may see.
+  Job alice_proj_private = ParkOwned("alice", "proj", "private", "proj", "s");
+  Job alice_proj_shared = ParkOwned("alice", "proj", "shared", "proj", "s");
+  Job unowned_proj = ParkOwned("", "proj", "private", "proj", "s");
+
+  // Bob: his own personal wait only; alice's two stay parked.
+  auto personal = store_->ResumeCaptchaJobs("personal", "s", "bob");
+  ASSERT_TRUE(personal.ok()) << personal.status().ToString();
+  EXPECT_EQ(*personal, 1);
+  EXPECT_EQ(StatusOf(bob_own.id), JobStatus::kQueued);
+  for (const Job& j : {alice_private, alice_shared}) {
+    EXPECT_EQ(StatusOf(j.id), JobStatus::kWaitingHuman);
+    EXPECT_EQ(store_->GetJob(j.id)->captcha_space_id, "personal");
+    EXPECT_EQ(QueuedEventsFromWaitingHuman(j.task_id), 0) << "no event for alice's job";
+  }
+  // In the space: the shared and the unowned task, never alice's private one.
+  auto proj = store_->ResumeCaptchaJobs("proj", "s", "bob");
+  ASSERT_TRUE(proj.ok());
+  EXPECT_EQ(*proj, 2);
+  EXPECT_EQ(StatusOf(alice_proj_shared.id), JobStatus::kQueued);
+  EXPECT_EQ(StatusOf(unowned_proj.id), JobStatus::kQueued);
+  EXPECT_EQ(StatusOf(alice_proj_private.id), JobStatus::kWaitingHuman);
+  EXPECT_EQ(store_->GetTask(alice_proj_private.task_id)->status, JobStatus::kWaitingHuman);
+  // Again: nothing of bob's is left; alice's still wait.
+  EXPECT_EQ(*store_->ResumeCaptchaJobs("personal", "s", "bob"), 0);
+  EXPECT_EQ(*store_->ResumeCaptchaJobs("proj", "s", "bob"), 0);
+  EXPECT_EQ(StatusOf(alice_private.id), JobStatus::kWaitingHuman);
+
+  // Alice resolves hers: both personal ones and her private one in proj.
+  EXPECT_EQ(*store_->ResumeCaptchaJobs("personal", "s", "alice"), 2);
+  EXPECT_EQ(*store_->ResumeCaptchaJobs("proj", "s", "alice"), 1);
+  for (const Job& j : {alice_private, alice_shared, alice_proj_private}) {
+    EXPECT_EQ(StatusOf(j.id), JobStatus::kQueued);
+    EXPECT_EQ(store_->GetJob(j.id)->captcha_space_id, "");
+    EXPECT_EQ(QueuedEventsFromWaitingHuman(j.task_id), 1);
+  }
+}
+
+TEST_P(CaptchaPoolTest, WithoutAUserEveryWaitOnTheScreenIsRequeued) {
+  ParkOwned("alice", "", "private", "personal", "s");
+  ParkOwned("bob", "", "private", "personal", "s");
+  ParkOwned("alice", "proj", "private", "personal", "s");
+  auto n = store_->ResumeCaptchaJobs("personal", "s", std::nullopt);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 3);
 }
 
 MAESTRO_STORE_CONFORMANCE(CaptchaPoolTest);
