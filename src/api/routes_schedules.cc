@@ -1,6 +1,10 @@
 // Schedule routes (issue 20): create, list, show, change, delete a schedule,
 // run it now, and the history of its fires. A schedule is owned by its
-// creator and seen like a task (another user's private one is a 404). Every
+// creator and seen like a task (another user's private one is a 404); only
+// its owner (or admin) may change, delete or run it — another user who sees
+// a shared one gets 403 (issue 44). A user owns at most quotas.max_schedules
+// schedules (429 naming the field), and "run now" is held to the owner's
+// daily quota like every create path (store/quota_gate.h). Every
 // field is checked before anything is written — the cron and timezone by
 // the same rule the Scheduler fires with (schedule/cron.h), the piece, space
 // and profile by the TaskChoices a task create uses — so a schedule never
@@ -114,6 +118,37 @@ Json ScheduleJson(const Schedule& s, TimeMs now) {
           {"next_fires", next}};
 }
 
+// Visible but not the caller's to change: 403, as the schedule is known
+// to them anyway (a hidden one already answered 404).
+api::HttpResponse NotOwner(const Schedule& s) {
+  return Reply(403, {{"error",
+                      {{"code", "PERMISSION_DENIED"},
+                       {"message", "schedule " + s.id + " belongs to " + s.owner +
+                                       "; only its owner or admin may change it"}}}});
+}
+
+bool MayChange(const Schedule& s, const std::string& user) {
+  return s.owner.empty() || s.owner == user || user == api::kAdminUser;
+}
+
+// The quota refusals of this file answer 429 (come back later or delete).
+api::HttpResponse QuotaError(const Status& st) {
+  return Reply(
+      429, {{"error",
+             {{"code", "RESOURCE_EXHAUSTED"}, {"message", st.message()}, {"field", st.field()}}}});
+}
+
+// quotas.max_schedules: `user` may own one more schedule.
+Status CheckScheduleLimit(Store& store, const budget::Quotas& quotas, const std::string& user) {
+  auto seen = store.ListSchedules(user);
+  if (!seen.ok()) return seen.status();
+  int64_t owned = 0;
+  for (const Schedule& s : *seen) owned += s.owner == user ? 1 : 0;
+  auto refusal = budget::ScheduleLimitRefusal(quotas.For(user), user, owned);
+  if (!refusal) return Status::Ok();
+  return Status(StatusCode::kResourceExhausted, *refusal, "quotas.max_schedules");
+}
+
 }  // namespace
 
 Json ApiServer::DefaultBudget(const Schedule& s) const {
@@ -139,6 +174,9 @@ void ApiServer::ScheduleRoutes() {
     if (Status st = CheckSchedule(options_.choices, &s); !st.ok()) return ReplyError(st);
     s.owner = req.user;
     s.budget = DefaultBudget(s);
+    if (Status st = CheckScheduleLimit(store_, options_.budgets.quotas, req.user); !st.ok()) {
+      return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
+    }
     auto created = store_.CreateSchedule(s);
     if (!created.ok()) return ReplyError(created.status());
     return Reply(201, {{"schedule", ScheduleJson(*created, options_.clock->NowMs())}});
@@ -163,6 +201,7 @@ void ApiServer::ScheduleRoutes() {
   router_.Add("PATCH", kSchedulePath, [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
+    if (!MayChange(*s, req.user)) return NotOwner(*s);
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
@@ -176,6 +215,7 @@ void ApiServer::ScheduleRoutes() {
   router_.Add("DELETE", kSchedulePath, [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
+    if (!MayChange(*s, req.user)) return NotOwner(*s);
     if (Status st = store_.DeleteSchedule(s->id); !st.ok()) return ReplyError(st);
     return Reply(200, {{"deleted", s->id}});
   });
@@ -184,8 +224,10 @@ void ApiServer::ScheduleRoutes() {
   router_.Add("POST", std::string(kSchedulePath) + "/run", [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
+    // Its task is the owner's and spends the owner's quota.
+    if (!MayChange(*s, req.user)) return NotOwner(*s);
     if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
-      return ReplyError(st);
+      return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
     }
     // Cron fire times are whole minutes: a manual fire never takes one, so
     // it can never claim (and so swallow) the cron fire of that minute.

@@ -1,7 +1,10 @@
 // The schedule routes of a real `maestro serve` (no workers: tasks stay
 // queued): create with every field checked (400 naming the field), list,
 // show with next_fires, pause/resume, run now, history, visibility to
-// another user, delete (issue 20). The firing itself is covered over a
+// another user, delete (issue 20); a shared schedule changed, deleted or run
+// only by its owner or admin (403 for another user who sees it), and the
+// per-user schedule limit (429 naming quotas.max_schedules) (issue 44). The
+// firing itself (and a fire over the owner's quota) is covered over a
 // FakeClock in tests/unit/schedule/.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -174,6 +177,60 @@ TEST_F(SchedulesApiTest, AnotherUsersPrivateScheduleIsA404) {
   auto [c3, list] = Call("GET", "/api/local/schedules", "", bob);
   ASSERT_EQ(list["schedules"].size(), 1u);
   EXPECT_EQ(list["schedules"][0]["id"], ours["schedule"]["id"]);
+}
+
+TEST_F(SchedulesApiTest, OnlyTheOwnerOrAdminChangesASharedSchedule) {
+  auto token = [&](const std::string& user) {
+    auto [code, tok] = Call("POST", "/api/local/tokens", Json{{"user", user}}.dump());
+    EXPECT_EQ(code, 201) << tok.dump();
+    return tok.value("token", "");
+  };
+  const std::string alice = token("alice"), bob = token("bob");
+  Json shared = Valid();
+  shared["visibility"] = "shared";
+  auto [c1, created] = Call("POST", "/api/local/schedules", shared.dump(), alice);
+  ASSERT_EQ(c1, 201) << created.dump();
+  const std::string path = "/api/local/schedules/" + created["schedule"]["id"].get<std::string>();
+  EXPECT_EQ(Call("GET", path, "", bob).first, 200) << "bob sees it";
+  auto [c_patch, patched] = Call("PATCH", path, R"({"instruction": "mine now"})", bob);
+  EXPECT_EQ(c_patch, 403) << patched.dump();
+  EXPECT_EQ(patched["error"]["code"], "PERMISSION_DENIED");
+  EXPECT_EQ(Call("PATCH", path, R"({"enabled": false})", bob).first, 403);
+  EXPECT_EQ(Call("DELETE", path, "", bob).first, 403);
+  EXPECT_EQ(Call("POST", path + "/run", "", bob).first, 403) << "its task would be alice's";
+  auto [c_get, got] = Call("GET", path, "", alice);
+  EXPECT_EQ(got["schedule"]["instruction"], "summarise the news") << "unchanged";
+  EXPECT_EQ(got["schedule"]["enabled"], true);
+  EXPECT_TRUE(Call("GET", path + "/tasks", "", alice).second["fires"].empty()) << "never run";
+  // The owner and admin may.
+  EXPECT_EQ(Call("PATCH", path, R"({"instruction": "alice's own change"})", alice).first, 200);
+  EXPECT_EQ(Call("PATCH", path, R"({"enabled": false})").first, 200) << "admin";
+  EXPECT_EQ(Call("DELETE", path, "", alice).first, 200);
+  EXPECT_EQ(Call("GET", path, "", alice).first, 404);
+}
+
+TEST_F(SchedulesApiTest, AUserOwnsAtMost50Schedules) {
+  auto [c_tok, tok] = Call("POST", "/api/local/tokens", R"({"user":"bob"})");
+  ASSERT_EQ(c_tok, 201) << tok.dump();
+  const std::string bob = tok["token"];
+  Json every_minute = Valid();
+  every_minute["cron"] = "* * * * *";
+  every_minute["enabled"] = false;  // the limit, not the fires, is under test
+  for (int i = 0; i < 50; ++i) {
+    auto [code, body] = Call("POST", "/api/local/schedules", every_minute.dump(), bob);
+    ASSERT_EQ(code, 201) << i << " " << body.dump();
+  }
+  auto [code, refused] = Call("POST", "/api/local/schedules", every_minute.dump(), bob);
+  EXPECT_EQ(code, 429) << refused.dump();
+  EXPECT_EQ(refused["error"]["field"], "quotas.max_schedules") << refused.dump();
+  EXPECT_EQ(Call("GET", "/api/local/schedules", "", bob).second["schedules"].size(), 50u);
+  // Another user's count is their own.
+  EXPECT_EQ(Call("POST", "/api/local/schedules", every_minute.dump()).first, 201);
+  // One deleted: one more fits.
+  const std::string first =
+      Call("GET", "/api/local/schedules", "", bob).second["schedules"][0]["id"];
+  EXPECT_EQ(Call("DELETE", "/api/local/schedules/" + first, "", bob).first, 200);
+  EXPECT_EQ(Call("POST", "/api/local/schedules", every_minute.dump(), bob).first, 201);
 }
 
 }  // namespace
