@@ -147,6 +147,7 @@ Status MessageStore::RecountCurrent() {
   current_lines_ = 0;
   current_raw_tokens_ = 0;
   current_clean_ = false;
+  last_line_user_ = adjacent_users_ = false;
   ++current_generation_;
   uint64_t line_bytes = 0;  // of the complete lines, newlines included
   bool blank_or_cr = false;
@@ -155,7 +156,9 @@ Status MessageStore::RecountCurrent() {
     if (line.empty() || line.find('\r') != std::string_view::npos) blank_or_cr = true;
     if (line.empty()) return true;
     ++current_lines_;
-    current_raw_tokens_ += EstimateMessageTokens(Json::parse(line, nullptr, false));
+    Json m = Json::parse(line, nullptr, false);
+    current_raw_tokens_ += EstimateMessageTokens(m);
+    NoteRole(m);
     return true;
   }));
   MAESTRO_ASSIGN_OR_RETURN(current_bytes_, FileSize(*env_, current_path_));
@@ -237,6 +240,12 @@ Json MessageStore::ArchiveRecord(const Json& message, const std::string& job_id,
   return rec;
 }
 
+void MessageStore::NoteRole(const Json& message) {
+  const bool user = message.is_object() && message.value("role", "") == "user";
+  if (user && last_line_user_) adjacent_users_ = true;
+  last_line_user_ = user;
+}
+
 Status MessageStore::AppendLive(const std::string& line) {
   if (Status st = current_.Append(line); !st.ok()) {
     current_clean_ = false;  // part of the line may be in the file
@@ -283,12 +292,15 @@ Result<int64_t> MessageStore::SeedThread(const std::string& job_id,
       int64_t seq, archive_.Append(std::move(start), /*sync=*/durable && messages.size() == 1));
   std::string lines = MessageLine(messages.front());
   int64_t tokens = EstimateMessageTokens(messages.front());
+  last_line_user_ = adjacent_users_ = false;
+  NoteRole(messages.front());
   for (size_t i = 1; i < messages.size(); ++i) {
     Json rec = ArchiveRecord(messages[i], job_id, "message");
     tokens += rec["tokens"].get<int64_t>();
     MAESTRO_RETURN_IF_ERROR(
         archive_.Append(std::move(rec), /*sync=*/durable && i + 1 == messages.size()).status());
     lines += MessageLine(messages[i]);
+    NoteRole(messages[i]);
   }
   // 2. The live files, each replaced whole (Conversation.rewrite): the
   //    transcript holds the seeded conversation once — the replayed turns
@@ -341,6 +353,7 @@ Result<int64_t> MessageStore::AddMessage(const Json& message, const std::string&
   MAESTRO_ASSIGN_OR_RETURN(int64_t seq, archive_.Append(std::move(rec), /*sync=*/false, member));
   MAESTRO_RETURN_IF_ERROR(AppendLive(MessageLine(message, content)));
   ++current_lines_;
+  NoteRole(message);
   current_raw_tokens_ += tokens;
   if (!movement.empty()) movement_ = movement;
   return seq;

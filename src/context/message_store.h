@@ -141,6 +141,11 @@ class MessageStore {
   // starts over.
   uint64_t current_generation() const { return current_generation_; }
   int64_t current_raw_tokens() const { return current_raw_tokens_; }
+  // current.jsonl holds two user messages in a row (appended one after the
+  // other while a job runs): the agent loop then sends an alternating copy
+  // (engine/prompt/role_alternation.h). Cleared when the file is rewritten
+  // without such a pair (a seed, which is merged, or a compression).
+  bool has_adjacent_user_messages() const { return adjacent_users_; }
   int64_t count_messages() const { return archive_.count(); }
   int64_t thread() const { return thread_; }
   // The job that started the newest thread ("" = none): a job that finds its
@@ -155,6 +160,7 @@ class MessageStore {
 
  private:
   Status AppendLive(const std::string& line);
+  void NoteRole(const Json& message);  // tracks has_adjacent_user_messages()
   Status RecountCurrent();
   Status RebuildCurrentFromArchive();
   Status RebuildTranscriptTail();
@@ -170,7 +176,9 @@ class MessageStore {
   int64_t current_lines_ = 0;
   int64_t current_raw_tokens_ = 0;
   uint64_t current_bytes_ = 0;
-  bool current_clean_ = false;  // see current_known_bytes()
+  bool current_clean_ = false;   // see current_known_bytes()
+  bool last_line_user_ = false;  // current.jsonl's last message is role=user
+  bool adjacent_users_ = false;  // see has_adjacent_user_messages()
   uint64_t current_generation_ = 0;
   uint64_t transcript_thread_offset_ = 0;  // where the last thread starts
   int64_t thread_ = 0;                     // number of thread starts so far

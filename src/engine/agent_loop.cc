@@ -13,10 +13,14 @@
 #include "engine/movement_calls.h"
 #include "engine/prompt/attachment_context.h"
 #include "engine/prompt/prompt_builder.h"
+#include "engine/prompt/role_alternation.h"
 #include "engine/trace_spans.h"
 
 namespace maestro::engine {
 namespace {
+
+// The request file sent while current.jsonl has adjacent user messages.
+constexpr char kAlternatingFile[] = "alternating.jsonl";
 
 MovementResult Abort(const std::string& movement, const char* reason, std::string details,
                      bool cancelled = false) {
@@ -47,9 +51,15 @@ Status DeliverInterjections(AgentLoopDeps& d) {
   auto pending = d.store->ListUndeliveredComments(d.job_id);
   if (!pending.ok()) return pending.status();
   if (pending->empty()) return Status::Ok();
+  // Comments posted together are one user message (roles alternate: seed
+  // 000 §3.4), each in the text it would have had alone.
+  std::string text;
   for (const Comment& c : *pending) {
-    std::string text = "Message from the user while you work:\n" + DeliveredCommentText(c);
-    MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
+    if (!text.empty()) text += "\n\n";
+    text += "Message from the user while you work:\n" + DeliveredCommentText(c);
+  }
+  MAESTRO_RETURN_IF_ERROR(AppendMessage(d, UserMessage(text)));
+  for (const Comment& c : *pending) {
     EmitDelta(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
   }
   CrashPoint("interjection.appended");
@@ -66,6 +76,20 @@ Status DeliverAttachments(AgentLoopDeps& d) {
   if (taken.rows.empty()) return Status::Ok();
   MAESTRO_RETURN_IF_ERROR(AppendMessage(d, AttachmentsArrivedMessage(taken.files)));
   return AckAttachments(*d.store, taken.rows);
+}
+
+// Roles alternate in every request (role_alternation.h): while the live
+// conversation holds two user messages in a row, the request is an
+// alternating copy of what the guard chose to send.
+Status SendAlternating(AgentLoopDeps& d, llm::ChatRequest& req) {
+  if (!d.ctx->messages().has_adjacent_user_messages()) return Status::Ok();
+  std::string out = d.ctx->dir() + "/" + kAlternatingFile;
+  MAESTRO_ASSIGN_OR_RETURN(uint64_t bytes,
+                           WriteAlternatingCopy(d.ctx->env(), req.messages_path, out));
+  req.messages_path = std::move(out);
+  // Vouched for only when the source was (its lines copied byte for byte).
+  req.messages_known_bytes = req.messages_known_bytes > 0 ? bytes : 0;
+  return Status::Ok();
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
@@ -294,6 +318,9 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     llm::ChatRequest req;
     req.messages_path = guard.messages_path;
     req.messages_known_bytes = guard.messages_known_bytes;
+    if (Status s = SendAlternating(d, req); !s.ok()) {
+      return Abort(movement, kAbortLlmError, "alternating copy: " + s.ToString());
+    }
     req.tools_path = d.tools_path;
     if (d.piece_tools) req.tools_json = d.piece_tools->bytes;  // tools.json's bytes, no file read
     telemetry::Span chat = StartChatSpan(d, req);

@@ -100,6 +100,19 @@ std::string StartMovement(const Piece& piece, const Job& job, const context::Mes
   return SelectStartMovement(piece, job.resume_movement, "");
 }
 
+// A follow-up (a comment or an ASK answer after the job ended) resumes in
+// the movement its replayed conversation is in — where the task ended, whose
+// guidance the replay ends with — so its tools and transitions are that
+// movement's (issue 45 item 2). `fallback` when that movement is unknown or
+// not of this piece.
+std::string FollowUpStartMovement(const Piece& piece, const std::string& conversation_movement,
+                                  const std::string& fallback) {
+  if (!conversation_movement.empty() && piece.FindMovement(conversation_movement)) {
+    return conversation_movement;
+  }
+  return fallback;
+}
+
 bool HasPendingChildren(Store& store, const std::string& job_id) {
   auto kids = store.ListChildJobs(job_id);
   if (!kids.ok()) return false;
@@ -215,6 +228,8 @@ Result<PieceExecutor::RunEnd> PieceExecutor::Run(const Task& task, const Job& jo
   }
   context::ContextConfig cc = opt_.context;
   cc.context_length = llm->profile().context_length;
+  cc.llm_provider = llm->profile().name;
+  cc.model = llm->profile().model;
   context::TaskContextDeps deps{opt_.store, opt_.clock};
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<context::TaskContext> ctx,
                            context::TaskContext::Start(dirs_, deps, task, job, cc));
@@ -256,10 +271,10 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
     MAESTRO_RETURN_IF_ERROR(
         AnswerSettledCalls(*opt_.store, ctx.messages(), ctx.dir(), job, piece.name).status());
   }
-  const std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
+  std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
   if (ran_before) RecordJobResume(job_span, start);
   MAESTRO_RETURN_IF_ERROR(
-      SeedPrompt(ctx, task, job, piece, jt, ws.root, llm.profile().vision, ran_before, start));
+      SeedPrompt(ctx, task, job, piece, jt, ws.root, llm.profile().vision, ran_before, &start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
@@ -346,12 +361,17 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
 Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job,
                                  const Piece& piece, const JobTools& jt,
                                  const std::string& workspace_root, bool vision, bool ran_before,
-                                 const std::string& start) {
+                                 std::string* start) {
   const std::string transcript = ctx.messages().transcript_path();
   MAESTRO_ASSIGN_OR_RETURN(
       JobPromptPlan plan,
       PlanJobPrompt(*opt_.store, task, job, {transcript, ctx.handoffs_dir(), &ctx.env()},
-                    ran_before, start));
+                    ran_before, *start));
+  // The movement the replayed conversation is in (its last guidance).
+  const std::string conversation_movement = ctx.messages().movement();
+  if (!ran_before && plan.path == PromptPath::kFollowUp) {
+    *start = FollowUpStartMovement(piece, conversation_movement, *start);
+  }
   PromptInputs in;
   in.piece = &piece;
   in.tools = &jt.piece_tools;
@@ -378,15 +398,21 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
     in.task_instruction +=
         InstructionAdditions(LessonsFor(*opt_.store, task.space, piece.name), piece);
   }
-  in.start_movement = start;
+  in.start_movement = *start;
+  if (plan.path == PromptPath::kFollowUp || plan.path == PromptPath::kSamePieceContinue) {
+    in.conversation_movement = conversation_movement;
+  }
   MAESTRO_ASSIGN_OR_RETURN(SeededConversation seeded,
                            SeedConversation(in, JobStart{plan.path, transcript,
                                                          plan.handoff ? &*plan.handoff : nullptr}));
-  spdlog::info("job {}: prompt path {} replayed_turns={} start={}", job.id,
-               PromptPathName(plan.path), seeded.replayed_turns, start);
-  MAESTRO_RETURN_IF_ERROR(ctx.messages().SeedThread(job.id, seeded.messages, start).status());
+  spdlog::info("job {}: prompt path {} replayed_turns={} merged_user_messages={} start={}", job.id,
+               PromptPathName(plan.path), seeded.replayed_turns, seeded.merged_user_messages,
+               *start);
+  MAESTRO_RETURN_IF_ERROR(ctx.messages().SeedThread(job.id, seeded.messages, *start).status());
   CrashPoint("seed.written");
-  // The comments are in the conversation now (tagged): acknowledge them.
+  // The comments are in the conversation now (tagged): acknowledge them,
+  // and the question a follow-up's note quotes.
+  plan.delivered.insert(plan.delivered.end(), plan.quoted.begin(), plan.quoted.end());
   if (Status acked = AckDelivered(*opt_.store, plan.delivered); !acked.ok()) {
     spdlog::warn("job {}: comment delivery: {}", job.id, acked.ToString());
   }

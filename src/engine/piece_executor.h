@@ -168,10 +168,11 @@ class PieceExecutor final : public JobExecutor {
   RunEnd Ended(PieceRunResult r, const Job& job, ContextSession& session) const;
   // Plans the job's prompt path, seeds the conversation's new thread and
   // acknowledges the comments and attachments it delivered (`vision`: the
-  // profile takes images).
+  // profile takes images). `*start` is the run's start movement; a
+  // follow-up's first run moves it to the movement its conversation is in.
   Status SeedPrompt(context::TaskContext& ctx, const Task& task, const Job& job, const Piece& piece,
                     const JobTools& jt, const std::string& workspace_root, bool vision,
-                    bool ran_before, const std::string& start);
+                    bool ran_before, std::string* start);
   // Registers the knowledge tools the job may use (knowledge_tools.h) and
   // fills jt's indexes.
   Status AddKnowledgeTools(const Task& task, const tools::Workspace& ws, JobTools& jt) const;

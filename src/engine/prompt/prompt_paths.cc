@@ -7,6 +7,7 @@
 
 #include "engine/comment_delivery.h"
 #include "engine/handoff/continuation.h"
+#include "engine/prompt/role_alternation.h"
 #include "engine/subtasks.h"
 
 namespace maestro::engine {
@@ -36,6 +37,24 @@ std::string ResumeNote(const Job& job, const std::string& movement) {
   }
   return fmt::format("(The job resumes{}: continue where the conversation above stopped.)",
                      job.wait_reason.empty() ? "" : " after " + job.wait_reason);
+}
+
+// The note a follow-up's instruction starts with; it quotes the question
+// the previous job asked (an ASK), which the user's answer below replies to.
+std::string FollowUpNote(const std::string& question) {
+  if (question.empty()) {
+    return "## Follow-up\nThe user answered after the previous job (answer any question you "
+           "asked with this).";
+  }
+  std::string quoted;
+  for (size_t from = 0; from <= question.size();) {
+    size_t nl = question.find('\n', from);
+    if (nl == std::string::npos) nl = question.size();
+    quoted += "> " + question.substr(from, nl - from) + "\n";
+    from = nl + 1;
+  }
+  return "## Follow-up\nYou asked the user:\n" + quoted +
+         "The user's answer is below: go on with the task from there.";
 }
 
 // The newest handoff of the task, for the continuation `job` a handoff
@@ -75,9 +94,16 @@ Status PlanFirstRun(Store& store, const Task& task, const Job& job, const JobPro
     return Status::Ok();
   }
   plan->path = PromptPath::kFollowUp;
-  plan->instruction =
-      "## Follow-up\nThe user answered after the previous job (answer any question you asked with "
-      "this).";
+  const Comment* question = nullptr;  // the newest the previous job asked
+  for (const Comment& c : comments) {
+    if (c.job_id == job.continued_from_job_id && c.kind == CommentKind::kQuestion) question = &c;
+  }
+  if (question) {
+    plan->instruction = FollowUpNote(question->body);
+    plan->quoted.push_back(*question);
+  } else {
+    plan->instruction = FollowUpNote("");
+  }
   return Status::Ok();
 }
 
@@ -98,8 +124,12 @@ void AddSubtaskNotice(Store& store, const Job& job, const std::string& transcrip
 Json FinalUserMessage(const PromptInputs& in, bool replayed) {
   const Piece& piece = *in.piece;
   std::string start = in.start_movement.empty() ? piece.initial_movement : in.start_movement;
-  std::string extra =
-      start == piece.initial_movement ? std::string() : MovementGuidanceText(piece, start);
+  // The system message has the initial movement's guidance; the replayed
+  // conversation may end in another movement's (a Continue after `review`).
+  const bool elsewhere =
+      start != piece.initial_movement ||
+      (replayed && !in.conversation_movement.empty() && in.conversation_movement != start);
+  std::string extra = elsewhere ? MovementGuidanceText(piece, start) : std::string();
   return BuildFinalUserMessage(in.dynamic, !replayed, extra, in.task_instruction);
 }
 
@@ -207,7 +237,9 @@ Result<JobPromptPlan> PlanJobPrompt(Store& store, const Task& task, const Job& j
   return plan;
 }
 
-Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start) {
+namespace {
+
+Result<SeededConversation> SeedPath(const PromptInputs& in, const JobStart& start) {
   switch (start.path) {
     case PromptPath::kNewJob:
       return SeedNewJob(in);
@@ -221,6 +253,16 @@ Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobSta
       return SeedHandoffContinuation(in, *start.handoff);
   }
   return Internal("unknown prompt path");
+}
+
+}  // namespace
+
+Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start) {
+  MAESTRO_ASSIGN_OR_RETURN(SeededConversation out, SeedPath(in, start));
+  // Roles alternate (role_alternation.h): a replay that ends with a user
+  // turn, or the handoff facts before a movement's guidance, are one message.
+  out.merged_user_messages = MergeAdjacentUserMessages(out.messages);
+  return out;
 }
 
 }  // namespace maestro::engine

@@ -83,6 +83,9 @@ struct JobPromptPlan {
   std::optional<HandoffDocument> handoff;
   // The comments `instruction` delivers (to acknowledge once written).
   std::vector<Comment> delivered;
+  // A follow-up of an ASK: the question comment its note quotes (also
+  // acknowledged once written: it reached the agent's conversation).
+  std::vector<Comment> quoted;
 };
 
 // The task's files the planner reads.
@@ -106,6 +109,10 @@ struct PromptInputs {
   DynamicContext dynamic;
   std::string task_instruction;  // JobPromptPlan::instruction
   std::string start_movement;    // resume > override > initial; "" = the initial movement
+  // The movement the replayed conversation ends in (a same-piece path; "" =
+  // unknown): when the run starts elsewhere, the final user message names
+  // the start movement with its guidance even when it is the initial one.
+  std::string conversation_movement;
 };
 
 struct JobStart {
@@ -118,10 +125,12 @@ struct SeededConversation {
   std::vector<Json> messages;
   ReplayStats replay;  // zero unless the path replays
   int replayed_turns = 0;
+  int merged_user_messages = 0;  // adjacent user messages merged into one
 };
 
-// The first `messages` of a job's run on `start.path`. Replaying paths fail
-// only if the transcript exists but cannot be read.
+// The first `messages` of a job's run on `start.path`, with adjacent user
+// messages merged (role_alternation.h): every path's messages alternate.
+// Replaying paths fail only if the transcript exists but cannot be read.
 Result<SeededConversation> SeedConversation(const PromptInputs& in, const JobStart& start);
 
 }  // namespace maestro::engine

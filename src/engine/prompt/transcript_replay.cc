@@ -42,6 +42,15 @@ std::string ContentText(const Json& m) {
 
 bool IsBlank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
+// A `complete` that asked the user (status needs_user_input).
+bool IsAsk(const Json& call) {
+  const Json& fn = call["function"];
+  auto args = fn.find("arguments");
+  if (args == fn.end()) return false;
+  Json parsed = args->is_string() ? Json::parse(args->get<std::string>(), nullptr, false) : *args;
+  return parsed.is_object() && parsed.value("status", "") == "needs_user_input";
+}
+
 bool HasCalls(const Json& m) {
   auto it = m.find("tool_calls");
   return it != m.end() && it->is_array() && !it->empty();
@@ -86,8 +95,12 @@ std::vector<bool> KeptCalls(const std::vector<Json>& msgs, size_t i, const Pairi
     bool error_answered =
         answered(j) && ContentText(msgs[p.result_of.at({i, j})]).rfind("Error", 0) == 0;
     keep[j] = error_answered;
-    if (!error_answered) {
-      drop_transitions = true;
+    if (error_answered) continue;
+    drop_transitions = true;
+    if (answered(j) && IsAsk(calls[j])) {
+      keep[j] = true;  // rule 4b: the question the next user turn answers
+      ++st.kept_asks;
+    } else {
       ++st.dropped_completes;
     }
   }

@@ -17,6 +17,12 @@
 //     result) is dropped, together with every `transition` call of the same
 //     assistant message. An Error-answered `complete` is kept (the
 //     conversation went on after it).
+//  4b. An answered `complete` with status needs_user_input (an ASK) is kept
+//     with its result (its co-emitted transitions still go): the user turn
+//     after it answers that question, and without the call the answer would
+//     arrive without it (issue 45 item 1; beyond seed 000, which drops every
+//     non-Error complete). Its bytes are the ASK request's reply, so the
+//     follow-up keeps the cached prefix through it.
 //  5. Answered `transition` calls are kept only in the last thread and only
 //     when `keep_transitions_in_last_thread` (a same-piece Continue); dropped
 //     everywhere else.
@@ -50,6 +56,7 @@ struct ReplayStats {
   int threads = 0;
   int skipped_lines = 0;  // unparsable / non-object lines
   int dropped_completes = 0;
+  int kept_asks = 0;               // rule 4b
   int dropped_transitions = 0;     // co-emitted or not kept
   int dropped_unanswered = 0;      // regular calls with no result
   int dropped_orphan_results = 0;  // tool results with no (kept) call

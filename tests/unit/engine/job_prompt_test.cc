@@ -80,6 +80,34 @@ TEST_F(JobPromptTest, ACommentAfterTheJobEndedIsAFollowUpCarryingTheComment) {
   EXPECT_NE(p.instruction.find("Use tabs, not spaces."), std::string::npos) << p.instruction;
 }
 
+// Issue 45 item 1: the answer to an ASK comes with its question, quoted
+// line by line in the follow-up's note; the question comment is handed back
+// to be acknowledged with the delivered ones.
+TEST_F(JobPromptTest, AnAnswerToAnAskQuotesTheQuestionInTheFollowUpNote) {
+  Job asked = Claim();
+  Comment q;
+  q.task_id = created_.task.id;
+  q.job_id = asked.id;
+  q.author = "agent";
+  q.kind = CommentKind::kQuestion;
+  q.body = "Which colour?\nRed or blue.";
+  ASSERT_TRUE(store_->AddComment(q).ok());
+  Finish(asked);
+  WriteTranscript();
+  auto c = store_->PostComment(created_.task.id, "alice", "Blue.", {});
+  ASSERT_TRUE(c.ok());
+  JobPromptPlan p = Plan(Claim());
+  EXPECT_EQ(p.path, PromptPath::kFollowUp);
+  EXPECT_EQ(p.instruction.rfind("## Follow-up\nYou asked the user:\n> Which colour?\n> Red or "
+                                "blue.\nThe user's answer is below",
+                                0),
+            0u)
+      << p.instruction;
+  EXPECT_NE(p.instruction.find("Blue."), std::string::npos);
+  ASSERT_EQ(p.quoted.size(), 1u);
+  EXPECT_EQ(p.quoted[0].kind, CommentKind::kQuestion);
+}
+
 TEST_F(JobPromptTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
   auto c = store_->PostComment(created_.task.id, "alice", "Also mention the date.", {});
   ASSERT_TRUE(c.ok());

@@ -150,17 +150,40 @@ TEST_F(PromptPaths, SamePieceContinueReplaysWithTransitionsAndOmitsHandoff) {
   WriteTranscript(first);
   auto msgs = Seed(Inputs(coding_, coding_tools_), PromptPath::kSamePieceContinue);
   // system, user(first instruction), ReadFile pair, transition pair,
-  // implement guidance, final user. The completed `complete` is gone.
-  ASSERT_EQ(msgs.size(), 8u) << Json(msgs).dump(1);
+  // implement guidance + final user (one message: roles alternate). The
+  // completed `complete` is gone.
+  ASSERT_EQ(msgs.size(), 7u) << Json(msgs).dump(1);
   EXPECT_EQ(msgs[0], first[0]);  // byte-identical system: the cache prefix holds
-  for (size_t i = 1; i <= 6; ++i) EXPECT_EQ(msgs[i], first[i]) << i;
-  EXPECT_EQ(msgs[7], Json({{"role", "user"}, {"content", kFinalUserWithoutHandoff}}));
+  for (size_t i = 1; i <= 5; ++i) EXPECT_EQ(msgs[i], first[i]) << i;
+  EXPECT_EQ(msgs[6], Json({{"role", "user"},
+                           {"content", first[6]["content"].get<std::string>() + "\n\n" +
+                                           kFinalUserWithoutHandoff}}));
+}
+
+// Issue 45 item 2: a Continue starts in the initial movement; when the
+// replayed conversation ended in another, the final message names the start
+// movement with its guidance (the system message's alone would leave the
+// replay's last guidance in force).
+TEST_F(PromptPaths, AContinueThatStartsElsewhereThanTheReplayEndedSaysItsMovement) {
+  WriteTranscript(FirstJobTranscript());
+  PromptInputs in = Inputs(coding_, coding_tools_);
+  in.conversation_movement = "implement";
+  auto msgs = Seed(in, PromptPath::kSamePieceContinue);
+  ASSERT_EQ(msgs.size(), 7u) << Json(msgs).dump(1);
+  std::string last = msgs[6]["content"];
+  size_t guidance = last.find("# Movement: plan (piece coding)");
+  EXPECT_NE(guidance, std::string::npos) << last;
+  EXPECT_LT(guidance, last.find("# Task\nFix the bug"));
+  in.conversation_movement = "plan";  // already there: nothing added
+  msgs = Seed(in, PromptPath::kSamePieceContinue);
+  EXPECT_THAT(msgs.back()["content"].get<std::string>(),
+              Not(HasSubstr("# Movement: plan (piece coding)")));
 }
 
 TEST_F(PromptPaths, CrossPieceContinueUsesTheNewPieceAndDropsTransitions) {
   WriteTranscript(FirstJobTranscript());
   auto msgs = Seed(Inputs(research_, research_tools_), PromptPath::kCrossPieceContinue);
-  ASSERT_EQ(msgs.size(), 7u) << Json(msgs).dump(1);
+  ASSERT_EQ(msgs.size(), 6u) << Json(msgs).dump(1);
   EXPECT_THAT(msgs[0]["content"].get<std::string>(),
               HasSubstr("# Movement: investigate (piece research)"));
   EXPECT_EQ(msgs[1]["role"], "user");  // first job's instruction
@@ -168,14 +191,16 @@ TEST_F(PromptPaths, CrossPieceContinueUsesTheNewPieceAndDropsTransitions) {
   EXPECT_EQ(msgs[3]["role"], "tool");
   // The transition call is gone; its message keeps only its text.
   EXPECT_EQ(msgs[4], Json({{"role", "assistant"}, {"content", "Plan ready."}}));
-  EXPECT_THAT(msgs[5]["content"].get<std::string>(),  // old guidance stays a plain turn
-              HasSubstr("# Movement: implement (piece coding)"));
+  // The old guidance stays a plain turn, joined by the final user message.
+  std::string last = msgs[5]["content"];
+  EXPECT_EQ(last.rfind("# Movement: implement (piece coding)", 0), 0u) << last;
   for (const auto& m : msgs) {
     if (m.contains("tool_calls")) {
       EXPECT_NE(m["tool_calls"][0]["function"]["name"], "transition");
     }
   }
-  EXPECT_EQ(msgs[6], Json({{"role", "user"}, {"content", kFinalUserWithoutHandoff}}));
+  EXPECT_EQ(last.substr(last.size() - std::string(kFinalUserWithoutHandoff).size()),
+            kFinalUserWithoutHandoff);
 }
 
 TEST_F(PromptPaths, ContinueWithNothingToReplayKeepsTheHandoff) {
@@ -192,10 +217,15 @@ TEST_F(PromptPaths, FollowUpReplaysAndStartsAtTheResumeMovement) {
   in.start_movement = "review";
   in.task_instruction = "Fix the bug\n\nThe user answered: use the new parser.";
   auto msgs = Seed(in, PromptPath::kFollowUp);
-  ASSERT_EQ(msgs.size(), 8u);
+  ASSERT_EQ(msgs.size(), 7u);
   EXPECT_EQ(msgs[0], first[0]);  // still the piece's initial guidance: same cached prefix
-  for (size_t i = 1; i <= 6; ++i) EXPECT_EQ(msgs[i], first[i]) << i;
-  std::string last = msgs[7]["content"];
+  for (size_t i = 1; i <= 5; ++i) EXPECT_EQ(msgs[i], first[i]) << i;
+  // The replay's last turn (implement's guidance) and the final message are
+  // one user message, the replayed text first.
+  std::string last = msgs[6]["content"];
+  const std::string replayed = first[6]["content"].get<std::string>() + "\n\n";
+  ASSERT_EQ(last.rfind(replayed, 0), 0u) << last;
+  last = last.substr(replayed.size());
   size_t ctx = last.find("# Context\n");
   size_t guidance = last.find("# Movement: review (piece coding)");
   size_t task = last.find("# Task\nFix the bug\n\nThe user answered: use the new parser.");

@@ -153,6 +153,39 @@ TEST(ReplayRules, RenamingIsDeterministic) {
   EXPECT_EQ(ReplayMessages(in, {}).stats.renamed_ids, 1);
 }
 
+// Rule 4b (issue 45 item 1): an answered ASK keeps its call and result, so
+// the user turn after it answers a question the model can see.
+TEST(ReplayRules, AnAnsweredAskKeepsItsQuestionAndDropsItsTransitions) {
+  const std::string ask =
+      R"({"status":"needs_user_input","result":"r","question":"Which colour?"})";
+  std::vector<Json> in = {Sys(),
+                          User("paint"),
+                          Asst("", {Call("t1", "transition"), Call("c1", "complete", ask)}),
+                          Tool("t1", "ok"),
+                          Tool("c1", "Movement finished with status needs_user_input."),
+                          Sys(),
+                          User("blue"),
+                          Asst("", {Call("c2", "complete", R"({"status":"success"})")}),
+                          Tool("c2", "Movement finished with status success.")};
+  ReplayResult r = ReplayMessages(in, {});
+  std::vector<Json> want = {User("paint"), Asst("", {Call("c1", "complete", ask)}),
+                            Tool("c1", "Movement finished with status needs_user_input."),
+                            User("blue")};
+  EXPECT_EQ(Json(r.messages).dump(1), Json(want).dump(1));
+  EXPECT_EQ(r.stats.kept_asks, 1);
+  EXPECT_EQ(r.stats.dropped_completes, 1);
+  EXPECT_EQ(r.stats.dropped_transitions, 1);
+  EXPECT_THAT(Json(r.messages).dump(), ::testing::HasSubstr("Which colour?"));
+}
+
+TEST(ReplayRules, AnUnansweredAskIsDroppedLikeAnyUnansweredCall) {
+  const std::string ask = R"({"status":"needs_user_input","question":"Which colour?"})";
+  std::vector<Json> in = {Sys(), User("paint"), Asst("", {Call("c1", "complete", ask)})};
+  ReplayResult r = ReplayMessages(in, {});
+  EXPECT_EQ(Json(r.messages).dump(), Json(std::vector<Json>{User("paint")}).dump());
+  EXPECT_EQ(r.stats.kept_asks, 0);
+}
+
 TEST(ReplayRules, StatsCountWhatWasDropped) {
   std::vector<Json> in = {
       Sys(),
