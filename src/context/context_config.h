@@ -28,11 +28,22 @@ struct ContextConfig {
   std::string summary_prompt = kDefaultSummaryPrompt;
   int summary_max_attempts = 3;         // summary LLM calls before compression fails
   int handoff_max_wait_iterations = 3;  // iterations to wait for WriteHandoff before the fallback
+  // What runs the task, from the job's resolved LLM profile (not YAML keys;
+  // set by the executor beside context_length): metadata.json's config.
+  std::string llm_provider;  // the profile's name ("default", "fast", ...)
+  std::string model;         // the model the profile serves
 };
+
+// The directory under data_dir that holds the task contexts (seed 002's
+// `base_dir` default; context_dirs.h).
+inline constexpr char kContextsBaseDir[] = "contexts";
 
 // Reads a `context_storage` object (keys as above); unknown keys are errors
 // naming the nearest valid key; thresholds must satisfy
-// 0 < handoff_threshold < compression_threshold <= 1.
+// 0 < handoff_threshold < compression_threshold <= 1. Seed 002's `enabled`
+// and `base_dir` are accepted at the values maestro always runs with
+// (`enabled: true`, `base_dir: contexts`); another value is an error naming
+// the key and what replaced it (files are always on; data_dir moves them).
 Result<ContextConfig> ParseContextConfig(const Json& section, ContextConfig base = {});
 
 }  // namespace maestro::context

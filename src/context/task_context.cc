@@ -96,8 +96,11 @@ Status TaskContext::WriteMetadata(const Task& task, const Job& job) {
       {"hostname", HostName()},
       {"user", task.owner},
       {"config",
-       {{"llm_provider", task.llm_provider},
-        {"model", job.model.empty() ? task.model : job.model},
+       // What the request named, else the resolved profile (issue 45 item 8).
+       {{"llm_provider", !task.llm_provider.empty() ? task.llm_provider : config_.llm_provider},
+        {"model", !job.model.empty()    ? job.model
+                  : !task.model.empty() ? task.model
+                                        : config_.model},
         {"context_length", config_.context_length},
         {"compression_threshold", config_.compression_threshold},
         {"handoff_threshold", config_.handoff_threshold},

@@ -8,10 +8,13 @@
 #include <fstream>
 
 #include "context/compressor.h"
+#include "context/context_startup.h"
+#include "core/config.h"
 #include "core/durable_file.h"
 #include "core/ids.h"
 #include "support/scripted_llm.h"
 #include "support/store_fixture.h"
+#include "support/temp_dir.h"
 
 namespace maestro::context {
 namespace {
@@ -229,6 +232,64 @@ TEST(ContextConfigTest, ParsesAndRejectsBadValues) {
   auto order = ParseContextConfig({{"handoff_threshold", 0.8}});
   ASSERT_FALSE(order.ok());
   EXPECT_EQ(order.status().field(), "context_storage.handoff_threshold");
+}
+
+// Issue 45 item 11: a seed-002 style section (enabled, base_dir at their
+// seed defaults) runs; another value names the key and what replaced it.
+TEST(ContextConfigTest, SeedStyleEnabledAndBaseDirAreAcceptedAtTheirSeedMeaning) {
+  auto seed = ParseContextConfig({{"enabled", true},
+                                  {"base_dir", "contexts"},
+                                  {"compression_threshold", 0.7},
+                                  {"keep_recent_messages", 5},
+                                  {"cleanup_days", 30},
+                                  {"summary_prompt", "Summarize."}});
+  ASSERT_TRUE(seed.ok()) << seed.status().ToString();
+  EXPECT_EQ(seed->cleanup_days, 30);
+  EXPECT_EQ(seed->summary_prompt, "Summarize.");
+
+  auto off = ParseContextConfig({{"enabled", false}});
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.status().field(), "context_storage.enabled");
+  EXPECT_NE(off.status().message().find("cleanup_days"), std::string::npos)
+      << off.status().message();
+  auto not_bool = ParseContextConfig({{"enabled", "yes"}});
+  ASSERT_FALSE(not_bool.ok());
+  EXPECT_EQ(not_bool.status().field(), "context_storage.enabled");
+
+  auto moved = ParseContextConfig({{"base_dir", "/srv/ctx"}});
+  ASSERT_FALSE(moved.ok());
+  EXPECT_EQ(moved.status().field(), "context_storage.base_dir");
+  EXPECT_NE(moved.status().message().find("data_dir"), std::string::npos)
+      << moved.status().message();
+  EXPECT_NE(moved.status().message().find("/srv/ctx"), std::string::npos);
+}
+
+// Through the server's own config path: the seed's section in maestro.yaml
+// passes ContextConfigFromConfig, and `enabled: false` stops it with the
+// file position and the key.
+TEST(ContextConfigTest, ASeedStyleSectionInTheConfigFileLoads) {
+  maestro::testing::TempDir dir;
+  std::string path = dir.path() + "/maestro.yaml";
+  auto write = [&](const std::string& enabled) {
+    std::ofstream(path) << "context_storage:\n  enabled: " << enabled
+                        << "\n  base_dir: contexts\n  compression_threshold: 0.7\n"
+                           "  keep_recent_messages: 5\n  cleanup_days: 30\n";
+  };
+  write("true");
+  auto cfg = LoadConfig(path, {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  auto cc = ContextConfigFromConfig(*cfg);
+  ASSERT_TRUE(cc.ok()) << cc.status().ToString();
+  EXPECT_EQ(cc->keep_recent_messages, 5);
+  write("false");
+  cfg = LoadConfig(path, {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  cc = ContextConfigFromConfig(*cfg);
+  ASSERT_FALSE(cc.ok());
+  EXPECT_NE(cc.status().message().find("maestro.yaml:"), std::string::npos)
+      << cc.status().message();
+  EXPECT_NE(cc.status().message().find("enabled: false is not supported"), std::string::npos)
+      << cc.status().message();
 }
 
 }  // namespace
