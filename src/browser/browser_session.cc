@@ -162,6 +162,8 @@ Result<std::unique_ptr<BrowserSession>> BrowserSession::Start(Env& env, SessionS
       s->Page("Fetch.enable", {{"patterns", Json::array({{{"urlPattern", "*"}}})}}).status());
   // The page's requests skip service workers (a worker's own fetches still
   // meet the proxy).
+  // (The bypass holds only while the Network domain is enabled.)
+  MAESTRO_RETURN_IF_ERROR(s->Page("Network.enable", Json::object()).status());
   MAESTRO_RETURN_IF_ERROR(s->Page("Network.setBypassServiceWorker", {{"bypass", true}}).status());
   return s;
 }
