@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/env.h"
+#include "core/tree_root.h"
 #include "core/utf8.h"
 #include "tools/park_tools.h"
 #include "tools/schema.h"
@@ -80,9 +81,15 @@ tools::ToolResult Act(BrowserService* service, const std::string& job_id,
     auto png = b.Screenshot();
     if (!png.ok()) return tools::ToolResult::Error("browser: " + png.status().message());
     const std::string rel = ScreenshotName(ctx.key.call_id);
-    const std::string path = ctx.workspace_root + "/" + rel;
-    Status st = ctx.env->CreateDirs(ctx.workspace_root + "/screenshots");
-    if (st.ok()) st = WriteStringToFile(*ctx.env, path, *png);
+    // Beneath the workspace's TreeRoot: a screenshots/ the agent swapped for
+    // a symlink is refused, never written through.
+    Status st = [&]() -> Status {
+      MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(ctx.workspace_root));
+      MAESTRO_RETURN_IF_ERROR(root.MakeDirs("screenshots"));
+      MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, root.OpenWrite(rel));
+      MAESTRO_RETURN_IF_ERROR(f->Append(*png));
+      return f->Close();
+    }();
     if (!st.ok()) return tools::ToolResult::Error("could not save the screenshot: " + st.message());
     return tools::ToolResult::Ok(
         fmt::format("Screenshot of the page saved to {} ({} bytes, PNG).", rel, png->size()));

@@ -37,8 +37,9 @@ struct TakenAttachments {
 };
 
 // The task's attachments no prompt has listed yet. With `vision`, an image
-// is read from `workspace_root` into a data: URL; one that cannot be read
-// (the agent removed it) is listed without.
+// is read from `workspace_root` into a data: URL (beneath its TreeRoot: no
+// symlink followed, at most the uploaded size); one that cannot be read
+// (the agent removed it or put a symlink there) is listed without.
 Result<TakenAttachments> TakeAttachments(Store& store, Env& env, const std::string& task_id,
                                          const std::string& workspace_root, bool vision);
 
