@@ -50,24 +50,24 @@ class OwnedFd {
   int fd_;
 };
 
-TimeMs MtimeMs(const struct stat& st) {
+TimeMs StatMtimeMs(const struct stat& st) {
   return static_cast<TimeMs>(st.st_mtim.tv_sec) * 1000 +
          static_cast<TimeMs>(st.st_mtim.tv_nsec / 1000000);
 }
 
-FileInfo InfoOf(const struct stat& st) {
+FileInfo InfoFromStat(const struct stat& st) {
   FileInfo info;
   info.type = S_ISREG(st.st_mode)   ? DirEntry::Type::kFile
               : S_ISDIR(st.st_mode) ? DirEntry::Type::kDir
               : S_ISLNK(st.st_mode) ? DirEntry::Type::kSymlink
                                     : DirEntry::Type::kOther;
   info.size = static_cast<uint64_t>(st.st_size);
-  info.modified_ms = MtimeMs(st);
+  info.modified_ms = StatMtimeMs(st);
   return info;
 }
 
 // A relative path split into its components ("" and "." dropped).
-struct Components {
+struct PathComponents {
   std::vector<std::string> parts;
   std::string Joined(size_t n) const {
     std::string out;
@@ -79,14 +79,14 @@ struct Components {
   }
 };
 
-Result<Components> Split(const std::string& relative) {
+Result<PathComponents> SplitRelative(const std::string& relative) {
   if (relative.find('\0') != std::string::npos) {
     return InvalidArgument("path contains a NUL byte", "path");
   }
   if (!relative.empty() && relative.front() == '/') {
     return InvalidArgument("absolute path '" + relative + "' refused", "path");
   }
-  Components c;
+  PathComponents c;
   size_t start = 0;
   while (start <= relative.size()) {
     size_t end = relative.find('/', start);
@@ -154,7 +154,7 @@ int WhyNotDir(int dirfd, const std::string& name, int err) {
 
 // The fallback walk: the first `n` components opened one by one as
 // directories (O_PATH | O_NOFOLLOW) from `root_fd`. Returns -1 with errno.
-int WalkDirs(int root_fd, const Components& c, size_t n) {
+int WalkDirs(int root_fd, const PathComponents& c, size_t n) {
   OwnedFd cur(::fcntl(root_fd, F_DUPFD_CLOEXEC, 0));
   if (cur.get() < 0) return -1;
   for (size_t i = 0; i < n; ++i) {
@@ -171,7 +171,7 @@ int WalkDirs(int root_fd, const Components& c, size_t n) {
 
 // Opens the whole path `c` beneath `root_fd` with `flags` (O_NOFOLLOW and
 // O_CLOEXEC added). Returns -1 with errno.
-int OpenBeneath(int root_fd, const Components& c, int flags, unsigned mode = 0) {
+int OpenBeneath(int root_fd, const PathComponents& c, int flags, unsigned mode = 0) {
   flags |= O_NOFOLLOW | O_CLOEXEC;
   if (!g_walk.load(std::memory_order_relaxed)) {
     const std::string path = c.Joined(c.parts.size());
@@ -200,10 +200,10 @@ int OpenBeneath(int root_fd, const Components& c, int flags, unsigned mode = 0) 
 
 // The directory holding the last component of `c` (O_PATH), and that
 // component's name. kInvalidArgument for the root itself.
-Result<std::pair<OwnedFd, std::string>> OpenParent(int root_fd, const Components& c,
+Result<std::pair<OwnedFd, std::string>> OpenParent(int root_fd, const PathComponents& c,
                                                    const std::string& shown, const char* what) {
   if (c.parts.empty()) return InvalidArgument(fmt::format("{} of the root refused", what), "path");
-  Components parent;
+  PathComponents parent;
   parent.parts.assign(c.parts.begin(), c.parts.end() - 1);
   OwnedFd dir(OpenBeneath(root_fd, parent, O_PATH | O_DIRECTORY));
   if (dir.get() < 0) return FromErrno(errno, what, shown);
@@ -242,17 +242,17 @@ TreeRoot::~TreeRoot() {
 }
 
 Result<FileInfo> TreeRoot::Stat(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   // O_PATH | O_NOFOLLOW opens a symlink as the last component itself.
   OwnedFd fd(OpenBeneath(fd_, c, O_PATH));
   if (fd.get() < 0) return FromErrno(errno, "stat", relative);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return FromErrno(errno, "stat", relative);
-  return InfoOf(st);
+  return InfoFromStat(st);
 }
 
 Result<std::vector<TreeEntry>> TreeRoot::List(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   OwnedFd fd(OpenBeneath(fd_, c, O_RDONLY | O_DIRECTORY));
   if (fd.get() < 0) return FromErrno(errno, "list", relative);
   DIR* d = ::fdopendir(fd.get());
@@ -264,14 +264,14 @@ Result<std::vector<TreeEntry>> TreeRoot::List(const std::string& relative) const
     if (name == "." || name == "..") continue;
     struct stat st {};
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
-    out.push_back(TreeEntry{std::string(name), InfoOf(st)});
+    out.push_back(TreeEntry{std::string(name), InfoFromStat(st)});
   }
   ::closedir(d);
   return out;
 }
 
 Result<std::string> TreeRoot::ReadLink(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   OwnedFd fd(OpenBeneath(fd_, c, O_PATH));
   if (fd.get() < 0) return FromErrno(errno, "readlink", relative);
   std::string target(PATH_MAX, '\0');
@@ -287,7 +287,7 @@ Result<std::string> TreeRoot::ReadLink(const std::string& relative) const {
 }
 
 Result<std::unique_ptr<ReadableFile>> TreeRoot::OpenRead(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   // O_NONBLOCK: a FIFO must not hang the open; the type check refuses it.
   OwnedFd fd(OpenBeneath(fd_, c, O_RDONLY | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) return FromErrno(errno, "open", relative);
@@ -300,7 +300,7 @@ Result<std::unique_ptr<ReadableFile>> TreeRoot::OpenRead(const std::string& rela
 
 Result<std::unique_ptr<WritableFile>> TreeRoot::OpenWrite(const std::string& relative,
                                                           unsigned mode, bool exclusive) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   MAESTRO_ASSIGN_OR_RETURN(auto parent, OpenParent(fd_, c, relative, "write"));
   const int dir = parent.first.get();
   const char* name = parent.second.c_str();
@@ -326,7 +326,7 @@ Result<std::unique_ptr<WritableFile>> TreeRoot::OpenWrite(const std::string& rel
 }
 
 Status TreeRoot::MakeDirs(const std::string& relative, unsigned mode) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   // One component at a time from the root: mkdirat never follows a symlink,
   // and each directory is opened O_NOFOLLOW before the next is made in it.
   OwnedFd cur(::fcntl(fd_, F_DUPFD_CLOEXEC, 0));
@@ -343,8 +343,8 @@ Status TreeRoot::MakeDirs(const std::string& relative, unsigned mode) const {
 }
 
 Status TreeRoot::Rename(const std::string& from, const std::string& to) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components cf, Split(from));
-  MAESTRO_ASSIGN_OR_RETURN(Components ct, Split(to));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents cf, SplitRelative(from));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents ct, SplitRelative(to));
   MAESTRO_ASSIGN_OR_RETURN(auto pf, OpenParent(fd_, cf, from, "rename"));
   MAESTRO_ASSIGN_OR_RETURN(auto pt, OpenParent(fd_, ct, to, "rename"));
   // renameat acts on the last components themselves (a symlink is moved,
@@ -356,7 +356,7 @@ Status TreeRoot::Rename(const std::string& from, const std::string& to) const {
 }
 
 Status TreeRoot::Remove(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   auto parent = OpenParent(fd_, c, relative, "remove");
   if (!parent.ok()) {
     return parent.status().code() == StatusCode::kNotFound ? Status::Ok() : parent.status();
@@ -370,7 +370,7 @@ Status TreeRoot::Remove(const std::string& relative) const {
 }
 
 Status TreeRoot::SyncDir(const std::string& relative) const {
-  MAESTRO_ASSIGN_OR_RETURN(Components c, Split(relative));
+  MAESTRO_ASSIGN_OR_RETURN(PathComponents c, SplitRelative(relative));
   OwnedFd fd(OpenBeneath(fd_, c, O_RDONLY | O_DIRECTORY));
   if (fd.get() < 0) return FromErrno(errno, "open dir", relative);
   if (::fsync(fd.get()) != 0) return FromErrno(errno, "fsync dir", relative);

@@ -36,7 +36,7 @@ Result<ToolPath> PathArg(const Json& args, const ToolContext& ctx, const char* d
   return ToolPath{std::move(root), std::move(resolved)};
 }
 
-std::string Parent(const std::string& rel) {
+std::string ParentDirOf(const std::string& rel) {
   const size_t slash = rel.rfind('/');
   return slash == std::string::npos ? "" : rel.substr(0, slash);
 }
@@ -46,7 +46,7 @@ std::string Parent(const std::string& rel) {
 // fsync, renameat over the target, fsync of the directory. The temp file
 // goes when a step fails, so a full disk leaves the old file and no debris.
 Status WriteAtomically(const ToolPath& p, const std::string& content) {
-  const std::string dir = Parent(p.rel);
+  const std::string dir = ParentDirOf(p.rel);
   if (Status st = p.root.MakeDirs(dir); !st.ok()) {
     return Internal("cannot create the parent directory: " + st.message());
   }

@@ -13,7 +13,7 @@ namespace {
 // Symlinks followed in one resolution, as the kernel's MAXSYMLINKS.
 constexpr int kMaxLinks = 40;
 
-std::vector<std::string> SplitPath(std::string_view p) {
+std::vector<std::string> SplitModelPath(std::string_view p) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= p.size()) {
@@ -26,7 +26,7 @@ std::vector<std::string> SplitPath(std::string_view p) {
   return out;
 }
 
-std::string Join(const std::vector<std::string>& parts) {
+std::string JoinParts(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) {
     if (!out.empty()) out += '/';
@@ -64,13 +64,13 @@ class Resolver {
       }
       resolved->push_back(comp);
       if (*missing) continue;  // below a missing component the rest is lexical
-      auto info = root_.Stat(Join(*resolved));
+      auto info = root_.Stat(JoinParts(*resolved));
       if (!info.ok()) {  // missing, or a file used as a directory
         *missing = true;
         continue;
       }
       if (info->type != DirEntry::Type::kSymlink) continue;
-      const std::string at = Join(*resolved);
+      const std::string at = JoinParts(*resolved);
       resolved->pop_back();
       auto target = root_.ReadLink(at);
       if (!target.ok() || ++links_ > kMaxLinks) return Dangling(at);
@@ -83,7 +83,7 @@ class Resolver {
         sub.clear();
       }
       bool sub_missing = false;
-      MAESTRO_RETURN_IF_ERROR(Walk(&sub, SplitPath(t), at, &sub_missing));
+      MAESTRO_RETURN_IF_ERROR(Walk(&sub, SplitModelPath(t), at, &sub_missing));
       if (sub_missing) return Dangling(at);
       *resolved = std::move(sub);
     }
@@ -132,8 +132,8 @@ Result<std::string> ResolveInTree(const TreeRoot& root, const std::string& relat
   std::vector<std::string> resolved;
   bool missing = false;
   Resolver resolver(root, relative);
-  MAESTRO_RETURN_IF_ERROR(resolver.Walk(&resolved, SplitPath(name), "", &missing));
-  return Join(resolved);
+  MAESTRO_RETURN_IF_ERROR(resolver.Walk(&resolved, SplitModelPath(name), "", &missing));
+  return JoinParts(resolved);
 }
 
 Result<std::string> ResolveInWorkspace(const std::string& workspace_root,
