@@ -231,8 +231,10 @@ HttpResponse A2aEndpoint::Send(const HttpRequest& req, const RpcRequest& rpc, bo
   SendParams p;
   if (auto e = ParseSendParams(rpc.params, &p)) return fail(*e);
   // A refused push URL fails the request before it creates or comments.
-  if (p.push && options_.push.egress) {
-    if (auto checked = options_.push.egress->Check(p.push->url); !checked.ok()) {
+  if (p.push) {
+    static const EgressPolicy kStrict;  // a null policy is the strict one (a2a_push.h)
+    const EgressPolicy& egress = options_.push.egress ? *options_.push.egress : kStrict;
+    if (auto checked = egress.Check(p.push->url); !checked.ok()) {
       return fail(ErrorFor(
           PushField(InvalidArgument(checked.status().message(), "url"), "configuration.")));
     }

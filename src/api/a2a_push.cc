@@ -11,11 +11,17 @@ namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{2000};
 
+// A null policy is the strict one: a push URL is never unchecked.
+PushOptions WithPolicy(PushOptions p) {
+  if (!p.egress) p.egress = std::make_shared<const EgressPolicy>();
+  return p;
+}
+
 HttpClientOptions DeliveryOptions(const PushOptions& p) {
   HttpClientOptions o;
   o.connect_timeout_ms = p.connect_timeout_ms;
   o.total_timeout_ms = p.total_timeout_ms;
-  o.egress = p.egress ? p.egress : std::make_shared<const EgressPolicy>();
+  o.egress = p.egress;
   return o;
 }
 
@@ -24,7 +30,7 @@ HttpClientOptions DeliveryOptions(const PushOptions& p) {
 A2aPushNotifier::A2aPushNotifier(EventSignal& signal, ReadFn read, PushOptions options)
     : signal_(signal),
       read_(std::move(read)),
-      options_(std::move(options)),
+      options_(WithPolicy(std::move(options))),
       http_(DeliveryOptions(options_)) {}
 
 A2aPushNotifier::~A2aPushNotifier() {

@@ -45,6 +45,14 @@ WebhookDispatcher::~WebhookDispatcher() { Stop(); }
 
 void WebhookDispatcher::Start() {
   for (const auto& hook : options_.hooks) {
+    // Said once at startup, where the operator looks: each delivery to it
+    // will be refused (and logged) until egress.allow names it.
+    if (options_.egress) {
+      auto checked = options_.egress->Check(hook.url);
+      if (!checked.ok() && checked.status().code() == StatusCode::kInvalidArgument) {
+        spdlog::warn("webhook {}: {}", RedactUrl(hook.url), checked.status().message());
+      }
+    }
     threads_.emplace_back([this, hook] { Run(hook); });
   }
 }
