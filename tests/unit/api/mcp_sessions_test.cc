@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <thread>
+
 #include "api/api_server.h"
 #include "api/mcp_server.h"
 #include "core/hash.h"
@@ -251,12 +254,31 @@ TEST_F(McpSessionCapsHttpTest, BobsInitializeFloodLeavesAlicesSessionAlive) {
   ASSERT_EQ(alice.status, 200) << alice.body.dump();
   ASSERT_EQ(alice.session.size(), 64u);
 
+  // Alice keeps using her session on her own connection while bob floods:
+  // every one of her pings is answered.
+  std::atomic<bool> flooding{true};
+  std::atomic<int> pings{0}, lost{0};
+  std::thread alice_client([&] {
+    httplib::Client ac("127.0.0.1", port_);
+    ac.set_keep_alive(true);
+    ac.set_tcp_nodelay(true);
+    while (flooding.load()) {
+      ++pings;
+      if (Ping(ac, "alice", alice.session).status != 200) ++lost;
+    }
+  });
   std::vector<std::string> bob;
   for (int i = 0; i < 1005; ++i) {
     Answer a = Initialize(c, "bob");
-    ASSERT_EQ(a.status, 200) << i << " " << a.body.dump();
+    EXPECT_EQ(a.status, 200) << i << " " << a.body.dump();
     bob.push_back(a.session);
   }
+  flooding = false;
+  alice_client.join();
+  ASSERT_EQ(bob.size(), 1005u);
+  EXPECT_GT(pings.load(), 0);
+  EXPECT_EQ(lost.load(), 0) << "of " << pings.load() << " pings during bob's flood";
+  RecordProperty("alice_pings_during_flood", pings.load());
   EXPECT_EQ(Ping(c, "alice", alice.session).status, 200) << "bob ended alice's live session";
   // Bob holds his 32 newest; his older ones are gone (404: initialize again).
   EXPECT_EQ(Ping(c, "bob", bob[1005 - 32]).status, 200);
