@@ -31,7 +31,7 @@ struct ToolPath {
 // Resolves args["path"] or returns the tool's error result.
 Result<ToolPath> PathArg(const Json& args, const ToolContext& ctx, const char* def = nullptr) {
   std::string rel = args.contains("path") ? args["path"].get<std::string>() : (def ? def : "");
-  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(ctx.workspace_root));
+  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, OpenWorkspaceTree(ctx.workspace_root));
   MAESTRO_ASSIGN_OR_RETURN(std::string resolved, ResolveInTree(root, rel));
   return ToolPath{std::move(root), std::move(resolved)};
 }

@@ -70,7 +70,7 @@ bool WalkFiles(const TreeRoot& root, const std::string& base, const ToolContext&
 // The base directory of a search: the workspace's TreeRoot and the resolved
 // args["path"] beneath it.
 Result<std::pair<TreeRoot, std::string>> SearchBase(const Json& args, const ToolContext& ctx) {
-  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, TreeRoot::Open(ctx.workspace_root));
+  MAESTRO_ASSIGN_OR_RETURN(TreeRoot root, OpenWorkspaceTree(ctx.workspace_root));
   MAESTRO_ASSIGN_OR_RETURN(std::string base,
                            ResolveInTree(root, args.value("path", std::string("."))));
   return std::make_pair(std::move(root), std::move(base));

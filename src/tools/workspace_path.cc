@@ -115,6 +115,15 @@ bool IsInside(const std::string& root, const std::string& path) {
          path[root.size()] == '/';
 }
 
+Result<TreeRoot> OpenWorkspaceTree(const std::string& workspace_root) {
+  auto root = TreeRoot::Open(workspace_root);
+  if (!root.ok()) {
+    return Status(root.status().code(), std::string("the workspace (") + kWorkspaceMount +
+                                            ") is not available: it does not exist as a directory");
+  }
+  return root;
+}
+
 Result<std::string> ResolveInTree(const TreeRoot& root, const std::string& relative) {
   std::string_view name = relative;
   if (StripPrefix(&name, kWorkspaceMount)) {

@@ -37,6 +37,10 @@ namespace maestro::tools {
 
 inline constexpr char kWorkspaceMount[] = "/workspace";
 
+// The workspace's TreeRoot for a tool call; the error names no host path
+// (the model never sees one).
+Result<TreeRoot> OpenWorkspaceTree(const std::string& workspace_root);
+
 // `relative` resolved inside the workspace `root`: the path, relative to
 // the root and free of symlinks ("" for the root itself), that every later
 // use passes to `root` (OpenRead, OpenWrite, List, ...). "" and "." name the

@@ -97,6 +97,43 @@ TEST_F(FileToolsTest, SymlinksThatEscapeAreRefusedInsideOnesWork) {
   EXPECT_NE(ok.content.find("int a"), std::string::npos);
 }
 
+// ResolveInTree follows a link only by reading it and yields a path with no
+// symlink left: a link the sandbox's view names (/workspace/...), a
+// relative one climbing within the workspace, a chain; loops, links that
+// climb out and links to nothing are refused with the words the model sees.
+TEST_F(FileToolsTest, SymlinksInsideResolveToASymlinkFreePath) {
+  fs::create_symlink("/workspace/src", root_ + "/mounted");
+  fs::create_symlink("../notes.md", root_ + "/src/up-notes");
+  fs::create_symlink("mounted", root_ + "/chain");
+  fs::create_symlink("loop2", root_ + "/loop1");
+  fs::create_symlink("loop1", root_ + "/loop2");
+  fs::create_symlink("../..", root_ + "/src/climb");
+  fs::create_symlink("missing/x", root_ + "/nothing");
+  auto root = TreeRoot::Open(root_);
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(*ResolveInTree(*root, "mounted/a.cc"), "src/a.cc");
+  EXPECT_EQ(*ResolveInTree(*root, "/workspace/chain/sub/b.cc"), "src/sub/b.cc");
+  EXPECT_EQ(*ResolveInTree(*root, "src/up-notes"), "notes.md");
+  EXPECT_EQ(*ResolveInTree(*root, "src/new/deeper.txt"), "src/new/deeper.txt");
+  EXPECT_EQ(*ResolveInTree(*root, "."), "");
+  auto loop = ResolveInTree(*root, "loop1");
+  EXPECT_NE(loop.status().message().find("dangling symlink"), std::string::npos)
+      << loop.status().ToString();
+  auto climb = ResolveInTree(*root, "src/climb/secret.txt");
+  EXPECT_NE(climb.status().message().find("symlink 'src/climb' points outside the workspace"),
+            std::string::npos)
+      << climb.status().ToString();
+  auto nothing = ResolveInTree(*root, "nothing");
+  EXPECT_NE(nothing.status().message().find("dangling symlink 'nothing'"), std::string::npos)
+      << nothing.status().ToString();
+  EXPECT_EQ(ReadFileTool({{"path", "mounted/a.cc"}, {"end_line", 1}}, ctx_).content,
+            "int a = 1;\n");
+  ToolResult gone = ReadFileTool({{"path", "x"}}, ToolContext{});
+  EXPECT_TRUE(gone.is_error);
+  EXPECT_NE(gone.content.find("workspace (/workspace) is not available"), std::string::npos)
+      << gone.content;
+}
+
 TEST_F(FileToolsTest, ReadFileReturnsTheRequestedLines) {
   ToolResult r = ReadFileTool({{"path", "src/a.cc"}, {"start_line", 2}, {"end_line", 3}}, ctx_);
   EXPECT_EQ(r.content, "int b = 2;\nint c = 3;\n");
