@@ -234,8 +234,8 @@ struct Walk {
       if (IsGitName(e.name)) continue;
       const std::string path = dir.empty() ? e.name : dir + "/" + e.name;
       const git_tree_entry* h = head ? git_tree_entry_byname(head, e.name.c_str()) : nullptr;
-      git_oid child;
-      git_filemode_t mode;
+      git_oid child{};
+      git_filemode_t mode = GIT_FILEMODE_BLOB;
       if (e.info.type == DirEntry::Type::kDir) {
         if (h != nullptr && git_tree_entry_filemode(h) == GIT_FILEMODE_COMMIT) {
           git_oid_cpy(&child, git_tree_entry_id(h));  // a submodule: as HEAD has it

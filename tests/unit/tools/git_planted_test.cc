@@ -249,9 +249,18 @@ TEST(PlantedSpaceGitTest, SymlinkedMetadataInASpaceIsRefusedAndNothingIsWritten)
     bool dir = false;  // a directory symlink (to the victim's own)
   };
   const std::vector<Plant> plants = {
-      {"index"},     {"HEAD"},          {"config"},     {"packed-refs"}, {"refs/heads/master"},
-      {"logs/HEAD"}, {"objects", true}, {"refs", true}, {"logs", true},  {"objects/pack", true},
-      {"commondir"}, {"gitdir"},
+      {"index", false},
+      {"HEAD", false},
+      {"config", false},
+      {"packed-refs", false},
+      {"refs/heads/master", false},
+      {"logs/HEAD", false},
+      {"objects", true},
+      {"refs", true},
+      {"logs", true},
+      {"objects/pack", true},
+      {"commondir", false},
+      {"gitdir", false},
   };
   for (const Plant& p : plants) {
     SCOPED_TRACE(p.what);
