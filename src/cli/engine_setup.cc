@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "context/context_startup.h"
 #include "core/egress.h"
 #include "core/mutex.h"
 #include "engine/piece_executor.h"
@@ -112,6 +113,8 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.workspace.ephemeral_policy.edit_allowed = true;
   o.workspace.ephemeral_policy.shell_allowed = shell;
   o.data_dir = cfg.data_dir;
+  // context_storage (checked at start): the jobs' thresholds, summary prompt, request.json.
+  MAESTRO_ASSIGN_OR_RETURN(o.context, context::ContextConfigFromConfig(cfg));
   o.llm_factory = engine::OpenAiFactory(cfg);
   o.retry = cfg.jobs.retry;
   o.prices = budget::PricesFromConfig(cfg);

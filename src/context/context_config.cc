@@ -46,7 +46,8 @@ Result<ContextConfig> ParseContextConfig(const Json& section, ContextConfig c) {
                                                  "summary_max_attempts",
                                                  "handoff_max_wait_iterations",
                                                  "enabled",
-                                                 "base_dir"};
+                                                 "base_dir",
+                                                 "request_json"};
   try {
     for (auto it = section.begin(); it != section.end(); ++it) {
       const std::string& k = it.key();
@@ -68,6 +69,8 @@ Result<ContextConfig> ParseContextConfig(const Json& section, ContextConfig c) {
         c.summary_max_attempts = v.get<int>();
       else if (k == "handoff_max_wait_iterations")
         c.handoff_max_wait_iterations = v.get<int>();
+      else if (k == "request_json")
+        c.request_json = v.get<bool>();
       else if (k == "enabled" || k == "base_dir")
         MAESTRO_RETURN_IF_ERROR(SeedOnlyKey(k, v));
       else {

@@ -28,6 +28,12 @@ struct ContextConfig {
   std::string summary_prompt = kDefaultSummaryPrompt;
   int summary_max_attempts = 3;         // summary LLM calls before compression fails
   int handoff_max_wait_iterations = 3;  // iterations to wait for WriteHandoff before the fallback
+  // Seed 002's request.json: every LLM request body is also written to the
+  // context's request.json while it is sent (the last one stays until the
+  // session ends, then it is removed). Off by default: the body is streamed
+  // from current.jsonl, and a copy per request costs O(conversation) bytes
+  // written per call for a file nothing reads (issue 45 item 9).
+  bool request_json = false;
   // What runs the task, from the job's resolved LLM profile (not YAML keys;
   // set by the executor beside context_length): metadata.json's config.
   std::string llm_provider;  // the profile's name ("default", "fast", ...)

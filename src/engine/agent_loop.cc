@@ -323,6 +323,10 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     }
     req.tools_path = d.tools_path;
     if (d.piece_tools) req.tools_json = d.piece_tools->bytes;  // tools.json's bytes, no file read
+    // Seed 002's transient request.json, when configured (context_config.h).
+    if (d.ctx->config().request_json && d.delegate_depth == 0) {
+      req.request_json_path = d.ctx->request_json_path();
+    }
     telemetry::Span chat = StartChatSpan(d, req);
     llm::LlmCallResult call = d.llm->Chat(
         req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);

@@ -474,6 +474,32 @@ TEST_F(TaskLifeTest, TheTaskMetadataNamesTheProfileThatRanIt) {
   EXPECT_EQ(meta["config"]["context_length"], 1000000) << meta.dump();
 }
 
+// Issue 45 item 9: with context_storage.request_json, the body of each LLM
+// request is in the context's request.json while it is sent — the exact
+// bytes the server received — and the file is gone when the session ends.
+TEST_F(TaskLifeTest, RequestJsonHoldsTheBodyBeingSentAndIsRemovedAtTheEnd) {
+  extra_config_ = "context_storage:\n  request_json: true\n";
+  Json slow = Matching(CompleteOnce("sent"), "RQ-0");
+  slow["delay_ms"] = 1500;
+  Start(Json::array({slow}), 1);
+  Json c = Create("RQ-0 say hello");
+  std::string task = c["task"]["id"];
+  WaitFakeRequests(1);
+  const std::string running = DataDir() + "/contexts/running/" + task + "/request.json";
+  ASSERT_TRUE(std::filesystem::exists(running)) << LogTail();
+  std::ifstream in(running);
+  Json body = Json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);
+  ASSERT_TRUE(body.is_object()) << "request.json is the whole body";
+  EXPECT_EQ(body["messages"], Messages(FakeRequests()[0]));
+  EXPECT_EQ(body["tools"], FakeRequests()[0]["body"]["tools"]);
+  LatestJobWhen(task, "succeeded");
+  for (const char* place : {"completed", "running", "paused"}) {
+    EXPECT_FALSE(
+        std::filesystem::exists(DataDir() + "/contexts/" + place + "/" + task + "/request.json"))
+        << place;
+  }
+}
+
 TEST_F(TaskLifeTest, ACommentOnAQueuedJobIsInItsFirstPromptOnce) {
   Json slow = Matching(CompleteOnce("a"), "TASK-A");
   slow["delay_ms"] = 1500;

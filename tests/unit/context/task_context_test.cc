@@ -264,6 +264,16 @@ TEST(ContextConfigTest, SeedStyleEnabledAndBaseDirAreAcceptedAtTheirSeedMeaning)
   EXPECT_NE(moved.status().message().find("/srv/ctx"), std::string::npos);
 }
 
+TEST(ContextConfigTest, RequestJsonIsOffUnlessAsked) {
+  auto off = ParseContextConfig(Json::object());
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->request_json);
+  auto on = ParseContextConfig({{"request_json", true}});
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->request_json);
+  EXPECT_FALSE(ParseContextConfig({{"request_json", "yes"}}).ok());
+}
+
 // Through the server's own config path: the seed's section in maestro.yaml
 // passes ContextConfigFromConfig, and `enabled: false` stops it with the
 // file position and the key.
