@@ -22,9 +22,16 @@
 //                         like a same-piece Continue (DESIGN.md §5 goes
 //                         beyond the seed, which starts these fresh)
 //   kHandoffContinuation  the first run of a job a handoff queued:
-//                         [system, user(handoff facts + instruction),
-//                         user(start movement guidance)?] — nothing of the
+//                         [system, user(handoff facts + instruction
+//                         [+ start movement guidance])] — nothing of the
 //                         old session is replayed (engine/handoff/)
+//
+// Every path's messages alternate roles (role_alternation.h): adjacent user
+// messages — the replay's last user turn and the final one, the facts and
+// the guidance — are merged into one. A follow-up after an ASK quotes the
+// question in its note (the replay keeps the ASK's call: transcript_replay.h
+// rule 4b), and a follow-up's first run starts in the movement its replayed
+// conversation is in (PieceExecutor).
 //
 // PlanJobPrompt picks the path of a job's run from the store (how the job
 // came to be) and the transcript (whether there is anything to replay), and
