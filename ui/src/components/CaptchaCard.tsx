@@ -2,9 +2,11 @@
 // The jobs of one space that meet the same screen wait together: once a
 // person has solved it, "Mark CAPTCHA solved" (POST /captcha-pool/resolve
 // with the job's captcha_space_id / captcha_screen) requeues every one of
-// them, and the card says how many resumed.
+// them the person may resume (their own, and the shared ones of a space),
+// and the card says how many resumed. A 404 means nothing they may resume
+// waits any more (another person, or a second click, was first).
 import { useState } from 'react';
-import { Api } from '../api';
+import { Api, ApiError } from '../api';
 import { plural } from '../format';
 import type { Job } from '../types';
 import { useToast } from './Toasts';
@@ -22,6 +24,11 @@ export function CaptchaCard({ job, onDone }: { job: Job; onDone: () => void }) {
       setResumed(r.resumed);
       toast(`CAPTCHA marked solved — ${plural(r.resumed, 'job')} resumed`, 'ok');
     } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        setResumed(0);
+        toast('Nothing of yours waits on this CAPTCHA any more', 'ok');
+        return;
+      }
       toast(`Not marked solved: ${(e as Error).message}`, 'error');
     } finally {
       setBusy(false);
@@ -33,7 +40,7 @@ export function CaptchaCard({ job, onDone }: { job: Job; onDone: () => void }) {
       <div className="approval-title">A CAPTCHA blocks the agent</div>
       <p className="approval-reason">
         Solve the CAPTCHA on the screen <code data-testid="captcha-screen">{screen || '(unnamed)'}</code>, then mark it solved:
-        every task of this space waiting on that screen continues.
+        every task you may resume that waits on that screen continues.
       </p>
       {(!space || !screen) && <p className="error">The job does not say which CAPTCHA it waits on; it cannot be marked solved here.</p>}
       <div className="row wrap">
