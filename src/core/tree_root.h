@@ -19,8 +19,14 @@
 // the root. An absolute path or a `..` component is kInvalidArgument (field
 // "path"). A symlink met in any component is kInvalidArgument (field
 // "path"): the host never follows a link an agent made. A missing component
-// is kNotFound. The root itself is opened once by its trusted host path (the
-// operator's own symlinks above it are followed there, never below).
+// is kNotFound; a file where a directory is expected, or a directory (or
+// FIFO, device) where a file is, is kInvalidArgument (field "type"); an
+// existing entry where an exclusive create wanted none is kConflict. Names
+// are bytes: any but NUL and '/', up to 255 bytes (longer is
+// kInvalidArgument). Callers that want to follow a symlink inside the tree
+// read it (ReadLink) and resolve its target themselves, then use the
+// symlink-free result (tools/workspace_path.h ResolveInTree). The root itself is opened once by its
+// trusted host path (the operator's own symlinks above it are followed there, never below).
 //
 // Thread safety: a TreeRoot is immutable after Open; any thread may call
 // its methods at once (each call opens its own descriptors).
