@@ -3,7 +3,12 @@
 // would pass it (the fake gets no request for that step), the raise resumes
 // the same job in the same movement with the prompt prefix cached, cancel
 // still stops a budget-parked job, the 400s of the budget field and route,
-// the daily-quota 429 with Retry-After, and the /metrics counters.
+// the daily-quota 429 with Retry-After, and the /metrics counters. Issue 44:
+// every way to spend stays inside the budget — a delegate sub-agent's calls
+// and a subtask tree's calls stop at the task's max_llm_calls (counted at
+// the fake), subtasks always carry a budget, and every create path (REST,
+// MCP create_task, A2A message/send, a schedule's run now, SpinOffTask) is
+// refused over the daily quota with the same message.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -19,6 +24,15 @@ const Json& Messages(const Json& logged) { return logged["body"]["messages"]; }
 class BudgetTest : public ServeEngineTest {
  protected:
   Json LatestJob(const Json& created) { return Get(TaskPath(created))["latest_job"]; }
+  // The llm.call events of every task the server has (subtasks included).
+  int64_t AllLlmCalls() {
+    int64_t calls = 0;
+    const Json tasks = Get("/api/local/tasks")["tasks"];
+    for (const auto& task : tasks) {
+      for (const auto& e : Events(task["id"])) calls += e["type"] == "llm.call" ? 1 : 0;
+    }
+    return calls;
+  }
   int64_t Metric(const std::string& name) {
     httplib::Client c("127.0.0.1", port_);
     c.set_bearer_token_auth("tok");
@@ -205,6 +219,152 @@ TEST_F(BudgetTest, ADailyTaskQuotaAnswers429WithRetryAfter) {
   EXPECT_LE(after, 86400);
   EXPECT_EQ(Get("/api/local/tasks")["tasks"].size(), 1u);
   EXPECT_EQ(Metric("maestro_quota_refusals_total"), 1);
+}
+
+// A reply used by every request after the ones before it (repeat: 0).
+Json Forever(Json reply) {
+  reply["repeat"] = 0;
+  return reply;
+}
+
+TEST_F(BudgetTest, ADelegatesCallsCountAgainstMaxLlmCallsAsTheyHappen) {
+  // The parent delegates once; the sub-agent (and any deeper one) would call
+  // ListDir for ever: before, it made 27 calls on a budget of 2.
+  Start(Json::array({ToolCallReply("delegate", {{"task", "list the files, again and again"}}),
+                     Forever(ToolCallReply("ListDir", Json::object()))}),
+        1);
+  auto [code, created] = Post("/api/local/tasks", {{"instruction", "BUDGET-D delegate it"},
+                                                   {"budget", {{"max_llm_calls", 2}}}});
+  ASSERT_EQ(code, 201) << created.dump();
+  Json parked = WaitJob(created["task"]["id"], created["job"]["id"],
+                        [](const Json& j) { return j["wait_reason"] == "budget_exceeded"; });
+  EXPECT_EQ(parked["status"], "waiting_human") << parked.dump();
+  std::this_thread::sleep_for(500ms);
+  const Json reqs = FakeRequests();
+  std::printf("delegate under max_llm_calls 2: %zu calls at the fake\n", reqs.size());
+  ASSERT_EQ(reqs.size(), 2u) << "the parent's call and one of the sub-agent";
+  // The second call was the sub-agent's (its own conversation).
+  EXPECT_NE(Messages(reqs[1])[0].dump().find("sub-agent"), std::string::npos);
+  EXPECT_EQ(AllLlmCalls(), 2);
+  // The parent parked on its own budget at its next call.
+  bool exceeded = false;
+  for (const auto& e : Events(created["task"]["id"])) {
+    if (e["type"] == "budget.exceeded") exceeded = e["payload"]["which"] == "max_llm_calls";
+  }
+  EXPECT_TRUE(exceeded);
+}
+
+TEST_F(BudgetTest, ASubtaskTreeStaysInsideTheRootsMaxLlmCalls) {
+  // Every call of every task spins off another subtask (which would spin off
+  // its own...): before, the children had no limits at all.
+  Start(Json::array({Forever(ToolCallReply(
+            "SpinOffTask", {{"title", "child"}, {"instruction", "BUDGET-S spin off more"}}))}),
+        2);
+  auto [code, created] = Post(
+      "/api/local/tasks", {{"instruction", "BUDGET-S root"}, {"budget", {{"max_llm_calls", 2}}}});
+  ASSERT_EQ(code, 201) << created.dump();
+  const std::string root = created["task"]["id"];
+  WaitJob(root, created["job"]["id"],
+          [](const Json& j) { return j["wait_reason"] == "budget_exceeded"; });
+  // Let every child reach its end (each stops at its first check).
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  Json tasks;
+  for (;;) {
+    tasks = Get("/api/local/tasks")["tasks"];
+    bool open = false;
+    for (const auto& t : tasks) {
+      open = open || t["status"] == "queued" || t["status"] == "running";
+    }
+    if (!open || std::chrono::steady_clock::now() > end) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  const size_t calls = FakeRequests().size();
+  std::printf("subtask tree under max_llm_calls 2 (2 workers): %zu calls at the fake, %zu tasks\n",
+              calls, tasks.size());
+  EXPECT_GE(calls, 2u);
+  EXPECT_LE(calls, 3u) << "the limit + 1 in flight";
+  EXPECT_EQ(AllLlmCalls(), static_cast<int64_t>(calls));
+  ASSERT_GE(tasks.size(), 2u) << "the root spun off at least one subtask";
+  for (const auto& t : tasks) {
+    if (t["id"] == root) continue;
+    // Never none: the parent's remaining calls (at least 1 as a valid limit).
+    Json b = Get("/api/local/tasks/" + t["id"].get<std::string>())["task"]["budget"];
+    ASSERT_TRUE(b.contains("max_llm_calls")) << b.dump();
+    EXPECT_LE(b["max_llm_calls"].get<int64_t>(), 1) << b.dump();
+  }
+}
+
+TEST_F(BudgetTest, EveryCreatePathIsRefusedOverTheDailyQuotaWithTheSameError) {
+  extra_config_ = "quotas:\n  default: {max_tasks_per_day: 1}\n";
+  Start(Json::array({ToolCallReply("SpinOffTask",
+                                   {{"title", "child"}, {"instruction", "QUOTA-S the child"}}),
+                     SucceedReply("done")}),
+        1);
+  const std::string refusal = "daily quota of 1 tasks reached for user admin; resets at 00:00 UTC";
+  // The one allowed task spins off a subtask: refused, the tool says why.
+  Json parent = Create("QUOTA-S the parent");
+  WaitStatus(parent, "succeeded");
+  const Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_NE(Messages(reqs[1]).dump().find(refusal), std::string::npos) << Messages(reqs[1]).dump();
+
+  // REST.
+  auto [rest, rest_body] = Post("/api/local/tasks", {{"instruction", "QUOTA-R"}});
+  EXPECT_EQ(rest, 429);
+  EXPECT_EQ(rest_body["error"]["message"], refusal);
+  // A2A message/send.
+  auto [a2a, a2a_body] =
+      Post("/a2a", {{"jsonrpc", "2.0"},
+                    {"id", 1},
+                    {"method", "message/send"},
+                    {"params",
+                     {{"message",
+                       {{"role", "user"},
+                        {"messageId", "m-1"},
+                        {"parts", Json::array({{{"kind", "text"}, {"text", "QUOTA-A"}}})}}}}}});
+  EXPECT_EQ(a2a, 200) << a2a_body.dump();
+  EXPECT_EQ(a2a_body["error"]["message"], refusal) << a2a_body.dump();
+  // MCP create_task.
+  httplib::Client mcp("127.0.0.1", port_);
+  mcp.set_bearer_token_auth("tok");
+  httplib::Headers h = {{"Accept", "application/json, text/event-stream"}};
+  Json init = {{"jsonrpc", "2.0"},
+               {"id", 1},
+               {"method", "initialize"},
+               {"params",
+                {{"protocolVersion", "2025-11-25"},
+                 {"capabilities", Json::object()},
+                 {"clientInfo", {{"name", "gtest"}, {"version", "1"}}}}}};
+  auto ir = mcp.Post("/mcp", h, init.dump(), "application/json");
+  ASSERT_TRUE(ir);
+  ASSERT_EQ(ir->status, 200) << ir->body;
+  h.emplace("Mcp-Session-Id", ir->get_header_value("Mcp-Session-Id"));
+  mcp.Post("/mcp", h, Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(),
+           "application/json");
+  Json call = {{"jsonrpc", "2.0"},
+               {"id", 2},
+               {"method", "tools/call"},
+               {"params", {{"name", "create_task"}, {"arguments", {{"instruction", "QUOTA-M"}}}}}};
+  auto cr = mcp.Post("/mcp", h, call.dump(), "application/json");
+  ASSERT_TRUE(cr);
+  ASSERT_EQ(cr->status, 200) << cr->body;
+  Json result = Json::parse(cr->body)["result"];
+  EXPECT_EQ(result["isError"], true) << cr->body;
+  EXPECT_NE(result.dump().find(refusal), std::string::npos) << cr->body;
+  // A schedule's run now.
+  auto [sc, sched] = Post("/api/local/schedules",
+                          {{"name", "s"}, {"cron", "0 7 * * *"}, {"instruction", "QUOTA-C"}});
+  ASSERT_EQ(sc, 201) << sched.dump();
+  auto [run, run_body] =
+      Post("/api/local/schedules/" + sched["schedule"]["id"].get<std::string>() + "/run",
+           Json::object());
+  EXPECT_EQ(run, 429) << run_body.dump();
+  EXPECT_EQ(run_body["error"]["message"], refusal);
+  EXPECT_EQ(run_body["error"]["field"], "quota");
+
+  EXPECT_EQ(Get("/api/local/tasks")["tasks"].size(), 1u) << "only the parent";
+  EXPECT_EQ(Metric("maestro_quota_refusals_total"), 5) << "subtask, REST, A2A, MCP, run now";
 }
 
 }  // namespace
