@@ -2,15 +2,18 @@
 // under bubblewrap, as in production) and pages this test serves on
 // 127.0.0.1: reading, numbered links, typing and selecting into a form, the
 // allow-list on navigations and subresources, login detection, screenshots,
-// and the process gone after Close.
+// and the process and the proxy's socket directory gone after Close.
 #include "browser/browser_session.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "browser/browser_service.h"
@@ -202,14 +205,25 @@ TEST_F(BrowserSessionTest, LoginPagesAreDetectedAndScreenshotsArePng) {
   EXPECT_FALSE(session_->InputKey("F13").ok());
 }
 
-TEST_F(BrowserSessionTest, CloseLeavesNoProcess) {
+TEST_F(BrowserSessionTest, CloseLeavesNoProcessAndNoProxySocket) {
   const int pid = session_->pid();
   ASSERT_GT(pid, 0);
+  // The sandbox's command: its own network namespace, and the host
+  // directory of the proxy's socket bound in (the argument before it).
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; std::getline(f, arg, '\0');) argv.push_back(arg);
+  auto net = std::find(argv.begin(), argv.end(), kSandboxNetDir);
+  ASSERT_TRUE(net != argv.end() && net != argv.begin()) << ::testing::PrintToString(argv);
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--unshare-net"), argv.end());
+  const std::string socket_dir = *(net - 1);
+  EXPECT_TRUE(std::filesystem::exists(socket_dir + "/proxy.sock")) << socket_dir;
   session_->Close();
   EXPECT_FALSE(session_->alive());
   EXPECT_EQ(::kill(pid, 0), -1);
   EXPECT_EQ(errno, ESRCH);
   EXPECT_EQ(::kill(-pid, 0), -1) << "a process of the browser's group is left";
+  EXPECT_FALSE(std::filesystem::exists(socket_dir)) << socket_dir;
 }
 
 }  // namespace
