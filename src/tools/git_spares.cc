@@ -48,7 +48,7 @@ Status GitSpares::CopyTemplate(const std::string& dir) {
     }
     template_ = made;
   }
-  return CopyTree(*env_, template_, dir);
+  return CopyTree(*env_, template_, dir + "/git");
 }
 
 Status GitSpares::Make(const std::string& dir) {

@@ -1,8 +1,9 @@
 // GitSpares: empty git repositories made ahead of need (core/spare_dirs.h),
 // so that a new ephemeral workspace's repository is one rename of a ready
-// bare git directory to <data>/tasks/<task>/git (GitRepo::OpenExternal:
-// outside every sandbox) instead of a libgit2 init on the path from claim
-// to the first LLM request. git_repository_init
+// task directory holding only `git/`, a bare git directory, to
+// <data>/tasks/<task> (its repository <data>/tasks/<task>/git,
+// GitRepo::OpenExternal: outside every sandbox) instead of a mkdir and a
+// libgit2 init on the path from claim to the first LLM request. git_repository_init
 // creates ~20 directory entries and rewrites its config four times (lock +
 // rename each): 6 ms p50 on this project's 2-core VM, more than the rest of
 // a task's setup (bench/git/workspace_git_bench).
@@ -20,8 +21,8 @@
 // Where it sits: owned by EngineSetup in processes that run a worker pool
 // (`serve`, `worker`) and handed to PrepareWorkspace through
 // WorkspaceOptions. `maestro run` (one task) has none and inits inline.
-// Layout: <data>/tasks/.git-spares/<uuid>/ (a bare git directory; on the
-// filesystem of <data>/tasks/, so the take is one rename).
+// Layout: <data>/tasks/.git-spares/<uuid>/git/ (a bare git directory; on
+// the filesystem of <data>/tasks/, so the take is one rename).
 //
 // Thread safety: TakeAs is thread-safe (the worker threads call it); the
 // spares' filler thread does the copies.
@@ -44,9 +45,10 @@ class GitSpares {
   GitSpares(const GitSpares&) = delete;
   GitSpares& operator=(const GitSpares&) = delete;
 
-  // Renames a ready spare to `git_dir`, which must not exist (its parent
-  // must). false when no spare is ready or the move failed.
-  bool TakeAs(const std::string& git_dir) { return spares_->TakeAs(git_dir); }
+  // Renames a ready spare to `task_dir` (which then holds `git/`); it must
+  // not exist (its parent must). false when no spare is ready or the move
+  // failed.
+  bool TakeAs(const std::string& task_dir) { return spares_->TakeAs(task_dir); }
 
   // For tests and the bench: blocks until `keep` spares are ready (or the
   // filler gave up after an error). Returns how many are ready.

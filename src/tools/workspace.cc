@@ -142,16 +142,17 @@ Result<Workspace> PrepareWorkspace(const WorkspaceOptions& options, const SpaceR
   ws.ephemeral = true;
   ws.policy = options.ephemeral_policy;
   ws.git_dir = WorkspaceGitDir(options.data_dir, task_id);
-  // A new repository is a ready spare renamed into place (no init on this
-  // path); a resumed task's exists already.
+  // A new repository comes with a ready spare task directory renamed into
+  // place (no mkdir, no init on this path); a resumed task's exists already.
   if (!options.env->FileExists(ws.git_dir)) {
+    const std::string task_dir = fs::path(ws.git_dir).parent_path().string();
     bool taken = false;
-    if (options.git_spares != nullptr) {
-      const std::string parent = fs::path(ws.git_dir).parent_path().string();
+    if (options.git_spares != nullptr && !options.env->FileExists(task_dir)) {
+      const std::string parent = fs::path(task_dir).parent_path().string();
       if (Status made = options.env->CreateDirs(parent); !made.ok()) {
         return Internal("cannot create " + parent + ": " + made.message());
       }
-      taken = options.git_spares->TakeAs(ws.git_dir);
+      taken = options.git_spares->TakeAs(task_dir);
     }
     if (!taken) MAESTRO_RETURN_IF_ERROR(OpenWorkspaceRepo(ws, /*create=*/true).status());
   }

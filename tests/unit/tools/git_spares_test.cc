@@ -79,21 +79,21 @@ TEST(GitSparesTest, TakeFailsCleanlyWhenNoneIsReadyOrTheSpareVanished) {
   EXPECT_FALSE(fs::exists(data.File("ws")));
   EXPECT_EQ(pool.WaitFilled(), 1u) << "the filler makes a new one";
   EXPECT_TRUE(pool.TakeAs(data.File("ws")));
-  EXPECT_TRUE(GitRepo::OpenExternal(data.File("ws"), data.path(), /*create=*/false).ok());
-  EXPECT_TRUE(fs::exists(data.File("ws/HEAD"))) << "a bare git directory";
+  EXPECT_TRUE(GitRepo::OpenExternal(data.File("ws/git"), data.path(), /*create=*/false).ok());
+  EXPECT_EQ(EntriesIn(data.File("ws")), 1u) << "a task directory holding only its bare git/";
 }
 
 TEST(GitSparesTest, StartRemovesSparesOlderThanADayAndKeepsYoungOnes) {
   testing::TempDir data;
   const std::string spares = data.File("tasks/.git-spares");
-  fs::create_directories(spares + "/dead-process/.git");
-  fs::create_directories(spares + "/live-process/.git");
+  fs::create_directories(spares + "/dead-process/git");
+  fs::create_directories(spares + "/live-process/git");
   fs::last_write_time(spares + "/dead-process",
                       fs::file_time_type::clock::now() - std::chrono::hours(48));
   GitSpares pool(Env::Default(), data.path(), 1);
   ASSERT_EQ(pool.WaitFilled(), 1u);
   EXPECT_FALSE(fs::exists(spares + "/dead-process"));
-  EXPECT_TRUE(fs::exists(spares + "/live-process/.git")) << "may belong to a running process";
+  EXPECT_TRUE(fs::exists(spares + "/live-process/git")) << "may belong to a running process";
 }
 
 }  // namespace
