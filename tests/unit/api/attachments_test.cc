@@ -1,7 +1,9 @@
 // Uploads at the edge (api/attachments.h): names sanitized, the JSON and
 // multipart shapes read alike, the limits answered with 400/413 naming the
 // field or file, and the files written under attachments/ with collisions
-// suffixed — through a real Env on a temporary directory.
+// suffixed — through a real Env on a temporary directory; and an
+// attachments/ swapped for a symlink mid-upload never gets a byte written
+// outside.
 #include "api/attachments.h"
 
 #include <gtest/gtest.h>

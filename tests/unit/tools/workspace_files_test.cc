@@ -1,7 +1,9 @@
 // WorkspaceFiles: the listing (sorted depth first, .git left out, symlinks
 // listed not followed, capped) and the reads the files route makes — `..`,
 // absolute paths, `.git`, percent-decoded `%2e%2e`, symlinks out of the
-// workspace or into `.git` refused; binary and invalid UTF-8 detected.
+// workspace or into `.git` refused; binary and invalid UTF-8 detected; a
+// directory swapped for a symlink while reading and listing shows nothing
+// of the outside.
 #include "tools/workspace_files.h"
 
 #include <gtest/gtest.h>
