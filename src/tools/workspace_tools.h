@@ -3,7 +3,8 @@
 //
 // Where it sits: registered into the ToolRegistry at startup, before the
 // control and park tools (registration order is the order in the `tools`
-// array). Every handler resolves paths through ResolveInWorkspace and reads
+// array). Every handler resolves paths through ResolveInTree, touches the
+// workspace only beneath its TreeRoot (tools/workspace_path.h) and reads
 // ctx.workspace_root, so the same registry serves every workspace.
 //
 // Thread safety: the read-only handlers (ReadFile, ListDir, Glob, Grep) may
