@@ -114,10 +114,17 @@ Result<GitRepo> GitRepo::OpenExternal(const std::string& git_dir, const std::str
   std::error_code ec;
   git_repository* raw = nullptr;
   if (fs::exists(git_dir, ec)) {
-    MAESTRO_ASSIGN_OR_RETURN(raw, OpenBare(git_dir));
+    auto opened = OpenBare(git_dir);
+    // Not a repository (an init cut short by a crash): made anew below
+    // when `create`.
+    if (opened.ok()) raw = *opened;
+    if (!opened.ok() && (!create || opened.status().code() != StatusCode::kNotFound)) {
+      return opened.status();
+    }
   } else if (!create) {
     return NotFound("no git repository at " + git_dir);
-  } else {
+  }
+  if (raw == nullptr) {
     git_repository_init_options opts = GIT_REPOSITORY_INIT_OPTIONS_INIT;
     // Bare (no work tree for libgit2 to walk) with an empty template (git's
     // own rule for ""): no description, hooks/README.sample or info/exclude.

@@ -82,6 +82,21 @@ TEST(WorkspaceTest, TheJobEndCommitRunsNoHookFsmonitorOrFilterTheAgentWrote) {
   EXPECT_FALSE(fs::exists(marker)) << std::ifstream(marker).rdbuf();
 }
 
+TEST(WorkspaceTest, ARepositoryInitCutShortIsMadeAnewByTheCommit) {
+  testing::TempDir data;
+  SpaceRegistry spaces;
+  // A crash left the task's git directory empty (no HEAD, no objects).
+  fs::create_directories(data.File("tasks/t-crash/git"));
+  auto ws = PrepareWorkspace({data.path(), {}}, spaces, "t-crash", "");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  EXPECT_EQ(OpenWorkspaceRepo(*ws).status().code(), StatusCode::kNotFound);
+  std::ofstream(ws->root + "/result.txt") << "done\n";
+  auto commit = CommitWorkspace(*ws, "t-crash", "j1", "after a crash");
+  ASSERT_TRUE(commit.ok()) << commit.status().ToString();
+  EXPECT_TRUE(commit->has_value());
+  EXPECT_TRUE(OpenWorkspaceRepo(*ws)->ChangedFiles()->empty());
+}
+
 TEST(WorkspaceTest, PersistentSpacesAreRegisteredDirectories) {
   testing::TempDir dir;
   fs::create_directories(dir.File("repo"));
