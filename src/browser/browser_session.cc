@@ -96,6 +96,9 @@ std::vector<std::string> NetworkFlags(int port) {
       // Without this Chromium reaches loopback directly: in the namespace
       // that is nothing, but a page would get a confusing error.
       "--proxy-bypass-list=<-loopback>",
+      // WebRTC over the proxy's TCP only (Debian's Chromium knows the first
+      // spelling; the second is the older one).
+      "--webrtc-ip-handling-policy=disable_non_proxied_udp",
       "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
       "--disable-quic",
   };
