@@ -36,27 +36,42 @@ Result<std::optional<Stop>> CheckOne(Store& store, const Task& task, const budge
   return std::optional<Stop>(Stop{v, task.id, own});
 }
 
+// The tasks above `task_id`, nearest first (at most kMaxBudgetAncestors).
+Result<std::vector<std::string>> Ancestors(Store& store, const std::string& task_id) {
+  std::vector<std::string> out;
+  std::string id = task_id;
+  while (out.size() < static_cast<size_t>(kMaxBudgetAncestors)) {
+    auto parent = ParentTaskId(store, id);
+    if (!parent.ok()) return parent.status();
+    if (parent->empty()) break;
+    out.push_back(*parent);
+    id = *parent;
+  }
+  return out;
+}
+
 // The first limit the next call would pass: the job's own task (its limits
 // as the job started), then each task above it, nearest first.
 Result<std::optional<Stop>> FindStop(Store& store, const std::string& task_id,
                                      const BudgetContext& b, int64_t estimate) {
-  auto task = store.GetTask(task_id);
-  if (!task.ok()) return task.status();
-  auto stop = CheckOne(store, *task, b.limits, b, estimate, /*own=*/true);
-  if (!stop.ok() || *stop) return stop;
-  std::string id = task_id;
-  for (int depth = 0; depth < kMaxBudgetAncestors; ++depth) {
-    auto parent = ParentTaskId(store, id);
-    if (!parent.ok()) return parent.status();
-    if (parent->empty()) break;
-    auto above = store.GetTask(*parent);
+  if (!b.limits.empty()) {
+    auto task = store.GetTask(task_id);
+    if (!task.ok()) return task.status();
+    auto stop = CheckOne(store, *task, b.limits, b, estimate, /*own=*/true);
+    if (!stop.ok() || *stop) return stop;
+  }
+  if (!b.ancestors) {
+    auto found = Ancestors(store, task_id);
+    if (!found.ok()) return found.status();
+    b.ancestors = std::move(found).value();
+  }
+  for (const std::string& id : *b.ancestors) {
+    auto above = store.GetTask(id);
     if (!above.ok()) return above.status();
     auto limits = budget::ParseLimits(above->budget, "budget");
-    if (limits.ok()) {
-      stop = CheckOne(store, *above, *limits, b, estimate, /*own=*/false);
-      if (!stop.ok() || *stop) return stop;
-    }
-    id = *parent;
+    if (!limits.ok()) continue;
+    auto stop = CheckOne(store, *above, *limits, b, estimate, /*own=*/false);
+    if (!stop.ok() || *stop) return stop;
   }
   return std::optional<Stop>();
 }

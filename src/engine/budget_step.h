@@ -30,12 +30,14 @@
 // Where it sits: RunMovement, after the prompt guard (which gives the
 // estimate), right before the call.
 //
-// Thread safety: runs on the job's thread; BudgetContext is immutable.
+// Thread safety: runs on the job's thread; BudgetContext is immutable but
+// for its ancestors cache, which only that thread touches.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "engine/movement_result.h"
@@ -62,6 +64,11 @@ struct BudgetContext {
   budget::PriceTable prices;
   Clock* clock = SystemClock::Default();
   const budget::Settings* settings = nullptr;
+  // The tasks above the job's task, nearest first: found at the first check
+  // and kept (a task's parents never change), so a task with no limits of
+  // its own and none above costs no store read per call. Written by
+  // BudgetStep on the job's thread only (delegates run on it too).
+  mutable std::optional<std::vector<std::string>> ancestors = std::nullopt;
 };
 
 // nullopt: the call may be made (no limits, or within them; a store error
