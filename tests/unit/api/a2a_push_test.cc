@@ -128,6 +128,44 @@ TEST(A2aPushEgress, InternalUrlsAreRefusedWhenSet) {
   EXPECT_EQ(signal.watchers(), 0u) << "nothing refused is watched";
 }
 
+// DNS rebinding: the name resolved to an allowed address when the config
+// was set and to loopback at delivery; the delivery is checked again and
+// refused, and the canary on loopback sees nothing.
+TEST(A2aPushEgress, ANameThatRebindsToAnInternalAddressIsRefusedAtDelivery) {
+  httplib::Server canary;
+  std::atomic<int> hits{0};
+  canary.Post("/push", [&](const httplib::Request&, httplib::Response& res) {
+    ++hits;
+    res.status = 204;
+  });
+  const int port = canary.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { canary.listen_after_bind(); });
+  auto policy = EgressPolicy::WithAllowList({"127.0.0.2"});
+  ASSERT_TRUE(policy.ok());
+  auto lookups = std::make_shared<std::atomic<int>>(0);
+  policy->set_resolver([lookups](const std::string&) -> Result<std::vector<IpAddress>> {
+    const char* answer = (*lookups)++ == 0 ? "127.0.0.2" : "127.0.0.1";
+    return std::vector<IpAddress>{*IpAddress::Parse(answer)};
+  });
+  PushOptions o;
+  o.egress = std::make_shared<const EgressPolicy>(*policy);
+  {
+    EventSignal signal;
+    A2aPushNotifier push(signal, FactsOf, o);
+    auto set = push.Set("t1", "alice",
+                        Config("", "", "http://rebind.test:" + std::to_string(port) + "/push"));
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    for (int i = 0; i < 200 && *lookups < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GE(*lookups, 2) << "the delivery checked the name again";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  canary.stop();
+  serving.join();
+  EXPECT_EQ(hits, 0);
+}
+
 // Accepts TCP connections into its backlog and never answers.
 class Tarpit {
  public:
