@@ -10,19 +10,6 @@
 namespace fs = std::filesystem;
 
 namespace maestro::engine {
-namespace {
-
-std::string RelativeTo(const std::string& path, const std::string& workspace) {
-  fs::path p(path);
-  if (!workspace.empty() && p.is_absolute()) {
-    fs::path rel = p.lexically_relative(fs::path(workspace).lexically_normal());
-    if (!rel.empty() && *rel.begin() != "..") return rel.lexically_normal().string();
-  }
-  return p.lexically_normal().string();
-}
-
-}  // namespace
-
 std::string ContinuationUserMessage(const std::string& instruction, const HandoffDocument& doc) {
   return "## Handoff from the previous session (facts only)\n"
          "The previous session of this task ran out of context and recorded these facts. Check "
@@ -35,8 +22,12 @@ Result<HandoffResult> CompleteHandoff(context::TaskContext& ctx, const HandoffDo
   HandoffResult r;
   std::set<std::string> actual;
   std::string source = "ledger";
+  // The ledger keeps paths as the model wrote them ("/workspace/a.md",
+  // "./a.md"); git reports "a.md". Both are compared in one form.
   MAESTRO_ASSIGN_OR_RETURN(std::set<std::string> ledger, ctx.tools().ChangedPaths());
-  for (const auto& p : ledger) actual.insert(RelativeTo(p, in.workspace));
+  for (const auto& p : ledger) {
+    if (std::string rel = WorkspaceRelativePath(p, in.workspace); !rel.empty()) actual.insert(rel);
+  }
   if (!in.workspace.empty()) {
     auto git = GitChangedPaths(in.workspace);
     if (git.ok()) {

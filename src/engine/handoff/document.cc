@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <map>
 
 #include "core/durable_file.h"
 #include "core/utf8.h"
 #include "tools/git_repo.h"
 #include "tools/workspace.h"
+#include "tools/workspace_path.h"
 
 namespace fs = std::filesystem;
 
@@ -155,6 +155,23 @@ Json FilesCheck::ToJson() const {
           {"changed_not_claimed", changed_not_claimed}};
 }
 
+std::string WorkspaceRelativePath(const std::string& path, const std::string& workspace) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (p.is_absolute()) {
+    for (const std::string& root : {std::string(tools::kWorkspaceMount), workspace}) {
+      if (root.empty()) continue;
+      fs::path rel = p.lexically_relative(fs::path(root).lexically_normal());
+      if (!rel.empty() && *rel.begin() != "..") {
+        p = rel;
+        break;
+      }
+    }
+  }
+  std::string s = p.string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();  // "dir/" names "dir"
+  return s == "." ? std::string() : s;
+}
+
 std::string PathOfEntry(const std::string& entry) {
   std::string s = entry;
   for (const char* sep : {" \xE2\x80\x94 ", " \xE2\x80\x93 ", " - ", " (", ": "}) {
@@ -163,8 +180,7 @@ std::string PathOfEntry(const std::string& entry) {
   size_t a = s.find_first_not_of(" \t`\"'");
   size_t b = s.find_last_not_of(" \t`\"'");
   if (a == std::string::npos) return "";
-  s = s.substr(a, b - a + 1);
-  return fs::path(s).lexically_normal().string();
+  return WorkspaceRelativePath(s.substr(a, b - a + 1));
 }
 
 FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
@@ -243,38 +259,6 @@ Result<HandoffDocument> HandoffFromYaml(const std::string& text) {
   } catch (const YAML::Exception& e) {
     return InvalidArgument(std::string("bad handoff YAML: ") + e.what());
   }
-}
-
-Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
-                                        const context::ToolStore& tools,
-                                        const std::string& job_id) {
-  HandoffDocument d;
-  d.spec_ref = spec_ref;
-  std::map<std::string, std::string> files;  // path -> tool that last wrote it
-  std::map<std::string, int> ok_calls;
-  int64_t calls = 0;
-  MAESTRO_RETURN_IF_ERROR(tools.ForEach([&](const context::ToolCallRecord& r) {
-    ++calls;
-    if (r.status == "success") {
-      ++ok_calls[r.tool];
-      if (context::IsFileWritingTool(r.tool) && r.args.contains("path") &&
-          r.args["path"].is_string()) {
-        files[fs::path(r.args["path"].get<std::string>()).lexically_normal().string()] = r.tool;
-      }
-    } else if (r.job_id == job_id) {
-      d.blockers.push_back(fmt::format("{} failed: {}", r.tool, Utf8Prefix(r.error, 300)));
-    }
-    return true;
-  }));
-  for (const auto& [path, tool] : files) d.files_changed.push_back(path + " — " + tool);
-  std::vector<std::string> counts;
-  for (const auto& [tool, n] : ok_calls) counts.push_back(fmt::format("{} x{}", tool, n));
-  d.in_progress.push_back(fmt::format(
-      "Session ended without a handoff from the agent; the engine recorded the tool ledger: {} "
-      "calls ({}). Verify the state against the files and the spec.",
-      calls, counts.empty() ? "none succeeded" : fmt::format("{}", fmt::join(counts, ", "))));
-  if (d.blockers.size() > 10) d.blockers.erase(d.blockers.begin(), d.blockers.end() - 10);
-  return d;
 }
 
 Result<std::string> SaveHandoffFile(Env& env, const std::string& dir, const std::string& yaml) {

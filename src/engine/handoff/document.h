@@ -10,8 +10,8 @@
 // files_changed — any other field is rejected, next_steps above all
 // (reasoning about the future would steer the next session; seed 004 keeps
 // only facts). When the agent writes none, FallbackHandoff() makes one from
-// the tool ledger. The engine then checks files_changed against what really
-// changed in the workspace (CheckFilesChanged) and saves the document as
+// the tool ledger and the movement history (fallback.h). The engine then checks files_changed
+// against what really changed in the workspace (CheckFilesChanged) and saves the document as
 // handoffs/NNNN.yaml (SaveHandoffFile); the continuation reads the newest
 // (LoadLatestHandoff). Handoff files stay after the task completes (archive).
 //
@@ -63,10 +63,25 @@ struct FilesCheck {
   Json ToJson() const;
 };
 
-// The path of a files_changed entry: "src/a.cc — created" -> "src/a.cc".
+// The one form every path of the handoff takes before it is compared or
+// written down: relative to the workspace, as git reports it. The model may
+// name a file "/workspace/notes.md" (the mount it sees), "./notes.md",
+// "notes.md" or "docs//notes.md"; the ledger keeps what it wrote. Lexical
+// only (nothing is read): "." and ".." components and doubled or trailing
+// slashes are folded, a path under tools::kWorkspaceMount or under
+// `workspace` (the host path, when given) is made relative to it, and the
+// workspace itself is "" (not a file). Any other absolute path, or one that
+// climbs out with "..", is kept as it is (normalized), so it can never match
+// a file of the workspace.
+std::string WorkspaceRelativePath(const std::string& path, const std::string& workspace = {});
+
+// The path of a files_changed entry: "src/a.cc — created" -> "src/a.cc",
+// "`/workspace/src/a.cc` - edited" -> "src/a.cc" (WorkspaceRelativePath).
 std::string PathOfEntry(const std::string& entry);
 
-// Compares the document's paths with `actual` (workspace-relative).
+// Compares the document's paths with `actual` (workspace-relative, as
+// WorkspaceRelativePath gives them); each path appears at most once in
+// either list.
 FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::string>& actual,
                              std::string source);
 
@@ -82,11 +97,6 @@ std::string HandoffToYaml(const HandoffDocument& doc, const FilesCheck* check = 
                           const std::string& source = "agent");
 // Reads a saved handoff (the `verification` and `source` keys are ignored).
 Result<HandoffDocument> HandoffFromYaml(const std::string& text);
-
-// Minimal facts from the tool ledger when the agent wrote none: the files
-// successfully written (files_changed), failed calls (blockers), the counts.
-Result<HandoffDocument> FallbackHandoff(const std::string& spec_ref,
-                                        const context::ToolStore& tools, const std::string& job_id);
 
 // Saves `yaml` as the next handoffs/NNNN.yaml (0001, 0002, ...) atomically;
 // returns its path.

@@ -111,8 +111,24 @@ Result<MovementResult> HandoffStep::OnOverflow(AgentLoopDeps& d, const std::stri
 }
 
 Result<MovementResult> HandoffStep::Fallback(AgentLoopDeps& d, const std::string& movement) {
-  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument doc,
-                           FallbackHandoff(opt_.spec_ref, d.ctx->tools(), d.job_id));
+  FallbackFacts facts;
+  facts.spec_ref = opt_.spec_ref;
+  facts.job_id = d.job_id;
+  facts.workspace = opt_.workspace;
+  // The history and git are extra facts: without them the ledger's remain.
+  auto moves =
+      ReadSessionMovements(d.ctx->env(), d.ctx->messages().messages_path(), d.job_id, movement);
+  if (moves.ok()) {
+    facts.movements = std::move(moves).value();
+  } else {
+    spdlog::warn("job {}: fallback handoff: movement history: {}", d.job_id,
+                 moves.status().ToString());
+    facts.movements.visited = {movement};
+  }
+  if (!opt_.workspace.empty()) {
+    if (auto git = GitChangedPaths(opt_.workspace); git.ok()) facts.git_changed = *git;
+  }
+  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument doc, FallbackHandoff(facts, d.ctx->tools()));
   return HandOff(d, movement, doc, /*fallback=*/true);
 }
 

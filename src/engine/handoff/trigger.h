@@ -17,7 +17,9 @@
 //                                 message; the head is never rewritten)
 //     no WriteHandoff within handoff_max_wait_iterations
 //                              -> the engine writes the fallback document
-//                                 from the tool ledger and the session ends
+//                                 from the tool ledger, the movement
+//                                 history and git (fallback.h) and the
+//                                 session ends
 //   OnWriteHandoff(args)   only after the request (an unsolicited call gets
 //                          an Error: the model is not the trigger);
 //                          ParseHandoff rejects next_steps and any other
@@ -52,6 +54,7 @@
 #include "core/status.h"
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/document.h"
+#include "engine/handoff/fallback.h"
 #include "engine/movement_result.h"
 #include "store/types.h"
 

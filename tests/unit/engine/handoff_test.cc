@@ -146,6 +146,33 @@ class HandoffFlowTest : public maestro::testing::StoreTest {
     ASSERT_TRUE(ctx_->RecordToolCall(r).ok());
   }
   Json System() { return {{"role", "system"}, {"content", "You are maestro. Tools: ..."}}; }
+  // One ended call in the ledger, as the Dispatcher records it.
+  void Call(const std::string& tool, const Json& args, const std::string& result,
+            const std::string& job_id = {}) {
+    ToolCallRecord r;
+    r.job_id = job_id;
+    r.tool = tool;
+    r.args = args;
+    r.result = result;
+    ASSERT_TRUE(ctx_->RecordToolCall(r).ok());
+  }
+  // A space that is its own git repository, README.md committed.
+  void GitWorkspace(const maestro::testing::TempDir& ws) {
+    auto repo = tools::GitRepo::Init(ws.path());
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    std::ofstream(ws.File("README.md")) << "# project\n";
+    ASSERT_TRUE(repo->CommitAll("init").ok());
+  }
+  int CountEvents(const std::string& type) {
+    int n = 0;
+    EXPECT_TRUE(ctx_->events()
+                    .ForEach([&](const Json& e) {
+                      n += e["type"] == type;
+                      return true;
+                    })
+                    .ok());
+    return n;
+  }
 
   Store::CreatedTask created_;
   Job job_;
@@ -284,12 +311,17 @@ TEST_F(HandoffFlowTest, FallbackHandoffComesFromTheToolLedger) {
   Tool("WriteFile", "src/a.cc", true);
   Tool("EditFile", "src/a.cc", true);
   Tool("WriteFile", "/etc/passwd", false);
-  auto d = FallbackHandoff("task instruction", ctx_->tools(), job_.id);
+  FallbackFacts facts;
+  facts.spec_ref = "task instruction";
+  facts.job_id = job_.id;
+  auto d = FallbackHandoff(facts, ctx_->tools());
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->files_changed, std::vector<std::string>{"src/a.cc — EditFile"});
   ASSERT_EQ(d->blockers.size(), 1u);
   EXPECT_NE(d->blockers[0].find("permission denied"), std::string::npos);
+  EXPECT_NE(d->blockers[0].find("WriteFile `/etc/passwd`"), std::string::npos);
   EXPECT_NE(d->in_progress[0].find("4 calls"), std::string::npos);
+  EXPECT_EQ(d->completed, std::vector<std::string>{"read README.md"});
   HandoffInputs in;
   in.job = job_;
   in.fallback = true;
@@ -297,6 +329,193 @@ TEST_F(HandoffFlowTest, FallbackHandoffComesFromTheToolLedger) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->check.matches());
   EXPECT_EQ(r->comment.author, "system");
+}
+
+// Issue 45 item 4: the model names a file as it sees it, git as it stores it.
+TEST(HandoffPathTest, EveryFormOfAWorkspacePathBecomesGitsForm) {
+  EXPECT_EQ(WorkspaceRelativePath("/workspace/notes.md"), "notes.md");
+  EXPECT_EQ(WorkspaceRelativePath("./notes.md"), "notes.md");
+  EXPECT_EQ(WorkspaceRelativePath("notes.md"), "notes.md");
+  EXPECT_EQ(WorkspaceRelativePath("a//b"), "a/b");
+  EXPECT_EQ(WorkspaceRelativePath("/workspace//docs/./x/../b.md"), "docs/b.md");
+  EXPECT_EQ(WorkspaceRelativePath("docs/"), "docs");
+  EXPECT_EQ(WorkspaceRelativePath("/workspace"), "");
+  EXPECT_EQ(WorkspaceRelativePath("/workspace/"), "");
+  EXPECT_EQ(WorkspaceRelativePath("."), "");
+  EXPECT_EQ(WorkspaceRelativePath("/srv/ws/task/src/a.cc", "/srv/ws/task"), "src/a.cc");
+  EXPECT_EQ(WorkspaceRelativePath("/srv/ws/task/", "/srv/ws/task/"), "");
+  // Outside stays outside (normalized), so it never equals a workspace file.
+  EXPECT_EQ(WorkspaceRelativePath("/workspace-other/notes.md"), "/workspace-other/notes.md");
+  EXPECT_EQ(WorkspaceRelativePath("/workspace/../etc/passwd"), "/etc/passwd");
+  EXPECT_EQ(WorkspaceRelativePath("../notes.md"), "../notes.md");
+  EXPECT_EQ(WorkspaceRelativePath("/srv/ws/task2/a.cc", "/srv/ws/task"), "/srv/ws/task2/a.cc");
+  EXPECT_EQ(PathOfEntry("`/workspace/notes.md` — created"), "notes.md");
+  EXPECT_EQ(PathOfEntry("./docs//b.md (new)"), "docs/b.md");
+}
+
+TEST(HandoffPathTest, FilesCheckComparesOneFormAndNamesEachPathOnce) {
+  HandoffDocument d;
+  d.files_changed = {"/workspace/notes.md — created", "notes.md — edited", "./docs//b.md — created",
+                     "ghost.md - created", "/workspace/ghost.md"};
+  FilesCheck c = CheckFilesChanged(d, {"notes.md", "docs/b.md", "c.md"}, "git");
+  EXPECT_EQ(c.claimed_not_changed, std::vector<std::string>{"ghost.md"});
+  EXPECT_EQ(c.changed_not_claimed, std::vector<std::string>{"c.md"});
+}
+
+TEST_F(HandoffFlowTest, ACorrectHandoffNamingTheMountPathIsNoMismatch) {
+  maestro::testing::TempDir ws;
+  GitWorkspace(ws);
+  ASSERT_FALSE(HasFatalFailure());
+  std::ofstream(ws.File("notes.md")) << "notes\n";  // what the WriteFile call did
+  Call("WriteFile", {{"path", "/workspace/notes.md"}, {"content", "notes\n"}}, "wrote");
+  Json args = SeedExample();
+  args["files_changed"] = {"notes.md — created"};
+  auto doc = ParseHandoff(args);
+  ASSERT_TRUE(doc.ok());
+  HandoffInputs in;
+  in.job = job_;
+  in.workspace = ws.path();
+  auto r = CompleteHandoff(*ctx_, *doc, in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->check.source, "git+ledger");
+  EXPECT_TRUE(r->check.matches()) << r->check.ToJson().dump();
+  EXPECT_EQ(CountEvents("handoff.files_mismatch"), 0);
+  YAML::Node n = YAML::Load(*ReadFileToString(*Env::Default(), r->path));
+  EXPECT_TRUE(n["verification"]["files_match"].as<bool>());
+  EXPECT_EQ(n["verification"]["changed_not_claimed"].size(), 0u);
+
+  // A real mismatch still reports, each path once in git's form.
+  args["files_changed"] = {"other.md — created"};
+  auto wrong = ParseHandoff(args);
+  ASSERT_TRUE(wrong.ok());
+  auto r2 = CompleteHandoff(*ctx_, *wrong, in);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->check.claimed_not_changed, std::vector<std::string>{"other.md"});
+  EXPECT_EQ(r2->check.changed_not_claimed, std::vector<std::string>{"notes.md"});
+  EXPECT_EQ(CountEvents("handoff.files_mismatch"), 1);
+  YAML::Node n2 = YAML::Load(*ReadFileToString(*Env::Default(), r2->path));
+  ASSERT_EQ(n2["verification"]["changed_not_claimed"].size(), 1u);
+  EXPECT_EQ(n2["verification"]["changed_not_claimed"][0].as<std::string>(), "notes.md");
+}
+
+TEST(HandoffFallbackTest, KeyLinesPreferErrorsAndCountsAndAreBounded) {
+  EXPECT_EQ(KeyLines("[exit code 2]\ncc -c a.c\nFAIL: check_b\nmake: *** [check] Error 2\n"),
+            "FAIL: check_b | make: *** [check] Error 2");
+  EXPECT_EQ(KeyLines("[exit code 0]\none\ntwo\nthree\nfour\n"), "two | three | four");
+  EXPECT_EQ(KeyLines("[exit code 0]\n\n"), "");
+  std::string long_line(1000, 'e');
+  long_line += " error";
+  std::string k = KeyLines(long_line + "\n" + long_line + "\n" + long_line + "\n" + long_line);
+  EXPECT_LE(k.size(), 3 * (160 + 3) + 2 * 3u);
+}
+
+// Issue 45 item 10: the agent ignored the request; the engine's document
+// still says what the session did.
+TEST_F(HandoffFlowTest, FallbackCarriesFilesCommandsKeyLinesAndMovements) {
+  maestro::testing::TempDir ws;
+  GitWorkspace(ws);
+  ASSERT_FALSE(HasFatalFailure());
+  // The session: started in plan, moved to implement with a reason.
+  MessageStore& ms = ctx_->messages();
+  ASSERT_TRUE(
+      ms.SeedThread(job_.id, {System(), UserMessage("Write a.md and docs/b.md.")}, "plan").ok());
+  Json transition = {
+      {"id", "c1"},
+      {"type", "function"},
+      {"function",
+       {{"name", "transition"},
+        {"arguments", R"({"next":"implement","reason":"the plan names a.md and docs/b.md"})"}}}};
+  ASSERT_TRUE(ms.AddMessage({{"role", "assistant"},
+                             {"content", nullptr},
+                             {"tool_calls", Json::array({transition})}},
+                            job_.id)
+                  .ok());
+  ASSERT_TRUE(ms.AddMessage({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "ok"}}, job_.id,
+                            "transition")
+                  .ok());
+  ASSERT_TRUE(ms.AddMessage(UserMessage("## implement ..."), job_.id, "", "implement").ok());
+  // What it did, in the ledger and on disk.
+  std::filesystem::create_directories(ws.File("docs"));
+  std::ofstream(ws.File("a.md")) << "a\n";
+  std::ofstream(ws.File("docs/b.md")) << "";
+  Call("WriteFile", {{"path", "/workspace/a.md"}, {"content", "a\n"}}, "wrote a.md");
+  Call("WriteFile", {{"path", "./docs//b.md"}, {"content", ""}}, "wrote docs/b.md");
+  Call("RunCommand", {{"command", "make check"}},
+       "[exit code 2]\ncc -c a.c\nlinking\nFAIL: check_b (docs/b.md is empty)\n"
+       "make: *** [check] Error 2\n");
+  Call("RunCommand", {{"command", "./run-checks --quick"}},
+       "[exit code 0]\nrunning 2 checks\nall 2 checks passed\n");
+  Call("ReadFile", {{"path", "/workspace/README.md"}}, "# project");
+  Call("RunCommand", {{"command", "rm -rf build"}}, "[exit code 0]\n", "another-job");
+
+  auto moves = ReadSessionMovements(ctx_->env(), ms.messages_path(), job_.id, "implement");
+  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
+  EXPECT_EQ(moves->visited, (std::vector<std::string>{"plan", "implement"}));
+  ASSERT_EQ(moves->transitions.size(), 1u);
+  EXPECT_EQ(moves->transitions[0].what, "moved from movement `plan` to `implement`");
+  EXPECT_EQ(moves->transitions[0].why, "the plan names a.md and docs/b.md");
+
+  FallbackFacts f;
+  f.spec_ref = "task instruction";
+  f.job_id = job_.id;
+  f.workspace = ws.path();
+  f.movements = *moves;
+  auto git = GitChangedPaths(ws.path());
+  ASSERT_TRUE(git.ok());
+  f.git_changed = *git;
+  auto d = FallbackHandoff(f, ctx_->tools());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->files_changed,
+            (std::vector<std::string>{"a.md — WriteFile", "docs/b.md — WriteFile"}));
+  auto has = [](const std::vector<std::string>& v, const std::string& a, const std::string& b) {
+    for (const auto& s : v) {
+      if (s.find(a) != std::string::npos && s.find(b) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has(d->completed, "movement `plan`: left for `implement`", ""));
+  EXPECT_TRUE(has(d->completed, "`./run-checks --quick` — exit code 0", "all 2 checks passed"))
+      << HandoffToYaml(*d);
+  EXPECT_TRUE(has(d->completed, "read README.md", ""));
+  EXPECT_TRUE(has(d->blockers, "`make check` — exit code 2", "FAIL: check_b (docs/b.md is empty)"))
+      << HandoffToYaml(*d);
+  EXPECT_TRUE(has(d->blockers, "`make check`", "Error 2"));
+  EXPECT_FALSE(has(d->completed, "rm -rf build", ""));  // another session's command
+  EXPECT_FALSE(has(d->blockers, "rm -rf build", ""));
+  EXPECT_TRUE(has(d->in_progress, "movement `implement`: the session ended in it", ""));
+  ASSERT_EQ(d->decisions.size(), 1u);
+  EXPECT_EQ(d->decisions[0].why, "the plan names a.md and docs/b.md");
+
+  HandoffInputs in;
+  in.job = job_;
+  in.workspace = ws.path();
+  in.fallback = true;
+  auto r = CompleteHandoff(*ctx_, *d, in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->check.matches()) << r->check.ToJson().dump();  // its own check agrees
+  EXPECT_EQ(CountEvents("handoff.files_mismatch"), 0);
+}
+
+TEST_F(HandoffFlowTest, FallbackIsBoundedWhateverTheLedgerHolds) {
+  std::string noise;
+  for (int i = 0; i < 200; ++i)
+    noise += "error: line " + std::to_string(i) + std::string(300, 'x') + "\n";
+  for (int i = 0; i < 60; ++i) {
+    Call("RunCommand", {{"command", "check-" + std::to_string(i) + std::string(500, ' ') + "tail"}},
+         "[exit code 1]\n" + noise);
+    Call("ReadFile", {{"path", "f" + std::to_string(i) + ".txt"}}, "text");
+  }
+  FallbackFacts f;
+  f.spec_ref = "task instruction";
+  f.job_id = job_.id;
+  f.movements.visited = {"chat"};
+  auto d = FallbackHandoff(f, ctx_->tools());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->blockers.size(), kFallbackMaxBlockers);
+  EXPECT_NE(d->blockers.back().find("check-59"), std::string::npos);  // the newest kept
+  for (const auto& b : d->blockers) EXPECT_LE(b.size(), 800u) << b;
+  EXPECT_NE(d->in_progress.back().find("48 earlier commands not listed"), std::string::npos);
+  EXPECT_LT(HandoffToYaml(*d).size(), 12'000u);
 }
 
 }  // namespace
