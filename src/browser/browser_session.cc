@@ -166,7 +166,11 @@ Result<std::unique_ptr<BrowserSession>> BrowserSession::Start(Env& env, SessionS
   // The page's requests skip service workers (a worker's own fetches still
   // meet the proxy).
   // (The bypass holds only while the Network domain is enabled.)
-  MAESTRO_RETURN_IF_ERROR(s->Page("Network.enable", Json::object()).status());
+  // Small buffers: nothing reads response bodies through CDP, and the
+  // defaults keep up to 200 MB of them in the renderer.
+  MAESTRO_RETURN_IF_ERROR(s->Page("Network.enable", {{"maxTotalBufferSize", 1 << 20},
+                                                     {"maxResourceBufferSize", 256 << 10}})
+                              .status());
   MAESTRO_RETURN_IF_ERROR(s->Page("Network.setBypassServiceWorker", {{"bypass", true}}).status());
   return s;
 }
