@@ -225,6 +225,21 @@ TEST_F(BrowserProxyTest, AnEntryWithAPortAdmitsOnlyThatPort) {
   EXPECT_EQ(canary_same_host_.connections(), 0);
 }
 
+TEST_F(BrowserProxyTest, AnAllowedNameIsResolvedByTheProxy) {
+  // The browser sends the name; the proxy resolves "localhost" itself (to
+  // ::1 or 127.0.0.1; the site listens on the latter) and connects there.
+  StartProxy({"localhost:" + std::to_string(port_)});
+  const std::string authority = "localhost:" + std::to_string(port_);
+  std::string out =
+      Exchange("GET http://" + authority + "/page HTTP/1.1\r\nHost: " + authority + "\r\n\r\n");
+  EXPECT_NE(out.find("allowed page body"), std::string::npos) << out;
+  std::string refused = Exchange("GET http://" + Site() + "/page HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 403", 0), 0u) << "the address is not the name: " << refused;
+  std::string unknown =
+      Exchange("CONNECT nothing.invalid:443 HTTP/1.1\r\n\r\n");  // not on the list either
+  EXPECT_EQ(unknown.rfind("HTTP/1.1 403", 0), 0u) << unknown;
+}
+
 TEST_F(BrowserProxyTest, MalformedAndOversizedHeadsAreRefused) {
   const std::vector<std::string> bad_heads = {"HELLO\r\n\r\n",
                                               "GET /page HTTP/1.1\r\nHost: x\r\n\r\n",
