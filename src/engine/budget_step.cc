@@ -50,16 +50,12 @@ Result<std::vector<std::string>> Ancestors(Store& store, const std::string& task
   return out;
 }
 
-// The first limit the next call would pass: the job's own task (its limits
-// as the job started), then each task above it, nearest first.
+// The first limit the next call would pass: each task above the job's task,
+// nearest first — a spent ancestor ends a subtask even when its own limit is
+// spent too, as raising its own could not help — then the job's own task
+// (its limits as the job started).
 Result<std::optional<Stop>> FindStop(Store& store, const std::string& task_id,
                                      const BudgetContext& b, int64_t estimate) {
-  if (!b.limits.empty()) {
-    auto task = store.GetTask(task_id);
-    if (!task.ok()) return task.status();
-    auto stop = CheckOne(store, *task, b.limits, b, estimate, /*own=*/true);
-    if (!stop.ok() || *stop) return stop;
-  }
   if (!b.ancestors) {
     auto found = Ancestors(store, task_id);
     if (!found.ok()) return found.status();
@@ -71,6 +67,12 @@ Result<std::optional<Stop>> FindStop(Store& store, const std::string& task_id,
     auto limits = budget::ParseLimits(above->budget, "budget");
     if (!limits.ok()) continue;
     auto stop = CheckOne(store, *above, *limits, b, estimate, /*own=*/false);
+    if (!stop.ok() || *stop) return stop;
+  }
+  if (!b.limits.empty()) {
+    auto task = store.GetTask(task_id);
+    if (!task.ok()) return task.status();
+    auto stop = CheckOne(store, *task, b.limits, b, estimate, /*own=*/true);
     if (!stop.ok() || *stop) return stop;
   }
   return std::optional<Stop>();

@@ -289,9 +289,15 @@ TEST_F(BudgetTest, ASubtaskTreeStaysInsideTheRootsMaxLlmCalls) {
   for (const auto& t : tasks) {
     if (t["id"] == root) continue;
     // Never none: the parent's remaining calls (at least 1 as a valid limit).
-    Json b = Get("/api/local/tasks/" + t["id"].get<std::string>())["task"]["budget"];
+    Json detail = Get("/api/local/tasks/" + t["id"].get<std::string>());
+    Json b = detail["task"]["budget"];
     ASSERT_TRUE(b.contains("max_llm_calls")) << b.dump();
     EXPECT_LE(b["max_llm_calls"].get<int64_t>(), 1) << b.dump();
+    // Stopped by the root's spent budget: the subtask ends (its own raise
+    // could not help) and says whose budget it was.
+    EXPECT_EQ(t["status"], "failed") << detail.dump();
+    EXPECT_NE(detail.dump().find("the budget of the parent task"), std::string::npos)
+        << detail.dump();
   }
 }
 
