@@ -149,8 +149,13 @@ Result<SessionMovements> ReadSessionMovements(Env& env, const std::string& messa
     asked.clear();
   };
   MAESTRO_RETURN_IF_ERROR(ForEachLine(env, messages_path, [&](std::string_view line, uint64_t) {
-    // Most lines are other jobs' or carry neither a movement nor a call.
+    // Most lines are other jobs' or carry neither a movement nor a
+    // transition call: skipped without parsing (a tool result can be large).
     if (job_id.empty() || line.find(job_id) == std::string_view::npos) return true;
+    if (line.find("\"movement\"") == std::string_view::npos &&
+        line.find(tools::kTransition) == std::string_view::npos) {
+      return true;
+    }
     Json rec = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!rec.is_object() || rec.value("job_id", "") != job_id) return true;
     if (auto calls = rec.find("tool_calls"); calls != rec.end() && calls->is_array()) {
