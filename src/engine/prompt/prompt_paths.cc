@@ -54,7 +54,7 @@ std::string FollowUpNote(const std::string& question) {
     from = nl + 1;
   }
   return "## Follow-up\nYou asked the user:\n" + quoted +
-         "The user's answer is below: go on with the task from there.";
+         "The user answered below: go on with the task from there.";
 }
 
 // The newest handoff of the task, for the continuation `job` a handoff

@@ -99,7 +99,7 @@ TEST_F(JobPromptTest, AnAnswerToAnAskQuotesTheQuestionInTheFollowUpNote) {
   JobPromptPlan p = Plan(Claim());
   EXPECT_EQ(p.path, PromptPath::kFollowUp);
   EXPECT_EQ(p.instruction.rfind("## Follow-up\nYou asked the user:\n> Which colour?\n> Red or "
-                                "blue.\nThe user's answer is below",
+                                "blue.\nThe user answered below",
                                 0),
             0u)
       << p.instruction;
