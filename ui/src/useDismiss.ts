@@ -23,6 +23,11 @@ export function useDismiss(
       const inside = ref.current?.contains(e.target as Node) ?? false;
       if (!inside && isTyping(e.target)) return;
       e.stopPropagation();
+      // Leave the focus on the page, not on a field about to be removed: until
+      // the browser notices the removal, keys would go to that detached field
+      // and the page's shortcuts (`/`, `n`) would miss them.
+      const focused = document.activeElement;
+      if (focused instanceof HTMLElement && ref.current?.contains(focused)) focused.blur();
       onClose();
     };
     const onDown = (e: PointerEvent) => {
