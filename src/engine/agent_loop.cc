@@ -24,11 +24,7 @@ constexpr char kAlternatingFile[] = "alternating.jsonl";
 
 MovementResult Abort(const std::string& movement, const char* reason, std::string details,
                      bool cancelled = false) {
-  MovementResult r;
-  r.movement = movement;
-  r.next = std::string(SentinelName(Sentinel::kAbort));
-  r.abort_reason = reason;
-  r.result = std::move(details);
+  MovementResult r = AbortedMovement(movement, reason, std::move(details));
   r.cancelled = cancelled;
   return r;
 }

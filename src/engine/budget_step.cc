@@ -104,12 +104,7 @@ void Announce(AgentLoopDeps& d, const std::string& movement, const Stop& s,
 }
 
 MovementResult Aborted(const std::string& movement, std::string text) {
-  MovementResult r;
-  r.movement = movement;
-  r.next = std::string(SentinelName(Sentinel::kAbort));
-  r.abort_reason = kAbortBudgetExceeded;
-  r.result = std::move(text);
-  return r;
+  return AbortedMovement(movement, kAbortBudgetExceeded, std::move(text));
 }
 
 }  // namespace

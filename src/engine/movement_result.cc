@@ -24,6 +24,16 @@ std::string_view PieceRunStatusName(PieceRunStatus s) {
   return "?";
 }
 
+MovementResult AbortedMovement(const std::string& movement, const char* reason,
+                               std::string details) {
+  MovementResult r;
+  r.movement = movement;
+  r.next = std::string(SentinelName(Sentinel::kAbort));
+  r.abort_reason = reason;
+  r.result = std::move(details);
+  return r;
+}
+
 Result<MovementResult> MovementResultFromComplete(const std::string& movement, const Json& args) {
   if (!args.is_object()) return InvalidArgument("complete: arguments must be a JSON object");
   auto str = [&](const char* k) -> std::string {

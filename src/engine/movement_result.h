@@ -73,6 +73,12 @@ struct MovementResult {
   bool handed_off = false;
 };
 
+// An ABORT of `movement` with `reason` (one of kAbort*) and its details:
+// what the agent loop, the budget step and the prompt guard end a movement
+// with when it cannot go on.
+MovementResult AbortedMovement(const std::string& movement, const char* reason,
+                               std::string details);
+
 // The `complete` tool's arguments as a MovementResult: success -> COMPLETE,
 // needs_user_input -> ASK (question, else result, is the question), error ->
 // ABORT (agent_error). kInvalidArgument (text for the `Error…` tool result)

@@ -16,12 +16,7 @@ namespace maestro::engine {
 namespace {
 
 MovementResult OverflowAbort(const std::string& movement, std::string details) {
-  MovementResult r;
-  r.movement = movement;
-  r.next = std::string(SentinelName(Sentinel::kAbort));
-  r.abort_reason = kAbortContextOverflow;
-  r.result = std::move(details);
-  return r;
+  return AbortedMovement(movement, kAbortContextOverflow, std::move(details));
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
