@@ -131,7 +131,8 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
   const std::string& path = req.path;
   const auto* handler = router_.Match(req.method, path, &req.params, pattern);
   bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
-                 path == "/api/spaces" || path == "/mcp" || path == "/a2a";
+                 path == "/api/spaces" || path == "/api/profiles" || path == "/mcp" ||
+                 path == "/a2a";
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
     if (!user) {

@@ -28,6 +28,7 @@
 //   POST /api/local/tokens                        admin: a bearer token for a user
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
+//   GET  /api/profiles                            the LLM profiles' names and models
 //   GET  /metrics                                 Prometheus text
 //   GET  /api/info                                open: version, demo flag, model
 //   POST /mcp                                     MCP server (Streamable HTTP, routes_mcp.cc):
@@ -40,7 +41,8 @@
 // Task semantics live in the Store's gates; this layer validates input,
 // maps errors (one place: http_util.cc) and streams.
 //
-// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /metrics, /mcp and /a2a require
+// Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /api/profiles, /metrics, /mcp and
+// /a2a require
 // `Authorization: Bearer <token>` (401 otherwise); /api/health is open. Every
 // route that names a task checks its visibility: another user's private task
 // is a 404.

@@ -305,6 +305,12 @@ void ApiServer::TaskRoutes() {
     return Reply(200, api::SpacesJson(options_.choices));
   });
 
+  // The LLM profiles a create may name (the web UI's profile select): names
+  // and models, the same for every user (the config's), never a URL or key.
+  router_.Add("GET", "/api/profiles", [this](const api::HttpRequest&) {
+    return Reply(200, api::ProfilesJson(options_.choices));
+  });
+
   router_.Add("GET", "/api/local/tasks", [this](const api::HttpRequest& req) {
     auto filter = api::ParseStatusFilter(req.Query("status"));
     if (!filter.ok()) return ReplyError(filter.status());

@@ -132,4 +132,10 @@ Json SpacesJson(const TaskChoices& choices) {
   return Json{{"spaces", arr}};
 }
 
+Json ProfilesJson(const TaskChoices& choices) {
+  Json arr = Json::array();
+  for (const auto& p : choices.profiles) arr.push_back({{"name", p.name}, {"model", p.model}});
+  return Json{{"profiles", arr}};
+}
+
 }  // namespace maestro::api

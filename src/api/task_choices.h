@@ -84,4 +84,10 @@ Status CheckNewTask(const TaskChoices& choices, NewTask* task);
 // shell_allowed, tools}]} in name order.
 Json SpacesJson(const TaskChoices& choices);
 
+// {"profiles": [{name, model}]}, "default" first (the order of `profiles`):
+// what GET /api/profiles shows a create form. Names and models only — a
+// profile's base_url and api_key never leave the config (ProfileView does
+// not even carry them).
+Json ProfilesJson(const TaskChoices& choices);
+
 }  // namespace maestro::api

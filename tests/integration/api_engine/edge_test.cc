@@ -1,6 +1,6 @@
 // Issue 12 at the real edge (`maestro serve` + `maestro-fakellm`): unknown
 // piece/space/profile/model refused with a 400 naming the field and no row
-// written; GET /api/spaces; a task in a configured space writes into the
+// written; GET /api/spaces and GET /api/profiles; a task in a configured space writes into the
 // space's directory; an approved SpinOffTask to a space starts its child
 // there, owned by the parent's owner (another user gets 404); a profile
 // routes to its model; a job for a model no worker serves fails with a reason.
@@ -80,6 +80,35 @@ TEST_F(EdgeTest, SpacesAreListedBehindTheBearerToken) {
                                         {"shell_allowed", false},
                                         {"tools", {"ListDir", "ReadFile", "WriteFile"}}}})}};
   EXPECT_EQ(body, want) << body.dump();
+}
+
+// GET /api/profiles (the web UI's profile select, issue 45 item 12): the
+// configured names and models behind the bearer token, the same for a second
+// user, and never a profile's URL or key.
+TEST_F(EdgeTest, ProfilesAreListedByNameAndModelWithoutUrlsOrKeys) {
+  extra_llm_config_ = "  api_key: DEFAULT-KEY-never-shown\n";
+  StartWithSpaces(Json::array());
+  EXPECT_EQ(GetWithStatus("/api/profiles", "").first, 401);
+  EXPECT_EQ(GetWithStatus("/api/profiles", "not-a-token").first, 401);
+  auto [code, body] = GetWithStatus("/api/profiles");
+  ASSERT_EQ(code, 200) << body.dump();
+  Json want = {{"profiles", Json::array({{{"name", "default"}, {"model", "fake"}},
+                                         {{"name", "fast"}, {"model", "fast-model"}}})}};
+  EXPECT_EQ(body, want) << body.dump();
+  const std::string text = body.dump();
+  EXPECT_FALSE(Contains(text, "KEY-never-shown")) << text;
+  EXPECT_FALSE(Contains(text, "127.0.0.1")) << "no base_url: " << text;
+
+  auto [tc, token] = Post("/api/local/tokens", {{"user", "bob"}});
+  ASSERT_EQ(tc, 201) << token.dump();
+  auto [bob_code, bob_body] = GetWithStatus("/api/profiles", token["token"]);
+  EXPECT_EQ(bob_code, 200);
+  EXPECT_EQ(bob_body, want) << "the config's profiles, the same for every user";
+
+  // Read-only: a write to it is no route.
+  auto [post_code, post_body] = Post("/api/profiles", {{"name", "evil"}, {"base_url", "x"}});
+  EXPECT_EQ(post_code, 404) << post_body.dump();
+  EXPECT_EQ(GetWithStatus("/api/profiles").second, want) << "nothing was added";
 }
 
 TEST_F(EdgeTest, ATaskInAConfiguredSpaceWritesIntoItsDirectory) {

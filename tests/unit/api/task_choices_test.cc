@@ -88,5 +88,13 @@ TEST(TaskChoicesTest, SpacesJsonHasTheExactShape) {
   EXPECT_EQ(SpacesJson(TaskChoices{}), Json::parse(R"({"spaces":[]})"));
 }
 
+TEST(TaskChoicesTest, ProfilesJsonListsNamesAndModelsDefaultFirst) {
+  Json j = ProfilesJson(Choices());
+  Json want = Json::parse(R"({"profiles":[{"name":"default","model":"qwen3"},
+    {"name":"fast","model":"qwen3-small"}]})");
+  EXPECT_EQ(j, want) << j.dump();
+  EXPECT_EQ(ProfilesJson(TaskChoices{}), Json::parse(R"({"profiles":[]})"));
+}
+
 }  // namespace
 }  // namespace maestro::api
