@@ -1,8 +1,8 @@
 // The REST client: every call carries the bearer token kept in localStorage.
 // Errors come back as ApiError with the server's {"error":{code,message,field}}.
 import type {
-  ApprovalRequest, Attachment, BrowserInput, Comment, Job, LedgerCall, Notification, Piece, ServerInfo, Space, Task, TaskDetail, TaskDiff,
-  WorkspaceFile, WorkspaceListing,
+  ApprovalRequest, Attachment, BrowserInput, Comment, Job, LedgerCall, Notification, Piece, Profile, ServerInfo, Space, Task, TaskDetail, TaskDiff,
+  Visibility, WorkspaceFile, WorkspaceListing,
 } from './types';
 
 const TOKEN_KEY = 'maestro.token';
@@ -78,7 +78,10 @@ export const Api = {
   tasks: () => api<{ tasks: Task[] }>('/api/local/tasks'),
   task: (id: string) => api<TaskDetail>(`/api/local/tasks/${id}`),
   comments: (id: string) => api<{ comments: Comment[] }>(`/api/local/tasks/${id}/comments`),
-  createTask: (b: { instruction: string; piece: string; space?: string; title?: string }, files: File[] = []) =>
+  createTask: (
+    b: { instruction: string; piece: string; space?: string; title?: string; profile?: string; visibility?: Visibility },
+    files: File[] = [],
+  ) =>
     api<{ task: Task; job: Job; attachments: Attachment[] }>('/api/local/tasks', postWithFiles(b, files)),
   comment: (id: string, body: string, files: File[] = []) =>
     api<{ comment: Comment; outcome: string; job: Job; attachments: Attachment[] }>(
@@ -89,8 +92,9 @@ export const Api = {
   raiseBudget: (id: string, limits: Record<string, number>) =>
     api<{ job: Job }>(`/api/local/tasks/${id}/budget`, post(limits)),
   cancel: (id: string) => api<{ cancelled: number; stopping: number }>(`/api/local/tasks/${id}/cancel`, post()),
-  continueTask: (id: string, note: string) =>
-    api<{ job: Job }>(`/api/local/tasks/${id}/continue`, post(note ? { note } : {})),
+  // A new job continuing the finished one; `piece` "" keeps the task's piece.
+  continueTask: (id: string, note: string, piece = '') =>
+    api<{ job: Job; comment: Comment }>(`/api/local/tasks/${id}/continue`, post({ ...(note ? { note } : {}), ...(piece ? { piece } : {}) })),
   decide: (r: ApprovalRequest, decision: 'approve' | 'deny', scope?: 'once' | 'task') =>
     api<{ request: ApprovalRequest; job: Job }>(
       `/api/local/tasks/${r.task_id}/${r.kind}-requests/${r.id}/decide`,
@@ -121,6 +125,16 @@ export const Api = {
       (r) => r.spaces ?? [],
       (e: unknown) => {
         if (e instanceof ApiError && e.status === 404) return [] as Space[];
+        throw e;
+      },
+    ),
+  // The LLM profiles a task may name (names and models only); a server
+  // without the route (404) offers only its default.
+  profiles: () =>
+    api<{ profiles?: Profile[] }>('/api/profiles').then(
+      (r) => r.profiles ?? [],
+      (e: unknown) => {
+        if (e instanceof ApiError && e.status === 404) return [] as Profile[];
         throw e;
       },
     ),

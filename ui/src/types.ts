@@ -11,6 +11,7 @@ export interface Task {
   piece: string;
   space: string;
   owner: string;
+  visibility?: Visibility;
   status: string;
   error_message: string;
   llm_call_count: number;
@@ -37,6 +38,10 @@ export interface Job {
   task_id: string;
   status: JobStatus;
   piece: string;
+  // The LLM profile the job runs on (GET /api/profiles).
+  profile?: string;
+  // Set on a job a Continue started: the job it continues from.
+  continued_from_job_id?: string;
   attempt: number;
   max_attempts: number;
   wait_reason: string;
@@ -123,6 +128,15 @@ export interface TaskDetail {
 export interface Piece {
   name: string;
   description: string;
+}
+
+// Who sees a task: its owner only, or every user (docs/api.md "Visibility").
+export type Visibility = 'private' | 'shared';
+
+// A configured LLM profile as GET /api/profiles lists it ("default" first).
+export interface Profile {
+  name: string;
+  model: string;
 }
 
 export interface Notification {

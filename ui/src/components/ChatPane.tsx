@@ -1,7 +1,8 @@
 // ChatPane (seed 000 §4: ChatPane → ChatMessageFeed → ChatMessage): one
 // task's live conversation — header (editable title, status, tokens and
-// cost, Cancel / Continue, Files, Activity), the feed, the composer with
-// approval cards, the activity timeline and the workspace pane.
+// cost, Cancel / Continue / Continue with another piece, Files, Activity),
+// the feed, the composer with approval cards, the activity timeline and the
+// workspace pane.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Api } from '../api';
 import { buildFeed } from '../feed';
@@ -13,6 +14,7 @@ import { TERMINAL } from '../types';
 import { ActivityTimeline } from './ActivityTimeline';
 import { ChatComposerPanel } from './ChatComposerPanel';
 import { ChatMessageFeed } from './ChatMessageFeed';
+import { ContinueDialog } from './ContinueDialog';
 import { NotFoundPage } from './NotFoundPage';
 import { StatusBadge } from './StatusBadge';
 import { TaskTitle, taskName } from './TaskTitle';
@@ -26,6 +28,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
   const [wsOpen, setWsOpen] = useState(false);
   const [wsTab, setWsTab] = useState<WorkspaceTab>('files');
   const [wsPath, setWsPath] = useState('');
+  const [continuing, setContinuing] = useState(false);
   const toast = useToast();
   const { detail } = live;
   const jobs = detail?.jobs ?? [];
@@ -127,6 +130,11 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
               Continue
             </button>
           )}
+          {latest && !active && (
+            <button className="ghost" onClick={() => setContinuing(true)} aria-label="Continue with another piece" title="Pick a piece and write a note for a new job">
+              Continue with…
+            </button>
+          )}
           {ws.available && (
             <button className="ghost" aria-pressed={wsOpen} onClick={() => setWsOpen((o) => !o)}>
               Files
@@ -168,6 +176,19 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
           )}
           {showActivity && <ActivityTimeline events={live.events} />}
         </div>
+        {continuing && t && (
+          <ContinueDialog
+            taskId={taskId}
+            piece={latest?.piece || t.piece}
+            onClose={() => setContinuing(false)}
+            onContinued={(job) => {
+              setContinuing(false);
+              toast(`Continuing with ${job.piece} in a new job`, 'ok');
+              live.refresh();
+              onChanged();
+            }}
+          />
+        )}
       </section>
     </OpenFileContext.Provider>
   );

@@ -1,14 +1,18 @@
 // The create-task dialog: instruction, piece (from GET /api/pieces) and
 // space — a picker filled from GET /api/spaces whose first option is the
 // task's own ephemeral workspace (no space sent); a server without the route
-// (404) or without spaces offers only that. In demo mode it offers
-// instructions that trigger each demo feature; choosing one also picks the
-// `chat` piece the demo script answers for. Files may come along (a picker,
-// drop onto the dialog, or paste into the instruction; AttachmentPicker).
-// Escape or a press on the backdrop closes it.
-import { useEffect, useState } from 'react';
-import { Api } from '../api';
-import type { Piece, Space } from '../types';
+// (404) or without spaces offers only that. The model profile (from
+// GET /api/profiles: names and models, "default" first; the default is sent
+// as no `profile`) and the visibility (private / shared) are what the API's
+// create takes (seed 000 §1 VALIDATE). A 4xx naming a field is shown in the
+// form and marks that control invalid (aria-invalid, focused). In demo mode
+// it offers instructions that trigger each demo feature; choosing one also
+// picks the `chat` piece the demo script answers for. Files may come along (a
+// picker, drop onto the dialog, or paste into the instruction;
+// AttachmentPicker). Escape or a press on the backdrop closes it.
+import { useEffect, useRef, useState } from 'react';
+import { Api, ApiError } from '../api';
+import type { Piece, Profile, Space, Visibility } from '../types';
 import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
 import { useToast } from './Toasts';
 
@@ -25,10 +29,16 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
   const [instruction, setInstruction] = useState('');
   const [piece, setPiece] = useState('chat');
   const [space, setSpace] = useState('');
+  const [profile, setProfile] = useState(''); // "": the default profile
+  const [visibility, setVisibility] = useState<Visibility>('private');
   const [pieces, setPieces] = useState<Piece[]>([]);
   const [spaces, setSpaces] = useState<Space[]>([]);
+  const [profiles, setProfiles] = useState<Profile[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  // The request field the server's refusal named ("" for none).
+  const [errorField, setErrorField] = useState('');
+  const form = useRef<HTMLFormElement>(null);
   const toast = useToast();
   const attached = useAttachments();
 
@@ -39,39 +49,61 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
     Api.spaces()
       .then(setSpaces)
       .catch(() => setSpaces([]));
+    Api.profiles()
+      .then(setProfiles)
+      .catch(() => setProfiles([]));
   }, []);
   const chosen = spaces.find((s) => s.name === space);
+  const defaultModel = profiles.find((p) => p.name === 'default')?.model ?? '';
+
+  // Focus the control the server named, once it is marked.
+  useEffect(() => {
+    if (errorField) form.current?.querySelector<HTMLElement>(`[name="${CSS.escape(errorField)}"]`)?.focus();
+  }, [errorField]);
 
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
     if (!instruction.trim()) {
       setError('Write what the agent should do.');
+      setErrorField('instruction');
       return;
     }
     setBusy(true);
+    setErrorField('');
     try {
-      const r = await Api.createTask({ instruction: instruction.trim(), piece, ...(space ? { space } : {}) }, attached.files);
+      const r = await Api.createTask(
+        { instruction: instruction.trim(), piece, ...(space ? { space } : {}), ...(profile ? { profile } : {}), visibility },
+        attached.files,
+      );
       toast(attached.files.length ? `Task created with ${attached.files.length} file(s)` : 'Task created', 'ok');
       onCreated(r.task.id);
     } catch (err) {
-      setError((err as Error).message);
+      const field = err instanceof ApiError ? err.field : '';
+      setError(field ? `${field}: ${(err as Error).message}` : (err as Error).message);
+      setErrorField(field);
       setBusy(false);
     }
   };
+  // aria-invalid / aria-describedby for the control named `name`.
+  const invalid = (name: string) =>
+    errorField === name ? { 'aria-invalid': true as const, 'aria-describedby': 'create-task-error' } : {};
 
   return (
     <div className="modal-backdrop" onClick={onClose}>
-      <form className="modal card" role="dialog" aria-modal="true" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
+      <form ref={form} className="modal card" role="dialog" aria-modal="true" aria-label="New task" onSubmit={submit} onClick={(e) => e.stopPropagation()}
         {...attached.dropProps}
         onKeyDown={(e) => {
           if (e.key === 'Escape') {
             e.stopPropagation();
+            // Leave the focus on the page (useDismiss says why).
+            if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
             onClose();
           }
         }}>
         <h2>New task</h2>
         <label htmlFor="instruction">Instruction</label>
-        <textarea id="instruction" autoFocus rows={5} value={instruction} onChange={(e) => setInstruction(e.target.value)}
+        <textarea id="instruction" name="instruction" autoFocus rows={5} value={instruction} onChange={(e) => setInstruction(e.target.value)}
+          {...invalid('instruction')}
           onPaste={attached.onPaste}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void submit(e);
@@ -101,7 +133,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
         <div className="row wrap">
           <label>
             Piece
-            <select value={piece} onChange={(e) => setPiece(e.target.value)} aria-label="Piece">
+            <select name="piece" value={piece} onChange={(e) => setPiece(e.target.value)} aria-label="Piece" {...invalid('piece')}>
               {pieces.map((p) => (
                 <option key={p.name} value={p.name} title={p.description}>
                   {p.name}
@@ -111,13 +143,37 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
           </label>
           <label>
             Space
-            <select value={space} onChange={(e) => setSpace(e.target.value)} aria-label="Space">
+            <select name="space" value={space} onChange={(e) => setSpace(e.target.value)} aria-label="Space" {...invalid('space')}>
               <option value="">ephemeral workspace (new for this task)</option>
               {spaces.map((s) => (
                 <option key={s.name} value={s.name} title={s.description}>
                   {s.name}
                 </option>
               ))}
+            </select>
+          </label>
+        </div>
+        <div className="row wrap">
+          <label>
+            Model profile
+            <select name="profile" value={profile} onChange={(e) => setProfile(e.target.value)} aria-label="Model profile" {...invalid('profile')}>
+              <option value="">default{defaultModel ? ` · ${defaultModel}` : ''}</option>
+              {profiles
+                .filter((p) => p.name !== 'default')
+                .map((p) => (
+                  <option key={p.name} value={p.name}>
+                    {p.name}
+                    {p.model ? ` · ${p.model}` : ''}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <label>
+            Visibility
+            <select name="visibility" value={visibility} onChange={(e) => setVisibility(e.target.value as Visibility)} aria-label="Visibility"
+              {...invalid('visibility')}>
+              <option value="private">private — only you</option>
+              <option value="shared">shared — every user</option>
             </select>
           </label>
         </div>
@@ -128,7 +184,11 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
             {chosen.network_allowed ? 'network' : 'no network'}
           </p>
         )}
-        {error && <p className="error" role="alert">{error}</p>}
+        {error && (
+          <p className="error" role="alert" id="create-task-error" data-field={errorField || undefined}>
+            {error}
+          </p>
+        )}
         <div className="row end">
           <button type="button" className="ghost" onClick={onClose}>
             Close
