@@ -41,6 +41,7 @@ Result<std::unique_ptr<TaskContext>> TaskContext::Start(const ContextDirs& dirs,
     MAESTRO_RETURN_IF_ERROR(ctx->WriteMetadata(task, job));
   }
   MAESTRO_RETURN_IF_ERROR(ctx->OpenStores());
+  MAESTRO_RETURN_IF_ERROR(ctx->RecordProvenance(task));
   const auto& rep = ctx->messages_.repairs();
   if (rep.torn_bytes_cut > 0 || rep.current_rebuilt || rep.transcript_rebuilt) {
     Json p = {{"torn_bytes_cut", rep.torn_bytes_cut},
@@ -156,6 +157,19 @@ Result<int64_t> TaskContext::RecordToolCall(ToolCallRecord record) {
   d.tool_calls = 1;
   MAESTRO_RETURN_IF_ERROR(deps_.store->AddTaskStats(task_id_, d));
   return seq;
+}
+
+Status TaskContext::RecordProvenance(const Task& task) {
+  // The row says what served the task (seed 002); the store fills only
+  // what is still empty, so this is a no-op write after the first job.
+  if (!task.llm_provider.empty() && !task.model.empty() && task.context_length != 0) {
+    return Status::Ok();
+  }
+  TaskStatsDelta d;
+  d.llm_provider = config_.llm_provider;
+  d.model = config_.model;
+  d.context_length = config_.context_length;
+  return deps_.store->AddTaskStats(task_id_, d);
 }
 
 Status TaskContext::RecordCompression() {

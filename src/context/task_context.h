@@ -92,6 +92,9 @@ class TaskContext {
  private:
   TaskContext() = default;
   Status WriteMetadata(const Task& task, const Job& job);
+  // The task row's llm_provider/model/context_length from the resolved
+  // profile, where the row has none yet (seed 002; issue 45 item 8).
+  Status RecordProvenance(const Task& task);
   // metadata.json parses as a JSON object (it is written without fsync).
   bool MetadataWhole() const;
   Status OpenStores();

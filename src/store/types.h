@@ -173,6 +173,12 @@ struct TaskStatsDelta {
   int64_t tool_calls = 0;
   int64_t tokens = 0;
   int64_t compressions = 0;
+  // Provenance (seed 002 tasks): what served the task. Each fills its column
+  // only while the column is still empty, so the first job's profile stays
+  // recorded and a request's explicit choice is never overwritten.
+  std::string llm_provider;
+  std::string model;
+  int64_t context_length = 0;
 };
 
 struct Comment {

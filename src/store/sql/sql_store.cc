@@ -205,21 +205,29 @@ Result<std::vector<Task>> SqlStore::ListTasks(std::optional<JobStatus> status, i
 namespace {
 
 bool IsZero(const TaskStatsDelta& d) {
-  return d.llm_calls == 0 && d.tool_calls == 0 && d.tokens == 0 && d.compressions == 0;
+  return d.llm_calls == 0 && d.tool_calls == 0 && d.tokens == 0 && d.compressions == 0 &&
+         d.llm_provider.empty() && d.model.empty() && d.context_length == 0;
 }
 
 Status UpdateTaskStats(SqlStore::Tx& tx, const std::string& task_id, const TaskStatsDelta& d) {
   auto s = tx.conn.Prepare(
       "UPDATE tasks SET llm_call_count = llm_call_count + ?2, "
       "tool_call_count = tool_call_count + ?3, total_tokens = total_tokens + ?4, "
-      "compression_count = compression_count + ?5, updated_at = ?6 WHERE id = ?1");
+      "compression_count = compression_count + ?5, updated_at = ?6, "
+      "llm_provider = CASE WHEN llm_provider = '' THEN ?7 ELSE llm_provider END, "
+      "model = CASE WHEN model = '' THEN ?8 ELSE model END, "
+      "context_length = CASE WHEN context_length = 0 THEN ?9 ELSE context_length END "
+      "WHERE id = ?1");
   if (!s.ok()) return s.status();
   s->Bind(1, task_id)
       .Bind(2, d.llm_calls)
       .Bind(3, d.tool_calls)
       .Bind(4, d.tokens)
       .Bind(5, d.compressions)
-      .Bind(6, tx.now);
+      .Bind(6, tx.now)
+      .Bind(7, d.llm_provider)
+      .Bind(8, d.model)
+      .Bind(9, d.context_length);
   MAESTRO_RETURN_IF_ERROR(s->Exec());
   if (tx.conn.Changes() == 0) return NotFound("task " + task_id + " not found");
   return Status::Ok();

@@ -472,6 +472,12 @@ TEST_F(TaskLifeTest, TheTaskMetadataNamesTheProfileThatRanIt) {
   EXPECT_EQ(meta["config"]["llm_provider"], "default") << meta.dump();
   EXPECT_EQ(meta["config"]["model"], "fake") << meta.dump();
   EXPECT_EQ(meta["config"]["context_length"], 1000000) << meta.dump();
+  // The task row says the same (GET /api/local/tasks/{id}; both backends
+  // share the statement, the store conformance suite runs it on each).
+  Json row = Get("/api/local/tasks/" + task);
+  EXPECT_EQ(row["task"]["llm_provider"], "default") << row.dump();
+  EXPECT_EQ(row["task"]["model"], "fake") << row.dump();
+  EXPECT_EQ(row["task"]["context_length"], 1000000) << row.dump();
 }
 
 // Issue 45 item 9: with context_storage.request_json, the body of each LLM

@@ -270,14 +270,51 @@ TEST_P(StoreConformance, ReleasedJobGoesBackToQueueWithoutSpendingAnAttempt) {
 
 TEST_P(StoreConformance, TaskStatsAccumulate) {
   auto c = NewTaskWith("ok");
-  ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 2, 300, 0}).ok());
-  ASSERT_TRUE(store_->AddTaskStats(c.task.id, {1, 0, 200, 1}).ok());
+  auto delta = [](int64_t llm, int64_t tools, int64_t tokens, int64_t compressions) {
+    TaskStatsDelta d;
+    d.llm_calls = llm;
+    d.tool_calls = tools;
+    d.tokens = tokens;
+    d.compressions = compressions;
+    return d;
+  };
+  ASSERT_TRUE(store_->AddTaskStats(c.task.id, delta(1, 2, 300, 0)).ok());
+  ASSERT_TRUE(store_->AddTaskStats(c.task.id, delta(1, 0, 200, 1)).ok());
   auto t = store_->GetTask(c.task.id);
   EXPECT_EQ(t->llm_call_count, 2);
   EXPECT_EQ(t->tool_call_count, 2);
   EXPECT_EQ(t->total_tokens, 500);
   EXPECT_EQ(t->compression_count, 1);
-  EXPECT_EQ(store_->AddTaskStats("nope", {1, 0, 0, 0}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->AddTaskStats("nope", delta(1, 0, 0, 0)).code(), StatusCode::kNotFound);
+}
+
+// Seed 002: the row records what served the task. Provenance fills only the
+// columns still empty: the first job's profile stays, a request's explicit
+// model is never overwritten, and counters still add up in the same write.
+TEST_P(StoreConformance, TaskProvenanceFillsOnlyEmptyColumns) {
+  NewTask in;
+  in.instruction = "provenance";
+  in.owner = "u";
+  in.model = "asked-for";
+  auto c = store_->CreateTask(in);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  TaskStatsDelta first;
+  first.llm_calls = 1;
+  first.llm_provider = "fast";
+  first.model = "served";
+  first.context_length = 8192;
+  ASSERT_TRUE(store_->AddTaskStats(c->task.id, first).ok());
+  TaskStatsDelta later;
+  later.llm_provider = "default";
+  later.model = "other";
+  later.context_length = 32768;
+  ASSERT_TRUE(store_->AddTaskStats(c->task.id, later).ok());
+  auto t = store_->GetTask(c->task.id);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->llm_provider, "fast");
+  EXPECT_EQ(t->model, "asked-for");
+  EXPECT_EQ(t->context_length, 8192);
+  EXPECT_EQ(t->llm_call_count, 1);
 }
 
 TEST_P(StoreConformance, BadInputIsRejectedWithField) {
