@@ -71,6 +71,25 @@ struct WebhookConfig {
   std::vector<std::string> events;
 };
 
+// One host a space's RunRemote tool may run commands on (`ssh:` of a space,
+// seed 000 §2 "SSH access is resolved from the Tool Policy"; parsed and
+// validated by config_space_ssh.cc, used by tools/run_remote.h). The private
+// key is never in the config: `key` names where the admin put it.
+struct SshHostConfig {
+  std::string name;  // what the model names in RunRemote {host}; default: host
+  std::string host;  // a DNS name or an IP literal, exactly as ssh is given it
+  int port = 22;
+  std::string user;
+  // "$VARIABLE" (maestro's environment) or an absolute file path outside the
+  // space: the OpenSSH private key, read at each call.
+  std::string key;
+  // The pinned host keys, each "<type> <base64>" (ssh-keyscan's or a
+  // known_hosts line's host pattern dropped: the host and port above are the
+  // ones pinned).
+  std::vector<std::string> known_hosts;
+  std::string where;  // file:line:col of the entry
+};
+
 // A persistent space (seed 000 "Space"): a directory tasks can name with
 // `space`, and the Tool Policy its tools run under. `spaces: {name: {...}}`
 // in the file; src/tools turns it into a tools::Space (SpaceFromConfig).
@@ -95,6 +114,9 @@ struct SpaceConfig {
   // is refused (issue 21, piece routing).
   std::string piece;
   bool grounded = false;
+  // `ssh:` the hosts RunRemote may reach from this space, in file order;
+  // empty: no RunRemote.
+  std::vector<SshHostConfig> ssh;
   std::string where;  // file:line:col of the entry, for later errors
 };
 

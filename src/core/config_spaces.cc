@@ -7,8 +7,9 @@ namespace {
 
 const std::vector<std::string>& SpaceKeys() {
   static const std::vector<std::string> keys = {
-      "path",   "description", "tools", "edit_allowed", "shell_allowed", "network_allowed",
-      "limits", "mcp_servers", "piece", "grounded"};
+      "path",          "description",     "tools",  "edit_allowed",
+      "shell_allowed", "network_allowed", "limits", "mcp_servers",
+      "piece",         "grounded",        "ssh"};
   return keys;
 }
 
@@ -33,7 +34,7 @@ Status Bool(const YAML::Node& v, const std::string& pos, const std::string& key,
 }
 
 Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& v,
-                     const std::string& pos, const std::string& key) {
+                     const std::string& pos, const std::string& key, const std::string& path) {
   if (name == "path" || name == "description" || name == "piece") {
     if (!v.IsScalar())
       return InvalidArgument(fmt::format("{}: '{}' must be a string", pos, key), key);
@@ -77,6 +78,10 @@ Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& 
     s.limits = YamlToJson(v);
     return Status::Ok();
   }
+  if (name == "ssh") {  // RunRemote's hosts (config_space_ssh.cc)
+    MAESTRO_ASSIGN_OR_RETURN(s.ssh, ParseSpaceSsh(v, path, key));
+    return Status::Ok();
+  }
   if (name == "edit_allowed") return Bool(v, pos, key, &s.edit_allowed);
   if (name == "shell_allowed") return Bool(v, pos, key, &s.shell_allowed);
   if (name == "network_allowed") return Bool(v, pos, key, &s.network_allowed);
@@ -106,7 +111,7 @@ Result<SpaceConfig> ParseSpace(const std::string& name, const YAML::Node& node,
   for (const auto& kv : node) {
     const std::string key_name = kv.first.as<std::string>();
     MAESTRO_RETURN_IF_ERROR(ApplySpaceKey(s, key_name, kv.second, YamlPosition(path, kv.first),
-                                          prefix + "." + key_name));
+                                          prefix + "." + key_name, path));
   }
   // Relative paths would depend on the directory serve was started from.
   if (s.path.empty() || s.path.front() != '/') {
@@ -121,6 +126,7 @@ Result<SpaceConfig> ParseSpace(const std::string& name, const YAML::Node& node,
                     pos, prefix),
         prefix + ".network_allowed");
   }
+  MAESTRO_RETURN_IF_ERROR(CheckSpaceSsh(s));
   if (s.grounded && s.piece.empty()) {
     return InvalidArgument(
         fmt::format("{}: '{}.grounded' needs the piece it fixes ('{}.piece')", pos, prefix, prefix),

@@ -26,6 +26,7 @@
 #include "knowledge/memory.h"
 #include "tools/dispatcher.h"
 #include "tools/park_tools.h"
+#include "tools/run_remote.h"
 #include "tools/tool_names.h"
 #include "tools/workspace_path.h"
 
@@ -350,6 +351,11 @@ Result<PieceExecutor::JobTools> PieceExecutor::OpenJobTools(const Task& task, co
         browser::RegisterBrowseWeb(jt.registry, opt_.browsers, job.id, task.id, ws.space));
     jt.policy.allowed_tools.insert(tools::kBrowseWeb);
     jt.policy.allowed_tools.insert(tools::kRequestCaptchaHelp);
+  }
+  if (!ws.policy.ssh_hosts.empty()) {  // the space's SSH hosts (tools/run_remote.h)
+    tools::RunRemoteOptions remote;
+    remote.hosts = ws.policy.ssh_hosts;
+    MAESTRO_RETURN_IF_ERROR(tools::RegisterRunRemote(jt.registry, std::move(remote)));
   }
   MAESTRO_ASSIGN_OR_RETURN(
       jt.piece_tools,

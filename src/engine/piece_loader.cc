@@ -36,7 +36,8 @@ std::vector<std::string> PieceLintOptions::DefaultToolNames() {
           tools::kComplete,
           tools::kTransition,
           tools::kBrowseWeb,
-          tools::kRequestCaptchaHelp};
+          tools::kRequestCaptchaHelp,
+          tools::kRunRemote};
 }
 
 namespace {

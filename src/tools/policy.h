@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "core/config.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "store/store.h"
@@ -31,6 +32,10 @@ struct ToolPolicy {
   bool edit_allowed = false;            // WriteFile, EditFile
   bool shell_allowed = false;           // RunCommand
   bool network_allowed = false;         // RunCommand {network: true}
+  // RunRemote's hosts (spaces.<name>.ssh, core/ssh_host.h): the only hosts
+  // it reaches, and the only place their user, key secret and pinned host
+  // keys come from. Empty: no RunRemote.
+  std::vector<SshHostConfig> ssh_hosts;
 
   // {"allowed_tools": [...], "edit_allowed": bool, "shell_allowed": bool,
   //  "network_allowed": bool}; unknown keys are errors naming the key.

@@ -24,6 +24,9 @@ inline constexpr char kListDir[] = "ListDir";
 inline constexpr char kGlob[] = "Glob";
 inline constexpr char kGrep[] = "Grep";
 inline constexpr char kRunCommand[] = "RunCommand";
+// One command on a host of the space's `ssh:` (tools/run_remote.h),
+// registered per job only where the space allows SSH.
+inline constexpr char kRunRemote[] = "RunRemote";
 
 // Park tools (tools/park_tools.h: the engine handles them).
 inline constexpr char kRequestTool[] = "RequestTool";

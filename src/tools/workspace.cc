@@ -35,9 +35,9 @@ std::vector<const Space*> SpaceRegistry::List() const {
 }
 
 const std::vector<std::string>& SpacePolicyToolNames() {
-  static const std::vector<std::string> names = {kReadFile,    kWriteFile,  kEditFile,   kListDir,
-                                                 kGlob,        kGrep,       kRunCommand, kDelegate,
-                                                 kSpinOffTask, kWaitSubTask};
+  static const std::vector<std::string> names = {kReadFile,    kWriteFile,   kEditFile,   kListDir,
+                                                 kGlob,        kGrep,        kRunCommand, kDelegate,
+                                                 kSpinOffTask, kWaitSubTask, kRunRemote};
   return names;
 }
 
@@ -49,6 +49,7 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config) {
   s.policy.edit_allowed = config.edit_allowed;
   s.policy.shell_allowed = config.shell_allowed;
   s.policy.network_allowed = config.network_allowed;
+  s.policy.ssh_hosts = config.ssh;
   const auto& known = SpacePolicyToolNames();
   for (const auto& t : config.tools) {
     if (std::find(known.begin(), known.end(), t) == known.end()) {
@@ -64,6 +65,12 @@ Result<Space> SpaceFromConfig(const SpaceConfig& config) {
                               kDelegate, kSpinOffTask, kWaitSubTask};
     if (config.edit_allowed) s.policy.allowed_tools.insert({kWriteFile, kEditFile});
     if (config.shell_allowed) s.policy.allowed_tools.insert(kRunCommand);
+    if (!config.ssh.empty()) s.policy.allowed_tools.insert(kRunRemote);
+  }
+  if (s.policy.allowed_tools.count(kRunRemote) && config.ssh.empty()) {
+    return InvalidArgument(config.where + ": spaces." + config.name +
+                               ".tools: RunRemote needs the hosts it may reach ('ssh:')",
+                           "spaces." + config.name + ".tools");
   }
   return s;
 }
