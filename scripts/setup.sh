@@ -24,6 +24,7 @@ PACKAGES=(
   ccache
   chromium
   socat  # BrowseWeb: the bridge from Chromium's network namespace to the filtering proxy
+  openssh-client openssh-server  # RunRemote's ssh; its tests start their own sshd on 127.0.0.1
 )
 # Node.js + npm build the web UI; Debian's are used only when no node is
 # installed (any Node >= 18 works).
