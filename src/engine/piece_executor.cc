@@ -17,8 +17,10 @@
 #include "engine/piece_router.h"
 #include "engine/piece_runner.h"
 #include "engine/prompt/attachment_context.h"
+#include "engine/prompt/console_context.h"
 #include "engine/prompt/mission_context.h"
 #include "engine/prompt/prompt_paths.h"
+#include "engine/prompt/workspace_context.h"
 #include "engine/reconcile.h"
 #include "engine/reflection.h"
 #include "engine/trace_spans.h"
@@ -394,6 +396,20 @@ Status PieceExecutor::SeedPrompt(context::TaskContext& ctx, const Task& task, co
     MAESTRO_ASSIGN_OR_RETURN(
         attached, TakeAttachments(*opt_.store, *opt_.env, task.id, workspace_root, vision));
     in.dynamic.attachments = attached.files;
+  }
+  // What the workspace holds and what the last commands printed (seed 000
+  // §3 DYNAMIC): in the final user message only, after the cached prefix.
+  // Neither is worth failing the job for.
+  if (auto files = WorkspaceFileLines(workspace_root); files.ok()) {
+    in.dynamic.files = std::move(*files);
+  } else {
+    spdlog::warn("job {}: workspace listing: {}", job.id, files.status().ToString());
+  }
+  if (auto console = ConsoleContextText(ctx.env(), ctx.dir(), ctx.messages().messages_path());
+      console.ok()) {
+    in.dynamic.console = std::move(*console);
+  } else {
+    spdlog::warn("job {}: console context: {}", job.id, console.status().ToString());
   }
   in.task_instruction = plan.instruction;
   // A fresh conversation gets the lessons of its space and piece and the
