@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/strings.h"
+
 namespace maestro::api {
 
 namespace {
@@ -21,12 +23,6 @@ std::string LowerCopy(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 bool TokenChar(char c) {
   const unsigned char u = static_cast<unsigned char>(c);
   if (u <= 32 || u >= 127) return false;
@@ -43,7 +39,7 @@ struct HeaderValue {
 std::optional<HeaderValue> ParseHeaderValue(std::string_view v) {
   HeaderValue out;
   size_t semi = v.find(';');
-  out.type = LowerCopy(Trim(v.substr(0, semi)));
+  out.type = LowerCopy(Trim(v.substr(0, semi), kHttpSpace));
   if (out.type.empty()) return std::nullopt;
   size_t i = semi == std::string_view::npos ? v.size() : semi + 1;
   while (i < v.size()) {
@@ -108,7 +104,7 @@ Status ParsePartHeaders(std::string_view block, size_t index, MultipartPart* par
       }
     }
     const std::string name = LowerCopy(line.substr(0, colon));
-    const std::string_view value = Trim(line.substr(colon + 1));
+    const std::string_view value = Trim(line.substr(colon + 1), kHttpSpace);
     if (name == "content-disposition") {
       if (disposition) return Malformed(where + " has two Content-Disposition headers");
       disposition = true;
@@ -145,7 +141,8 @@ Status ParsePartHeaders(std::string_view block, size_t index, MultipartPart* par
 bool IsMultipartFormData(std::string_view content_type) {
   auto v = ParseHeaderValue(content_type);
   if (v) return v->type == "multipart/form-data";
-  return LowerCopy(Trim(content_type.substr(0, content_type.find(';')))) == "multipart/form-data";
+  return LowerCopy(Trim(content_type.substr(0, content_type.find(';')), kHttpSpace)) ==
+         "multipart/form-data";
 }
 
 Result<std::string> MultipartBoundary(std::string_view content_type) {

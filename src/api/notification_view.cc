@@ -1,26 +1,9 @@
 #include "api/notification_view.h"
 
+#include "core/strings.h"
+#include "core/utf8.h"
+
 namespace maestro::api {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  const char* ws = " \t\r\n";
-  size_t a = s.find_first_not_of(ws);
-  if (a == std::string_view::npos) return {};
-  size_t b = s.find_last_not_of(ws);
-  return s.substr(a, b - a + 1);
-}
-
-// The longest prefix of `s` of at most `max` bytes that does not split a
-// UTF-8 sequence.
-std::string_view Utf8Prefix(std::string_view s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
-}  // namespace
 
 NotificationMeaning MeaningOf(const Notification& n) {
   if (n.status == "waiting_human") return {"needs_you", "needs you"};

@@ -4,6 +4,7 @@
 
 #include "context/task_context.h"
 #include "context/token_estimate.h"
+#include "core/strings.h"
 
 namespace maestro::context {
 namespace {
@@ -88,13 +89,6 @@ Status WriteSummaryRequest(Env& env, const std::string& path, const std::string&
     MAESTRO_RETURN_IF_ERROR(inner);
     return sink("\"}\n");
   });
-}
-
-std::string Trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\r\n");
-  return s.substr(a, b - a + 1);
 }
 
 }  // namespace
@@ -193,9 +187,9 @@ Result<std::string> ContextCompressor::RequestSummary(const std::string& request
     llm::ChatRequest req;
     req.messages_path = request_path;
     llm::LlmCallResult res = llm_->Chat(req, nullptr, cancel);
-    if (res.ok() && !Trim(res.response.content).empty()) {
+    if (res.ok() && !Trim(res.response.content, kHttpSpace).empty()) {
       out->usage = res.response.usage;
-      return Trim(res.response.content);
+      return std::string(Trim(res.response.content, kHttpSpace));
     }
     last_error = res.ok() ? Unavailable("the summary call returned no text") : res.status;
   }

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 
+#include "core/strings.h"
+
 namespace maestro {
 namespace {
 
@@ -31,15 +33,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return AsciiLower(x) == AsciiLower(y);
          });
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // The state of one call; curl's callbacks get a pointer to it.
@@ -110,7 +103,7 @@ size_t Transfer::HeaderCb(char* buf, size_t size, size_t n, void* self) {
     t->reply.headers.clear();
     return len;
   }
-  if (Trim(line).empty()) {  // end of this response's headers
+  if (Trim(line, kHttpSpace).empty()) {  // end of this response's headers
     long code = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     if (code < 200) return len;  // an interim 1xx; the final response follows
@@ -124,8 +117,8 @@ size_t Transfer::HeaderCb(char* buf, size_t size, size_t n, void* self) {
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return len;
-  t->reply.headers.emplace_back(std::string(Trim(line.substr(0, colon))),
-                                std::string(Trim(line.substr(colon + 1))));
+  t->reply.headers.emplace_back(std::string(Trim(line.substr(0, colon), kHttpSpace)),
+                                std::string(Trim(line.substr(colon + 1), kHttpSpace)));
   return len;
 }
 
@@ -294,7 +287,8 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
   }
 
   const std::string where = RedactUrl(url);
-  const std::string why = errbuf[0] ? std::string(Trim(errbuf)) : curl_easy_strerror(rc);
+  const std::string why =
+      errbuf[0] ? std::string(Trim(errbuf, kHttpSpace)) : curl_easy_strerror(rc);
   if (t.stopped) {
     t.reply.stopped = true;
     return std::move(t.reply);

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "core/strings.h"
 #include "core/utf8.h"
 #include "llm/request_body.h"
 #include "llm/sse_parser.h"
@@ -34,15 +35,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // What one attempt ended with.
@@ -182,8 +174,8 @@ size_t Transfer::HeaderCb(char* buf, size_t size, size_t n, void* self) {
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return size * n;
-  std::string name = Lower(Trim(line.substr(0, colon)));
-  std::string_view value = Trim(line.substr(colon + 1));
+  std::string name = Lower(Trim(line.substr(0, colon), kHttpSpace));
+  std::string_view value = Trim(line.substr(colon + 1), kHttpSpace);
   if (name == "retry-after-ms") {
     t->retry_after_ms_ = std::atoll(std::string(value).c_str());
   } else if (name == "retry-after" && t->retry_after_ms_ < 0 && !value.empty() &&

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/mutex.h"
+#include "core/strings.h"
 
 namespace maestro::schedule {
 namespace {
@@ -108,12 +109,6 @@ Result<uint64_t> ParseField(const FieldSpec& f, std::string_view text) {
     for (int v = lo; v <= hi; v += step) bits |= uint64_t{1} << v;
   }
   return bits;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // The macros, as their 5-field meaning.

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/strings.h"
 #include "core/utf8.h"
 
 namespace maestro {
@@ -11,12 +12,6 @@ namespace {
 
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 // Byte length of the (valid) UTF-8 sequence starting with `lead`.

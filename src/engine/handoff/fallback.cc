@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/durable_file.h"
+#include "core/strings.h"
 #include "core/utf8.h"
 #include "tools/tool_names.h"
 
@@ -19,16 +20,10 @@ constexpr size_t kFallbackCommandBytes = 120;
 constexpr size_t kFallbackLineBytes = 160;
 constexpr size_t kFallbackErrorBytes = 200;
 
-std::string_view TrimFallbackLine(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // At most `max` bytes of `s` on one line (whole UTF-8 characters, "…" when cut).
 std::string OneLine(std::string_view s, size_t max) {
   std::string flat;
-  for (char c : TrimFallbackLine(s)) flat += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  for (char c : Trim(s)) flat += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
   std::string_view cut = Utf8Prefix(flat, max);
   return cut.size() < flat.size() ? std::string(cut) + "…" : flat;
 }
@@ -113,7 +108,7 @@ std::string KeyLines(const std::string& output, size_t max_lines) {
   std::string_view rest(output);
   while (!rest.empty()) {
     size_t nl = rest.find('\n');
-    std::string_view line = TrimFallbackLine(rest.substr(0, nl));
+    std::string_view line = Trim(rest.substr(0, nl));
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (line.empty() || line.rfind("[exit code ", 0) == 0) continue;
     all.push_back(line);

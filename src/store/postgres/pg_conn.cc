@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/strings.h"
+
 namespace maestro::postgres {
 
 // One prepared statement on one PgConn; owned by the conn's cache.
@@ -112,18 +114,13 @@ namespace {
 
 void IgnoreNotice(void*, const char*) {}
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PgConn>> PgConn::Open(const std::string& url) {
   PGconn* c = PQconnectdb(url.c_str());
   if (!c) return Unavailable("postgres connect: out of memory");
   if (PQstatus(c) != CONNECTION_OK) {
-    std::string msg = Trim(PQerrorMessage(c));
+    std::string msg(TrimRight(PQerrorMessage(c), " \n"));
     PQfinish(c);
     return Unavailable("postgres connect: " + msg);
   }
@@ -172,8 +169,8 @@ Status PgConn::ErrorFrom(const PGresult* res, std::string_view what) {
   const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   const char* constraint = res ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : nullptr;
   std::string sqlstate = state ? state : "";
-  std::string detail = Trim(res ? PQresultErrorMessage(res) : "");
-  if (detail.empty()) detail = Trim(PQerrorMessage(conn_));
+  std::string detail(TrimRight(res ? PQresultErrorMessage(res) : "", " \n"));
+  if (detail.empty()) detail = TrimRight(PQerrorMessage(conn_), " \n");
   if (sqlstate != "25P02" || last_sqlstate_.empty()) {
     last_sqlstate_ = sqlstate;
     last_constraint_ = constraint ? constraint : "";
