@@ -177,6 +177,7 @@ void ApiServer::Routes() {
   MissionRoutes();
   CaptchaRoutes();
   BrowserRoutes();
+  PushRoutes();
   UiRoutes();
 }
 

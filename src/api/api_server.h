@@ -29,6 +29,8 @@
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
 //   GET  /api/profiles                            the LLM profiles' names and models
+//   GET  /api/local/push/key                      Web Push: the VAPID public key (routes_push.cc)
+//   GET|POST /api/local/push/subscriptions        the caller's browsers; DELETE .../{id}
 //   GET  /metrics                                 Prometheus text
 //   GET  /api/info                                open: version, demo flag, model
 //   POST /mcp                                     MCP server (Streamable HTTP, routes_mcp.cc):
@@ -139,6 +141,10 @@ struct ApiOptions {
   // The jobs' browsers of this process (the live view of a login park);
   // unset or null: none.
   std::function<browser::BrowserService*()> browsers;
+  // Web Push (routes_push.cc): the VAPID public key (base64url) browsers
+  // subscribe with; "" = push off (the routes answer 503).
+  std::string push_public_key;
+  int push_max_subscriptions = 10;
 };
 
 class ApiServer {
@@ -189,6 +195,7 @@ class ApiServer {
   void MissionRoutes();   // routes_missions.cc
   void CaptchaRoutes();   // routes_captcha.cc
   void BrowserRoutes();   // routes_browser.cc
+  void PushRoutes();      // routes_push.cc
   // The live browser of the job named by the route's {id}, for a visible
   // job; `job_out` gets the job when it exists.
   Result<std::shared_ptr<browser::BrowserSession>> LiveBrowser(const api::HttpRequest& req,

@@ -90,6 +90,7 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks, Dat
       [hooks](const std::vector<CommittedEvent>& events) {
         if (api::EventSignal* s = hooks->signal) s->Notify(events);
         if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
+        if (PushDispatcher* p = hooks->push) p->Notify();
       },
       role);
   if (!store.ok()) return store.status();

@@ -22,6 +22,7 @@
 #include "core/status.h"
 #include "engine_setup.h"
 #include "notify/job_stream.h"
+#include "notify/push_dispatcher.h"
 #include "notify/webhooks.h"
 #include "store/sql/sql_store.h"
 #include "worker/lease_sweeper.h"
@@ -55,6 +56,7 @@ struct Hooks {
   std::atomic<WorkerPool*> pool{nullptr};
   std::atomic<api::EventSignal*> signal{nullptr};
   std::atomic<WebhookDispatcher*> webhooks{nullptr};
+  std::atomic<PushDispatcher*> push{nullptr};               // Web Push (push.enabled)
   std::atomic<JobStreamHub*> streams{nullptr};              // the API's live job streams
   std::atomic<browser::BrowserService*> browsers{nullptr};  // the jobs' browsers (live view)
 };

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "api/api_server.h"
+#include "api/push_notice.h"
 #include "cli/demo_mode.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
@@ -140,11 +141,24 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;
   std::unique_ptr<WebhookDispatcher> webhooks;
+  std::shared_ptr<const push::VapidKey> push_key;
+  std::unique_ptr<PushDispatcher> pushes;
   std::unique_ptr<schedule::FileClock> drill_clock;  // outlives the scheduler
   std::unique_ptr<schedule::Scheduler> scheduler;
   const std::string ui_dir = with_api ? FindUiDir(*cfg) : "";
   if (with_api) {
-    api = std::make_unique<ApiServer>(*rt->store, MakeApiOptions(*cfg, *rt->store, hooks, ui_dir));
+    // Web Push: maestro's VAPID key, made on first start (push_dispatcher.h).
+    if (cfg->push.enabled) {
+      const std::string key_file =
+          cfg->push.key_file.empty() ? cfg->data_dir + "/vapid_key.pem" : cfg->push.key_file;
+      auto key = push::LoadOrCreateVapidKey(*Env::Default(), key_file);
+      if (!key.ok()) return Fail(key.status());
+      push_key = std::make_shared<const push::VapidKey>(std::move(key).value());
+    }
+    ApiOptions ao = MakeApiOptions(*cfg, *rt->store, hooks, ui_dir);
+    ao.push_public_key = push_key ? push_key->PublicKeyB64() : "";
+    ao.push_max_subscriptions = cfg->push.max_subscriptions_per_user;
+    api = std::make_unique<ApiServer>(*rt->store, std::move(ao));
     if (auto bound = api->Bind(); !bound.ok()) return FailBind(*cfg, bound.status());
     if (Status st = EnsureAdmin(*cfg, *rt->store); !st.ok()) return Fail(st);
     // Demo mode: no LLM server configured → the bundled scripted model.
@@ -163,6 +177,17 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
       hooks->webhooks = webhooks.get();
       webhooks->Start();
+    }
+    if (push_key) {
+      PushOptions po;
+      po.key = push_key;
+      po.subject = cfg->push.subject;
+      po.egress = std::make_shared<const EgressPolicy>(*egress);
+      Store* store = rt->store.get();
+      po.compose = [store](const Event& e) { return api::ComposePushNotice(*store, e); };
+      pushes = std::make_unique<PushDispatcher>(*rt->store, std::move(po));
+      hooks->push = pushes.get();
+      pushes->Start();
     }
     hooks->signal = &api->signal();
     hooks->streams = &api->job_streams();
@@ -202,9 +227,11 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   if (api) api->Stop();
   hooks->signal = nullptr;
   hooks->webhooks = nullptr;
+  hooks->push = nullptr;
   hooks->streams = nullptr;
   hooks->browsers = nullptr;
   if (webhooks) webhooks->Stop();
+  if (pushes) pushes->Stop();
   rt->Stop();
   demo.reset();  // the demo model outlives the workers that call it
   spdlog::info("stopped");

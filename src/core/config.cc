@@ -219,6 +219,27 @@ const std::map<std::string, Setter>& Keys() {
                   {"schedules.clock_file",
                    StringField(
                        [](Config& c, const std::string& v) { c.schedules.clock_file = v; })},
+                  {"push.enabled", OneOf({"true", "false"},
+                                         [](Config& c, const std::string& v) {
+                                           c.push.enabled = v == "true";
+                                         })},
+                  {"push.subject",
+                   [](Config& c, const std::string& v, const std::string& where) {
+                     if (!v.empty() && v.rfind("mailto:", 0) != 0 && v.rfind("https://", 0) != 0) {
+                       return InvalidArgument(
+                           fmt::format("{}: expected a mailto: or https: contact, got '{}'", where,
+                                       v),
+                           where);
+                     }
+                     c.push.subject = v;
+                     return Status::Ok();
+                   }},
+                  {"push.key_file",
+                   StringField([](Config& c, const std::string& v) { c.push.key_file = v; })},
+                  {"push.max_subscriptions_per_user",
+                   IntField(1, [](Config& c, int64_t v) {
+                     c.push.max_subscriptions_per_user = static_cast<int>(std::min<int64_t>(v, 1000));
+                   })},
                   {"auto_prompter.dir",
                    StringField(
                        [](Config& c, const std::string& v) { c.judgement.auto_prompter_dir = v; })},
@@ -345,6 +366,17 @@ const std::vector<SettingInfo>& SettingsTable() {
       {"schedules.clock_file", "MAESTRO_SCHEDULES_CLOCK_FILE",
        "read the scheduler's now (ms since the epoch) from this file: fire drills and tests only",
        G([](const Config& c) { return c.schedules.clock_file; })},
+      {"push.enabled", "MAESTRO_PUSH", "Web Push notifications to subscribed browsers (true|false)",
+       G([](const Config& c) { return Bool(c.push.enabled); })},
+      {"push.subject", "MAESTRO_PUSH_SUBJECT",
+       "VAPID contact the push services see: mailto:... or https://...",
+       G([](const Config& c) { return c.push.subject; })},
+      {"push.key_file", "MAESTRO_PUSH_KEY_FILE",
+       "VAPID P-256 key (PEM), created on first start (\"\" = <data_dir>/vapid_key.pem)",
+       G([](const Config& c) { return c.push.key_file; })},
+      {"push.max_subscriptions_per_user", "MAESTRO_PUSH_MAX_SUBSCRIPTIONS",
+       "browsers one user may subscribe",
+       G([](const Config& c) { return Str(c.push.max_subscriptions_per_user); })},
       {"auto_prompter.dir", "MAESTRO_AUTO_PROMPTER_DIR",
        "Auto Prompter policies: <dir>/<space>.yaml, <dir>/<space>/<piece>.yaml (\"\" = "
        "<data_dir>/policies)",

@@ -174,6 +174,16 @@ struct SchedulesConfig {
   std::string clock_file;
 };
 
+// `push:` — Web Push notifications (notify/push_dispatcher.h; docs/
+// operations.md "Push"). The VAPID key pair is `key_file` (PKCS#8 PEM),
+// generated there on first start; "" = <data_dir>/vapid_key.pem.
+struct PushConfig {
+  bool enabled = true;
+  std::string subject;   // the VAPID `sub`: a mailto: or https: contact ("" = none)
+  std::string key_file;  // "" = <data_dir>/vapid_key.pem
+  int max_subscriptions_per_user = 10;
+};
+
 // The agent's judgement (issue 21; docs/operations.md "Policies, skills,
 // memory, lessons"). Empty dirs resolve under data_dir at start.
 struct JudgementConfig {
@@ -237,6 +247,7 @@ struct Config {
   std::string egress_where;
   JobsConfig jobs;
   SchedulesConfig schedules;
+  PushConfig push;
   JudgementConfig judgement;
   TelemetryConfig telemetry;
   std::vector<WebhookConfig> webhooks;

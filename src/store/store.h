@@ -28,6 +28,7 @@
 #include "core/status.h"
 #include "store/api_types.h"
 #include "store/judgement_types.h"
+#include "store/push_types.h"
 #include "store/schedule_types.h"
 #include "store/types.h"
 
@@ -286,6 +287,22 @@ class Store {
   // Marks the given notification ids read ({} = all of the user's).
   virtual Status MarkNotificationsRead(const std::string& /*user*/,
                                        const std::vector<std::string>& /*ids*/) {
+    return NoApiSupport();
+  }
+  // Web Push subscriptions (sql_push.cc). Add keeps one row per (owner,
+  // endpoint): a browser subscribing again gets its keys replaced; a new
+  // endpoint past `max_per_owner` is kResourceExhausted.
+  virtual Result<PushSubscription> AddPushSubscription(const PushSubscription& /*sub*/,
+                                                       int /*max_per_owner*/) {
+    return NoApiSupport();
+  }
+  // The owner's subscriptions, oldest first.
+  virtual Result<std::vector<PushSubscription>> ListPushSubscriptions(
+      const std::string& /*owner*/) {
+    return NoApiSupport();
+  }
+  // kNotFound unless `id` is one of `owner`'s subscriptions.
+  virtual Status DeletePushSubscription(const std::string& /*owner*/, const std::string& /*id*/) {
     return NoApiSupport();
   }
   virtual Result<ApiMetrics> ComputeApiMetrics() { return NoApiSupport(); }

@@ -284,6 +284,17 @@ UPDATE tasks SET last_job_seq =
 -- an index entry per claim.
 DROP INDEX jobs_running;
 )sql"},
+      {9, "web push subscriptions (sqlite 11)", R"sql(
+CREATE TABLE push_subscriptions (
+  id         TEXT PRIMARY KEY,
+  owner      TEXT NOT NULL,
+  endpoint   TEXT NOT NULL,
+  p256dh     TEXT NOT NULL,
+  auth       TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  UNIQUE (owner, endpoint)
+);
+)sql"},
   };
   return m;
 }

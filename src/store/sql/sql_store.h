@@ -103,6 +103,11 @@ class SqlStore : public Store {
                                                       int limit) override;
   Status MarkNotificationsRead(const std::string& user,
                                const std::vector<std::string>& ids) override;
+  // Web Push subscriptions (sql_push.cc).
+  Result<PushSubscription> AddPushSubscription(const PushSubscription& sub,
+                                               int max_per_owner) override;
+  Result<std::vector<PushSubscription>> ListPushSubscriptions(const std::string& owner) override;
+  Status DeletePushSubscription(const std::string& owner, const std::string& id) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;

@@ -288,6 +288,19 @@ ALTER TABLE tasks ADD COLUMN last_job_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE tasks SET last_job_seq =
   COALESCE((SELECT MAX(seq) FROM jobs WHERE jobs.task_id = tasks.id), 0);
 )sql"},
+      {11, "web push subscriptions", R"sql(
+-- A browser's Web Push subscription (issue 45 item 6): the push service's
+-- endpoint and the browser's keys (base64url), per user.
+CREATE TABLE push_subscriptions (
+  id         TEXT PRIMARY KEY,
+  owner      TEXT NOT NULL,
+  endpoint   TEXT NOT NULL,
+  p256dh     TEXT NOT NULL,
+  auth       TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (owner, endpoint)
+);
+)sql"},
   };
   return m;
 }

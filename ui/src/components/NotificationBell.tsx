@@ -8,6 +8,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Api } from '../api';
 import type { Notification } from '../types';
+import { PushToggle } from './PushToggle';
 import { RelativeTime } from './RelativeTime';
 import { useDismiss } from '../useDismiss';
 import { useToast } from './Toasts';
@@ -104,6 +105,7 @@ export function NotificationBell({ onOpen }: { onOpen: (taskId: string) => void 
               Mark all read
             </button>
           </div>
+          <PushToggle />
           {items.length === 0 && <p className="muted">Nothing yet.</p>}
           <ul>
             {items.map((n) => (

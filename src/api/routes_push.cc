@@ -1,0 +1,130 @@
+// Web Push subscriptions (issue 45 item 6; RFC 8030/8291/8292). The UI's
+// bell subscribes a browser with maestro's VAPID public key and registers
+// the subscription here; the PushDispatcher (notify/push_dispatcher.h) then
+// sends the caller's "needs you", finished and failed notices to it.
+//
+//   GET    /api/local/push/key                 {"public_key": base64url 65-byte point}
+//   GET    /api/local/push/subscriptions       {"subscriptions": [{id, endpoint, created_at}]}
+//   POST   /api/local/push/subscriptions       PushSubscription.toJSON():
+//          {"endpoint", "keys": {"p256dh", "auth"}, "expirationTime"?} -> 201 {id, ...}
+//   DELETE /api/local/push/subscriptions/{id}  -> 200 {"deleted": id}
+//
+// Bearer-authenticated like every /api/local route. A subscription is its
+// owner's: another user's id is a 404 on DELETE and never listed. POST
+// checks, each a 400 naming the field: `endpoint` an https URL (http only
+// for a host the operator's egress allow-list admits) of at most 2048 bytes
+// whose host passes the egress policy (no loopback, private, link-local or
+// metadata address in any spelling, core/egress.h) — and the dispatcher
+// checks it again at every send; `keys.p256dh` a base64url 65-byte point on
+// P-256; `keys.auth` 16 bytes. The same endpoint again replaces its keys;
+// more than `push.max_subscriptions_per_user` endpoints is a 409. With
+// `push.enabled: false` every route answers 503.
+#include "api/api_server.h"
+#include "api/http_util.h"
+#include "notify/web_push.h"
+
+namespace maestro {
+
+using api::Reply;
+using api::ReplyError;
+
+namespace {
+
+constexpr size_t kMaxEndpointBytes = 2048;
+constexpr const char* kSubscriptionPath = "/api/local/push/subscriptions/{id}";
+
+Json SubscriptionJson(const PushSubscription& s) {
+  return {{"id", s.id}, {"endpoint", s.endpoint}, {"created_at", s.created_at}};
+}
+
+// A base64url key field of `keys` (padding tolerated: some browsers' and
+// libraries' toJSON add it).
+Result<std::string> KeyField(const Json& keys, const char* name, const char* field) {
+  auto it = keys.find(name);
+  if (it == keys.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return InvalidArgument(std::string(field) + " is required (base64url)", field);
+  }
+  std::string text = it->get<std::string>();
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  auto raw = push::Base64UrlDecode(text);
+  if (!raw) return InvalidArgument(std::string(field) + " is not base64url", field);
+  return *raw;
+}
+
+}  // namespace
+
+void ApiServer::PushRoutes() {
+  auto off = [this]() { return options_.push_public_key.empty(); };
+  auto off_reply = [] {
+    return ReplyError(Unavailable("push notifications are off on this server (push.enabled)"));
+  };
+
+  router_.Add("GET", "/api/local/push/key", [=, this](const api::HttpRequest&) {
+    if (off()) return off_reply();
+    return Reply(200, {{"public_key", options_.push_public_key}});
+  });
+
+  router_.Add("GET", "/api/local/push/subscriptions", [=, this](const api::HttpRequest& req) {
+    if (off()) return off_reply();
+    auto subs = store_.ListPushSubscriptions(req.user);
+    if (!subs.ok()) return ReplyError(subs.status());
+    Json list = Json::array();
+    for (const auto& s : *subs) list.push_back(SubscriptionJson(s));
+    return Reply(200, {{"subscriptions", list}});
+  });
+
+  router_.Add("POST", "/api/local/push/subscriptions", [=, this](const api::HttpRequest& req) {
+    if (off()) return off_reply();
+    auto body = api::ParseObject(req.body);
+    if (!body.ok()) return ReplyError(body.status());
+    if (Status st = api::OnlyFields(*body, {"endpoint", "keys", "expirationTime"}); !st.ok()) {
+      return ReplyError(st);
+    }
+    PushSubscription sub;
+    sub.owner = req.user;
+    if (Status st = api::RequiredString(*body, "endpoint", &sub.endpoint); !st.ok()) {
+      return ReplyError(st);
+    }
+    if (sub.endpoint.size() > kMaxEndpointBytes) {
+      return ReplyError(InvalidArgument("endpoint is longer than 2048 bytes", "endpoint"));
+    }
+    auto checked = options_.egress->Check(sub.endpoint);
+    if (!checked.ok()) {
+      return ReplyError(InvalidArgument("endpoint: " + checked.status().message(), "endpoint"));
+    }
+    // Plain http only to a receiver the operator named (a local stand-in):
+    // a push service on the internet is https.
+    if (checked->scheme != "https" && InternalRange(checked->address).empty()) {
+      return ReplyError(InvalidArgument("endpoint must be an https URL", "endpoint"));
+    }
+    auto keys = body->find("keys");
+    if (keys == body->end() || !keys->is_object()) {
+      return ReplyError(InvalidArgument("keys must be an object {p256dh, auth}", "keys"));
+    }
+    auto p256dh = KeyField(*keys, "p256dh", "keys.p256dh");
+    if (!p256dh.ok()) return ReplyError(p256dh.status());
+    auto auth = KeyField(*keys, "auth", "keys.auth");
+    if (!auth.ok()) return ReplyError(auth.status());
+    if (Status st = push::CheckSubscriptionKeys(*p256dh, *auth); !st.ok()) return ReplyError(st);
+    sub.p256dh = push::Base64UrlEncode(*p256dh);
+    sub.auth = push::Base64UrlEncode(*auth);
+    auto added = store_.AddPushSubscription(sub, options_.push_max_subscriptions);
+    if (!added.ok()) {
+      if (added.status().code() == StatusCode::kResourceExhausted) {
+        return ReplyError(409, added.status());
+      }
+      return ReplyError(added.status());
+    }
+    return Reply(201, SubscriptionJson(*added));
+  });
+
+  router_.Add("DELETE", kSubscriptionPath, [=, this](const api::HttpRequest& req) {
+    if (off()) return off_reply();
+    if (Status st = store_.DeletePushSubscription(req.user, req.params[0]); !st.ok()) {
+      return ReplyError(st);
+    }
+    return Reply(200, {{"deleted", req.params[0]}});
+  });
+}
+
+}  // namespace maestro
