@@ -27,7 +27,7 @@ fi
 
 # Rebuild when a source file is newer than the last build.
 if ((force)) || [[ ! -f dist/index.html ]] ||
-   [[ -n "$(find src index.html vite.config.ts tsconfig.json package-lock.json -newer dist/index.html -print -quit)" ]]; then
+   [[ -n "$(find src public index.html vite.config.ts tsconfig.json package-lock.json -newer dist/index.html -print -quit)" ]]; then
   echo "ui: building ui/dist"
   npm run --silent build
 else
