@@ -155,6 +155,7 @@ test('New task: the profile and visibility chosen reach the task; a refused prof
   assert.equal(shown.jobs[0].profile, 'fast');
   assert.equal(shown.jobs[0].model, FAST_MODEL);
   await page.locator('.chat-header .badge[data-status="succeeded"]').waitFor();
+  assert.match(await page.getByTestId('chat-meta').innerText(), /^chat · shared · profile fast · /, 'the header says what was chosen');
   const sent = (await fastRequests()).filter((q) => JSON.stringify(q.body.messages).includes('e2e-choices-create'));
   assert.ok(sent.length >= 1, 'the fast profile\'s server answered the task');
   assert.equal(sent[0].body.model, FAST_MODEL);
@@ -175,6 +176,8 @@ test('New task: the profile and visibility chosen reach the task; a refused prof
   const plain = (await apiCall(stack, `/api/local/tasks/${plainId}`)).body;
   assert.equal(plain.task.visibility, 'private');
   assert.ok(['', 'default'].includes(plain.jobs[0].profile), `the default profile, got ${plain.jobs[0].profile}`);
+  await page.getByTestId('chat-meta').getByText(/model call/).waitFor();
+  assert.doesNotMatch(await page.getByTestId('chat-meta').innerText(), /shared|profile/, 'nothing to say for the defaults');
   assert.equal(plain.jobs[0].model, '', 'not the fast model');
   assert.equal((await asBob(`/api/local/tasks/${plainId}`)).status, 404, 'a private task is another user\'s 404');
   assert.ok(!(await fastRequests()).some((q) => JSON.stringify(q.body.messages).includes('e2e-plain')), 'not sent to the fast profile');

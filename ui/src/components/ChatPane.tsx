@@ -105,7 +105,9 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
             {t && (
               <small className="muted chat-meta" data-testid="chat-meta">
                 {t.piece}
-                {t.space ? ` · space ${t.space}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
+                {t.space ? ` · space ${t.space}` : ''}
+                {t.visibility === 'shared' ? ' · shared' : ''}
+                {latest?.profile && latest.profile !== 'default' ? ` · profile ${latest.profile}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
                 {plural(toolCards ?? t.tool_call_count, 'tool call')}
                 {t.usage && t.usage.llm_calls > 0 && (
                   <>
