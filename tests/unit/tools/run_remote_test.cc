@@ -206,6 +206,18 @@ TEST_F(RunRemoteTest, AHostileCommandReachesTheServerAsTheOneStringItWas) {
   }
 }
 
+TEST_F(RunRemoteTest, ATimeoutKillsSshAndLeavesNoConnection) {
+  Register({Box()});
+  const auto start = std::chrono::steady_clock::now();
+  ToolResult r =
+      Call({{"host", "box"}, {"command", "echo started; sleep 30"}, {"timeout_seconds", 1}});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(Has(r.content, "[timed out after 1000 ms: ssh was killed]")) << r.content;
+  EXPECT_LT(took, std::chrono::seconds(10));
+  EXPECT_EQ(EstablishedTcpAfterSettle(), 0) << "the killed client's connection is gone";
+  EXPECT_FALSE(CallDirsLeft());
+}
+
 TEST_F(RunRemoteTest, AnUnsetKeyIsAnErrorNamingTheVariableAndNothingRuns) {
   SshHostConfig h = Box();
   h.key = "$NOT_SET_ANYWHERE";
