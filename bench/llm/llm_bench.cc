@@ -17,9 +17,9 @@
 #include <fstream>
 #include <string>
 
+#include "core/sse_parser.h"
 #include "fakellm_process.h"
 #include "llm/llm_client.h"
-#include "llm/sse_parser.h"
 #include "llm/stream_assembler.h"
 
 namespace {

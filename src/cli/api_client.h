@@ -18,9 +18,9 @@
 #include <functional>
 #include <string>
 
-#include "cli/sse_frames.h"
 #include "core/http_client.h"
 #include "core/json.h"
+#include "core/sse_parser.h"
 #include "core/status.h"
 
 namespace maestro::cli {

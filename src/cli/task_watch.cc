@@ -10,6 +10,7 @@
 #include <ostream>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "cli/format.h"
 #include "core/mutex.h"
@@ -98,7 +99,8 @@ class DeltaPrinter {
     std::map<std::string, std::string> args_by_id;
     bool ended = false;
     for (int drops = 0; !ended && !stop() && drops < 600; ++drops) {
-      SseParser parser;
+      std::vector<SseEvent> frames;  // what the chunk at hand completed
+      SseParser parser([&](const SseEvent& f) { frames.push_back(f); });
       int status = 0;
       auto r = c_.Stream(
           "/api/local/jobs/" + UrlEncode(job_id) + "/stream", last, once ? 1'500 : 30'000,
@@ -107,7 +109,9 @@ class DeltaPrinter {
             return h.status == 200;
           },
           [&](std::string_view chunk) {
-            for (const SseFrame& f : parser.Feed(chunk)) {
+            frames.clear();
+            parser.Feed(chunk);
+            for (const SseEvent& f : frames) {
               if (!f.id.empty()) last = f.id;
               // The deltas live in the stopping server's memory: the next
               // one numbers them afresh.
@@ -268,7 +272,8 @@ class TaskWatcher {
     int code = -1;
     for (int failures = 0; code < 0 && failures < 120;) {
       if (Interrupted()) return 130;
-      SseParser parser;
+      std::vector<SseEvent> frames;  // what the chunk at hand completed
+      SseParser parser([&](const SseEvent& f) { frames.push_back(f); });
       int status = 0;
       bool got_frame = false;
       auto r = c_.Stream(
@@ -278,7 +283,9 @@ class TaskWatcher {
             return h.status == 200;
           },
           [&](std::string_view chunk) {
-            for (const SseFrame& f : parser.Feed(chunk)) {
+            frames.clear();
+            parser.Feed(chunk);
+            for (const SseEvent& f : frames) {
               got_frame = true;
               if (f.event == "shutdown") return false;  // reconnect once it is back
               if (!f.id.empty()) last = f.id;

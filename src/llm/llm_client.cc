@@ -12,10 +12,10 @@
 #include <random>
 #include <thread>
 
+#include "core/sse_parser.h"
 #include "core/strings.h"
 #include "core/utf8.h"
 #include "llm/request_body.h"
-#include "llm/sse_parser.h"
 #include "llm/stream_assembler.h"
 
 namespace maestro::llm {

@@ -97,7 +97,7 @@ Result<HttpReply> HttpTransport::Exchange(const std::string& method, const std::
   };
   auto on_chunk = [&](std::string_view chunk) {
     if (reply.status == 200 && reply.sse) {
-      reply.sse_reader.Feed(chunk, [&](const SseReader::Event& e) { DispatchEvent(e); });
+      reply.sse_reader.Feed(chunk);
       return !stop();  // the reply is in: no need to wait for the server to end the stream
     }
     const size_t cap = reply.status == 200 ? kMaxJsonReply : kMaxErrorBody;
@@ -132,8 +132,8 @@ Status HttpTransport::CheckStatus(const Reply& reply, const std::string& what) c
   return InvalidArgument(msg);
 }
 
-void HttpTransport::DispatchEvent(const SseReader::Event& event) {
-  if (!event.type.empty() && event.type != "message") return;
+void HttpTransport::DispatchEvent(const SseEvent& event) {
+  if (!event.event.empty() && event.event != "message") return;
   Status st = DispatchJson(event.data);
   if (!st.ok())
     spdlog::warn("mcp: {} sent an SSE event that is not JSON-RPC: {}", RedactUrl(spec_.url),
@@ -166,7 +166,7 @@ Status HttpTransport::Send(const Json& message, const DoneFn& done) {
   HttpClient::StopFn stop = [&] {
     return closing_.load() || (request ? (done && done()) : expired());
   };
-  Reply reply;
+  Reply reply(this);
   auto r = Exchange("POST", body, "", reply, stop, method == "initialize");
   if (reply.status != 0 && reply.status != 200) {
     MAESTRO_RETURN_IF_ERROR(CheckStatus(reply, method));
@@ -214,7 +214,7 @@ Status HttpTransport::Resume(Reply& reply, const std::string& what, const DoneFn
       if (stop()) return Status::Ok();
       std::this_thread::sleep_for(10ms);
     }
-    Reply again;
+    Reply again(this);
     auto r = Exchange("GET", "", last_id, again, stop, false);
     if (again.status != 0 && again.status != 200) return CheckStatus(again, what + " (resume)");
     if (r.ok() && (r->stopped || stop())) return Status::Ok();
@@ -260,7 +260,7 @@ void HttpTransport::Listen() {
   std::string last_id;
   int retry_ms = kDefaultRetryMs;
   for (int failures = 0; failures < 3 && !closing_;) {
-    Reply reply;
+    Reply reply(this);
     // Settle once the head is in (seen within one 50 ms poll): the server
     // has registered the stream by then.
     HttpClient::StopFn settle_then_stop = [&] {

@@ -41,9 +41,9 @@
 
 #include "core/http_client.h"
 #include "core/mutex.h"
+#include "core/sse_parser.h"
 #include "mcp/channel.h"
 #include "mcp/mcp_client.h"
-#include "mcp/sse_reader.h"
 
 namespace maestro::mcp {
 
@@ -65,10 +65,13 @@ class HttpTransport final : public Channel {
  private:
   // What one POST or GET brought back.
   struct Reply {
+    // Its SSE events go to `t`'s DispatchEvent as they complete.
+    explicit Reply(HttpTransport* t)
+        : sse_reader([t](const SseEvent& e) { t->DispatchEvent(e); }) {}
     int status = 0;
     bool sse = false;
     std::string body;  // a JSON reply, or an error's body (capped)
-    SseReader sse_reader;
+    SseParser sse_reader;
   };
 
   HttpHeaders Headers(bool post, const std::string& last_event_id) const;
@@ -78,7 +81,7 @@ class HttpTransport final : public Channel {
                              const HttpClient::StopFn& stop, bool initialize);
   Status CheckStatus(const Reply& reply, const std::string& what) const;
   Status DispatchJson(const std::string& body);
-  void DispatchEvent(const SseReader::Event& event);
+  void DispatchEvent(const SseEvent& event);
   // GETs the rest of a request's reply stream after it was cut.
   Status Resume(Reply& reply, const std::string& what, const DoneFn& done);
   void Listen();

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "llm/sse_parser.h"
+#include "core/sse_parser.h"
 
 namespace maestro::llm {
 namespace {

@@ -1,8 +1,6 @@
-#include "llm/sse_parser.h"
+#include "core/sse_parser.h"
 
-#include <cstring>
-
-namespace maestro::llm {
+namespace maestro {
 
 void SseParser::Feed(std::string_view bytes) {
   const char* p = bytes.data();
@@ -60,36 +58,47 @@ void SseParser::ProcessLine(std::string_view line) {
   } else if (field == "event") {
     cur_.event.assign(value);
   } else if (field == "id") {
-    cur_.id.assign(value);
+    if (value.find('\0') == std::string_view::npos) {
+      cur_.id.assign(value);
+      last_event_id_.assign(value);
+    }
+  } else if (field == "retry") {
+    int ms = 0;
+    bool digits = !value.empty();
+    for (char c : value) {
+      if (c < '0' || c > '9' || ms > 100'000'000) {
+        digits = false;
+        break;
+      }
+      ms = ms * 10 + (c - '0');
+    }
+    if (digits) retry_ms_ = ms;
   }
-  // "retry" and unknown fields are ignored, as the spec says.
+  // Unknown fields are ignored, as the spec says.
 }
 
 void SseParser::Dispatch() {
-  if (has_data_) {
+  if (has_data_ && !cur_.data.empty()) {
     ++events_;
-    on_event_(cur_);
+    if (on_event_) on_event_(cur_);
   }
-  cur_.data.clear();
-  cur_.event.clear();
+  Reset();
+}
+
+void SseParser::Reset() {
+  cur_ = SseEvent{};
   has_data_ = false;
   pending_ = false;
 }
 
 bool SseParser::Finish() {
-  if (!line_.empty()) {
-    // An unterminated last line: the event it belongs to never completed.
-    line_.clear();
-    cur_ = SseEvent{};
-    has_data_ = false;
-    pending_ = false;
-    return true;
-  }
-  bool cut = pending_;
-  cur_ = SseEvent{};
-  has_data_ = false;
-  pending_ = false;
+  // An unterminated last line, or fields without their blank line: the
+  // event they belong to never completed.
+  bool cut = !line_.empty() || pending_;
+  line_.clear();
+  skip_lf_ = false;
+  Reset();
   return cut;
 }
 
-}  // namespace maestro::llm
+}  // namespace maestro
