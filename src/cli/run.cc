@@ -9,7 +9,6 @@
 #include <set>
 #include <thread>
 
-#include "api/notification_view.h"
 #include "cli/format.h"
 #include "cli/runtime.h"
 #include "core/log.h"
@@ -150,7 +149,7 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
   NewTask t;
   t.instruction = instruction;
   t.piece = piece;
-  t.title = api::TaskDisplayName("", instruction);  // first line, cut at a character
+  // No title: the store names it (AutoTitle), as on every create path.
   auto created = rt->store->CreateTask(t);
   if (!created.ok()) return Fail(created.status());
   rt->pool->Notify();
