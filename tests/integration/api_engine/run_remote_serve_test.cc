@@ -117,9 +117,28 @@ TEST_F(RunRemoteServeTest, OnlyASpaceThatAllowsTheHostRunsOnItAndTheKeyStaysOutO
   EXPECT_EQ(sshd.Logins(), logins);
   EXPECT_FALSE(fs::exists(pwned));
 
-  // The call is in the task's ledger, like RunCommand's.
+  // The call is in the task's ledger (tools.jsonl), started then finished,
+  // like RunCommand's.
+  std::string ledger;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(DataDir(), ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() == "tools.jsonl") ledger += ReadWholeFile(it->path().string());
+  }
+  std::istringstream records(ledger);
+  std::map<std::string, std::vector<std::string>> events;  // task id -> RunRemote records
+  for (std::string line; std::getline(records, line);) {
+    Json r = Json::parse(line, nullptr, false);
+    if (r.is_object() && r.value("tool", "") == "RunRemote") {
+      events[r.value("task_id", "")].push_back(r.value("event", ""));
+    }
+  }
+  auto id = [](const Json& created) { return created["task"]["id"].get<std::string>(); };
+  EXPECT_EQ(events[id(ops)], (std::vector<std::string>{"started", "finished"})) << ledger;
+  // Refused calls are audited closed (`error` without `started`).
+  EXPECT_EQ(events[id(plain)], std::vector<std::string>{"error"}) << ledger;
+  EXPECT_EQ(events[id(hostile)], std::vector<std::string>{"error"}) << ledger;
   const std::string data = AllFilesUnder(DataDir());
-  EXPECT_TRUE(Contains(data, "\"RunRemote\"")) << "RunRemote in tools.jsonl";
 
   // The key: in no data file, log, event, workspace or model request.
   std::string everything = data + AllFilesUnder(dir_.File("ops")) + serve_->Stderr() +
