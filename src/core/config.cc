@@ -399,6 +399,10 @@ const std::vector<SettingInfo>& SettingsTable() {
        G([](const Config& c) { return Str(c.jobs.lease_ms); })},
       {"jobs.retry.max_attempts", "", "claims per job before it fails",
        G([](const Config& c) { return Str(c.jobs.retry.max_attempts); })},
+      {"spaces.<name>.ssh", "",
+       "RunRemote's hosts for a space: [{host, port, user, key: $VARIABLE or /abs/file (never "
+       "the key), known_hosts: pinned key lines}] (docs/operations.md \"Spaces\")",
+       G([](const Config&) { return std::string(); })},
       // Read by the `maestro task …` client commands, not by the server.
       {"", "MAESTRO_SERVER", "client: server URL for `maestro task`",
        G([](const Config&) { return std::string("http://127.0.0.1:8080"); })},

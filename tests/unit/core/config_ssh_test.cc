@@ -125,6 +125,12 @@ TEST(ConfigSshTest, BadEntriesNameFileLineColAndTheKey) {
       << "an error never echoes a pasted key: " << pasted.status().message();
 }
 
+TEST(ConfigSshTest, TheHelpListsTheKey) {
+  const std::string help = SettingsHelp();
+  EXPECT_NE(help.find("spaces.<name>.ssh"), std::string::npos) << help;
+  EXPECT_NE(help.find("known_hosts"), std::string::npos) << help;
+}
+
 TEST(ConfigSshTest, HostNamesAcceptOnlyOneSpelling) {
   for (const char* ok : {"example.org", "a-b.example.org", "10.0.0.5", "127.0.0.1", "::1",
                          "2001:db8::1", "localhost", "Box1"}) {
