@@ -79,19 +79,45 @@ bool PushDispatcher::Enqueue(Delivery d) {
 }
 
 void PushDispatcher::ReadLoop() {
+  // The position is kept here and saved only after a page that queued a
+  // delivery, every kSaveEvery events, and at Stop: most events are nobody's
+  // notice, and a write per commit would double the store's writes. A crash
+  // re-reads at most kSaveEvery events that queued nothing.
+  constexpr int kSaveEvery = 1000;
+  std::string pos;
+  bool loaded = false;
+  int unsaved = 0;
+  auto save = [&] {
+    if (unsaved == 0) return;
+    if (Status st = store_.SetCursor(kCursor, pos); !st.ok()) {
+      spdlog::warn("push: cannot save cursor: {}", st.message());
+      return;
+    }
+    unsaved = 0;
+  };
   for (;;) {
     {
       MutexLock lock(&mu_);
-      if (stopped_) return;
+      if (stopped_) break;
     }
-    auto cursor = store_.GetCursor(kCursor);
-    auto events = cursor.ok() ? store_.ListAllEvents(*cursor, 100)
-                              : Result<std::vector<Event>>(cursor.status());
+    if (!loaded) {
+      auto cursor = store_.GetCursor(kCursor);
+      if (!cursor.ok()) {
+        spdlog::warn("push: cannot read the cursor: {}", cursor.status().message());
+        if (!Sleep(options_.poll_ms, false)) break;
+        continue;
+      }
+      pos = *cursor;
+      loaded = true;
+    }
+    auto events = store_.ListAllEvents(pos, 100);
     if (!events.ok()) {
       spdlog::warn("push: cannot read events: {}", events.status().message());
-      if (!Sleep(options_.poll_ms, false)) return;
+      if (!Sleep(options_.poll_ms, false)) break;
       continue;
     }
+    bool queued = false;
+    bool stopping = false;
     for (const auto& e : *events) {
       std::optional<PushNotice> notice = options_.compose ? options_.compose(e) : std::nullopt;
       if (notice && !notice->owner.empty()) {
@@ -103,16 +129,23 @@ void PushDispatcher::ReadLoop() {
           for (const auto& sub : *subs) {
             // A browser subscribed after the event is not told about it.
             if (sub.created_at > notice->created_at) continue;
-            if (!Enqueue({sub, body, notice->urgency})) return;
+            if (!Enqueue({sub, body, notice->urgency})) {
+              stopping = true;
+              break;
+            }
+            queued = true;
           }
         }
       }
-      if (Status st = store_.SetCursor(kCursor, e.id); !st.ok()) {
-        spdlog::warn("push: cannot save cursor: {}", st.message());
-      }
+      if (stopping) break;
+      pos = e.id;
+      ++unsaved;
     }
-    if (events->empty() && !Sleep(options_.poll_ms, true)) return;
+    if (stopping) break;
+    if (queued || unsaved >= kSaveEvery) save();
+    if (events->empty() && !Sleep(options_.poll_ms, true)) break;
   }
+  if (loaded) save();
 }
 
 void PushDispatcher::SendLoop() {

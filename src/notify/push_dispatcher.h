@@ -20,9 +20,10 @@
 // egress policy at every send (core/egress.h) and the connection pinned to
 // the address checked: an endpoint whose name rebinds to an internal
 // address after it was accepted is refused then, and not retried.
-// Delivery is at-most-once per notice and subscription across a crash
-// between the queue and the cursor (the cursor moves when a notice is
-// queued); a push is a nudge, the inbox keeps every notice.
+// The cursor is saved after a page of events that queued a delivery (and
+// every 1000 events, and at Stop), not per event: a crash may repeat the
+// notices of one page or lose those still queued; a push is a nudge, the
+// inbox keeps every notice.
 //
 // Thread safety: Start/Notify/Stop from any thread; the rest is internal.
 #pragma once

@@ -407,6 +407,42 @@ TEST_F(PushDispatcherTest, AnEndpointThatResolvesInternallyIsRefusedAtSend) {
   EXPECT_TRUE(standin.Of("literal").empty()) << "an internal literal was reached";
 }
 
+TEST_F(PushDispatcherTest, ARestartSendsWhatCameWhileDownAndRepeatsNothing) {
+  StandIn standin;
+  Subscribe("alice", standin.Url("standin.test", "alice"));
+  const PushOptions o = Options();
+  {
+    PushDispatcher d(*store_, o);
+    d.Start();
+    auto first = AliceTask("first");
+    Job j = Claim();
+    ASSERT_TRUE(store_->FinishJob(LeaseOf(j), JobOutcome::Failed("boom")).ok());
+    d.Notify();
+    ASSERT_TRUE(standin.WaitFor("alice", 1));
+    // Events that are nobody's notice move the saved cursor only at Stop.
+    for (int i = 0; i < 5; ++i) {
+      Event noise;
+      noise.task_id = first.task.id;
+      noise.type = "test.noise";
+      ASSERT_TRUE(store_->AppendEvent(noise).ok());
+    }
+    std::this_thread::sleep_for(100ms);
+    d.Stop();
+  }
+  AliceTask("while down");
+  Job j2 = Claim();
+  ASSERT_TRUE(store_->FinishJob(LeaseOf(j2), JobOutcome::Failed("boom")).ok());
+  auto cursor = store_->GetCursor("push");
+  ASSERT_TRUE(cursor.ok());
+  EXPECT_FALSE(cursor->empty());
+  PushDispatcher again(*store_, o);
+  again.Start();
+  ASSERT_TRUE(standin.WaitFor("alice", 2)) << "the notice of the down time was not sent";
+  std::this_thread::sleep_for(200ms);
+  again.Stop();
+  EXPECT_EQ(standin.Of("alice").size(), 2u) << "a notice sent before the restart was repeated";
+}
+
 TEST_F(PushDispatcherTest, ABrowserSubscribedAfterTheEventIsNotToldOfIt) {
   StandIn standin;
   AliceTask("t");
