@@ -12,41 +12,6 @@
 
 namespace maestro {
 
-int HttpStatusFor(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kConflict:
-    case StatusCode::kLeaseLost:
-      return 409;
-    case StatusCode::kResourceExhausted:
-      return 413;
-    case StatusCode::kUnimplemented:
-      return 501;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kDeadlineExceeded:
-      return 504;
-    case StatusCode::kCancelled:
-      return 409;
-    case StatusCode::kInternal:
-      return 500;
-  }
-  return 500;
-}
-
-std::string ErrorBody(const Status& st) {
-  Json err = {{"code", std::string(StatusCodeName(st.code()))}};
-  // Internal errors may carry SQL or paths; the client gets a generic text.
-  err["message"] = st.code() == StatusCode::kInternal ? "internal error" : st.message();
-  if (!st.field().empty()) err["field"] = st.field();
-  return DumpJson(Json{{"error", err}});
-}
-
 ApiServer::ApiServer(Store& store, ApiOptions options)
     : store_(store),
       options_(std::move(options)),
@@ -135,17 +100,9 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
                  path == "/a2a";
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
-    if (!user) {
-      api::HttpResponse res;
-      res.status = 401;
-      res.body = DumpJson(Json{
-          {"error", {{"code", "UNAUTHENTICATED"}, {"message", "missing or wrong bearer token"}}}});
-      // MCP clients read the scheme from here (no OAuth: a maestro token).
-      if (path == "/mcp" || path == "/a2a") {
-        res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"maestro\"");
-      }
-      return res;
-    }
+    // MCP and A2A clients read the scheme from the challenge (no OAuth: a
+    // maestro token).
+    if (!user) return api::ReplyUnauthenticated(path == "/mcp" || path == "/a2a");
     req.user = *user;
   }
   if (handler) return (*handler)(req);

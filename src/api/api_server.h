@@ -266,9 +266,4 @@ class ApiServer {
   std::unique_ptr<api::HttpServer> server_;
 };
 
-// HTTP status for a Status code (400, 404, 409, 413, 503, 500...).
-int HttpStatusFor(StatusCode code);
-// {"error":{"code":"NOT_FOUND","message":"...","field":"..."}}
-std::string ErrorBody(const Status& status);
-
 }  // namespace maestro

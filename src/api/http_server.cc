@@ -293,10 +293,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void StartStream(HttpResponse res) {
     if (!srv_.AcquireStream(res.stream_key)) {
-      HttpResponse busy = ServerError(429, StatusCode::kResourceExhausted,
-                                      "too many open streams for this token; close one first");
-      busy.headers.emplace_back("Retry-After", "5");
-      return Respond(std::move(busy));
+      return Respond(ReplyTooMany(Status(StatusCode::kResourceExhausted,
+                                         "too many open streams for this token; close one first"),
+                                  5));
     }
     has_stream_slot_ = true;
     stream_key_ = res.stream_key;

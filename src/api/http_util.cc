@@ -51,16 +51,6 @@ HttpResponse Reply(int code, const Json& body) {
   return res;
 }
 
-HttpResponse ReplyError(const Status& st) { return ReplyError(HttpStatusFor(st.code()), st); }
-
-HttpResponse ReplyError(int http_status, const Status& st) {
-  if (st.code() == StatusCode::kInternal) spdlog::error("api: {}", st.ToString());
-  HttpResponse res;
-  res.status = http_status;
-  res.body = ErrorBody(st);
-  return res;
-}
-
 namespace {
 
 // The deepest [ / { nesting of `text`, counting only outside strings; stops

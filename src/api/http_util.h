@@ -1,6 +1,6 @@
-// Helpers shared by the route files and the server: JSON replies, the one
-// place where a Status becomes an HTTP status and an error body, and typed
-// reads of request fields that fail with a 400 naming the field.
+// Helpers shared by the route files and the server: JSON replies (errors:
+// api/errors.h, included here) and typed reads of request fields that fail
+// with a 400 naming the field.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/errors.h"
 #include "api/http.h"
 #include "core/json.h"
 #include "core/status.h"
@@ -16,11 +17,6 @@
 namespace maestro::api {
 
 HttpResponse Reply(int code, const Json& body);
-// Maps `st` to its HTTP status and {"error":{code,message,field?}}. Internal
-// errors are logged and answered with a generic message (no detail leaks).
-HttpResponse ReplyError(const Status& st);
-// The same body under an explicit HTTP status (431, 503...).
-HttpResponse ReplyError(int http_status, const Status& st);
 
 // The body as a JSON object, or a 400 naming "body": not JSON, invalid
 // UTF-8, a number out of range, nested deeper than kMaxBodyDepth, or not an

@@ -132,11 +132,7 @@ bool MayChange(const Schedule& s, const std::string& user) {
 }
 
 // The quota refusals of this file answer 429 (come back later or delete).
-api::HttpResponse QuotaError(const Status& st) {
-  return Reply(
-      429, {{"error",
-             {{"code", "RESOURCE_EXHAUSTED"}, {"message", st.message()}, {"field", st.field()}}}});
-}
+api::HttpResponse QuotaError(const Status& st) { return api::ReplyTooMany(st); }
 
 // quotas.max_schedules: `user` may own one more schedule.
 Status CheckScheduleLimit(Store& store, const budget::Quotas& quotas, const std::string& user) {

@@ -284,13 +284,8 @@ void ApiServer::TaskRoutes() {
     if (!created.ok() && created.status().code() == StatusCode::kResourceExhausted &&
         created.status().field() == kQuotaField) {
       // A daily quota: come back at the next UTC midnight.
-      api::HttpResponse r = Reply(429, {{"error",
-                                         {{"code", "RESOURCE_EXHAUSTED"},
-                                          {"message", created.status().message()},
-                                          {"field", kQuotaField}}}});
-      r.headers.emplace_back("Retry-After",
-                             std::to_string(budget::SecondsToUtcMidnight(options_.clock->NowMs())));
-      return r;
+      return api::ReplyTooMany(created.status(),
+                               budget::SecondsToUtcMidnight(options_.clock->NowMs()));
     }
     if (!created.ok()) return ReplyError(created.status());
     Result<Json> attached = Json::array();
