@@ -54,6 +54,29 @@ struct RemoteHosts {
   RunRemoteOptions options;
 };
 
+// The result's first line(s): the exit code, or why there is none. ssh exits
+// 255 for its own failures; a pin mismatch is named (nothing ran on the host).
+std::string Verdict(const ProcessResult& r, const std::string& output, const SshHostConfig& host,
+                    std::chrono::milliseconds timeout) {
+  if (r.cancelled) return "[cancelled: ssh was killed]\n";
+  if (r.timed_out) {
+    return fmt::format("[timed out after {} ms: ssh was killed]\n", timeout.count());
+  }
+  if (r.exit_code == 255 && output.find("Host key verification failed") != std::string::npos) {
+    return fmt::format(
+        "Error: the host key of {} does not match the key pinned for it (spaces' ssh "
+        "known_hosts); the connection was closed and nothing was run\n[exit code 255]\n",
+        host.name);
+  }
+  if (r.exit_code == 255) {
+    return fmt::format(
+        "Error: ssh to {} failed (exit code 255: the connection or the login failed, or the "
+        "command itself exited 255)\n[exit code 255]\n",
+        host.name);
+  }
+  return fmt::format("[exit code {}]\n", r.exit_code);
+}
+
 ToolResult RunRemoteTool(const RemoteHosts& shared, const Json& args, const ToolContext& ctx) {
   const std::string wanted = args.value("host", "");
   const auto& hosts = shared.options.hosts;
@@ -61,8 +84,8 @@ ToolResult RunRemoteTool(const RemoteHosts& shared, const Json& args, const Tool
                          [&](const SshHostConfig& h) { return h.name == wanted; });
   if (it == hosts.end()) {
     return ToolResult::Error(
-        fmt::format("host '{}' is not one this space allows (allowed: {}); nothing was run", wanted,
-                    HostNames(hosts)));
+        fmt::format("host {} is not one this space allows (allowed: {}); nothing was run",
+                    Json(wanted).dump(), HostNames(hosts)));
   }
   const SshHostConfig& host = *it;
   const std::string command = args.value("command", "");
@@ -104,31 +127,8 @@ ToolResult RunRemoteTool(const RemoteHosts& shared, const Json& args, const Tool
   auto r = ctx.env->RunProcess(spec);
   if (!r.ok()) return ToolResult::Error("ssh could not start: " + r.status().message());
   const std::string output = Redacted(r->output, *key);
-  std::string head;
-  bool error = false;
-  if (r->cancelled) {
-    head = "[cancelled: ssh was killed]\n";
-    error = true;
-  } else if (r->timed_out) {
-    head = fmt::format("[timed out after {} ms: ssh was killed]\n", spec.timeout.count());
-  } else if (r->exit_code == 255 &&
-             output.find("Host key verification failed") != std::string::npos) {
-    head = fmt::format(
-        "Error: the host key of {} does not match the key pinned for it (spaces' ssh "
-        "known_hosts); the connection was closed and nothing was run\n[exit code 255]\n",
-        host.name);
-    error = true;
-  } else if (r->exit_code == 255) {
-    head = fmt::format(
-        "Error: ssh to {} failed (exit code 255: the connection or the login failed, or the "
-        "command itself exited 255)\n[exit code 255]\n",
-        host.name);
-    error = true;
-  } else {
-    head = fmt::format("[exit code {}]\n", r->exit_code);
-  }
-  ToolResult out = ToolResult::Ok(head + output);
-  out.is_error = error;
+  ToolResult out = ToolResult::Ok(Verdict(*r, output, host, spec.timeout) + output);
+  out.is_error = r->cancelled || (!r->timed_out && r->exit_code == 255);
   return out;
 }
 
