@@ -42,8 +42,8 @@ SpareDirs::~SpareDirs() {
 
 void SpareDirs::RemoveStale() {
   auto entries = env_->ListDir(root_);
-  if (!entries.ok()) return;  // none yet
-  const TimeMs now = SystemClock::Default()->NowMs();
+  if (!entries.ok()) return;                     // none yet
+  const TimeMs now = env_->WallClock().NowMs();  // the Env's clock, as its files' mtimes
   for (const DirEntry& e : *entries) {
     const std::string dir = root_ + "/" + e.name;
     auto info = env_->GetFileInfo(dir);
