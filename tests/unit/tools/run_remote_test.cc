@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/ssh_host.h"
+#include "support/fault_injection_env.h"
 #include "support/sshd_server.h"
 #include "support/temp_dir.h"
 #include "tools/dispatcher.h"
@@ -83,8 +84,9 @@ class RunRemoteTest : public ::testing::Test {
     ASSERT_TRUE(RegisterRunRemote(registry_, std::move(o)).ok());
   }
 
-  ToolResult Call(const Json& args) {
+  ToolResult Call(const Json& args, Env* env = Env::Default()) {
     ToolContext ctx;
+    ctx.env = env;
     ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     return (*registry_.Handler(kRunRemote))(args, ctx);
   }
@@ -216,6 +218,20 @@ TEST_F(RunRemoteTest, ATimeoutKillsSshAndLeavesNoConnection) {
   EXPECT_LT(took, std::chrono::seconds(10));
   EXPECT_EQ(EstablishedTcpAfterSettle(), 0) << "the killed client's connection is gone";
   EXPECT_FALSE(CallDirsLeft());
+}
+
+TEST_F(RunRemoteTest, AKeyThatCannotBeWrittenRunsNothingAndLeavesNoDirectory) {
+  Register({Box()});
+  for (int op : {1, 2}) {  // the key's write, the known_hosts write
+    testing::FaultInjectionEnv env;
+    env.FailFromOp(op);
+    ToolResult r = Call({{"host", "box"}, {"command", "echo hi"}}, &env);
+    EXPECT_TRUE(r.is_error) << op << r.content;
+    EXPECT_TRUE(Has(r.content, "nothing was run")) << r.content;
+    EXPECT_FALSE(CallDirsLeft()) << op;
+  }
+  EXPECT_EQ(SshStarts(), 0);
+  EXPECT_EQ(sshd_->Connections(), 0);
 }
 
 TEST_F(RunRemoteTest, AnUnsetKeyIsAnErrorNamingTheVariableAndNothingRuns) {
