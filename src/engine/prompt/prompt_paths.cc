@@ -171,15 +171,18 @@ Result<SeededConversation> SeedFollowUp(const PromptInputs& in, const std::strin
 }
 
 // The system message (byte-identical to the previous session's, so the
-// server's cached prefix survives), the facts + the instruction, then the
-// start movement's guidance when it is not the initial one (as a transition
-// would append it). No date or other dynamic context: the facts are the
-// context.
+// server's cached prefix survives), the dynamic context (date, mission, the
+// workspace's files and the console: the last commands the previous
+// session ran, which it cannot replay) + the facts + the instruction, then
+// the start movement's guidance when it is not the initial one (as a
+// transition would append it).
 SeededConversation SeedHandoffContinuation(const PromptInputs& in, const HandoffDocument& doc) {
   const Piece& piece = *in.piece;
   SeededConversation out;
+  std::string text = DynamicContextText(in.dynamic, /*include_handoff=*/false);
+  if (!text.empty()) text = "# Context\n" + text + "\n\n";
   out.messages = {SystemMessage(in),
-                  UserMessage(ContinuationUserMessage(in.task_instruction, doc))};
+                  UserMessage(text + ContinuationUserMessage(in.task_instruction, doc))};
   if (!in.start_movement.empty() && in.start_movement != piece.initial_movement) {
     out.messages.push_back(TransitionGuidanceMessage(piece, in.start_movement));
   }

@@ -22,9 +22,11 @@
 //                         like a same-piece Continue (DESIGN.md §5 goes
 //                         beyond the seed, which starts these fresh)
 //   kHandoffContinuation  the first run of a job a handoff queued:
-//                         [system, user(handoff facts + instruction
-//                         [+ start movement guidance])] — nothing of the
-//                         old session is replayed (engine/handoff/)
+//                         [system, user(dynamic + handoff facts +
+//                         instruction [+ start movement guidance])] —
+//                         nothing of the old session is replayed
+//                         (engine/handoff/); its console (the last
+//                         commands' output) is what carries over
 //
 // Every path's messages alternate roles (role_alternation.h): adjacent user
 // messages — the replay's last user turn and the final one, the facts and

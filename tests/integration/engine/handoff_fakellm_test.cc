@@ -191,7 +191,12 @@ TEST_F(HandoffFakeLlmTest, SmallContextHandsOffMidJobAndTheContinuationCompletes
   ASSERT_EQ(next["messages"].size(), 2u) << next["messages"].dump().substr(0, 2000);
   EXPECT_EQ(next["messages"][0], reqs[0]["body"]["messages"][0]);  // the same system message
   std::string facts = next["messages"][1]["content"];
-  EXPECT_EQ(facts.rfind("## Handoff from the previous session (facts only)", 0), 0u) << facts;
+  // The dynamic context (issue 45 item 5), then the facts.
+  EXPECT_EQ(facts.rfind("# Context\nCurrent date and time: ", 0), 0u) << facts;
+  const size_t facts_at = facts.find("\n\n## Handoff from the previous session (facts only)\n");
+  ASSERT_NE(facts_at, std::string::npos) << facts;
+  EXPECT_EQ(facts.find("## Console"), std::string::npos) << "this session ran no command";
+  EXPECT_LT(facts.find("## Files\n- notes-a.txt"), facts_at) << facts;
   EXPECT_NE(facts.find("summarizing notes-b.txt: read, not summarized"), std::string::npos);
   EXPECT_NE(facts.find("read both files first"), std::string::npos);
   EXPECT_NE(facts.find(t.instruction), std::string::npos);
@@ -348,6 +353,14 @@ TEST_F(HandoffFakeLlmTest, TheEnginesFallbackCarriesFilesCommandsAndMovements) {
   EXPECT_NE(facts.find("FAIL: check-b (docs/b.md is empty)"), std::string::npos) << facts;
   EXPECT_NE(facts.find("docs/b.md — WriteFile"), std::string::npos) << facts;
   EXPECT_EQ(facts.find("first alpha beta"), std::string::npos);  // no old tool output
+  // Issue 45 item 5: the console carries the session's last two commands.
+  EXPECT_NE(facts.find("\n\n## Console\n```\n"
+                       "$ echo compiling; echo 'FAIL: check-b (docs/b.md is empty)'; exit 3\n"
+                       "[exit code 3]\ncompiling\nFAIL: check-b (docs/b.md is empty)\n"
+                       "$ test -s a.md && echo 'check-a: 1 passed'\n[exit code 0]\n"
+                       "check-a: 1 passed\n```\n\n## Handoff from the previous session"),
+            std::string::npos)
+      << facts;
   EXPECT_TRUE(seen) << reqs.dump().substr(0, 3000);
 }
 
