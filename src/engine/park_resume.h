@@ -19,7 +19,7 @@
 //   4. The store decides and commits the park: src/store/policy.cc
 //      `policy::MapOutcome` (a subtask park with no open child, an ASK with an
 //      undelivered comment, are not parks), rows in
-//      src/store/sql/sql_batch.cc `SqlStore::FinishInTx`. The worker's thread
+//      src/store/sql/sql_claim_finish.cc `SqlStore::FinishInTx`. The worker's thread
 //      is free; nothing waits in memory.
 //
 // RESUME — what ends the wait:

@@ -60,7 +60,7 @@ class SqlStore : public Store {
   Result<std::optional<Job>> FinishAndClaimNext(const Lease& lease, const JobOutcome& outcome,
                                                 const ClaimFilter& filter,
                                                 int64_t lease_ms) override;
-  // Batched claim and finish (sql_batch.cc).
+  // Batched claim and finish (sql_claim_finish.cc).
   Result<std::vector<Job>> ClaimJobs(const ClaimFilter& filter, int64_t lease_ms, int max) override;
   Result<std::vector<Status>> FinishJobs(
       const std::vector<std::pair<Lease, JobOutcome>>& items) override;
@@ -195,7 +195,7 @@ class SqlStore : public Store {
   Result<std::optional<Job>> FindSpawned(Tx& tx, const std::string& spawn_key);
   Status HandOnUndelivered(Tx& tx, const Job& job);
   Status MoveUndelivered(Tx& tx, const Job& from, const std::string& to_job_id);
-  // Claim and finish, batched (sql_batch.cc): up to `max` jobs claimed,
+  // Claim and finish, batched (sql_claim_finish.cc): up to `max` jobs claimed,
   // and the outcomes of `items` applied, with a fixed number of statements
   // however many jobs. FinishInTx's per-item statuses are kLeaseLost or
   // kNotFound for an item that was not applied; any other error fails the
