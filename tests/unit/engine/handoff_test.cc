@@ -299,7 +299,13 @@ TEST_F(HandoffFlowTest, ContinuationHoldsSystemSpecAndFactsOnly) {
   EXPECT_NE(user.find("RS256 over HS256"), std::string::npos);
   EXPECT_EQ(user.find("I believe"), std::string::npos);    // no old reasoning
   EXPECT_EQ(user.find("files_match"), std::string::npos);  // engine notes stay out
-  EXPECT_EQ(user.find("2026-07-24"), std::string::npos);   // nor the dynamic context
+  // The dynamic context comes first (issue 45 item 5: seed 000 §3 puts the
+  // date, files and console beside the handoff), then the facts.
+  EXPECT_EQ(user.rfind("# Context\nCurrent date and time: 2026-07-24 10:00 UTC\n\n"
+                       "## Handoff from the previous session (facts only)\n",
+                       0),
+            0u)
+      << user;
   // Nor the old request (the piece's guidance in the system line may name the tool).
   EXPECT_EQ(cur->find("This session's context is nearly full"), std::string::npos);
   EXPECT_EQ(cur->substr(first_line.size()).find("WriteHandoff"), std::string::npos);
