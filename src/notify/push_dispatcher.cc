@@ -205,8 +205,12 @@ bool PushDispatcher::Send(const Delivery& d) {
       }
       return true;
     }
-    const std::string error =
-        res.ok() ? "HTTP " + std::to_string(res->status) : res.status().message();
+    std::string error = res.ok() ? "HTTP " + std::to_string(res->status) : res.status().message();
+    // The endpoint's path is a capability: the log shows its origin only.
+    for (size_t at = error.find(d.sub.endpoint); at != std::string::npos && !d.sub.endpoint.empty();
+         at = error.find(d.sub.endpoint, at + shown.size())) {
+      error.replace(at, d.sub.endpoint.size(), shown);
+    }
     const bool refused = !res.ok() && res.status().code() == StatusCode::kInvalidArgument &&
                          res.status().field() == "url";
     const bool retryable = !refused && (!res.ok() || res->status == 429 || res->status >= 500);
