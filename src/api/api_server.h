@@ -69,7 +69,7 @@
 #include "api/http_server.h"
 #include "api/job_status_cache.h"
 #include "api/router.h"
-#include "api/task_choices.h"
+#include "api/task_validation.h"
 #include "api/usage_view.h"
 #include "browser/browser_session.h"
 #include "core/clock.h"

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "api/task_choices.h"
+#include "api/task_validation.h"
 #include "browser/browser_service.h"
 #include "core/config.h"
 #include "core/spare_dirs.h"

@@ -9,7 +9,7 @@
 // event (Store::SetTaskPiece) before the job runs.
 //
 // (The other two ways — a space's own piece and a grounded space — are
-// decided at create: api/task_choices.h ChoosePiece.)
+// decided at create: api/task_validation.h ChoosePiece.)
 //
 // Thread safety: stateless; one call per job, on the job's thread.
 #pragma once

@@ -1,7 +1,8 @@
-// TaskChoices: what a request may name when it creates or continues a task —
-// the pieces, the configured persistent spaces and the LLM profiles — and
-// the checks that refuse anything else with a 400 naming the field, BEFORE
-// the Store writes a task or job row (issue 12: "validate at the edge").
+// Task validation: what a request may name when it creates or continues a
+// task (TaskChoices: the pieces, the configured persistent spaces and the LLM
+// profiles) and the checks that refuse anything else with a 400 naming the
+// field, BEFORE the Store writes a task or job row (issue 12: "validate at
+// the edge").
 //
 // Where it sits: src/cli/main.cc fills it from the PieceCatalog, the
 // SpaceRegistry and the config's profiles and passes it in ApiOptions; the

@@ -1,7 +1,7 @@
 // The edge checks of create/continue (issue 12 item 3): an unknown piece,
 // space, profile or model is refused naming the field, and `model` is mapped
 // onto the profile that serves it.
-#include "api/task_choices.h"
+#include "api/task_validation.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "api/task_choices.h"
+#include "api/task_validation.h"
 
 #include <fmt/format.h>
 
