@@ -11,6 +11,7 @@
 #include "browser/browse_web_tool.h"
 #include "context/task_context.h"
 #include "core/crash_point.h"
+#include "core/tree_root.h"
 #include "engine/comment_delivery.h"
 #include "engine/delegate.h"
 #include "engine/handoff/trigger.h"
@@ -78,10 +79,19 @@ std::vector<Json> RegularToolDefs(const tools::ToolRegistry& registry, Store& st
   return defs;
 }
 
+// The workspace's AGENTS.md, read beneath its TreeRoot: the agent can write
+// the workspace, and a symlink it plants there (to a host file, the data
+// dir's secrets) must not be followed into the system text. Missing, a
+// symlink, a FIFO or unreadable: no instructions. At most kAgentsMdBytes.
+constexpr size_t kAgentsMdBytes = 256 * 1024;
 std::string ReadAgentsMd(const std::string& root) {
-  std::ifstream f(root + "/AGENTS.md", std::ios::binary);
-  if (!f) return "";
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  auto tree = TreeRoot::Open(root);
+  if (!tree.ok()) return "";
+  auto text = ReadTreeFile(*tree, "AGENTS.md", kAgentsMdBytes);
+  if (!text.ok() && text.status().code() != StatusCode::kNotFound) {
+    spdlog::warn("workspace {}: AGENTS.md not used: {}", root, text.status().ToString());
+  }
+  return text.ok() ? *text : "";
 }
 
 std::string NowText(Clock& clock) {

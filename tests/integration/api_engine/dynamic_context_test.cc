@@ -6,6 +6,7 @@
 // nothing of what a planted symlink points at, and a handoff
 // continuation's first request carrying its predecessor's last command
 // output.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -114,6 +115,46 @@ TEST_F(ServeEngineTest, TheFirstRequestListsTheWorkspaceAfterTheStablePrefix) {
   const std::string grown = ContentOf(c[1]).substr(user.size());
   EXPECT_NE(grown.find("- added-later.txt (4 bytes)"), std::string::npos) << grown;
   EXPECT_LT(grown.find("## Files"), grown.find("DYN-MORE"));
+}
+
+// The workspace is the agent's: an AGENTS.md it replaces with a symlink to
+// a host file is not followed into the system text, and one replaced with a
+// FIFO does not hang the job (both were read with a plain open before).
+TEST_F(ServeEngineTest, AnAgentsMdSymlinkOrFifoIsNeverReadIntoTheSystemText) {
+  const std::string space = dir_.File("proj");
+  TempDir outside;
+  WriteFile(outside.File("secret.txt"), "HOST-SECRET-IN-AGENTS\n");
+  WriteFile(space + "/AGENTS.md", "Use tabs. AGENTS-REAL\n");
+  extra_config_ = "spaces:\n  proj:\n    path: " + space + "\n    edit_allowed: true\n";
+  Json done = ToolCallReply("complete", {{"status", "success"}, {"result", "ok"}});
+  done["repeat"] = 0;
+  Start(Json::array({done}), 1);
+  auto run = [&](const std::string& instruction) {
+    auto [code, c] = Post("/api/local/tasks",
+                          {{"instruction", instruction}, {"piece", "chat"}, {"space", "proj"}});
+    EXPECT_EQ(code, 201) << c.dump();
+    WaitStatus(c, "succeeded");
+  };
+  run("AG-1");
+  std::filesystem::remove(space + "/AGENTS.md");
+  ASSERT_EQ(::symlink(outside.File("secret.txt").c_str(), (space + "/AGENTS.md").c_str()), 0);
+  run("AG-2");
+  std::filesystem::remove(space + "/AGENTS.md");
+  ASSERT_EQ(::mkfifo((space + "/AGENTS.md").c_str(), 0644), 0);
+  run("AG-3");
+  Json reqs = FakeRequests();
+  ASSERT_EQ(reqs.size(), 3u) << LogTail();
+  EXPECT_NE(ContentOf(Messages(reqs[0])[0]).find("AGENTS-REAL"), std::string::npos);
+  for (size_t k = 1; k < 3; ++k) {
+    const std::string all = MessagesText(reqs[k]);
+    EXPECT_EQ(all.find("HOST-SECRET-IN-AGENTS"), std::string::npos) << all;
+    EXPECT_EQ(ContentOf(Messages(reqs[k])[0]).find("AGENTS.md"), std::string::npos);
+  }
+  // The listing says what is there instead.
+  EXPECT_NE(ContentOf(Messages(reqs[1]).back()).find("- AGENTS.md (symlink, not followed)"),
+            std::string::npos);
+  EXPECT_NE(ContentOf(Messages(reqs[2]).back()).find("- AGENTS.md (special file)"),
+            std::string::npos);
 }
 
 // A coding task runs a failing command, fills its small context and hands
