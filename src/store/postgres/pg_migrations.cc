@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "store/sql/migration.h"
+#include "store/sql/schema_changes.h"
 
 namespace maestro::postgres {
 namespace {
@@ -17,17 +18,19 @@ using sql::Migration;
 // Append only: never edit a migration that has shipped.
 //
 // Migration 1 is SQLite migrations 1–3 consolidated (the PostgreSQL backend
-// starts new, with no history to replay). EVERY LATER SQLITE MIGRATION
-// (store/sqlite/migrations.cc) MUST GET A POSTGRESQL TWIN HERE: same tables,
-// columns and indexes, in PostgreSQL types.
+// starts new, with no history to replay); 2–8 are SQLite's 4–10 (each name
+// says which). The history ends there: from version 11 on both backends
+// share one list, each change in both dialects under one number
+// (store/sql/schema_changes.cc), so PostgreSQL goes from 8 to 11.
 //
 // Spelling: `user` is a reserved word in PostgreSQL, so those columns are
 // quoted ("user" — SQLite accepts the same spelling). Booleans stay BIGINT
 // 0/1 as in SQLite, so row code compares them (`cancel_requested = 1`)
 // rather than using them as conditions.
 const std::vector<Migration>& Migrations() {
-  static const std::vector<Migration> m = {
-      {1, "initial schema (sqlite 1-3)", R"sql(
+  static const std::vector<Migration> m = sql::WithSharedChanges(
+      {
+          {1, "initial schema (sqlite 1-3)", R"sql(
 CREATE TABLE tasks (
   id                TEXT PRIMARY KEY,
   title             TEXT NOT NULL DEFAULT '',
@@ -182,16 +185,16 @@ CREATE TABLE meta (
 );
 INSERT INTO meta(key, value) VALUES ('database_id', gen_random_uuid()::text);
 )sql"},
-      {2, "job priority (sqlite 4)", R"sql(
+          {2, "job priority (sqlite 4)", R"sql(
 ALTER TABLE jobs ADD COLUMN priority BIGINT NOT NULL DEFAULT 0;
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 )sql"},
-      {3, "task budgets (sqlite 5)", R"sql(
+          {3, "task budgets (sqlite 5)", R"sql(
 ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
-      {4, "schedules (sqlite 6)", R"sql(
+          {4, "schedules (sqlite 6)", R"sql(
 CREATE TABLE schedules (
   id           TEXT PRIMARY KEY,
   name         TEXT NOT NULL,
@@ -224,7 +227,7 @@ CREATE TABLE schedule_fires (
   UNIQUE (schedule_id, fire_at)
 );
 )sql"},
-      {5, "attachments (sqlite 7)", R"sql(
+          {5, "attachments (sqlite 7)", R"sql(
 CREATE TABLE attachments (
   id           TEXT PRIMARY KEY,
   task_id      TEXT NOT NULL REFERENCES tasks(id),
@@ -240,7 +243,7 @@ CREATE TABLE attachments (
 CREATE UNIQUE INDEX attachments_by_task ON attachments(task_id, path);
 CREATE INDEX attachments_undelivered ON attachments(task_id) WHERE delivered_at IS NULL;
 )sql"},
-      {6, "lessons, missions (sqlite 8)", R"sql(
+          {6, "lessons, missions (sqlite 8)", R"sql(
 -- What Reflection tasks (and people) learned, given to later tasks of the
 -- space (scope 'space') or of one piece in it (scope 'piece').
 CREATE TABLE lessons (
@@ -270,13 +273,13 @@ CREATE TABLE missions (
 ALTER TABLE tasks ADD COLUMN mission_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_mission ON tasks(mission_id, created_at);
 )sql"},
-      {7, "captcha pool (sqlite 9)", R"sql(
+          {7, "captcha pool (sqlite 9)", R"sql(
 ALTER TABLE jobs ADD COLUMN captcha_space_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
   WHERE status = 'waiting_human';
 )sql"},
-      {8, "the task's newest job (sqlite 10); one index of running jobs", R"sql(
+          {8, "the task's newest job (sqlite 10); one index of running jobs", R"sql(
 ALTER TABLE tasks ADD COLUMN last_job_seq BIGINT NOT NULL DEFAULT 0;
 UPDATE tasks SET last_job_seq =
   COALESCE((SELECT MAX(seq) FROM jobs WHERE jobs.task_id = tasks.id), 0);
@@ -284,18 +287,8 @@ UPDATE tasks SET last_job_seq =
 -- an index entry per claim.
 DROP INDEX jobs_running;
 )sql"},
-      {9, "web push subscriptions (sqlite 11)", R"sql(
-CREATE TABLE push_subscriptions (
-  id         TEXT PRIMARY KEY,
-  owner      TEXT NOT NULL,
-  endpoint   TEXT NOT NULL,
-  p256dh     TEXT NOT NULL,
-  auth       TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  UNIQUE (owner, endpoint)
-);
-)sql"},
-  };
+      },
+      /*postgres=*/true);
   return m;
 }
 
@@ -320,6 +313,8 @@ Result<bool> Locked(PgConn& conn, Body body) {
 }  // namespace
 
 int LatestPgSchemaVersion() { return Migrations().back().version; }
+
+int PgMigrationCount() { return static_cast<int>(Migrations().size()); }
 
 Result<int> ApplyPgMigrations(PgConn& conn, int64_t now_ms) {
   auto boot = Locked(conn, [&]() -> Result<bool> {

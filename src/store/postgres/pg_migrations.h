@@ -31,6 +31,9 @@ Result<int> ApplyPgMigrations(PgConn& conn, int64_t now_ms);
 
 // The newest schema version this binary knows.
 int LatestPgSchemaVersion();
+// How many migrations this binary knows (versions jump from 8 to 11, where
+// the list both backends share begins: store/sql/schema_changes.h).
+int PgMigrationCount();
 
 // The highest applied version (0 on an empty database).
 Result<int> PgSchemaVersion(PgConn& conn);

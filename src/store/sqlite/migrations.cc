@@ -5,16 +5,20 @@
 #include <vector>
 
 #include "store/sql/migration.h"
+#include "store/sql/schema_changes.h"
 
 namespace maestro::sqlite {
 namespace {
 
 using sql::Migration;
 
-// Append only: never edit a migration that has shipped.
+// Append only: never edit a migration that has shipped. The history ends at
+// 10: later changes are in the list both backends share
+// (store/sql/schema_changes.cc).
 const std::vector<Migration>& Migrations() {
-  static const std::vector<Migration> m = {
-      {1, "initial schema", R"sql(
+  static const std::vector<Migration> m = sql::WithSharedChanges(
+      {
+          {1, "initial schema", R"sql(
 CREATE TABLE tasks (
   id                TEXT PRIMARY KEY,
   title             TEXT NOT NULL DEFAULT '',
@@ -135,7 +139,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_task ON events(task_id, id);
 )sql"},
-      {2, "api tokens, webhook deliveries, notification reads", R"sql(
+          {2, "api tokens, webhook deliveries, notification reads", R"sql(
 -- Bearer tokens: only the SHA-256 hex of a token is stored.
 CREATE TABLE api_tokens (
   token_hash TEXT PRIMARY KEY,
@@ -164,7 +168,7 @@ CREATE TABLE notification_reads (
 );
 CREATE INDEX events_by_type ON events(type, id);
 )sql"},
-      {3, "subtask spawn keys, undelivered comments", R"sql(
+          {3, "subtask spawn keys, undelivered comments", R"sql(
 -- A subtask's (parent job, tool call) key: creating it twice (a crash after
 -- the commit, before the call's result was written) yields the first one.
 ALTER TABLE tasks ADD COLUMN spawn_key TEXT;
@@ -174,19 +178,19 @@ CREATE UNIQUE INDEX tasks_by_spawn_key ON tasks(spawn_key) WHERE spawn_key IS NO
 -- scan of every comment ever written.
 CREATE INDEX comments_undelivered ON comments(job_id) WHERE delivered_at IS NULL;
 )sql"},
-      {4, "job priority", R"sql(
+          {4, "job priority", R"sql(
 -- Higher runs first among queued jobs; the claim walks this index in order.
 ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
 DROP INDEX jobs_queued;
 CREATE INDEX jobs_queued ON jobs(priority DESC, seq) WHERE status = 'queued';
 )sql"},
-      {5, "task budgets", R"sql(
+          {5, "task budgets", R"sql(
 -- The effective budget limits of a task (store/budget.h), JSON.
 ALTER TABLE tasks ADD COLUMN budget TEXT NOT NULL DEFAULT '{}';
 -- Daily quotas count a user's tasks since UTC midnight.
 CREATE INDEX tasks_by_owner ON tasks(owner, created_at);
 )sql"},
-      {6, "schedules", R"sql(
+          {6, "schedules", R"sql(
 -- Scheduled tasks (issue 20): a cron expression in a time zone and the task
 -- each fire creates. The loop is schedule/scheduler.h.
 CREATE TABLE schedules (
@@ -223,7 +227,7 @@ CREATE TABLE schedule_fires (
   UNIQUE (schedule_id, fire_at)
 );
 )sql"},
-      {7, "attachments", R"sql(
+          {7, "attachments", R"sql(
 -- Files sent with a task's instruction or a comment; the bytes are in the
 -- task's workspace at `path`. delivered_at: when a prompt listed the file.
 CREATE TABLE attachments (
@@ -241,7 +245,7 @@ CREATE TABLE attachments (
 CREATE UNIQUE INDEX attachments_by_task ON attachments(task_id, path);
 CREATE INDEX attachments_undelivered ON attachments(task_id) WHERE delivered_at IS NULL;
 )sql"},
-      {8, "lessons, missions", R"sql(
+          {8, "lessons, missions", R"sql(
 -- What Reflection tasks (and people) learned, given to later tasks of the
 -- space (scope 'space') or of one piece in it (scope 'piece').
 CREATE TABLE lessons (
@@ -271,7 +275,7 @@ CREATE TABLE missions (
 ALTER TABLE tasks ADD COLUMN mission_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_by_mission ON tasks(mission_id, created_at);
 )sql"},
-      {9, "captcha pool", R"sql(
+          {9, "captcha pool", R"sql(
 -- The CAPTCHA screen a job parked with wait_reason 'captcha' waits on
 -- (Store::SetCaptchaWait); solving it requeues every job waiting on the same
 -- (space, screen) (Store::ResumeCaptchaJobs).
@@ -280,7 +284,7 @@ ALTER TABLE jobs ADD COLUMN captcha_screen TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_captcha ON jobs(captcha_space_id, captcha_screen)
   WHERE status = 'waiting_human';
 )sql"},
-      {10, "the task's newest job", R"sql(
+          {10, "the task's newest job", R"sql(
 -- The seq of the task's newest job: the task mirror (SqlStore::
 -- AfterTransitions) applies a job's status only when it is this one, read
 -- from the row it updates instead of a MAX(seq) over the task's jobs.
@@ -288,20 +292,8 @@ ALTER TABLE tasks ADD COLUMN last_job_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE tasks SET last_job_seq =
   COALESCE((SELECT MAX(seq) FROM jobs WHERE jobs.task_id = tasks.id), 0);
 )sql"},
-      {11, "web push subscriptions", R"sql(
--- A browser's Web Push subscription (issue 45 item 6): the push service's
--- endpoint and the browser's keys (base64url), per user.
-CREATE TABLE push_subscriptions (
-  id         TEXT PRIMARY KEY,
-  owner      TEXT NOT NULL,
-  endpoint   TEXT NOT NULL,
-  p256dh     TEXT NOT NULL,
-  auth       TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (owner, endpoint)
-);
-)sql"},
-  };
+      },
+      /*postgres=*/false);
   return m;
 }
 

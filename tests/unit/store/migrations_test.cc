@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include "store/sql/schema_changes.h"
 #include "support/store_fixture.h"
 
 namespace maestro {
@@ -41,6 +42,26 @@ TEST_F(StoreTest, MigrationsApplyToAnEmptyDatabase) {
               1)
         << col;
   }
+}
+
+// From version 11 on the backends share one list (schema_changes.h): SQLite
+// records each shared change under its shared number, the last is the
+// schema's version. (pg_conn_test checks the same on PostgreSQL.)
+TEST_F(StoreTest, SharedSchemaChangesKeepTheirVersionNumbers) {
+  std::string path = dir_.File("maestro.db");
+  const auto& shared = sql::SchemaChanges();
+  ASSERT_FALSE(shared.empty());
+  EXPECT_EQ(shared.front().version, sql::kFirstSharedSchemaVersion);
+  for (const auto& c : shared) {
+    EXPECT_EQ(CountRows(path, "SELECT COUNT(*) FROM schema_migrations WHERE version = " +
+                                  std::to_string(c.version)),
+              1)
+        << c.name;
+  }
+  EXPECT_EQ(sqlite::LatestSchemaVersion(), shared.back().version);
+  EXPECT_EQ(CountRows(path, "SELECT COUNT(*) FROM schema_migrations WHERE version < " +
+                                std::to_string(sql::kFirstSharedSchemaVersion)),
+            sql::kFirstSharedSchemaVersion - 1);
 }
 
 TEST_F(StoreTest, MigrationsAreIdempotentAcrossRestartsAndKeepData) {
