@@ -211,8 +211,12 @@ Result<std::string> ConsoleContextText(Env& env, const std::string& ledger_dir,
   if (newest.empty()) return std::string();
   std::vector<ConsoleCall> calls(std::make_move_iterator(newest.begin()),
                                  std::make_move_iterator(newest.end()));
-  // An unreadable archive leaves the ledger's text: still the output (its head).
-  FillConsoleFromArchive(env, archive_path, calls).IgnoreError();
+  // The archive is read (a scan of the whole task's conversation) only when
+  // the ledger cut an output; an unreadable one leaves the ledger's text:
+  // still the output (its head).
+  bool cut = false;
+  for (const ConsoleCall& c : calls) cut = cut || c.text.size() > tools::kLedgerResultBytes;
+  if (cut) FillConsoleFromArchive(env, archive_path, calls).IgnoreError();
   std::string body;
   for (const ConsoleCall& c : calls) body += RenderConsoleCall(c, limits);
   while (!body.empty() && body.back() == '\n') body.pop_back();

@@ -15,9 +15,9 @@
 // line saying how it ended ("[exit code N]", "[timed out ...]", a limit's
 // "Error: ..."), then the tail of its output: at most `max_lines` lines and
 // `max_bytes` bytes, with a note of how much is left out. The output is
-// taken from the conversation archive (messages.jsonl: what the model got,
-// the whole capped output) when the call's result is there, else from the
-// ledger (which keeps only the first 4096 bytes).
+// taken from the ledger, which keeps the first 4096 bytes; when it cut an
+// output, from the conversation archive (messages.jsonl: what the model got,
+// the whole capped output) if the call's result is there.
 //
 // Safety: commands and output are untrusted text. Terminal escape
 // sequences are removed, a carriage return keeps what the terminal would
