@@ -9,7 +9,9 @@
 #include "context/task_context.h"
 #include "context/token_estimate.h"
 #include "engine/agent_loop.h"
+#include "engine/prompt/console_context.h"
 #include "engine/prompt/prompt_builder.h"
+#include "engine/prompt/workspace_context.h"
 
 namespace maestro::engine {
 namespace {
@@ -139,11 +141,23 @@ Status HandoffStep::CheckPossible(AgentLoopDeps& d, const HandoffDocument& doc) 
         StatusCode::kResourceExhausted,
         fmt::format("the task already handed off {} times (limit {})", written, opt_.max_handoffs));
   }
-  // The fresh session's first prompt: system + facts + instruction + tools.
-  int64_t raw =
-      SystemMessageTokens(d.ctx->messages().current_path()) +
-      context::EstimateMessageTokens(UserMessage(ContinuationUserMessage(opt_.instruction, doc))) +
-      context::EstimateToolsTokens(d.piece_tools->bytes);
+  // The fresh session's first prompt: system + dynamic context + facts +
+  // instruction + tools. The context's files and console (the bulk of it)
+  // are what the continuation will list: the same workspace and ledger.
+  DynamicContext dynamic;
+  if (!opt_.workspace.empty()) {
+    if (auto files = WorkspaceFileLines(opt_.workspace); files.ok()) dynamic.files = *files;
+  }
+  if (auto console =
+          ConsoleContextText(d.ctx->env(), d.ctx->dir(), d.ctx->messages().messages_path());
+      console.ok()) {
+    dynamic.console = *console;
+  }
+  int64_t raw = SystemMessageTokens(d.ctx->messages().current_path()) +
+                context::EstimateMessageTokens(UserMessage(
+                    "# Context\n" + DynamicContextText(dynamic, /*include_handoff=*/false) +
+                    "\n\n" + ContinuationUserMessage(opt_.instruction, doc))) +
+                context::EstimateToolsTokens(d.piece_tools->bytes);
   int64_t fresh = d.ctx->messages().calibration().Apply(raw);
   if (fresh > monitor_.ThresholdTokens()) {
     return Status(StatusCode::kResourceExhausted,

@@ -35,11 +35,12 @@
 // continuation job queued with resume_movement = this movement) and a
 // MovementResult COMPLETE with handed_off = true: the job succeeds with a
 // result naming the continuation, which PlanJobPrompt sends down
-// PromptPath::kHandoffContinuation (system message + ONE user message: the facts
-// and the original instruction; nothing of this session's reasoning).
+// PromptPath::kHandoffContinuation (system message + ONE user message: the
+// dynamic context — files, console —, the facts and the original instruction;
+// nothing of this session's reasoning).
 // Impossible (kResourceExhausted / a write error): the task already handed
-// off `max_handoffs` times, or the document and the instruction alone would
-// not fit a fresh session — the session stops asking for one, and the prompt
+// off `max_handoffs` times, or the document, the instruction and the dynamic
+// context would not fit a fresh session — the session stops asking for one, and the prompt
 // guard compresses instead (and aborts with context_overflow only when even
 // that does not make the prompt fit).
 //

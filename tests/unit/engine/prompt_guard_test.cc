@@ -244,6 +244,35 @@ TEST_F(PromptGuardLoopTest, OverTheHandoffThresholdTheAgentIsAskedAndItsHandoffE
   EXPECT_TRUE(mapMovementResult(r, {&piece_}).done.handed_off);
 }
 
+// Issue 45 item 5: the continuation's first message carries the dynamic
+// context (the workspace's listing, the console), so whether a fresh session
+// fits counts it: the same handoff as above, from a workspace whose listing
+// alone is over the handoff threshold, is impossible (compression instead).
+TEST_F(PromptGuardLoopTest, AHandoffWhoseContinuationsListingWouldNotFitIsImpossible) {
+  // 150 listed paths of ~340 bytes (three long components): ~12k tokens.
+  maestro::testing::TempDir ws;
+  for (int t = 0; t < 3; ++t) {
+    const std::string dir = std::to_string(t) + std::string(110, 'd') + "/" + std::string(110, 's');
+    std::filesystem::create_directories(ws.File(dir));
+    for (int i = 0; i < 50; ++i) {
+      std::ofstream(ws.File(dir + "/" + std::to_string(100 + i) + std::string(110, 'f')));
+    }
+  }
+  llm_.Call("ReadFile", {{"path", "a.txt"}});
+  llm_.Call("ReadFile", {{"path", "b.txt"}});
+  llm_.Call("WriteHandoff", ValidHandoff());
+  llm_.Text("Summary: two files read.");
+  llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
+  AgentLoopDeps d = Deps(true);
+  handoff_ = std::make_unique<HandoffStep>(
+      HandoffStepOptions{cc_, job_, ws.path(), "task instruction", "fix the bug", 8});
+  d.handoff = handoff_.get();
+  MovementResult r = RunMovement(d, "plan");
+  EXPECT_FALSE(r.handed_off) << r.result;
+  EXPECT_TRUE(handoff_->impossible());
+  EXPECT_FALSE(std::filesystem::exists(ctx_->handoffs_dir() + "/0001.yaml"));
+}
+
 TEST_F(PromptGuardLoopTest, AnUnsolicitedWriteHandoffIsRefused) {
   llm_.Call("WriteHandoff", ValidHandoff());
   llm_.Call("complete", {{"status", "success"}, {"result", "done"}});
