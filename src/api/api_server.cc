@@ -94,10 +94,14 @@ std::optional<Status> MalformedId(std::string_view path) {
 
 api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* pattern) {
   const std::string& path = req.path;
-  const auto* handler = router_.Match(req.method, path, &req.params, pattern);
-  bool guarded = path.rfind("/api/local/", 0) == 0 || path == "/metrics" || path == "/api/pieces" ||
-                 path == "/api/spaces" || path == "/api/profiles" || path == "/mcp" ||
-                 path == "/a2a";
+  api::Access access = api::Access::kPublic;
+  const auto* handler = router_.Match(req.method, path, &req.params, pattern, &access);
+  // The route's own rule (stated at its registration); a path no route of
+  // this method matches asks for the token when a route of another method
+  // does, and everywhere under /api/local/, so the table is not probed
+  // without one.
+  bool guarded = handler ? access == api::Access::kToken
+                         : router_.NeedsToken(path) || path.rfind("/api/local/", 0) == 0;
   if (guarded) {
     auto user = auth_.UserFor(req.Header("Authorization"));
     // MCP and A2A clients read the scheme from the challenge (no OAuth: a
@@ -113,7 +117,7 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
 }
 
 void ApiServer::Routes() {
-  router_.Add("GET", "/api/health", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/health", api::Access::kPublic, [this](const api::HttpRequest&) {
     return api::Reply(200, {{"status", "ok"},
                             {"version", options_.version},
                             {"schema_version", options_.schema_version},

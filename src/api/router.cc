@@ -52,8 +52,8 @@ std::string Decode(std::string_view s, bool plus_is_space = true) {
 
 std::string DecodePath(std::string_view path) { return Decode(path, /*plus_is_space=*/false); }
 
-void Router::Add(std::string method, std::string_view pattern, Handler handler) {
-  Route route{std::move(method), std::string(pattern), {}, std::move(handler)};
+void Router::Add(std::string method, std::string_view pattern, Access access, Handler handler) {
+  Route route{std::move(method), std::string(pattern), {}, access, std::move(handler)};
   for (std::string_view part : SplitPath(pattern)) {
     Segment seg;
     struct {
@@ -152,38 +152,54 @@ std::vector<Router::RequestCount> Router::RequestCounts() const {
   return out;
 }
 
+bool Router::MatchPath(const Route& route, std::string_view path,
+                       const std::vector<std::string_view>& parts,
+                       std::vector<std::string>* captures) {
+  const bool rest = !route.segments.empty() && route.segments.back().kind == Kind::kRest;
+  const size_t fixed = route.segments.size() - (rest ? 1 : 0);
+  if (rest ? parts.size() <= fixed : parts.size() != fixed) return false;
+  captures->clear();
+  for (size_t i = 0; i < fixed; ++i) {
+    std::string capture;
+    if (!MatchSegment(route.segments[i], parts[i], &capture)) return false;
+    if (route.segments[i].kind != Kind::kLiteral) captures->push_back(capture);
+  }
+  if (rest) {
+    // Everything after the fixed segments, as sent; an empty tail is no match.
+    size_t at = 0;
+    for (size_t i = 0; i < fixed; ++i) at += parts[i].size() + 1;
+    std::string_view tail = path.substr(at + 1);
+    if (tail.empty()) return false;
+    captures->emplace_back(tail);
+  }
+  return true;
+}
+
 const Router::Handler* Router::Match(std::string_view method, std::string_view path,
-                                     std::vector<std::string>* params, std::string* pattern) const {
+                                     std::vector<std::string>* params, std::string* pattern,
+                                     Access* access) const {
   if (pattern) pattern->clear();
   if (path.empty() || path.front() != '/') return nullptr;
   const std::vector<std::string_view> parts = SplitPath(path);
+  std::vector<std::string> captures;
   for (const Route& route : routes_) {
-    if (route.method != method) continue;
-    const bool rest = !route.segments.empty() && route.segments.back().kind == Kind::kRest;
-    const size_t fixed = route.segments.size() - (rest ? 1 : 0);
-    if (rest ? parts.size() <= fixed : parts.size() != fixed) continue;
-    std::vector<std::string> captures;
-    bool matched = true;
-    for (size_t i = 0; i < fixed && matched; ++i) {
-      std::string capture;
-      matched = MatchSegment(route.segments[i], parts[i], &capture);
-      if (matched && route.segments[i].kind != Kind::kLiteral) captures.push_back(capture);
-    }
-    if (matched && rest) {
-      // Everything after the fixed segments, as sent; an empty tail is no match.
-      size_t at = 0;
-      for (size_t i = 0; i < fixed; ++i) at += parts[i].size() + 1;
-      std::string_view tail = path.substr(at + 1);
-      matched = !tail.empty();
-      if (matched) captures.emplace_back(tail);
-    }
-    if (matched) {
-      *params = std::move(captures);
-      if (pattern) *pattern = route.pattern;
-      return &route.handler;
-    }
+    if (route.method != method || !MatchPath(route, path, parts, &captures)) continue;
+    *params = std::move(captures);
+    if (pattern) *pattern = route.pattern;
+    if (access) *access = route.access;
+    return &route.handler;
   }
   return nullptr;
+}
+
+bool Router::NeedsToken(std::string_view path) const {
+  if (path.empty() || path.front() != '/') return false;
+  const std::vector<std::string_view> parts = SplitPath(path);
+  std::vector<std::string> captures;
+  for (const Route& route : routes_) {
+    if (route.access == Access::kToken && MatchPath(route, path, parts, &captures)) return true;
+  }
+  return false;
 }
 
 void SplitTarget(std::string_view target, std::string* path,

@@ -35,16 +35,25 @@
 
 namespace maestro::api {
 
+// Who may call a route, stated where the route is registered: anyone, or a
+// caller with a valid bearer token (ApiServer::Dispatch answers 401 before
+// the handler runs).
+enum class Access { kPublic, kToken };
+
 class Router {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
-  void Add(std::string method, std::string_view pattern, Handler handler);
+  void Add(std::string method, std::string_view pattern, Access access, Handler handler);
   // The handler for (method, path) with its captures, or nullptr. When
   // `pattern` is given it receives the matched route's pattern ("" when
-  // none matched).
+  // none matched); `access`, the matched route's access rule.
   const Handler* Match(std::string_view method, std::string_view path,
-                       std::vector<std::string>* params, std::string* pattern = nullptr) const;
+                       std::vector<std::string>* params, std::string* pattern = nullptr,
+                       Access* access = nullptr) const;
+  // Whether a route of `path` under any method needs a token: a request with
+  // another method is refused 401 like the route's own, not told 404.
+  bool NeedsToken(std::string_view path) const;
 
   // Whether `value` fits a placeholder ("{uuid}", "{id}", "{ulid}") as a
   // whole path segment; false for an unknown placeholder.
@@ -74,9 +83,15 @@ class Router {
     std::string method;
     std::string pattern;
     std::vector<Segment> segments;
+    Access access = Access::kToken;
     Handler handler;
   };
   static bool MatchSegment(const Segment& seg, std::string_view part, std::string* capture);
+  // Whether `route` matches `path` (split into `parts`), its captures in
+  // *captures; the method is not looked at.
+  static bool MatchPath(const Route& route, std::string_view path,
+                        const std::vector<std::string_view>& parts,
+                        std::vector<std::string>* captures);
 
   std::vector<Route> routes_;
   mutable Mutex counts_mu_;

@@ -38,9 +38,10 @@ void ApiServer::A2aRoutes() {
   ao.push.egress = options_.egress;
   a2a_ = std::make_shared<api::a2a::A2aEndpoint>(store_, signal_, std::move(ops), std::move(ao));
   api::a2a::A2aEndpoint* a2a = a2a_.get();
-  router_.Add("GET", "/.well-known/agent-card.json",
+  router_.Add("GET", "/.well-known/agent-card.json", api::Access::kPublic,
               [a2a](const HttpRequest& req) { return a2a->Card(req); });
-  router_.Add("POST", "/a2a", [a2a](const HttpRequest& req) { return a2a->Post(req); });
+  router_.Add("POST", "/a2a", api::Access::kToken,
+              [a2a](const HttpRequest& req) { return a2a->Post(req); });
 }
 
 }  // namespace maestro

@@ -46,12 +46,14 @@ Result<Json> ApiServer::AttachmentsJson(const std::string& task_id, const std::s
 }
 
 void ApiServer::AttachmentRoutes() {
-  router_.Add("GET", "/api/local/tasks/{uuid}/attachments", [this](const api::HttpRequest& req) {
-    if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) return ReplyError(t.status());
-    auto arr = AttachmentsJson(req.params[0], "");
-    if (!arr.ok()) return ReplyError(arr.status());
-    return Reply(200, {{"attachments", *arr}});
-  });
+  router_.Add("GET", "/api/local/tasks/{uuid}/attachments", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                if (auto t = VisibleTask(req.params[0], req.user); !t.ok())
+                  return ReplyError(t.status());
+                auto arr = AttachmentsJson(req.params[0], "");
+                if (!arr.ok()) return ReplyError(arr.status());
+                return Reply(200, {{"attachments", *arr}});
+              });
 }
 
 }  // namespace maestro

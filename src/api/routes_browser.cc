@@ -43,7 +43,7 @@ Result<std::shared_ptr<browser::BrowserSession>> ApiServer::LiveBrowser(const ap
 }
 
 void ApiServer::BrowserRoutes() {
-  router_.Add("GET", "/api/local/jobs/{id}/browser/screenshot",
+  router_.Add("GET", "/api/local/jobs/{id}/browser/screenshot", api::Access::kToken,
               [this](const api::HttpRequest& req) {
                 auto session = LiveBrowser(req, nullptr);
                 if (!session.ok()) return ReplyError(session.status());
@@ -57,55 +57,60 @@ void ApiServer::BrowserRoutes() {
                 return res;
               });
 
-  router_.Add("POST", "/api/local/jobs/{id}/browser/input", [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    std::string type;
-    if (Status st = api::RequiredString(*body, "type", &type); !st.ok()) return ReplyError(st);
-    auto session = LiveBrowser(req, nullptr);
-    if (!session.ok()) return ReplyError(session.status());
-    Status st;
-    if (type == "click") {
-      const Json& x = body->value("x", Json());
-      const Json& y = body->value("y", Json());
-      if (!x.is_number() || !y.is_number()) {
-        return ReplyError(InvalidArgument("x and y must be numbers (viewport pixels)", "x"));
-      }
-      st = (*session)->InputClick(static_cast<int>(x.get<double>()),
-                                  static_cast<int>(y.get<double>()));
-    } else if (type == "text") {
-      std::string text;
-      if (st = api::RequiredString(*body, "text", &text); !st.ok()) return ReplyError(st);
-      st = (*session)->InputText(text);
-    } else if (type == "key") {
-      std::string key;
-      if (st = api::RequiredString(*body, "key", &key); !st.ok()) return ReplyError(st);
-      st = (*session)->InputKey(key);
-    } else {
-      return ReplyError(InvalidArgument("type must be click, text or key", "type"));
-    }
-    if (!st.ok()) return ReplyError(st);
-    return Reply(200, {{"ok", true}});
-  });
+  router_.Add(
+      "POST", "/api/local/jobs/{id}/browser/input", api::Access::kToken,
+      [this](const api::HttpRequest& req) {
+        auto body = api::ParseObject(req.body);
+        if (!body.ok()) return ReplyError(body.status());
+        std::string type;
+        if (Status st = api::RequiredString(*body, "type", &type); !st.ok()) return ReplyError(st);
+        auto session = LiveBrowser(req, nullptr);
+        if (!session.ok()) return ReplyError(session.status());
+        Status st;
+        if (type == "click") {
+          const Json& x = body->value("x", Json());
+          const Json& y = body->value("y", Json());
+          if (!x.is_number() || !y.is_number()) {
+            return ReplyError(InvalidArgument("x and y must be numbers (viewport pixels)", "x"));
+          }
+          st = (*session)->InputClick(static_cast<int>(x.get<double>()),
+                                      static_cast<int>(y.get<double>()));
+        } else if (type == "text") {
+          std::string text;
+          if (st = api::RequiredString(*body, "text", &text); !st.ok()) return ReplyError(st);
+          st = (*session)->InputText(text);
+        } else if (type == "key") {
+          std::string key;
+          if (st = api::RequiredString(*body, "key", &key); !st.ok()) return ReplyError(st);
+          st = (*session)->InputKey(key);
+        } else {
+          return ReplyError(InvalidArgument("type must be click, text or key", "type"));
+        }
+        if (!st.ok()) return ReplyError(st);
+        return Reply(200, {{"ok", true}});
+      });
 
-  router_.Add("POST", "/api/local/jobs/{id}/browser/done", [this](const api::HttpRequest& req) {
-    Job job;
-    auto session = LiveBrowser(req, &job);
-    if (!session.ok() && session.status().code() != StatusCode::kNotFound) {
-      return ReplyError(session.status());
-    }
-    if (job.id.empty()) return ReplyError(session.status());  // no such job
-    if (job.status != JobStatus::kWaitingHuman || job.wait_reason != browser::kBrowserLoginWait) {
-      return ReplyError(Conflict(fmt::format("job {} is {} ({}), not waiting on a browser login",
-                                             job.id, JobStatusName(job.status),
-                                             job.wait_reason.empty() ? "-" : job.wait_reason)));
-    }
-    if (browser::BrowserService* service = options_.browsers ? options_.browsers() : nullptr) {
-      service->MarkLoginHandedOver(job.id);
-    }
-    if (Status st = store_.ResumeParkedJob(job.id); !st.ok()) return ReplyError(st);
-    return Reply(200, {{"resumed", true}});
-  });
+  router_.Add(
+      "POST", "/api/local/jobs/{id}/browser/done", api::Access::kToken,
+      [this](const api::HttpRequest& req) {
+        Job job;
+        auto session = LiveBrowser(req, &job);
+        if (!session.ok() && session.status().code() != StatusCode::kNotFound) {
+          return ReplyError(session.status());
+        }
+        if (job.id.empty()) return ReplyError(session.status());  // no such job
+        if (job.status != JobStatus::kWaitingHuman ||
+            job.wait_reason != browser::kBrowserLoginWait) {
+          return ReplyError(Conflict(fmt::format(
+              "job {} is {} ({}), not waiting on a browser login", job.id,
+              JobStatusName(job.status), job.wait_reason.empty() ? "-" : job.wait_reason)));
+        }
+        if (browser::BrowserService* service = options_.browsers ? options_.browsers() : nullptr) {
+          service->MarkLoginHandedOver(job.id);
+        }
+        if (Status st = store_.ResumeParkedJob(job.id); !st.ok()) return ReplyError(st);
+        return Reply(200, {{"resumed", true}});
+      });
 }
 
 }  // namespace maestro

@@ -65,7 +65,7 @@ Status ApplyFields(const Json& body, Lesson* l, bool create) {
 }  // namespace
 
 void ApiServer::LessonRoutes() {
-  router_.Add("GET", kLessonsPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kLessonsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     // ?space=NAME (with &piece=NAME: what a task of that piece is given).
     const bool by_space = std::any_of(req.query.begin(), req.query.end(),
                                       [](const auto& q) { return q.first == "space"; });
@@ -81,7 +81,7 @@ void ApiServer::LessonRoutes() {
     return Reply(200, {{"lessons", arr}});
   });
 
-  router_.Add("POST", kLessonsPath, [this](const api::HttpRequest& req) {
+  router_.Add("POST", kLessonsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     Lesson l;
@@ -95,13 +95,13 @@ void ApiServer::LessonRoutes() {
     return Reply(201, {{"lesson", LessonJson(*added)}});
   });
 
-  router_.Add("GET", kLessonPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto l = store_.GetLesson(req.params[0]);
     if (!l.ok()) return ReplyError(l.status());
     return Reply(200, {{"lesson", LessonJson(*l)}});
   });
 
-  router_.Add("PATCH", kLessonPath, [this](const api::HttpRequest& req) {
+  router_.Add("PATCH", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto l = store_.GetLesson(req.params[0]);
     if (!l.ok()) return ReplyError(l.status());
     auto body = api::ParseObject(req.body);
@@ -118,7 +118,7 @@ void ApiServer::LessonRoutes() {
     return Reply(200, {{"lesson", LessonJson(*updated)}});
   });
 
-  router_.Add("DELETE", kLessonPath, [this](const api::HttpRequest& req) {
+  router_.Add("DELETE", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     if (Status st = store_.DeleteLesson(req.params[0]); !st.ok()) return ReplyError(st);
     return Reply(200, {{"deleted", req.params[0]}});
   });

@@ -100,87 +100,91 @@ class JobDeltasSource : public api::StreamSource {
 }  // namespace
 
 void ApiServer::LiveRoutes() {
-  router_.Add("GET", "/api/local/jobs/{id}/stream", [this](const api::HttpRequest& req) {
-    std::string job_id = req.params[0];
-    auto job = store_.GetJob(job_id);
-    if (!job.ok()) return ReplyError(job.status());
-    if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
-      return ReplyError(NotFound("no such job: " + api::SafeEcho(job_id)));
-    }
-    std::string last = req.Header("Last-Event-ID");
-    if (last.empty()) last = req.Query("after");
-    api::HttpResponse res;
-    res.stream =
-        std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_, job_id, ParseSeq(last));
-    res.stream_key = StreamKey(req);
-    return res;
-  });
+  router_.Add("GET", "/api/local/jobs/{id}/stream", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                std::string job_id = req.params[0];
+                auto job = store_.GetJob(job_id);
+                if (!job.ok()) return ReplyError(job.status());
+                if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
+                  return ReplyError(NotFound("no such job: " + api::SafeEcho(job_id)));
+                }
+                std::string last = req.Header("Last-Event-ID");
+                if (last.empty()) last = req.Query("after");
+                api::HttpResponse res;
+                res.stream = std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_,
+                                                               job_id, ParseSeq(last));
+                res.stream_key = StreamKey(req);
+                return res;
+              });
 
-  router_.Add("GET", "/api/pieces", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/pieces", api::Access::kToken, [this](const api::HttpRequest&) {
     if (!options_.pieces_json) return ReplyError(Unimplemented("no piece catalog"));
     return Reply(200, options_.pieces_json());
   });
 
-  router_.Add("POST", "/api/local/tokens", [this](const api::HttpRequest& req) {
-    if (req.user != api::kAdminUser) {
-      // Not 401: the caller is authenticated, just not allowed.
-      return ReplyError(NotFound("no such route"));
-    }
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    std::string user;
-    if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) {
-      return ReplyError(st);
-    }
-    auto token = api::NewSecretToken();
-    if (!token.ok()) return ReplyError(token.status());
-    if (Status st = store_.AddApiToken(Sha256Hex(*token), user); !st.ok()) {
-      return ReplyError(st);
-    }
-    // The only time the token is shown; the store keeps its hash.
-    return Reply(201, {{"user", user}, {"token", *token}});
-  });
+  router_.Add("POST", "/api/local/tokens", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                if (req.user != api::kAdminUser) {
+                  // Not 401: the caller is authenticated, just not allowed.
+                  return ReplyError(NotFound("no such route"));
+                }
+                auto body = api::ParseObject(req.body);
+                if (!body.ok()) return ReplyError(body.status());
+                std::string user;
+                if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) {
+                  return ReplyError(st);
+                }
+                auto token = api::NewSecretToken();
+                if (!token.ok()) return ReplyError(token.status());
+                if (Status st = store_.AddApiToken(Sha256Hex(*token), user); !st.ok()) {
+                  return ReplyError(st);
+                }
+                // The only time the token is shown; the store keeps its hash.
+                return Reply(201, {{"user", user}, {"token", *token}});
+              });
 }
 
 void ApiServer::InboxRoutes() {
-  router_.Add("GET", "/api/local/notifications", [this](const api::HttpRequest& req) {
-    bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
-    auto list = store_.ListNotifications(req.user, unread, 200);
-    if (!list.ok()) return ReplyError(list.status());
-    Json arr = Json::array();
-    int64_t unread_count = 0;
-    for (const auto& n : *list) {
-      arr.push_back(api::NotificationJson(n));
-      if (!n.read) ++unread_count;
-    }
-    return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
-  });
+  router_.Add("GET", "/api/local/notifications", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
+                auto list = store_.ListNotifications(req.user, unread, 200);
+                if (!list.ok()) return ReplyError(list.status());
+                Json arr = Json::array();
+                int64_t unread_count = 0;
+                for (const auto& n : *list) {
+                  arr.push_back(api::NotificationJson(n));
+                  if (!n.read) ++unread_count;
+                }
+                return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
+              });
 
-  router_.Add("POST", "/api/local/notifications/read", [this](const api::HttpRequest& req) {
-    Json body = Json::object();
-    if (!req.body.empty()) {
-      auto parsed = api::ParseObject(req.body);
-      if (!parsed.ok()) return ReplyError(parsed.status());
-      body = *parsed;
-    }
-    std::vector<std::string> ids;
-    if (body.contains("ids")) {
-      if (!body["ids"].is_array()) {
-        return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-      }
-      for (const auto& id : body["ids"]) {
-        if (!id.is_string()) {
-          return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-        }
-        ids.push_back(id.get<std::string>());
-      }
-      if (ids.empty()) return Reply(200, {{"marked", true}});
-    }
-    if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
-      return ReplyError(st);
-    }
-    return Reply(200, {{"marked", true}});
-  });
+  router_.Add("POST", "/api/local/notifications/read", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                Json body = Json::object();
+                if (!req.body.empty()) {
+                  auto parsed = api::ParseObject(req.body);
+                  if (!parsed.ok()) return ReplyError(parsed.status());
+                  body = *parsed;
+                }
+                std::vector<std::string> ids;
+                if (body.contains("ids")) {
+                  if (!body["ids"].is_array()) {
+                    return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
+                  }
+                  for (const auto& id : body["ids"]) {
+                    if (!id.is_string()) {
+                      return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
+                    }
+                    ids.push_back(id.get<std::string>());
+                  }
+                  if (ids.empty()) return Reply(200, {{"marked", true}});
+                }
+                if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
+                  return ReplyError(st);
+                }
+                return Reply(200, {{"marked", true}});
+              });
 }
 
 }  // namespace maestro

@@ -562,10 +562,12 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
 void ApiServer::McpRoutes() {
   mcp_ = std::make_shared<McpEndpoint>(*this);
   McpEndpoint* mcp = mcp_.get();
-  router_.Add("POST", "/mcp", [mcp](const HttpRequest& req) { return mcp->Post(req); });
-  router_.Add("DELETE", "/mcp", [mcp](const HttpRequest& req) { return mcp->Delete(req); });
+  router_.Add("POST", "/mcp", api::Access::kToken,
+              [mcp](const HttpRequest& req) { return mcp->Post(req); });
+  router_.Add("DELETE", "/mcp", api::Access::kToken,
+              [mcp](const HttpRequest& req) { return mcp->Delete(req); });
   // No server-initiated stream: everything arrives on the POST's answer.
-  router_.Add("GET", "/mcp", [](const HttpRequest&) {
+  router_.Add("GET", "/mcp", api::Access::kToken, [](const HttpRequest&) {
     HttpResponse res = Rpc(405, mcp::RpcError(nullptr, mcp::kInvalidRequest,
                                               "GET /mcp is not supported: POST JSON-RPC messages"));
     res.headers.emplace_back("Allow", "POST, DELETE");

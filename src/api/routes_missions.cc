@@ -51,7 +51,7 @@ Result<Mission> ApiServer::VisibleMission(const std::string& id, const std::stri
 }
 
 void ApiServer::MissionRoutes() {
-  router_.Add("POST", kMissionsPath, [this](const api::HttpRequest& req) {
+  router_.Add("POST", kMissionsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     if (Status st = api::OnlyFields(*body, {"title", "notes", "space", "visibility"}); !st.ok()) {
@@ -76,7 +76,7 @@ void ApiServer::MissionRoutes() {
     return Reply(201, {{"mission", MissionJson(*created)}});
   });
 
-  router_.Add("GET", kMissionsPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kMissionsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto list = store_.ListMissions(req.user);
     if (!list.ok()) return ReplyError(list.status());
     Json arr = Json::array();
@@ -85,7 +85,7 @@ void ApiServer::MissionRoutes() {
   });
 
   // The mission and its tasks, newest first.
-  router_.Add("GET", kMissionPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto m = VisibleMission(req.params[0], req.user);
     if (!m.ok()) return ReplyError(m.status());
     auto tasks = store_.ListMissionTasks(m->id, kTaskList);
@@ -98,7 +98,7 @@ void ApiServer::MissionRoutes() {
   });
 
   // {title?, notes?}: the goal's text; its space and owner stay.
-  router_.Add("PATCH", kMissionPath, [this](const api::HttpRequest& req) {
+  router_.Add("PATCH", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto m = VisibleMission(req.params[0], req.user);
     if (!m.ok()) return ReplyError(m.status());
     auto body = api::ParseObject(req.body);

@@ -59,72 +59,78 @@ void ApiServer::PushRoutes() {
     return ReplyError(Unavailable("push notifications are off on this server (push.enabled)"));
   };
 
-  router_.Add("GET", "/api/local/push/key", [=, this](const api::HttpRequest&) {
-    if (off()) return off_reply();
-    return Reply(200, {{"public_key", options_.push_public_key}});
-  });
+  router_.Add("GET", "/api/local/push/key", api::Access::kToken,
+              [=, this](const api::HttpRequest&) {
+                if (off()) return off_reply();
+                return Reply(200, {{"public_key", options_.push_public_key}});
+              });
 
-  router_.Add("GET", "/api/local/push/subscriptions", [=, this](const api::HttpRequest& req) {
-    if (off()) return off_reply();
-    auto subs = store_.ListPushSubscriptions(req.user);
-    if (!subs.ok()) return ReplyError(subs.status());
-    Json list = Json::array();
-    for (const auto& s : *subs) list.push_back(SubscriptionJson(s));
-    return Reply(200, {{"subscriptions", list}});
-  });
+  router_.Add("GET", "/api/local/push/subscriptions", api::Access::kToken,
+              [=, this](const api::HttpRequest& req) {
+                if (off()) return off_reply();
+                auto subs = store_.ListPushSubscriptions(req.user);
+                if (!subs.ok()) return ReplyError(subs.status());
+                Json list = Json::array();
+                for (const auto& s : *subs) list.push_back(SubscriptionJson(s));
+                return Reply(200, {{"subscriptions", list}});
+              });
 
-  router_.Add("POST", "/api/local/push/subscriptions", [=, this](const api::HttpRequest& req) {
-    if (off()) return off_reply();
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (Status st = api::OnlyFields(*body, {"endpoint", "keys", "expirationTime"}); !st.ok()) {
-      return ReplyError(st);
-    }
-    PushSubscription sub;
-    sub.owner = req.user;
-    if (Status st = api::RequiredString(*body, "endpoint", &sub.endpoint); !st.ok()) {
-      return ReplyError(st);
-    }
-    if (sub.endpoint.size() > kMaxEndpointBytes) {
-      return ReplyError(InvalidArgument("endpoint is longer than 2048 bytes", "endpoint"));
-    }
-    auto checked = options_.egress->Check(sub.endpoint);
-    if (!checked.ok()) {
-      return ReplyError(InvalidArgument("endpoint: " + checked.status().message(), "endpoint"));
-    }
-    // Plain http only to a receiver the operator named (a local stand-in):
-    // a push service on the internet is https.
-    if (checked->scheme != "https" && InternalRange(checked->address).empty()) {
-      return ReplyError(InvalidArgument("endpoint must be an https URL", "endpoint"));
-    }
-    auto keys = body->find("keys");
-    if (keys == body->end() || !keys->is_object()) {
-      return ReplyError(InvalidArgument("keys must be an object {p256dh, auth}", "keys"));
-    }
-    auto p256dh = KeyField(*keys, "p256dh", "keys.p256dh");
-    if (!p256dh.ok()) return ReplyError(p256dh.status());
-    auto auth = KeyField(*keys, "auth", "keys.auth");
-    if (!auth.ok()) return ReplyError(auth.status());
-    if (Status st = push::CheckSubscriptionKeys(*p256dh, *auth); !st.ok()) return ReplyError(st);
-    sub.p256dh = push::Base64UrlEncode(*p256dh);
-    sub.auth = push::Base64UrlEncode(*auth);
-    auto added = store_.AddPushSubscription(sub, options_.push_max_subscriptions);
-    if (!added.ok()) {
-      if (added.status().code() == StatusCode::kResourceExhausted) {
-        return ReplyError(409, added.status());
-      }
-      return ReplyError(added.status());
-    }
-    return Reply(201, SubscriptionJson(*added));
-  });
+  router_.Add(
+      "POST", "/api/local/push/subscriptions", api::Access::kToken,
+      [=, this](const api::HttpRequest& req) {
+        if (off()) return off_reply();
+        auto body = api::ParseObject(req.body);
+        if (!body.ok()) return ReplyError(body.status());
+        if (Status st = api::OnlyFields(*body, {"endpoint", "keys", "expirationTime"}); !st.ok()) {
+          return ReplyError(st);
+        }
+        PushSubscription sub;
+        sub.owner = req.user;
+        if (Status st = api::RequiredString(*body, "endpoint", &sub.endpoint); !st.ok()) {
+          return ReplyError(st);
+        }
+        if (sub.endpoint.size() > kMaxEndpointBytes) {
+          return ReplyError(InvalidArgument("endpoint is longer than 2048 bytes", "endpoint"));
+        }
+        auto checked = options_.egress->Check(sub.endpoint);
+        if (!checked.ok()) {
+          return ReplyError(InvalidArgument("endpoint: " + checked.status().message(), "endpoint"));
+        }
+        // Plain http only to a receiver the operator named (a local stand-in):
+        // a push service on the internet is https.
+        if (checked->scheme != "https" && InternalRange(checked->address).empty()) {
+          return ReplyError(InvalidArgument("endpoint must be an https URL", "endpoint"));
+        }
+        auto keys = body->find("keys");
+        if (keys == body->end() || !keys->is_object()) {
+          return ReplyError(InvalidArgument("keys must be an object {p256dh, auth}", "keys"));
+        }
+        auto p256dh = KeyField(*keys, "p256dh", "keys.p256dh");
+        if (!p256dh.ok()) return ReplyError(p256dh.status());
+        auto auth = KeyField(*keys, "auth", "keys.auth");
+        if (!auth.ok()) return ReplyError(auth.status());
+        if (Status st = push::CheckSubscriptionKeys(*p256dh, *auth); !st.ok())
+          return ReplyError(st);
+        sub.p256dh = push::Base64UrlEncode(*p256dh);
+        sub.auth = push::Base64UrlEncode(*auth);
+        auto added = store_.AddPushSubscription(sub, options_.push_max_subscriptions);
+        if (!added.ok()) {
+          if (added.status().code() == StatusCode::kResourceExhausted) {
+            return ReplyError(409, added.status());
+          }
+          return ReplyError(added.status());
+        }
+        return Reply(201, SubscriptionJson(*added));
+      });
 
-  router_.Add("DELETE", kSubscriptionPath, [=, this](const api::HttpRequest& req) {
-    if (off()) return off_reply();
-    if (Status st = store_.DeletePushSubscription(req.user, req.params[0]); !st.ok()) {
-      return ReplyError(st);
-    }
-    return Reply(200, {{"deleted", req.params[0]}});
-  });
+  router_.Add("DELETE", kSubscriptionPath, api::Access::kToken,
+              [=, this](const api::HttpRequest& req) {
+                if (off()) return off_reply();
+                if (Status st = store_.DeletePushSubscription(req.user, req.params[0]); !st.ok()) {
+                  return ReplyError(st);
+                }
+                return Reply(200, {{"deleted", req.params[0]}});
+              });
 }
 
 }  // namespace maestro

@@ -33,7 +33,7 @@ void ApiServer::RequestRoutes() {
     const std::string base =
         "/api/local/tasks/{uuid}/" + std::string(RequestKindName(kind)) + "-requests";
 
-    router_.Add("GET", base, [this, kind](const api::HttpRequest& req) {
+    router_.Add("GET", base, api::Access::kToken, [this, kind](const api::HttpRequest& req) {
       std::string task_id = req.params[0];
       if (auto t = VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
       auto list = store_.ListRequests(task_id, kind);
@@ -43,23 +43,24 @@ void ApiServer::RequestRoutes() {
       return Reply(200, {{"requests", arr}});
     });
 
-    router_.Add("POST", base + "/{ulid}/decide", [this, kind](const api::HttpRequest& req) {
-      std::string task_id = req.params[0], rid = req.params[1];
-      std::string user = req.user;
-      if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(t.status());
-      auto body = api::ParseObject(req.body);
-      if (!body.ok()) return ReplyError(body.status());
-      std::string decision, scope;
-      if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
-        return ReplyError(st);
-      }
-      if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
-        return ReplyError(st);
-      }
-      auto out = DecideRequestFor(task_id, kind, rid, decision, scope, user);
-      if (!out.ok()) return ReplyError(out.status());
-      return Reply(200, *out);
-    });
+    router_.Add("POST", base + "/{ulid}/decide", api::Access::kToken,
+                [this, kind](const api::HttpRequest& req) {
+                  std::string task_id = req.params[0], rid = req.params[1];
+                  std::string user = req.user;
+                  if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(t.status());
+                  auto body = api::ParseObject(req.body);
+                  if (!body.ok()) return ReplyError(body.status());
+                  std::string decision, scope;
+                  if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
+                    return ReplyError(st);
+                  }
+                  if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
+                    return ReplyError(st);
+                  }
+                  auto out = DecideRequestFor(task_id, kind, rid, decision, scope, user);
+                  if (!out.ok()) return ReplyError(out.status());
+                  return Reply(200, *out);
+                });
   }
 }
 

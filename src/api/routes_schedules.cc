@@ -162,7 +162,7 @@ Result<Schedule> ApiServer::VisibleSchedule(const std::string& id, const std::st
 }
 
 void ApiServer::ScheduleRoutes() {
-  router_.Add("POST", kSchedulesPath, [this](const api::HttpRequest& req) {
+  router_.Add("POST", kSchedulesPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     Schedule s;
@@ -178,7 +178,7 @@ void ApiServer::ScheduleRoutes() {
     return Reply(201, {{"schedule", ScheduleJson(*created, options_.clock->NowMs())}});
   });
 
-  router_.Add("GET", kSchedulesPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kSchedulesPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto list = store_.ListSchedules(req.user);
     if (!list.ok()) return ReplyError(list.status());
     const TimeMs now = options_.clock->NowMs();
@@ -187,14 +187,14 @@ void ApiServer::ScheduleRoutes() {
     return Reply(200, {{"schedules", arr}});
   });
 
-  router_.Add("GET", kSchedulePath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
     return Reply(200, {{"schedule", ScheduleJson(*s, options_.clock->NowMs())}});
   });
 
   // Any subset of the create fields; pause/resume is {"enabled": false|true}.
-  router_.Add("PATCH", kSchedulePath, [this](const api::HttpRequest& req) {
+  router_.Add("PATCH", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
     if (!MayChange(*s, req.user)) return NotOwner(*s);
@@ -208,7 +208,7 @@ void ApiServer::ScheduleRoutes() {
     return Reply(200, {{"schedule", ScheduleJson(*updated, options_.clock->NowMs())}});
   });
 
-  router_.Add("DELETE", kSchedulePath, [this](const api::HttpRequest& req) {
+  router_.Add("DELETE", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto s = VisibleSchedule(req.params[0], req.user);
     if (!s.ok()) return ReplyError(s.status());
     if (!MayChange(*s, req.user)) return NotOwner(*s);
@@ -217,46 +217,51 @@ void ApiServer::ScheduleRoutes() {
   });
 
   // Run now: a task at once, whatever the overlap rule and the cron say.
-  router_.Add("POST", std::string(kSchedulePath) + "/run", [this](const api::HttpRequest& req) {
-    auto s = VisibleSchedule(req.params[0], req.user);
-    if (!s.ok()) return ReplyError(s.status());
-    // Its task is the owner's and spends the owner's quota.
-    if (!MayChange(*s, req.user)) return NotOwner(*s);
-    if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
-      return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
-    }
-    // Cron fire times are whole minutes: a manual fire never takes one, so
-    // it can never claim (and so swallow) the cron fire of that minute.
-    TimeMs at = options_.clock->NowMs();
-    if (at % 60'000 == 0) ++at;
-    auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
-    if (!fired.ok()) return ReplyError(fired.status());
-    if (!fired->created) {
-      return ReplyError(Status(StatusCode::kConflict, "the schedule fired this instant already"));
-    }
-    return Reply(201, {{"task", api::TaskJson(fired->created->task)},
-                       {"job", api::JobJson(fired->created->job)}});
-  });
+  router_.Add("POST", std::string(kSchedulePath) + "/run", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                auto s = VisibleSchedule(req.params[0], req.user);
+                if (!s.ok()) return ReplyError(s.status());
+                // Its task is the owner's and spends the owner's quota.
+                if (!MayChange(*s, req.user)) return NotOwner(*s);
+                if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
+                  return st.code() == StatusCode::kResourceExhausted ? QuotaError(st)
+                                                                     : ReplyError(st);
+                }
+                // Cron fire times are whole minutes: a manual fire never takes one, so
+                // it can never claim (and so swallow) the cron fire of that minute.
+                TimeMs at = options_.clock->NowMs();
+                if (at % 60'000 == 0) ++at;
+                auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
+                if (!fired.ok()) return ReplyError(fired.status());
+                if (!fired->created) {
+                  return ReplyError(
+                      Status(StatusCode::kConflict, "the schedule fired this instant already"));
+                }
+                return Reply(201, {{"task", api::TaskJson(fired->created->task)},
+                                   {"job", api::JobJson(fired->created->job)}});
+              });
 
   // History: the fires, newest first, each with its task when it made one.
-  router_.Add("GET", std::string(kSchedulePath) + "/tasks", [this](const api::HttpRequest& req) {
-    auto s = VisibleSchedule(req.params[0], req.user);
-    if (!s.ok()) return ReplyError(s.status());
-    auto fires = store_.ListScheduleFires(s->id, kHistory);
-    if (!fires.ok()) return ReplyError(fires.status());
-    Json arr = Json::array();
-    for (const auto& f : *fires) {
-      Json entry = {{"fire_at", f.fire_at},
-                    {"manual", f.manual},
-                    {"outcome", FireOutcomeName(f.outcome)},
-                    {"task", nullptr}};
-      if (!f.task_id.empty()) {
-        if (auto t = store_.GetTask(f.task_id); t.ok()) entry["task"] = api::TaskJson(*t);
-      }
-      arr.push_back(std::move(entry));
-    }
-    return Reply(200, {{"fires", arr}});
-  });
+  router_.Add("GET", std::string(kSchedulePath) + "/tasks", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                auto s = VisibleSchedule(req.params[0], req.user);
+                if (!s.ok()) return ReplyError(s.status());
+                auto fires = store_.ListScheduleFires(s->id, kHistory);
+                if (!fires.ok()) return ReplyError(fires.status());
+                Json arr = Json::array();
+                for (const auto& f : *fires) {
+                  Json entry = {{"fire_at", f.fire_at},
+                                {"manual", f.manual},
+                                {"outcome", FireOutcomeName(f.outcome)},
+                                {"task", nullptr}};
+                  if (!f.task_id.empty()) {
+                    if (auto t = store_.GetTask(f.task_id); t.ok())
+                      entry["task"] = api::TaskJson(*t);
+                  }
+                  arr.push_back(std::move(entry));
+                }
+                return Reply(200, {{"fires", arr}});
+              });
 }
 
 }  // namespace maestro

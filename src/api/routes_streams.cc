@@ -119,31 +119,32 @@ void WriteHttpRequests(std::ostream& out, const std::vector<api::Router::Request
 }  // namespace
 
 void ApiServer::StreamRoutes() {
-  router_.Add("GET", "/api/local/tasks/{uuid}/events", [this](const api::HttpRequest& req) {
-    std::string task_id = req.params[0];
-    if (auto t = VisibleTask(task_id, req.user); !t.ok()) {
-      return ReplyError(t.status());
-    }
-    std::string after = req.Header("Last-Event-ID");
-    if (after.empty()) after = req.Query("after");
-    bool sse = req.Header("Accept").find("text/event-stream") != std::string::npos;
-    if (!sse) {
-      auto events = store_.ListEvents(task_id, after, 500);
-      if (!events.ok()) return ReplyError(events.status());
-      Json arr = Json::array();
-      for (const auto& e : *events) arr.push_back(api::EventJson(e));
-      return Reply(200, {{"events", arr}});
-    }
-    if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
-      return ReplyError(probe.status());
-    }
-    api::HttpResponse res;
-    res.stream = std::make_shared<TaskEventsSource>(store_, signal_, task_id, after);
-    res.stream_key = StreamKey(req);
-    return res;
-  });
+  router_.Add("GET", "/api/local/tasks/{uuid}/events", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                std::string task_id = req.params[0];
+                if (auto t = VisibleTask(task_id, req.user); !t.ok()) {
+                  return ReplyError(t.status());
+                }
+                std::string after = req.Header("Last-Event-ID");
+                if (after.empty()) after = req.Query("after");
+                bool sse = req.Header("Accept").find("text/event-stream") != std::string::npos;
+                if (!sse) {
+                  auto events = store_.ListEvents(task_id, after, 500);
+                  if (!events.ok()) return ReplyError(events.status());
+                  Json arr = Json::array();
+                  for (const auto& e : *events) arr.push_back(api::EventJson(e));
+                  return Reply(200, {{"events", arr}});
+                }
+                if (auto probe = store_.ListEvents(task_id, after, 1); !probe.ok()) {
+                  return ReplyError(probe.status());
+                }
+                api::HttpResponse res;
+                res.stream = std::make_shared<TaskEventsSource>(store_, signal_, task_id, after);
+                res.stream_key = StreamKey(req);
+                return res;
+              });
 
-  router_.Add("GET", "/metrics", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/metrics", api::Access::kToken, [this](const api::HttpRequest&) {
     auto counts = store_.CountJobsByStatus();
     if (!counts.ok()) return ReplyError(counts.status());
     std::ostringstream out;

@@ -277,7 +277,7 @@ Result<CancelReport> ApiServer::CancelTaskFor(const std::string& task_id, const 
 }
 
 void ApiServer::TaskRoutes() {
-  router_.Add("POST", "/api/local/tasks", [this](const api::HttpRequest& req) {
+  router_.Add("POST", "/api/local/tasks", api::Access::kToken, [this](const api::HttpRequest& req) {
     auto upload = api::ParseUploadRequest(req, options_.attachments);
     if (!upload.ok()) return ReplyError(upload.status());
     auto created = CreateTaskFor(upload->fields, req.user, upload->files);
@@ -296,17 +296,17 @@ void ApiServer::TaskRoutes() {
                        {"attachments", *attached}});
   });
 
-  router_.Add("GET", "/api/spaces", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/spaces", api::Access::kToken, [this](const api::HttpRequest&) {
     return Reply(200, api::SpacesJson(options_.choices));
   });
 
   // The LLM profiles a create may name (the web UI's profile select): names
   // and models, the same for every user (the config's), never a URL or key.
-  router_.Add("GET", "/api/profiles", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/profiles", api::Access::kToken, [this](const api::HttpRequest&) {
     return Reply(200, api::ProfilesJson(options_.choices));
   });
 
-  router_.Add("GET", "/api/local/tasks", [this](const api::HttpRequest& req) {
+  router_.Add("GET", "/api/local/tasks", api::Access::kToken, [this](const api::HttpRequest& req) {
     auto filter = api::ParseStatusFilter(req.Query("status"));
     if (!filter.ok()) return ReplyError(filter.status());
     auto tasks = VisibleTasks(*filter, req.user);
@@ -314,7 +314,7 @@ void ApiServer::TaskRoutes() {
     return Reply(200, *tasks);
   });
 
-  router_.Add("GET", kTaskPath, [this](const api::HttpRequest& req) {
+  router_.Add("GET", kTaskPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto detail = TaskDetail(req.params[0], req.user);
     if (!detail.ok()) return ReplyError(detail.status());
     return Reply(200, *detail);
@@ -322,7 +322,7 @@ void ApiServer::TaskRoutes() {
 
   // Rename: {"title": "…"} only (1..200 characters after trimming, no
   // control characters); a task.updated event makes live views refresh.
-  router_.Add("PATCH", kTaskPath, [this](const api::HttpRequest& req) {
+  router_.Add("PATCH", kTaskPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) return ReplyError(t.status());
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
@@ -340,81 +340,88 @@ void ApiServer::TaskRoutes() {
     return Reply(200, {{"task", (*with_usage)[0]}});
   });
 
-  router_.Add("GET", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
-    std::string id = req.params[0];
-    if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
-    auto comments = store_.ListComments(id);
-    if (!comments.ok()) return ReplyError(comments.status());
-    Json arr = Json::array();
-    for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
-    return Reply(200, {{"comments", arr}});
-  });
+  router_.Add("GET", std::string(kTaskPath) + "/comments", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                std::string id = req.params[0];
+                if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
+                auto comments = store_.ListComments(id);
+                if (!comments.ok()) return ReplyError(comments.status());
+                Json arr = Json::array();
+                for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
+                return Reply(200, {{"comments", arr}});
+              });
 
-  router_.Add("POST", std::string(kTaskPath) + "/comments", [this](const api::HttpRequest& req) {
-    if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
-      return ReplyError(t.status());
-    }
-    auto upload = api::ParseUploadRequest(req, options_.attachments);
-    if (!upload.ok()) return ReplyError(upload.status());
-    std::string text;
-    // With files the text may be left out; without, it is required.
-    Status st = upload->files.empty() ? api::RequiredString(upload->fields, "body", &text)
-                                      : api::OptionalString(upload->fields, "body", &text);
-    if (!st.ok()) return ReplyError(st);
-    auto r = CommentOn(req.params[0], req.user, text, upload->files);
-    if (!r.ok()) return ReplyError(r.status());
-    return Reply(201, *r);
-  });
+  router_.Add("POST", std::string(kTaskPath) + "/comments", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
+                  return ReplyError(t.status());
+                }
+                auto upload = api::ParseUploadRequest(req, options_.attachments);
+                if (!upload.ok()) return ReplyError(upload.status());
+                std::string text;
+                // With files the text may be left out; without, it is required.
+                Status st = upload->files.empty()
+                                ? api::RequiredString(upload->fields, "body", &text)
+                                : api::OptionalString(upload->fields, "body", &text);
+                if (!st.ok()) return ReplyError(st);
+                auto r = CommentOn(req.params[0], req.user, text, upload->files);
+                if (!r.ok()) return ReplyError(r.status());
+                return Reply(201, *r);
+              });
 
-  router_.Add("POST", std::string(kTaskPath) + "/continue", [this](const api::HttpRequest& req) {
-    std::string user = req.user;
-    auto task = VisibleTask(req.params[0], user);
-    if (!task.ok()) return ReplyError(task.status());
-    Json body = Json::object();
-    if (!req.body.empty()) {
-      auto parsed = api::ParseObject(req.body);
-      if (!parsed.ok()) return ReplyError(parsed.status());
-      body = *parsed;
-    }
-    std::string piece, note;
-    if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
-      return ReplyError(st);
-    }
-    if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
-      return ReplyError(st);
-    }
-    if (!piece.empty()) {  // "" keeps the task's piece
-      if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
-        return ReplyError(st);
-      }
-      // A grounded space runs only its piece, on a Continue as at create.
-      NewTask as_created;
-      as_created.space = task->space;
-      as_created.piece = piece;
-      if (Status st = api::ChoosePiece(options_.choices, &as_created); !st.ok()) {
-        return ReplyError(st);
-      }
-    }
-    auto r = store_.ContinueTask(req.params[0], piece, user, note);
-    if (!r.ok()) return ReplyError(r.status());
-    return Reply(201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
-  });
+  router_.Add("POST", std::string(kTaskPath) + "/continue", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                std::string user = req.user;
+                auto task = VisibleTask(req.params[0], user);
+                if (!task.ok()) return ReplyError(task.status());
+                Json body = Json::object();
+                if (!req.body.empty()) {
+                  auto parsed = api::ParseObject(req.body);
+                  if (!parsed.ok()) return ReplyError(parsed.status());
+                  body = *parsed;
+                }
+                std::string piece, note;
+                if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
+                  return ReplyError(st);
+                }
+                if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
+                  return ReplyError(st);
+                }
+                if (!piece.empty()) {  // "" keeps the task's piece
+                  if (Status st = api::CheckPiece(options_.choices, piece); !st.ok()) {
+                    return ReplyError(st);
+                  }
+                  // A grounded space runs only its piece, on a Continue as at create.
+                  NewTask as_created;
+                  as_created.space = task->space;
+                  as_created.piece = piece;
+                  if (Status st = api::ChoosePiece(options_.choices, &as_created); !st.ok()) {
+                    return ReplyError(st);
+                  }
+                }
+                auto r = store_.ContinueTask(req.params[0], piece, user, note);
+                if (!r.ok()) return ReplyError(r.status());
+                return Reply(201, {{"job", api::JobJson(r->job)},
+                                   {"comment", api::CommentJson(r->handoff)}});
+              });
 
   // Raise the budget of a task whose job parked on it: {max_tokens?, ...};
   // the job resumes the same movement (store/budget.h, docs/api.md).
-  router_.Add("POST", std::string(kTaskPath) + "/budget", [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    auto r = RaiseBudget(req.params[0], req.user, *body);
-    if (!r.ok()) return ReplyError(r.status());
-    return Reply(200, *r);
-  });
+  router_.Add("POST", std::string(kTaskPath) + "/budget", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                auto body = api::ParseObject(req.body);
+                if (!body.ok()) return ReplyError(body.status());
+                auto r = RaiseBudget(req.params[0], req.user, *body);
+                if (!r.ok()) return ReplyError(r.status());
+                return Reply(200, *r);
+              });
 
-  router_.Add("POST", std::string(kTaskPath) + "/cancel", [this](const api::HttpRequest& req) {
-    auto total = CancelTaskFor(req.params[0], req.user);
-    if (!total.ok()) return ReplyError(total.status());
-    return Reply(200, {{"cancelled", total->cancelled}, {"stopping", total->flagged}});
-  });
+  router_.Add("POST", std::string(kTaskPath) + "/cancel", api::Access::kToken,
+              [this](const api::HttpRequest& req) {
+                auto total = CancelTaskFor(req.params[0], req.user);
+                if (!total.ok()) return ReplyError(total.status());
+                return Reply(200, {{"cancelled", total->cancelled}, {"stopping", total->flagged}});
+              });
 }
 
 }  // namespace maestro

@@ -87,7 +87,7 @@ api::HttpResponse Html(int status, std::string body) {
 }  // namespace
 
 void ApiServer::UiRoutes() {
-  router_.Add("GET", "/api/info", [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/info", api::Access::kPublic, [this](const api::HttpRequest&) {
     return api::Reply(200, {{"version", options_.version},
                             {"demo", options_.demo},
                             {"model", options_.model},

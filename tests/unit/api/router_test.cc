@@ -21,10 +21,12 @@ HttpResponse Named(const std::string& name) {
 
 TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}", [](const HttpRequest&) { return Named("task"); });
-  router.Add("POST", "/api/local/tasks/{uuid}/tool-requests/{ulid}/decide",
+  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+             [](const HttpRequest&) { return Named("task"); });
+  router.Add("POST", "/api/local/tasks/{uuid}/tool-requests/{ulid}/decide", Access::kToken,
              [](const HttpRequest&) { return Named("decide"); });
-  router.Add("GET", "/api/local/jobs/{id}/stream", [](const HttpRequest&) { return Named("job"); });
+  router.Add("GET", "/api/local/jobs/{id}/stream", Access::kToken,
+             [](const HttpRequest&) { return Named("job"); });
   std::vector<std::string> p;
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
   ASSERT_NE(router.Match("GET", "/api/local/tasks/" + task, &p), nullptr);
@@ -49,9 +51,9 @@ TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
 
 TEST(RouterTest, ARestPlaceholderTakesTheRemainingSegmentsAsSent) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}/files",
+  router.Add("GET", "/api/local/tasks/{uuid}/files", Access::kToken,
              [](const HttpRequest&) { return Named("list"); });
-  router.Add("GET", "/api/local/tasks/{uuid}/files/{rest}",
+  router.Add("GET", "/api/local/tasks/{uuid}/files/{rest}", Access::kToken,
              [](const HttpRequest&) { return Named("file"); });
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
   const std::string base = "/api/local/tasks/" + task + "/files";
@@ -106,8 +108,10 @@ TEST(SseFrameTest, FramesIdEventAndEveryDataLine) {
 
 TEST(RouterCountsTest, RequestsAreCountedByPatternMethodAndCode) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}", [](const HttpRequest&) { return Named("task"); });
-  router.Add("PATCH", "/api/local/tasks/{uuid}", [](const HttpRequest&) { return Named("patch"); });
+  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+             [](const HttpRequest&) { return Named("task"); });
+  router.Add("PATCH", "/api/local/tasks/{uuid}", Access::kToken,
+             [](const HttpRequest&) { return Named("patch"); });
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
   std::vector<std::string> p;
   std::string pattern = "stale";
@@ -136,10 +140,32 @@ TEST(RouterCountsTest, RequestsAreCountedByPatternMethodAndCode) {
   EXPECT_EQ(got, want);
 }
 
+// Each route states who may call it (issue 46: the rule beside the route,
+// not a string test in the dispatcher); a path is token-only when any method's
+// route there is, so a wrong method is refused 401 like the right one.
+TEST(RouterTest, EachRouteCarriesItsAccessRule) {
+  Router router;
+  router.Add("GET", "/api/health", Access::kPublic, [](const HttpRequest&) { return Named("h"); });
+  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+             [](const HttpRequest&) { return Named("task"); });
+  std::vector<std::string> p;
+  Access access = Access::kToken;
+  ASSERT_NE(router.Match("GET", "/api/health", &p, nullptr, &access), nullptr);
+  EXPECT_EQ(access, Access::kPublic);
+  const std::string task = "/api/local/tasks/0123456789abcdef0123456789abcdef0123";
+  ASSERT_NE(router.Match("GET", task, &p, nullptr, &access), nullptr);
+  EXPECT_EQ(access, Access::kToken);
+  EXPECT_EQ(router.Match("DELETE", task, &p, nullptr, &access), nullptr);
+  EXPECT_TRUE(router.NeedsToken(task));
+  EXPECT_FALSE(router.NeedsToken("/api/health"));
+  EXPECT_FALSE(router.NeedsToken("/nowhere"));
+  EXPECT_FALSE(router.NeedsToken("relative"));
+}
+
 TEST(RouterCountsTest, ConcurrentCountsAreNotLost) {
   Router router;
-  router.Add("GET", "/a", [](const HttpRequest&) { return Named("a"); });
-  router.Add("POST", "/b", [](const HttpRequest&) { return Named("b"); });
+  router.Add("GET", "/a", Access::kToken, [](const HttpRequest&) { return Named("a"); });
+  router.Add("POST", "/b", Access::kToken, [](const HttpRequest&) { return Named("b"); });
   constexpr int kThreads = 8;
   constexpr int kEach = 5000;
   std::vector<std::thread> threads;
