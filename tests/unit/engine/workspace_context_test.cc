@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/json.h"
+#include "core/tree_root.h"
 #include "core/utf8.h"
 #include "support/temp_dir.h"
 
@@ -148,7 +149,8 @@ TEST(WorkspaceListing, TheWorkspaceRootAsASymlinkIsOpenedOnceByTheHost) {
 
 // A directory swapped for a symlink to the outside while it is listed (the
 // agent racing the host): no listing ever names what is outside.
-TEST(WorkspaceListing, ADirectorySwappedForASymlinkMidListingShowsNothingOutside) {
+void SwapRace(bool walk) {
+  TreeRoot::ForceWalkForTesting(walk);
   TempDir outside, ws;
   for (int i = 0; i < 20; ++i) WriteFile(outside.File(fmt::format("OUTSIDE-{}", i)), "x");
   WriteFile(ws.File("d/inside.txt"), "in");
@@ -168,7 +170,7 @@ TEST(WorkspaceListing, ADirectorySwappedForASymlinkMidListingShowsNothingOutside
       ++swaps;
     }
   });
-  int listings = 0, outside_names = 0, saw_inside = 0;
+  int listings = 0, outside_names = 0, saw_inside = 0, saw_swapped = 0;
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
   while (std::chrono::steady_clock::now() < end) {
     auto lines = WorkspaceFileLines(ws.path());
@@ -177,15 +179,30 @@ TEST(WorkspaceListing, ADirectorySwappedForASymlinkMidListingShowsNothingOutside
     const std::string all = Joined(*lines);
     if (all.find("OUTSIDE") != std::string::npos) ++outside_names;
     if (all.find("d/inside.txt") != std::string::npos) ++saw_inside;
+    if (all.find("d (symlink, not followed)") != std::string::npos ||
+        all.find("(not listed)") != std::string::npos) {
+      ++saw_swapped;  // the race caught the link, or a directory mid-swap
+    }
   }
   stop = true;
   swapper.join();
-  RecordProperty("listings", listings);
-  RecordProperty("swaps", swaps.load());
+  ::testing::Test::RecordProperty("listings", listings);
+  ::testing::Test::RecordProperty("swaps", swaps.load());
+  ::testing::Test::RecordProperty("listings_that_met_the_swap", saw_swapped);
   EXPECT_EQ(outside_names, 0) << listings << " listings";
   EXPECT_GT(listings, 20);
   EXPECT_GT(swaps.load(), 20);
   EXPECT_GT(saw_inside, 0) << "the real directory was never listed";
+  TreeRoot::ForceWalkForTesting(false);
+}
+
+TEST(WorkspaceListing, ADirectorySwappedForASymlinkMidListingShowsNothingOutside) {
+  SwapRace(/*walk=*/false);
+}
+
+// The same on a kernel without openat2 (TreeRoot's component walk).
+TEST(WorkspaceListing, ADirectorySwappedMidListingShowsNothingOutsideWithTheFallbackWalk) {
+  SwapRace(/*walk=*/true);
 }
 
 TEST(WorkspaceListing, AFifoIsListedNeverOpened) {
