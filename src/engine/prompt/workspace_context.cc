@@ -93,7 +93,7 @@ std::string SafeEntryName(std::string_view name, size_t max_bytes) {
         uint32_t cp = len == 2 ? lead & 0x1f : len == 3 ? lead & 0x0f : lead & 0x07;
         for (size_t k = 1; k < len; ++k)
           cp = (cp << 6) | (static_cast<uint32_t>(name[i + k]) & 0x3f);
-        // ListingLine breaks and the bidirectional controls that reorder what a
+        // Line breaks and the bidirectional controls that reorder what a
         // reader sees (the "Trojan Source" trick).
         const bool unsafe = cp == 0x85 || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
                             cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
