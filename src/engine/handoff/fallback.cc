@@ -192,9 +192,14 @@ Result<HandoffDocument> FallbackHandoff(const FallbackFacts& f, const context::T
       }
     }
     if (r.job_id != f.job_id) return true;  // the rest are this session's facts
-    if (r.tool == tools::kRunCommand && !ArgOf(r.args, "command").empty()) {
+    const bool remote = r.tool == tools::kRunRemote;
+    if ((r.tool == tools::kRunCommand || remote) && !ArgOf(r.args, "command").empty()) {
       const std::string& text = ok ? r.result : r.error;
-      const std::string command = ArgOf(r.args, "command");
+      // A remote command names its host: the same words on two hosts are
+      // two commands (RunRemote's result starts "[exit code N]" as well).
+      const std::string command =
+          remote ? fmt::format("{} on {}", ArgOf(r.args, "command"), ArgOf(r.args, "host"))
+                 : ArgOf(r.args, "command");
       auto [it, fresh] = command_index.try_emplace(command, commands.size());
       if (fresh) {
         commands.emplace_back();

@@ -453,6 +453,8 @@ TEST_F(HandoffFlowTest, FallbackCarriesFilesCommandsKeyLinesAndMovements) {
        "[exit code 0]\nrunning 2 checks\nall 2 checks passed\n");
   Call("ReadFile", {{"path", "/workspace/README.md"}}, "# project");
   Call("RunCommand", {{"command", "rm -rf build"}}, "[exit code 0]\n", "another-job");
+  Call("RunRemote", {{"host", "box"}, {"command", "systemctl is-active app"}},
+       "[exit code 3]\ninactive\n");
 
   auto moves = ReadSessionMovements(ctx_->env(), ms.messages_path(), job_.id, "implement");
   ASSERT_TRUE(moves.ok()) << moves.status().ToString();
@@ -486,6 +488,9 @@ TEST_F(HandoffFlowTest, FallbackCarriesFilesCommandsKeyLinesAndMovements) {
   EXPECT_TRUE(has(d->blockers, "`make check` — exit code 2", "FAIL: check_b (docs/b.md is empty)"))
       << HandoffToYaml(*d);
   EXPECT_TRUE(has(d->blockers, "`make check`", "Error 2"));
+  // A remote command counts as a command, its host named (issue 45 item 7).
+  EXPECT_TRUE(has(d->blockers, "`systemctl is-active app on box` — exit code 3", "inactive"))
+      << HandoffToYaml(*d);
   EXPECT_FALSE(has(d->completed, "rm -rf build", ""));  // another session's command
   EXPECT_FALSE(has(d->blockers, "rm -rf build", ""));
   EXPECT_TRUE(has(d->in_progress, "movement `implement`: the session ended in it", ""));
