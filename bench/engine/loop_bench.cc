@@ -18,7 +18,7 @@
 #include <fstream>
 
 #include "context/task_context.h"
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "engine/piece_catalog.h"
 #include "engine/prompt/prompt_builder.h"
 #include "store/sqlite/sqlite_store.h"

@@ -14,7 +14,7 @@
 #include "browser/browser_service.h"
 #include "core/config.h"
 #include "core/spare_dirs.h"
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "engine/piece_catalog.h"
 #include "store/store.h"
 #include "telemetry/tracer.h"

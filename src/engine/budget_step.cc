@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "engine/sentinel.h"
 
 namespace maestro::engine {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "engine/piece.h"
 #include "engine/piece_tools.h"
 #include "tools/tool.h"

@@ -209,7 +209,7 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
 
 // A `tool.call` event per dispatched call: the task's event stream shows it
 // and /metrics builds the tool-duration histogram from it. When the
-// Dispatcher keeps the ledger (agent_loop.cc RecordToolCall then only counts)
+// Dispatcher keeps the ledger (movement_runner.cc RecordToolCall then only counts)
 // the event carries the task's tool_call_count in the same commit; returns
 // whether it did.
 bool AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,

@@ -10,14 +10,14 @@
 // the first settling call of a message counts; later control calls are
 // answered with an Error so every call still has its result.
 //
-// Thread safety: called from the job's thread (see agent_loop.h).
+// Thread safety: called from the job's thread (see movement_runner.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "llm/llm_types.h"
 
 namespace maestro::engine {

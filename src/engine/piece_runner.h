@@ -18,8 +18,8 @@
 #include <functional>
 #include <string>
 
-#include "engine/agent_loop.h"
 #include "engine/movement_result.h"
+#include "engine/movement_runner.h"
 #include "engine/piece.h"
 
 namespace maestro::engine {

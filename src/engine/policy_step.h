@@ -12,14 +12,14 @@
 // arguments) and a `policy` delta on the job's live stream, both best
 // effort. With no policy (deps.auto_prompter null) none of this runs.
 //
-// Thread safety: the job's thread (agent_loop.h).
+// Thread safety: the job's thread (movement_runner.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "tools/tool.h"
 
 namespace maestro::engine {

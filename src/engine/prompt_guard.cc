@@ -9,8 +9,8 @@
 #include "context/token_estimate.h"
 #include "core/durable_file.h"
 #include "core/hash.h"
-#include "engine/agent_loop.h"
 #include "engine/handoff/trigger.h"
+#include "engine/movement_runner.h"
 
 namespace maestro::engine {
 namespace {

@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "llm/llm_client.h"
 #include "store/store.h"
 #include "telemetry/tracer.h"

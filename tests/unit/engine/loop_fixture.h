@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "context/task_context.h"
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 #include "engine/piece_tools.h"
 #include "engine/prompt/prompt_builder.h"
 #include "engine_test_util.h"

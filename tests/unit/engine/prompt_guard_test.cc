@@ -12,9 +12,9 @@
 #include <fstream>
 
 #include "context/token_estimate.h"
-#include "engine/agent_loop.h"
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/trigger.h"
+#include "engine/movement_runner.h"
 #include "engine/prompt/prompt_paths.h"
 #include "loop_fixture.h"
 

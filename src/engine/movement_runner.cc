@@ -1,4 +1,4 @@
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,6 +1,6 @@
 // The agent loop's rules (seed 000 §3) against a scripted LlmClient, a real
 // SqliteStore, a real TaskContext and the real Dispatcher.
-#include "engine/agent_loop.h"
+#include "engine/movement_runner.h"
 
 #include <gtest/gtest.h>
 
