@@ -169,7 +169,7 @@ Result<std::unique_ptr<mcp::JobMcp>> PieceExecutor::OpenJobMcp(const Piece& piec
 }
 
 PieceExecutor::PieceExecutor(PieceExecutorOptions options)
-    : opt_(std::move(options)), dirs_(opt_.data_dir, Env::Default(), opt_.context_spares) {
+    : opt_(std::move(options)), dirs_(opt_.data_dir, opt_.env, opt_.context_spares) {
   if (Status st = dirs_.Init(); !st.ok()) {
     spdlog::error("contexts under {}: {}", opt_.data_dir, st.ToString());
   }

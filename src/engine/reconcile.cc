@@ -51,10 +51,10 @@ Status CloseAll(tools::ToolLedger& ledger, const std::vector<tools::LedgerRecord
 
 // The calls of the last assistant message with tool calls in `path` that no
 // later tool message answers, in call order.
-Result<std::vector<Json>> UnansweredCalls(const std::string& path) {
+Result<std::vector<Json>> UnansweredCalls(Env& env, const std::string& path) {
   std::vector<Json> calls;
   std::set<std::string> answered;
-  MAESTRO_RETURN_IF_ERROR(ForEachLine(*Env::Default(), path, [&](std::string_view line, uint64_t) {
+  MAESTRO_RETURN_IF_ERROR(ForEachLine(env, path, [&](std::string_view line, uint64_t) {
     if (line.find("\"tool_calls\"") == std::string_view::npos &&
         line.find("\"role\":\"tool\"") == std::string_view::npos) {
       return true;
@@ -82,7 +82,8 @@ Result<std::vector<Json>> UnansweredCalls(const std::string& path) {
 Result<int> AnswerSettledCalls(Store& store, context::MessageStore& messages,
                                const std::string& context_dir, const Job& job,
                                const std::string& piece) {
-  MAESTRO_ASSIGN_OR_RETURN(std::vector<Json> open, UnansweredCalls(messages.current_path()));
+  MAESTRO_ASSIGN_OR_RETURN(std::vector<Json> open,
+                           UnansweredCalls(messages.env(), messages.current_path()));
   if (open.empty()) return 0;
   MAESTRO_ASSIGN_OR_RETURN(std::vector<tools::LedgerRecord> ledger,
                            tools::ToolLedger::Read(context_dir));
