@@ -285,6 +285,13 @@ test('keyboard: n new task, / search, Esc closes; none while typing', async () =
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
   await page.keyboard.press('/');
+  // The shortcut focuses the search on the next tick (App's focusSearch: a
+  // narrow screen first leaves the task view), so wait for it, briefly.
+  await page
+    .waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Search tasks', null, {
+      timeout: 2000,
+    })
+    .catch(() => {});
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Search tasks');
   await page.keyboard.type('n');
   assert.equal(await page.getByRole('dialog', { name: 'New task' }).count(), 0, 'no dialog while typing in the search');
