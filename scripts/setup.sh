@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Installs every Debian package maestro needs to build, test and run. Idempotent:
 # packages already present are skipped, so a second run costs only a dpkg query.
+# `--for-tests` (scripts/test.sh) adds what only the tests use: an SSH server
+# the RunRemote tests start on 127.0.0.1 (on a systemd machine the package
+# also starts the system's sshd, which a machine that only runs maestro does
+# not want).
 set -euo pipefail
+
+FOR_TESTS=0
+if [[ ${1:-} == "--for-tests" ]]; then FOR_TESTS=1; fi
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
@@ -24,8 +31,11 @@ PACKAGES=(
   ccache
   chromium
   socat  # BrowseWeb: the bridge from Chromium's network namespace to the filtering proxy
-  openssh-client openssh-server  # RunRemote's ssh; its tests start their own sshd on 127.0.0.1
+  openssh-client  # RunRemote's ssh
 )
+if ((FOR_TESTS)); then
+  PACKAGES+=(openssh-server)  # the RunRemote tests' own sshd on 127.0.0.1
+fi
 # Node.js + npm build the web UI; Debian's are used only when no node is
 # installed (any Node >= 18 works).
 if ! command -v node >/dev/null; then

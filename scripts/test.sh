@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh
+./scripts/setup.sh --for-tests  # with the test-only packages (an sshd for the RunRemote tests)
 ./scripts/check_format.sh  # first: a formatting slip fails in seconds, not after the build
 ./scripts/check_os_seam.sh  # no file or process calls outside src/core/ (the Env seam)
 # setup installed PostgreSQL: the store conformance suite must really run on it
