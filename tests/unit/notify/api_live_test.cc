@@ -139,6 +139,14 @@ TEST_F(ApiLiveTest, AnotherUsersPrivateTaskIsNotFoundOnEveryRoute) {
   EXPECT_EQ(Client(bob).Get(base + "/events")->status, 404);
   EXPECT_EQ(Client(bob).Get(base + "/tool-requests")->status, 404);
   EXPECT_EQ(Client(bob).Get("/api/local/jobs/" + job + "/stream")->status, 404);
+  EXPECT_EQ(Client(alice).Get(base + "/attachments")->status, 200);
+  EXPECT_EQ(Client(bob).Get(base + "/attachments")->status, 404);
+  // The live browser's view: bob is told there is no such job (not that it
+  // has no browser, which would say the job exists).
+  auto shot = Client(bob).Get("/api/local/jobs/" + job + "/browser/screenshot");
+  ASSERT_TRUE(shot);
+  EXPECT_EQ(shot->status, 404);
+  EXPECT_NE(shot->body.find("no such job"), std::string::npos) << shot->body;
   EXPECT_EQ(Client(bob).Post(base + "/comments", R"({"body":"x"})", "application/json")->status,
             404);
   EXPECT_EQ(Client(bob).Post(base + "/continue", "", "application/json")->status, 404);
