@@ -21,25 +21,31 @@ namespace maestro {
 using api::Reply;
 using api::ReplyError;
 
+namespace {
+
+// POST /api/local/captcha-pool/resolve: requeues the caller's jobs waiting
+// on the screen; 404 when none of theirs waits (another's is not revealed).
+api::HttpResponse ResolveCaptcha(Store& store, const api::HttpRequest& req) {
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  std::string space_id, screen;
+  if (Status st = api::RequiredString(*body, "space_id", &space_id); !st.ok()) {
+    return ReplyError(st);
+  }
+  if (Status st = api::RequiredString(*body, "screen", &screen); !st.ok()) return ReplyError(st);
+  auto resumed = store.ResumeCaptchaJobs(space_id, screen, req.user);
+  if (!resumed.ok()) return ReplyError(resumed.status());
+  if (*resumed == 0) {
+    return ReplyError(NotFound("no job you may resolve waits on that CAPTCHA screen"));
+  }
+  return Reply(200, {{"resumed", *resumed}});
+}
+
+}  // namespace
+
 void ApiServer::CaptchaRoutes() {
-  router_.Add(
-      "POST", "/api/local/captcha-pool/resolve", api::Access::kToken,
-      [this](const api::HttpRequest& req) {
-        auto body = api::ParseObject(req.body);
-        if (!body.ok()) return ReplyError(body.status());
-        std::string space_id, screen;
-        if (Status st = api::RequiredString(*body, "space_id", &space_id); !st.ok()) {
-          return ReplyError(st);
-        }
-        if (Status st = api::RequiredString(*body, "screen", &screen); !st.ok()) {
-          return ReplyError(st);
-        }
-        auto resumed = store_.ResumeCaptchaJobs(space_id, screen, req.user);
-        if (!resumed.ok()) return ReplyError(resumed.status());
-        if (*resumed == 0)
-          return ReplyError(NotFound("no job you may resolve waits on that CAPTCHA screen"));
-        return Reply(200, {{"resumed", *resumed}});
-      });
+  router_.Add("POST", "/api/local/captcha-pool/resolve", api::Access::kToken,
+              [this](const api::HttpRequest& r) { return ResolveCaptcha(store_, r); });
 }
 
 }  // namespace maestro

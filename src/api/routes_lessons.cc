@@ -62,66 +62,89 @@ Status ApplyFields(const Json& body, Lesson* l, bool create) {
   return Status::Ok();
 }
 
+// The handlers, one per route. Lessons are space knowledge: every signed-in
+// user reads and edits them (the header comment), so none takes the caller.
+
+// GET /api/local/lessons[?space=NAME[&piece=NAME]]: all lessons, or what a
+// task of that space (and piece) is given.
+api::HttpResponse ListLessons(Store& store, const api::HttpRequest& req) {
+  const bool by_space = std::any_of(req.query.begin(), req.query.end(),
+                                    [](const auto& q) { return q.first == "space"; });
+  const std::string piece = req.Query("piece");
+  Result<std::vector<Lesson>> list =
+      by_space ? store.ListLessons(req.Query("space"),
+                                   piece.empty() ? std::nullopt : std::optional<std::string>(piece),
+                                   kListLimit)
+               : store.ListAllLessons(kListLimit);
+  if (!list.ok()) return ReplyError(list.status());
+  Json arr = Json::array();
+  for (const Lesson& l : *list) arr.push_back(LessonJson(l));
+  return Reply(200, {{"lessons", arr}});
+}
+
+// POST /api/local/lessons: a person adds a lesson to a known space (and piece).
+api::HttpResponse AddLesson(Store& store, const api::TaskChoices& choices,
+                            const api::HttpRequest& req) {
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  Lesson l;
+  if (Status st = ApplyFields(*body, &l, /*create=*/true); !st.ok()) return ReplyError(st);
+  if (Status st = api::CheckSpace(choices, l.space); !st.ok()) return ReplyError(st);
+  if (l.scope == LessonScope::kPiece) {
+    if (Status st = api::CheckPiece(choices, l.piece); !st.ok()) return ReplyError(st);
+  }
+  auto added = store.AddLesson(l);
+  if (!added.ok()) return ReplyError(added.status());
+  return Reply(201, {{"lesson", LessonJson(*added)}});
+}
+
+// GET /api/local/lessons/{id}
+api::HttpResponse ShowLesson(Store& store, const api::HttpRequest& req) {
+  auto l = store.GetLesson(req.params[0]);
+  if (!l.ok()) return ReplyError(l.status());
+  return Reply(200, {{"lesson", LessonJson(*l)}});
+}
+
+// PATCH /api/local/lessons/{id}: corrects a lesson; its space stays.
+api::HttpResponse CorrectLesson(Store& store, const api::TaskChoices& choices,
+                                const api::HttpRequest& req) {
+  auto l = store.GetLesson(req.params[0]);
+  if (!l.ok()) return ReplyError(l.status());
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (body->contains("space")) {
+    return ReplyError(InvalidArgument("a lesson's space cannot change", "space"));
+  }
+  if (Status st = ApplyFields(*body, &*l, /*create=*/false); !st.ok()) return ReplyError(st);
+  if (l->scope == LessonScope::kPiece) {
+    if (Status st = api::CheckPiece(choices, l->piece); !st.ok()) return ReplyError(st);
+  }
+  auto updated = store.UpdateLesson(*l);
+  if (!updated.ok()) return ReplyError(updated.status());
+  return Reply(200, {{"lesson", LessonJson(*updated)}});
+}
+
+// DELETE /api/local/lessons/{id}
+api::HttpResponse DeleteLesson(Store& store, const api::HttpRequest& req) {
+  if (Status st = store.DeleteLesson(req.params[0]); !st.ok()) return ReplyError(st);
+  return Reply(200, {{"deleted", req.params[0]}});
+}
+
 }  // namespace
 
 void ApiServer::LessonRoutes() {
-  router_.Add("GET", kLessonsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    // ?space=NAME (with &piece=NAME: what a task of that piece is given).
-    const bool by_space = std::any_of(req.query.begin(), req.query.end(),
-                                      [](const auto& q) { return q.first == "space"; });
-    const std::string piece = req.Query("piece");
-    Result<std::vector<Lesson>> list =
-        by_space ? store_.ListLessons(
-                       req.Query("space"),
-                       piece.empty() ? std::nullopt : std::optional<std::string>(piece), kListLimit)
-                 : store_.ListAllLessons(kListLimit);
-    if (!list.ok()) return ReplyError(list.status());
-    Json arr = Json::array();
-    for (const Lesson& l : *list) arr.push_back(LessonJson(l));
-    return Reply(200, {{"lessons", arr}});
-  });
-
-  router_.Add("POST", kLessonsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    Lesson l;
-    if (Status st = ApplyFields(*body, &l, /*create=*/true); !st.ok()) return ReplyError(st);
-    if (Status st = api::CheckSpace(options_.choices, l.space); !st.ok()) return ReplyError(st);
-    if (l.scope == LessonScope::kPiece) {
-      if (Status st = api::CheckPiece(options_.choices, l.piece); !st.ok()) return ReplyError(st);
-    }
-    auto added = store_.AddLesson(l);
-    if (!added.ok()) return ReplyError(added.status());
-    return Reply(201, {{"lesson", LessonJson(*added)}});
-  });
-
-  router_.Add("GET", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto l = store_.GetLesson(req.params[0]);
-    if (!l.ok()) return ReplyError(l.status());
-    return Reply(200, {{"lesson", LessonJson(*l)}});
-  });
-
-  router_.Add("PATCH", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto l = store_.GetLesson(req.params[0]);
-    if (!l.ok()) return ReplyError(l.status());
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (body->contains("space")) {
-      return ReplyError(InvalidArgument("a lesson's space cannot change", "space"));
-    }
-    if (Status st = ApplyFields(*body, &*l, /*create=*/false); !st.ok()) return ReplyError(st);
-    if (l->scope == LessonScope::kPiece) {
-      if (Status st = api::CheckPiece(options_.choices, l->piece); !st.ok()) return ReplyError(st);
-    }
-    auto updated = store_.UpdateLesson(*l);
-    if (!updated.ok()) return ReplyError(updated.status());
-    return Reply(200, {{"lesson", LessonJson(*updated)}});
-  });
-
-  router_.Add("DELETE", kLessonPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    if (Status st = store_.DeleteLesson(req.params[0]); !st.ok()) return ReplyError(st);
-    return Reply(200, {{"deleted", req.params[0]}});
-  });
+  using api::Access;
+  using Req = api::HttpRequest;
+  router_.Add("GET", kLessonsPath, Access::kToken,
+              [this](const Req& r) { return ListLessons(store_, r); });
+  router_.Add("POST", kLessonsPath, Access::kToken,
+              [this](const Req& r) { return AddLesson(store_, options_.choices, r); });
+  router_.Add("GET", kLessonPath, Access::kToken,
+              [this](const Req& r) { return ShowLesson(store_, r); });
+  router_.Add("PATCH", kLessonPath, Access::kToken,
+              [this](const Req& r) { return CorrectLesson(store_, options_.choices, r); });
+  router_.Add("DELETE", kLessonPath, Access::kToken,
+              [this](const Req& r) { return DeleteLesson(store_, r); });
 }
 
 }  // namespace maestro

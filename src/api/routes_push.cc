@@ -51,86 +51,102 @@ Result<std::string> KeyField(const Json& keys, const char* name, const char* fie
   return *raw;
 }
 
+// The handlers, one per route; each answers 503 while push is off. A
+// subscription is its owner's: the list and the delete see only the caller's.
+
+bool PushOff(const ApiOptions& o) { return o.push_public_key.empty(); }
+
+api::HttpResponse PushOffReply() {
+  return ReplyError(Unavailable("push notifications are off on this server (push.enabled)"));
+}
+
+// GET /api/local/push/key: the VAPID public key a browser subscribes with.
+api::HttpResponse PushKey(const ApiOptions& o) {
+  if (PushOff(o)) return PushOffReply();
+  return Reply(200, {{"public_key", o.push_public_key}});
+}
+
+// GET /api/local/push/subscriptions: the caller's devices.
+api::HttpResponse ListSubscriptions(const ApiOptions& o, Store& store,
+                                    const api::HttpRequest& req) {
+  if (PushOff(o)) return PushOffReply();
+  auto subs = store.ListPushSubscriptions(req.user);
+  if (!subs.ok()) return ReplyError(subs.status());
+  Json list = Json::array();
+  for (const auto& s : *subs) list.push_back(SubscriptionJson(s));
+  return Reply(200, {{"subscriptions", list}});
+}
+
+// POST /api/local/push/subscriptions: a browser's PushSubscription.toJSON().
+// The endpoint passes the egress policy (a push service is https; plain
+// http only to a receiver the operator named) and the keys are checked.
+api::HttpResponse Subscribe(const ApiOptions& o, Store& store, const api::HttpRequest& req) {
+  if (PushOff(o)) return PushOffReply();
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (Status st = api::OnlyFields(*body, {"endpoint", "keys", "expirationTime"}); !st.ok()) {
+    return ReplyError(st);
+  }
+  PushSubscription sub;
+  sub.owner = req.user;
+  if (Status st = api::RequiredString(*body, "endpoint", &sub.endpoint); !st.ok()) {
+    return ReplyError(st);
+  }
+  if (sub.endpoint.size() > kMaxEndpointBytes) {
+    return ReplyError(InvalidArgument("endpoint is longer than 2048 bytes", "endpoint"));
+  }
+  auto checked = o.egress->Check(sub.endpoint);
+  if (!checked.ok()) {
+    return ReplyError(InvalidArgument("endpoint: " + checked.status().message(), "endpoint"));
+  }
+  // Plain http only to a receiver the operator named (a local stand-in):
+  // a push service on the internet is https.
+  if (checked->scheme != "https" && InternalRange(checked->address).empty()) {
+    return ReplyError(InvalidArgument("endpoint must be an https URL", "endpoint"));
+  }
+  auto keys = body->find("keys");
+  if (keys == body->end() || !keys->is_object()) {
+    return ReplyError(InvalidArgument("keys must be an object {p256dh, auth}", "keys"));
+  }
+  auto p256dh = KeyField(*keys, "p256dh", "keys.p256dh");
+  if (!p256dh.ok()) return ReplyError(p256dh.status());
+  auto auth = KeyField(*keys, "auth", "keys.auth");
+  if (!auth.ok()) return ReplyError(auth.status());
+  if (Status st = push::CheckSubscriptionKeys(*p256dh, *auth); !st.ok()) return ReplyError(st);
+  sub.p256dh = push::Base64UrlEncode(*p256dh);
+  sub.auth = push::Base64UrlEncode(*auth);
+  auto added = store.AddPushSubscription(sub, o.push_max_subscriptions);
+  if (!added.ok()) {
+    if (added.status().code() == StatusCode::kResourceExhausted) {
+      return ReplyError(409, added.status());
+    }
+    return ReplyError(added.status());
+  }
+  return Reply(201, SubscriptionJson(*added));
+}
+
+// DELETE /api/local/push/subscriptions/{id}: the caller's own device only.
+api::HttpResponse Unsubscribe(const ApiOptions& o, Store& store, const api::HttpRequest& req) {
+  if (PushOff(o)) return PushOffReply();
+  if (Status st = store.DeletePushSubscription(req.user, req.params[0]); !st.ok()) {
+    return ReplyError(st);
+  }
+  return Reply(200, {{"deleted", req.params[0]}});
+}
+
 }  // namespace
 
 void ApiServer::PushRoutes() {
-  auto off = [this]() { return options_.push_public_key.empty(); };
-  auto off_reply = [] {
-    return ReplyError(Unavailable("push notifications are off on this server (push.enabled)"));
-  };
-
-  router_.Add("GET", "/api/local/push/key", api::Access::kToken,
-              [=, this](const api::HttpRequest&) {
-                if (off()) return off_reply();
-                return Reply(200, {{"public_key", options_.push_public_key}});
-              });
-
-  router_.Add("GET", "/api/local/push/subscriptions", api::Access::kToken,
-              [=, this](const api::HttpRequest& req) {
-                if (off()) return off_reply();
-                auto subs = store_.ListPushSubscriptions(req.user);
-                if (!subs.ok()) return ReplyError(subs.status());
-                Json list = Json::array();
-                for (const auto& s : *subs) list.push_back(SubscriptionJson(s));
-                return Reply(200, {{"subscriptions", list}});
-              });
-
-  router_.Add(
-      "POST", "/api/local/push/subscriptions", api::Access::kToken,
-      [=, this](const api::HttpRequest& req) {
-        if (off()) return off_reply();
-        auto body = api::ParseObject(req.body);
-        if (!body.ok()) return ReplyError(body.status());
-        if (Status st = api::OnlyFields(*body, {"endpoint", "keys", "expirationTime"}); !st.ok()) {
-          return ReplyError(st);
-        }
-        PushSubscription sub;
-        sub.owner = req.user;
-        if (Status st = api::RequiredString(*body, "endpoint", &sub.endpoint); !st.ok()) {
-          return ReplyError(st);
-        }
-        if (sub.endpoint.size() > kMaxEndpointBytes) {
-          return ReplyError(InvalidArgument("endpoint is longer than 2048 bytes", "endpoint"));
-        }
-        auto checked = options_.egress->Check(sub.endpoint);
-        if (!checked.ok()) {
-          return ReplyError(InvalidArgument("endpoint: " + checked.status().message(), "endpoint"));
-        }
-        // Plain http only to a receiver the operator named (a local stand-in):
-        // a push service on the internet is https.
-        if (checked->scheme != "https" && InternalRange(checked->address).empty()) {
-          return ReplyError(InvalidArgument("endpoint must be an https URL", "endpoint"));
-        }
-        auto keys = body->find("keys");
-        if (keys == body->end() || !keys->is_object()) {
-          return ReplyError(InvalidArgument("keys must be an object {p256dh, auth}", "keys"));
-        }
-        auto p256dh = KeyField(*keys, "p256dh", "keys.p256dh");
-        if (!p256dh.ok()) return ReplyError(p256dh.status());
-        auto auth = KeyField(*keys, "auth", "keys.auth");
-        if (!auth.ok()) return ReplyError(auth.status());
-        if (Status st = push::CheckSubscriptionKeys(*p256dh, *auth); !st.ok())
-          return ReplyError(st);
-        sub.p256dh = push::Base64UrlEncode(*p256dh);
-        sub.auth = push::Base64UrlEncode(*auth);
-        auto added = store_.AddPushSubscription(sub, options_.push_max_subscriptions);
-        if (!added.ok()) {
-          if (added.status().code() == StatusCode::kResourceExhausted) {
-            return ReplyError(409, added.status());
-          }
-          return ReplyError(added.status());
-        }
-        return Reply(201, SubscriptionJson(*added));
-      });
-
-  router_.Add("DELETE", kSubscriptionPath, api::Access::kToken,
-              [=, this](const api::HttpRequest& req) {
-                if (off()) return off_reply();
-                if (Status st = store_.DeletePushSubscription(req.user, req.params[0]); !st.ok()) {
-                  return ReplyError(st);
-                }
-                return Reply(200, {{"deleted", req.params[0]}});
-              });
+  using api::Access;
+  using Req = api::HttpRequest;
+  router_.Add("GET", "/api/local/push/key", Access::kToken,
+              [this](const Req&) { return PushKey(options_); });
+  router_.Add("GET", "/api/local/push/subscriptions", Access::kToken,
+              [this](const Req& r) { return ListSubscriptions(options_, store_, r); });
+  router_.Add("POST", "/api/local/push/subscriptions", Access::kToken,
+              [this](const Req& r) { return Subscribe(options_, store_, r); });
+  router_.Add("DELETE", kSubscriptionPath, Access::kToken,
+              [this](const Req& r) { return Unsubscribe(options_, store_, r); });
 }
 
 }  // namespace maestro
