@@ -5,17 +5,21 @@
 //   2. Peak memory of sending a 50 MB current.jsonl to maestro-fakellm with
 //      the real OpenAiClient: growth of this process's VmHWM (peak RSS, reset
 //      via /proc/self/clear_refs) during the call, against the file size.
+//   3. Round trip of a small streamed call on one client (its kept-alive
+//      connection): the median and p90 of 200 calls, in microseconds.
 //
 // Usage: llm_bench [--mb N] [--fakellm PATH]
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/sse_parser.h"
 #include "fakellm_process.h"
@@ -154,6 +158,22 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  std::vector<double> call_us;
+  for (int i = 0; i < 200; ++i) {
+    auto c0 = Clock::now();
+    LlmCallResult c = client.Chat(small, nullptr, nullptr);
+    call_us.push_back(Seconds(c0) * 1e6);
+    if (!c.ok()) {
+      std::fprintf(stderr, "small call failed: %s\n", c.status.ToString().c_str());
+      return 1;
+    }
+  }
+  std::sort(call_us.begin(), call_us.end());
+  const double call_median_us = call_us[call_us.size() / 2];
+  const double call_p90_us = call_us[call_us.size() * 9 / 10];
+  std::printf("small call: %zu calls, median %.0f us, p90 %.0f us\n", call_us.size(),
+              call_median_us, call_p90_us);
+
   ChatRequest big;
   big.messages_path = conv;
   ResetHwm();
@@ -176,7 +196,8 @@ int main(int argc, char** argv) {
       100.0 * peak_delta_mb / file_mb);
   std::printf(
       "RESULT sse_parse_MBps=%.0f sse_parse_assemble_MBps=%.0f send_file_MB=%.1f "
-      "send_peak_mem_growth_MB=%.2f send_MBps=%.0f\n",
-      parser_mbs, assembler_mbs, file_mb, peak_delta_mb, file_mb / secs);
+      "send_peak_mem_growth_MB=%.2f send_MBps=%.0f call_median_us=%.0f call_p90_us=%.0f\n",
+      parser_mbs, assembler_mbs, file_mb, peak_delta_mb, file_mb / secs, call_median_us,
+      call_p90_us);
   return 0;
 }

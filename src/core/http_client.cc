@@ -10,15 +10,16 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <tuple>
+#include <vector>
 
+#include "core/mutex.h"
 #include "core/strings.h"
 
 namespace maestro {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-constexpr int kPollCapMs = 50;  // longest wait between idle-timeout checks
 
 std::once_flag g_curl_init;
 
@@ -40,8 +41,10 @@ struct Transfer {
   explicit Transfer(const HttpClientOptions& o) : options(o) {}
 
   const HttpClientOptions& options;
-  const HttpClient::HeadFn* on_head = nullptr;
-  const HttpClient::ChunkFn* on_chunk = nullptr;  // null: buffer into reply.body
+  const HttpHeadFn* on_head = nullptr;
+  const HttpChunkFn* on_chunk = nullptr;   // null: buffer into reply.body
+  const HttpBodySource* source = nullptr;  // the body pulled while sending, or null
+  Status source_error;                     // what source->read failed with
   CURL* easy = nullptr;
   HttpReply reply;
   bool head_done = false;  // the final response's headers are in
@@ -57,6 +60,8 @@ struct Transfer {
   static size_t WriteCb(char* buf, size_t size, size_t n, void* self);
   static int ProgressCb(void* self, curl_off_t, curl_off_t down, curl_off_t, curl_off_t up);
   static int PrereqCb(void* self, char*, char*, int, int);
+  static size_t ReadCb(char* buf, size_t size, size_t n, void* self);
+  static int SeekCb(void* self, curl_off_t offset, int origin);
   static curl_socket_t OpenSocketCb(void* self, curlsocktype purpose, curl_sockaddr* address);
 };
 
@@ -126,7 +131,7 @@ size_t Transfer::WriteCb(char* buf, size_t size, size_t n, void* self) {
   auto* t = static_cast<Transfer*>(self);
   const size_t len = size * n;
   t->last_activity = SteadyClock::now();
-  if (t->on_chunk) {
+  if (t->on_chunk && *t->on_chunk) {
     if (!(*t->on_chunk)(std::string_view(buf, len))) {
       t->stopped = true;
       return 0;
@@ -158,47 +163,135 @@ int Transfer::PrereqCb(void* self, char*, char*, int, int) {
   return CURL_PREREQFUNC_OK;
 }
 
-// Frees the handles of one call, whatever way it ends.
-struct Handles {
-  CURL* easy = curl_easy_init();
-  CURLM* multi = curl_multi_init();
-  curl_slist* headers = nullptr;
-  curl_slist* connect_to = nullptr;
-  ~Handles() {
-    if (multi && easy) curl_multi_remove_handle(multi, easy);
-    if (easy) curl_easy_cleanup(easy);
-    if (multi) curl_multi_cleanup(multi);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(connect_to);
+// Pulls the next piece of an HttpBodySource; its error aborts the transfer.
+size_t Transfer::ReadCb(char* buf, size_t size, size_t n, void* self) {
+  auto* t = static_cast<Transfer*>(self);
+  t->last_activity = SteadyClock::now();
+  Result<size_t> got = t->source->read(buf, size * n);
+  if (!got.ok()) {
+    t->source_error = got.status();
+    return CURL_READFUNC_ABORT;
+  }
+  return std::min(*got, size * n);
+}
+
+// curl rewinds the body to resend it when a reused connection turns out
+// closed by the server; only a rewind to the start is ever asked for.
+int Transfer::SeekCb(void* self, curl_off_t offset, int origin) {
+  auto* t = static_cast<Transfer*>(self);
+  if (offset != 0 || origin != SEEK_SET || !t->source->rewind) return CURL_SEEKFUNC_CANTSEEK;
+  Status st = t->source->rewind();
+  if (!st.ok()) {
+    t->source_error = std::move(st);
+    return CURL_SEEKFUNC_FAIL;
+  }
+  return CURL_SEEKFUNC_OK;
+}
+
+}  // namespace
+
+// The multi/easy pairs of finished calls. The multi handle's connection cache
+// holds the kept-alive connection; the easy handle is reset, not re-created
+// (its buffers stay allocated).
+struct HttpKeptHandles {
+  static constexpr size_t kMaxIdle = 8;  // more threads at once each make their own pair
+
+  Mutex mu;
+  std::vector<std::pair<CURLM*, CURL*>> idle GUARDED_BY(mu);
+
+  ~HttpKeptHandles() {
+    MutexLock lock(&mu);
+    for (auto [multi, easy] : idle) {
+      curl_easy_cleanup(easy);
+      curl_multi_cleanup(multi);
+    }
+  }
+  // A kept pair, or false when none is free.
+  bool Take(CURLM** multi, CURL** easy) EXCLUDES(mu) {
+    MutexLock lock(&mu);
+    if (idle.empty()) return false;
+    std::tie(*multi, *easy) = idle.back();
+    idle.pop_back();
+    return true;
+  }
+  // Keeps a pair whose easy handle is reset and out of its multi; false when
+  // full (the caller frees it).
+  bool Give(CURLM* multi, CURL* easy) EXCLUDES(mu) {
+    MutexLock lock(&mu);
+    if (idle.size() >= kMaxIdle) return false;
+    idle.emplace_back(multi, easy);
+    return true;
   }
 };
 
-Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view method,
-                          const std::string& url, const HttpHeaders& headers, std::string_view body,
-                          const HttpClient::HeadFn* on_head, const HttpClient::ChunkFn* on_chunk,
-                          const HttpClient::StopFn* should_stop) {
+namespace {
+
+// The handles of one call, fresh or kept; frees or keeps them whatever way
+// the call ends. An unfinished transfer's connection is closed when its easy
+// handle leaves the multi, so only a whole exchange's connection is reused.
+struct Handles {
+  explicit Handles(HttpKeptHandles* kept) : kept(kept) {
+    if (!kept || !kept->Take(&multi, &easy)) {
+      multi = curl_multi_init();
+      easy = curl_easy_init();
+    }
+  }
+  ~Handles() {
+    if (multi && easy) curl_multi_remove_handle(multi, easy);
+    curl_slist_free_all(headers);
+    curl_slist_free_all(connect_to);
+    if (kept && multi && easy) {
+      curl_easy_reset(easy);  // no option points into this call any more
+      if (kept->Give(multi, easy)) return;
+    }
+    if (easy) curl_easy_cleanup(easy);
+    if (multi) curl_multi_cleanup(multi);
+  }
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+
+  HttpKeptHandles* kept;
+  CURLM* multi = nullptr;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  curl_slist* connect_to = nullptr;
+};
+
+HttpOutcome Failed(Status st) {
+  HttpOutcome out;
+  out.end = HttpEnd::kFailed;
+  out.transport_error = st.message();
+  out.status = std::move(st);
+  return out;
+}
+
+// The one libcurl driver: every HttpClient call of every form runs here.
+HttpOutcome Perform(const HttpClientOptions& options, HttpKeptHandles* kept, const HttpCall& call) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  const std::string& url = call.url;
   // On someone's behalf: refused before any connection, or pinned below.
   std::optional<EgressTarget> target;
   if (options.egress) {
     auto checked = options.egress->Check(url);
     if (!checked.ok()) {
-      return Status(checked.status().code(), RedactUrl(url) + ": " + checked.status().message(),
-                    "url");
+      return Failed(Status(checked.status().code(),
+                           RedactUrl(url) + ": " + checked.status().message(), "url"));
     }
     target = std::move(checked).value();
   }
-  Handles h;
-  if (!h.easy || !h.multi) return Internal("curl initialisation failed");
+  Handles h(options.egress ? nullptr : kept);  // a pinned connection is never kept
+  if (!h.easy || !h.multi) return Failed(Internal("curl initialisation failed"));
   Transfer t(options);
-  t.on_head = on_head;
-  t.on_chunk = on_chunk;
+  t.on_head = &call.on_head;
+  t.on_chunk = &call.on_chunk;
+  t.source = call.body_source;
   t.easy = h.easy;
+  const std::string_view body = call.body;
 
-  std::string verb(method);
+  std::string verb(call.method);
   std::transform(verb.begin(), verb.end(), verb.begin(), AsciiUpper);
   bool has_expect = false;
-  for (const auto& [name, value] : headers) {
+  for (const auto& [name, value] : call.headers) {
     has_expect = has_expect || EqualsIgnoreCase(name, "Expect");
     // "Name;" is curl's way to send a header with an empty value.
     std::string line = value.empty() ? name + ";" : name + ": " + value;
@@ -216,7 +309,16 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
   } else {
     if (verb != "POST") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, verb.c_str());
-    if (!body.empty() || verb == "POST" || verb == "PUT" || verb == "PATCH") {
+    if (t.source) {
+      // POST with a body pulled through ReadCb; a known size, so no chunked upload.
+      curl_easy_setopt(e, CURLOPT_POST, 1L);
+      curl_easy_setopt(e, CURLOPT_READFUNCTION, &Transfer::ReadCb);
+      curl_easy_setopt(e, CURLOPT_READDATA, &t);
+      curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &Transfer::SeekCb);
+      curl_easy_setopt(e, CURLOPT_SEEKDATA, &t);
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.source->size));
+      curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 64L * 1024);
+    } else if (!body.empty() || verb == "POST" || verb == "PUT" || verb == "PATCH") {
       // POSTFIELDS must never be null (curl would read the body from stdin).
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.empty() ? "" : body.data());
@@ -233,7 +335,9 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
   curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Transfer::PrereqCb);
   curl_easy_setopt(e, CURLOPT_PREREQDATA, &t);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");           // never an environment proxy
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  // No environment proxy on someone's behalf (it would bypass the pinning).
+  if (!options.env_proxy || target) curl_easy_setopt(e, CURLOPT_PROXY, "");
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect is the caller's to read
   if (target) {
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Transfer::OpenSocketCb);
@@ -257,25 +361,26 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
   }
   curl_multi_add_handle(h.multi, e);
 
-  // The multi interface only so that the idle timeout is exact to kPollCapMs;
-  // curl itself enforces the connect and total timeouts.
+  // The multi interface only so that the idle timeout and should_stop are
+  // exact to poll_ms; curl itself enforces the connect and total timeouts.
+  const int64_t poll_ms = std::clamp<int64_t>(options.poll_ms, 1, 1000);
   bool idle_expired = false;
   CURLMcode mc = CURLM_OK;
   for (int running = 1;;) {
     mc = curl_multi_perform(h.multi, &running);
     if (mc != CURLM_OK || running == 0) break;
-    if (should_stop && *should_stop && (*should_stop)()) {
+    if (call.should_stop && call.should_stop()) {
       t.stopped = true;
       break;
     }
-    int wait_ms = kPollCapMs;
+    int wait_ms = static_cast<int>(poll_ms);
     if (options.idle_timeout_ms > 0 && t.connected) {
       int64_t left = options.idle_timeout_ms - MsSince(t.last_activity);
       if (left <= 0) {
         idle_expired = true;
         break;
       }
-      wait_ms = static_cast<int>(std::clamp<int64_t>(left, 1, kPollCapMs));
+      wait_ms = static_cast<int>(std::clamp<int64_t>(left, 1, poll_ms));
     }
     mc = curl_multi_poll(h.multi, nullptr, 0, wait_ms, nullptr);
     if (mc != CURLM_OK) break;
@@ -286,40 +391,76 @@ Result<HttpReply> Perform(const HttpClientOptions& options, std::string_view met
     if (msg->msg == CURLMSG_DONE) rc = msg->data.result;
   }
 
+  if (!t.head_done) {  // the status line may be in, the headers not all
+    long code = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+    if (code >= 200) t.reply.status = static_cast<int>(code);
+  }
+
+  HttpOutcome out;
   const std::string where = RedactUrl(url);
   const std::string why =
       errbuf[0] ? std::string(Trim(errbuf, kHttpSpace)) : curl_easy_strerror(rc);
+  auto fail = [&](HttpEnd end, Status st) {
+    out.end = end;
+    out.status = std::move(st);
+    out.reply = std::move(t.reply);
+    if (out.transport_error.empty()) {
+      out.transport_error = rc != CURLE_OK ? curl_easy_strerror(rc) : out.status.message();
+    }
+    return std::move(out);
+  };
   if (t.stopped) {
-    t.reply.stopped = true;
-    return std::move(t.reply);
+    out.end = HttpEnd::kStopped;
+    out.reply = std::move(t.reply);
+    out.reply.stopped = true;
+    return out;
   }
   if (idle_expired) {
-    return Status(StatusCode::kDeadlineExceeded,
-                  "timed out talking to " + where + ": no data for " +
-                      std::to_string(options.idle_timeout_ms) + " ms");
+    out.transport_error = "no data for " + std::to_string(options.idle_timeout_ms) + " ms";
+    return fail(HttpEnd::kIdleTimeout,
+                Status(StatusCode::kDeadlineExceeded,
+                       "timed out talking to " + where + ": " + out.transport_error));
   }
-  if (mc != CURLM_OK) return Internal(std::string("curl: ") + curl_multi_strerror(mc));
+  if (mc != CURLM_OK) {
+    return fail(HttpEnd::kFailed, Internal(std::string("curl: ") + curl_multi_strerror(mc)));
+  }
   if (!t.unpinned.empty()) {
-    return InvalidArgument("refused by the egress policy: " + where + " would connect to " +
-                               t.unpinned + ", not the checked " + target->address.ToString(),
-                           "url");
+    return fail(HttpEnd::kFailed,
+                InvalidArgument("refused by the egress policy: " + where + " would connect to " +
+                                    t.unpinned + ", not the checked " + target->address.ToString(),
+                                "url"));
   }
   if (t.too_big) {
-    return Status(
-        StatusCode::kResourceExhausted,
-        "reply from " + where + " is over " + std::to_string(options.max_body_bytes) + " bytes");
+    return fail(HttpEnd::kFailed, Status(StatusCode::kResourceExhausted,
+                                         "reply from " + where + " is over " +
+                                             std::to_string(options.max_body_bytes) + " bytes"));
   }
+  if (!t.source_error.ok()) return fail(HttpEnd::kFailed, t.source_error);
   switch (rc) {
     case CURLE_OK:
-      return std::move(t.reply);
-    case CURLE_OPERATION_TIMEDOUT:
-      return Status(StatusCode::kDeadlineExceeded, "timed out talking to " + where + ": " + why);
+      out.end = HttpEnd::kComplete;
+      out.reply = std::move(t.reply);
+      return out;
+    case CURLE_OPERATION_TIMEDOUT: {
+      // The total limit, or the connect limit (kFailed: nothing was
+      // exchanged): once connected only the total can elapse; before, the
+      // smaller one did (curl's connect default is 300 s).
+      const int64_t connect_limit =
+          options.connect_timeout_ms > 0 ? options.connect_timeout_ms : 300'000;
+      const bool total = options.total_timeout_ms > 0 &&
+                         (t.connected || options.total_timeout_ms <= connect_limit);
+      return fail(
+          total ? HttpEnd::kTotalTimeout : HttpEnd::kFailed,
+          Status(StatusCode::kDeadlineExceeded, "timed out talking to " + where + ": " + why));
+    }
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
-      return InvalidArgument("bad URL " + where + ": " + why);
+      return fail(HttpEnd::kFailed, InvalidArgument("bad URL " + where + ": " + why));
     default:
-      if (!t.head_done) return Unavailable("cannot reach " + where + ": " + why);
-      return Unavailable("reply from " + where + " cut short: " + why);
+      if (!t.head_done)
+        return fail(HttpEnd::kFailed, Unavailable("cannot reach " + where + ": " + why));
+      return fail(HttpEnd::kFailed, Unavailable("reply from " + where + " cut short: " + why));
   }
 }
 
@@ -332,20 +473,42 @@ std::string HttpReply::Header(std::string_view name) const {
   return "";
 }
 
-HttpClient::HttpClient(HttpClientOptions options) : options_(options) {}
+HttpClient::HttpClient(HttpClientOptions options)
+    : options_(std::move(options)),
+      kept_(options_.keep_connections ? std::make_shared<HttpKeptHandles>() : nullptr) {}
+
+HttpOutcome HttpClient::Exchange(const HttpCall& call) const {
+  return Perform(options_, kept_.get(), call);
+}
 
 Result<HttpReply> HttpClient::Request(std::string_view method, const std::string& url,
                                       const HttpHeaders& headers, std::string_view body) const {
-  return Perform(options_, method, url, headers, body, nullptr, nullptr, nullptr);
+  HttpCall call;
+  call.method = std::string(method);
+  call.url = url;
+  call.headers = headers;
+  call.body = body;
+  HttpOutcome out = Exchange(call);
+  if (!out.status.ok()) return std::move(out.status);
+  return std::move(out.reply);
 }
 
 Result<HttpReply> HttpClient::Stream(std::string_view method, const std::string& url,
                                      const HttpHeaders& headers, std::string_view body,
                                      const HeadFn& on_head, const ChunkFn& on_chunk,
                                      const StopFn& should_stop) const {
-  static const ChunkFn kDiscard = [](std::string_view) { return true; };
-  return Perform(options_, method, url, headers, body, &on_head, on_chunk ? &on_chunk : &kDiscard,
-                 &should_stop);
+  HttpCall call;
+  call.method = std::string(method);
+  call.url = url;
+  call.headers = headers;
+  call.body = body;
+  call.on_head = on_head;
+  // An empty on_chunk drops the body (Exchange would buffer it).
+  call.on_chunk = on_chunk ? on_chunk : [](std::string_view) { return true; };
+  call.should_stop = should_stop;
+  HttpOutcome out = Exchange(call);
+  if (!out.status.ok()) return std::move(out.status);
+  return std::move(out.reply);
 }
 
 std::string UrlEncode(std::string_view text) {

@@ -1,6 +1,5 @@
 #include "llm/llm_client.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -8,10 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
 #include <random>
 #include <thread>
 
+#include "core/http_client.h"
 #include "core/sse_parser.h"
 #include "core/strings.h"
 #include "core/utf8.h"
@@ -54,60 +53,15 @@ AttemptOutcome Fail(LlmErrorKind kind, Status st, int http = 0) {
   return o;
 }
 
-// The calling thread's curl multi and easy handles, kept between transfers:
-// the multi handle's connection cache holds the kept-alive connection to the
-// LLM server, so the requests of an agent loop do not each pay a TCP connect
-// (and the server an accept), and the easy handle is reset rather than
-// re-created (its buffers stay allocated). A transfer started while the
-// thread's pair is busy (never today: no LLM call is made from inside a curl
-// callback) gets a private pair.
-class ThreadCurl {
- public:
-  struct Handles {
-    CURLM* multi = nullptr;
-    CURL* easy = nullptr;
-    bool ok() const { return multi != nullptr && easy != nullptr; }
-  };
-  ThreadCurl() = default;
-  ThreadCurl(const ThreadCurl&) = delete;
-  ThreadCurl& operator=(const ThreadCurl&) = delete;
-  ~ThreadCurl() {
-    if (own_.easy) curl_easy_cleanup(own_.easy);
-    if (own_.multi) curl_multi_cleanup(own_.multi);
-  }
-  // The handles for one transfer (check ok()); give them back with Release.
-  Handles Acquire() {
-    if (busy_) return {curl_multi_init(), curl_easy_init()};
-    if (!own_.multi) own_.multi = curl_multi_init();
-    if (own_.easy) {
-      curl_easy_reset(own_.easy);  // every option back to its default
-    } else {
-      own_.easy = curl_easy_init();
-    }
-    busy_ = own_.ok();
-    return own_;
-  }
-  void Release(Handles h) {
-    if (h.multi == own_.multi && h.easy == own_.easy) {
-      busy_ = false;
-      return;
-    }
-    if (h.easy) curl_easy_cleanup(h.easy);
-    if (h.multi) curl_multi_cleanup(h.multi);
-  }
-
- private:
-  Handles own_;
-  bool busy_ = false;
-};
-
-thread_local ThreadCurl t_curl;
-
-// One HTTP exchange: owns the easy handle, the request body and the parser.
+// One attempt: the request body, the reply's parsing and the attempt's
+// classification. The transfer itself is core's HttpClient (Exchange): this
+// class only reads what it delivers.
 class Transfer {
  public:
-  Transfer(const ModelProfile& p, bool stream, const LlmEventFn& on_event, CancelToken* cancel)
+  Transfer(const ModelProfile& p, const HttpClient& http, bool stream, const LlmEventFn& on_event,
+           CancelToken* cancel)
       : profile_(p),
+        http_(http),
         stream_(stream),
         cancel_(cancel),
         on_event_(on_event),
@@ -117,12 +71,8 @@ class Transfer {
   AttemptOutcome Run(const ChatRequest& req);
 
  private:
-  static size_t ReadCb(char* buf, size_t size, size_t n, void* self);
-  static size_t WriteCb(char* buf, size_t size, size_t n, void* self);
-  static size_t HeaderCb(char* buf, size_t size, size_t n, void* self);
-  static int ProgressCb(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
-  static int SeekCb(void* self, curl_off_t offset, int origin);
-
+  bool OnHead(const HttpReply& head);
+  bool OnBody(std::string_view bytes);
   void OnDelta(const LlmEvent& ev) {
     if (ttft_ms_ < 0) ttft_ms_ = MsSince(start_);
     if (on_event_) on_event_(ev);
@@ -133,20 +83,19 @@ class Transfer {
     if (!st.ok()) stream_error_ = std::move(st);
   }
   bool Cancelled() const { return cancel_ && cancel_->IsCancelled(); }
-  AttemptOutcome Classify(CURLcode rc, bool cancelled, bool stalled, bool timed_out);
+  AttemptOutcome Classify(const HttpOutcome& x);
 
   const ModelProfile& profile_;
+  const HttpClient& http_;
   bool stream_;
   CancelToken* cancel_;
   const LlmEventFn& on_event_;
   StreamAssembler assembler_;
   SseParser parser_;
   std::unique_ptr<RequestBody> body_;
-  CURL* easy_ = nullptr;
   SteadyClock::time_point start_ = SteadyClock::now();
-  SteadyClock::time_point last_activity_ = start_;
   int64_t ttft_ms_ = -1;
-  long http_status_ = 0;
+  int http_status_ = 0;
   bool json_reply_ = false;  // 2xx with a JSON (not SSE) content type
   std::string err_body_;     // body of a non-2xx reply (capped)
   std::string json_body_;    // body of a non-streamed reply
@@ -154,70 +103,39 @@ class Transfer {
   Status stream_error_;
 };
 
-size_t Transfer::ReadCb(char* buf, size_t size, size_t n, void* self) {
-  auto* t = static_cast<Transfer*>(self);
-  t->last_activity_ = SteadyClock::now();
-  if (t->Cancelled()) return CURL_READFUNC_ABORT;
-  size_t k = t->body_->Read(buf, size * n);
-  if (!t->body_->error().ok()) return CURL_READFUNC_ABORT;
-  return k;
+// The final response's head: its status, Retry-After and content type.
+bool Transfer::OnHead(const HttpReply& head) {
+  http_status_ = head.status;
+  for (const auto& [key, value] : head.headers) {
+    std::string name = Lower(key);
+    if (name == "retry-after-ms") {
+      retry_after_ms_ = std::atoll(value.c_str());
+    } else if (name == "retry-after" && retry_after_ms_ < 0 && !value.empty() &&
+               std::isdigit(static_cast<unsigned char>(value.front()))) {
+      // Delta-seconds form only; an HTTP-date falls back to our backoff.
+      retry_after_ms_ = static_cast<int64_t>(std::atof(value.c_str()) * 1000);
+    } else if (name == "content-type") {
+      json_reply_ = Lower(value).find("application/json") != std::string::npos;
+    }
+  }
+  return true;
 }
 
-size_t Transfer::HeaderCb(char* buf, size_t size, size_t n, void* self) {
-  auto* t = static_cast<Transfer*>(self);
-  std::string_view line(buf, size * n);
-  t->last_activity_ = SteadyClock::now();
-  if (line.starts_with("HTTP/")) {  // a new response (after 100-continue or a redirect)
-    t->retry_after_ms_ = -1;
-    t->json_reply_ = false;
-    return size * n;
+// A piece of the body: an error text, SSE, or a whole JSON answer. False
+// stops the transfer (cancelled, a broken stream, an oversized answer).
+bool Transfer::OnBody(std::string_view bytes) {
+  if (Cancelled()) return false;
+  if (http_status_ < 200 || http_status_ >= 300) {
+    err_body_.append(bytes.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, err_body_.size())));
+    return true;
   }
-  size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return size * n;
-  std::string name = Lower(Trim(line.substr(0, colon), kHttpSpace));
-  std::string_view value = Trim(line.substr(colon + 1), kHttpSpace);
-  if (name == "retry-after-ms") {
-    t->retry_after_ms_ = std::atoll(std::string(value).c_str());
-  } else if (name == "retry-after" && t->retry_after_ms_ < 0 && !value.empty() &&
-             std::isdigit(static_cast<unsigned char>(value.front()))) {
-    // Delta-seconds form only; an HTTP-date falls back to our backoff.
-    t->retry_after_ms_ = static_cast<int64_t>(std::atof(std::string(value).c_str()) * 1000);
-  } else if (name == "content-type") {
-    t->json_reply_ = Lower(value).find("application/json") != std::string::npos;
+  if (stream_ && !json_reply_) {
+    parser_.Feed(bytes);
+    return stream_error_.ok();
   }
-  return size * n;
-}
-
-size_t Transfer::WriteCb(char* buf, size_t size, size_t n, void* self) {
-  auto* t = static_cast<Transfer*>(self);
-  size_t len = size * n;
-  t->last_activity_ = SteadyClock::now();
-  if (t->Cancelled()) return 0;
-  if (t->http_status_ == 0) curl_easy_getinfo(t->easy_, CURLINFO_RESPONSE_CODE, &t->http_status_);
-  std::string_view bytes(buf, len);
-  if (t->http_status_ < 200 || t->http_status_ >= 300) {
-    t->err_body_.append(
-        bytes.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, t->err_body_.size())));
-    return len;
-  }
-  if (t->stream_ && !t->json_reply_) {
-    t->parser_.Feed(bytes);
-    return t->stream_error_.ok() ? len : 0;
-  }
-  if (t->json_body_.size() + len > kMaxJsonBody) return 0;
-  t->json_body_.append(bytes);
-  return len;
-}
-
-int Transfer::ProgressCb(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<Transfer*>(self)->Cancelled() ? 1 : 0;
-}
-
-// libcurl rewinds the body to resend it when a reused connection turns out
-// closed by the server; only a rewind to the start is ever asked for.
-int Transfer::SeekCb(void* self, curl_off_t offset, int origin) {
-  if (offset != 0 || origin != SEEK_SET) return CURL_SEEKFUNC_CANTSEEK;
-  return static_cast<Transfer*>(self)->body_->Rewind().ok() ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+  if (json_body_.size() + bytes.size() > kMaxJsonBody) return false;
+  json_body_.append(bytes);
+  return true;
 }
 
 AttemptOutcome Transfer::Run(const ChatRequest& req) {
@@ -234,90 +152,43 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   if (!body.ok()) return Fail(LlmErrorKind::kTerminal, body.status());
   body_ = std::move(body).value();
 
-  ThreadCurl::Handles handles = t_curl.Acquire();
-  if (!handles.ok()) {
-    t_curl.Release(handles);
-    return Fail(LlmErrorKind::kRetryable, Internal("curl initialisation failed"));
-  }
-  easy_ = handles.easy;
-  CURLM* multi = handles.multi;
-  std::string url = profile_.base_url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  url += "/chat/completions";
+  // The body streams from the conversation file; a resend (a kept-alive
+  // connection the server had closed) rewinds it.
+  HttpBodySource source;
+  source.size = body_->size();
+  source.read = [this](char* buf, size_t n) -> Result<size_t> {
+    if (Cancelled()) return Status(StatusCode::kCancelled, "LLM call cancelled");
+    size_t k = body_->Read(buf, n);
+    if (!body_->error().ok()) return body_->error();
+    return k;
+  };
+  source.rewind = [this] { return body_->Rewind(); };
 
-  curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers,
-                              stream_ ? "Accept: text/event-stream" : "Accept: application/json");
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  HttpCall call;
+  call.method = "POST";
+  call.url = profile_.base_url;
+  while (!call.url.empty() && call.url.back() == '/') call.url.pop_back();
+  call.url += "/chat/completions";
+  call.headers = {{"Content-Type", "application/json"},
+                  {"Accept", stream_ ? "text/event-stream" : "application/json"}};
   if (!profile_.api_key.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + profile_.api_key).c_str());
+    call.headers.emplace_back("Authorization", "Bearer " + profile_.api_key);
   }
-  for (const auto& [k, v] : profile_.extra_headers) {
-    headers = curl_slist_append(headers, (k + ": " + v).c_str());
-  }
-
-  curl_easy_setopt(easy_, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy_, CURLOPT_POST, 1L);
-  curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(easy_, CURLOPT_READFUNCTION, &Transfer::ReadCb);
-  curl_easy_setopt(easy_, CURLOPT_READDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_SEEKFUNCTION, &Transfer::SeekCb);
-  curl_easy_setopt(easy_, CURLOPT_SEEKDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_->size()));
-  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &Transfer::WriteCb);
-  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &Transfer::HeaderCb);
-  curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(easy_, CURLOPT_XFERINFOFUNCTION, &Transfer::ProgressCb);
-  curl_easy_setopt(easy_, CURLOPT_XFERINFODATA, this);
-  curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(profile_.connect_timeout_ms));
-  curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(easy_, CURLOPT_UPLOAD_BUFFERSIZE, 64L * 1024);
-  curl_multi_add_handle(multi, easy_);
-
-  bool cancelled = false, stalled = false, timed_out = false;
-  int running = 1;
-  while (true) {
-    CURLMcode mc = curl_multi_perform(multi, &running);
-    if (mc != CURLM_OK || running == 0) break;
-    if (Cancelled()) {
-      cancelled = true;
-      break;
-    }
-    if (profile_.idle_timeout_ms > 0 &&
-        std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - last_activity_)
-                .count() > profile_.idle_timeout_ms) {
-      stalled = true;
-      break;
-    }
-    if (profile_.total_timeout_ms > 0 && MsSince(start_) > profile_.total_timeout_ms) {
-      timed_out = true;
-      break;
-    }
-    curl_multi_poll(multi, nullptr, 0, kPollMs, nullptr);
-  }
-  CURLcode rc = CURLE_OK;
-  int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
-    if (msg->msg == CURLMSG_DONE) rc = msg->data.result;
-  }
-  if (Cancelled()) cancelled = true;
-  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &http_status_);
-  AttemptOutcome out = Classify(rc, cancelled, stalled, timed_out);
-  curl_multi_remove_handle(multi, easy_);  // a finished transfer's connection stays cached
-  t_curl.Release(handles);
-  curl_slist_free_all(headers);
-  easy_ = nullptr;
-  return out;
+  for (const auto& [k, v] : profile_.extra_headers) call.headers.emplace_back(k, v);
+  call.body_source = &source;
+  call.on_head = [this](const HttpReply& head) { return OnHead(head); };
+  call.on_chunk = [this](std::string_view bytes) { return OnBody(bytes); };
+  call.should_stop = [this] { return Cancelled(); };
+  HttpOutcome x = http_.Exchange(call);
+  if (http_status_ == 0) http_status_ = x.reply.status;  // a head cut before its end
+  return Classify(x);
 }
 
-AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, bool timed_out) {
-  int http = static_cast<int>(http_status_);
-  if (cancelled)
+AttemptOutcome Transfer::Classify(const HttpOutcome& x) {
+  const int http = http_status_;
+  const bool stalled = x.end == HttpEnd::kIdleTimeout;
+  const bool timed_out = x.end == HttpEnd::kTotalTimeout;
+  if (Cancelled())
     return Fail(LlmErrorKind::kCancelled, Status(StatusCode::kCancelled, "LLM call cancelled"),
                 http);
   if (!body_->error().ok()) return Fail(LlmErrorKind::kTerminal, body_->error(), http);
@@ -336,7 +207,7 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
     return Fail(LlmErrorKind::kTerminal, InvalidArgument(msg), http);
   }
   if (http != 0 && (!stream_ || json_reply_)) {
-    if (rc != CURLE_OK || stalled || timed_out) {
+    if (x.end != HttpEnd::kComplete) {
       return Fail(LlmErrorKind::kRetryable, Unavailable("response cut short"), http);
     }
     Json j = Json::parse(json_body_, nullptr, false);
@@ -350,17 +221,18 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
     // A finish_reason means the answer is whole even if the usage/[DONE] tail was lost.
     if (!assembler_.has_finish()) {
       std::string why = stalled ? fmt::format("stream stalled for {} ms", profile_.idle_timeout_ms)
-                        : timed_out      ? "attempt timed out"
-                        : rc != CURLE_OK ? fmt::format("stream cut: {}", curl_easy_strerror(rc))
-                                         : std::string("stream ended before finish_reason");
+                        : timed_out ? "attempt timed out"
+                        : x.end != HttpEnd::kComplete
+                            ? fmt::format("stream cut: {}", x.transport_error)
+                            : std::string("stream ended before finish_reason");
       return Fail(LlmErrorKind::kRetryable, Unavailable(why), http);
     }
   } else {
     // No HTTP response at all: connection refused/reset, DNS, timeout.
     std::string why = stalled     ? fmt::format("no response for {} ms", profile_.idle_timeout_ms)
                       : timed_out ? std::string("attempt timed out")
-                                  : std::string(curl_easy_strerror(rc));
-    bool terminal = rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL;
+                                  : x.transport_error;
+    bool terminal = x.status.code() == StatusCode::kInvalidArgument;  // a bad base_url
     return Fail(terminal ? LlmErrorKind::kTerminal : LlmErrorKind::kRetryable,
                 terminal ? InvalidArgument(why, "llm.base_url")
                          : Unavailable(fmt::format("{}: {}", profile_.base_url, why)),
@@ -373,7 +245,19 @@ AttemptOutcome Transfer::Classify(CURLcode rc, bool cancelled, bool stalled, boo
   return o;
 }
 
-std::once_flag g_curl_init;
+// The transfer settings of a profile: an internal call (no egress policy:
+// the operator configured the URL), its connection kept between calls, the
+// environment's proxy honoured, cancel and stall checked every 25 ms.
+HttpClientOptions TransferOptions(const ModelProfile& p) {
+  HttpClientOptions o;
+  o.connect_timeout_ms = p.connect_timeout_ms;
+  o.idle_timeout_ms = p.idle_timeout_ms;
+  o.total_timeout_ms = p.total_timeout_ms;
+  o.poll_ms = kPollMs;
+  o.keep_connections = true;
+  o.env_proxy = true;
+  return o;
+}
 
 }  // namespace
 
@@ -424,8 +308,8 @@ ModelProfile ProfileFromConfig(const LlmConfig& cfg) {
   return p;
 }
 
-OpenAiClient::OpenAiClient(ModelProfile profile) : profile_(std::move(profile)) {
-  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+OpenAiClient::OpenAiClient(ModelProfile profile)
+    : profile_(std::move(profile)), http_(TransferOptions(profile_)) {
   if (profile_.api_key.empty() && !profile_.api_key_env.empty()) {
     if (const char* v = std::getenv(profile_.api_key_env.c_str())) profile_.api_key = v;
   }
@@ -440,7 +324,7 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
   LlmCallResult result;
   for (int attempt = 1;; ++attempt) {
     result.attempts = attempt;
-    Transfer transfer(profile_, stream, on_event, cancel);
+    Transfer transfer(profile_, http_, stream, on_event, cancel);
     AttemptOutcome out = transfer.Run(request);
     result.http_status = out.http_status;
     if (out.kind == LlmErrorKind::kNone) {

@@ -2,11 +2,19 @@
 //
 // The agent loop (src/engine) calls Chat() once per iteration. LlmClient is
 // the interface the engine depends on, so tests inject a fake; OpenAiClient is
-// the libcurl implementation for llama-server, vLLM, Ollama and OpenAI:
+// the implementation for llama-server, vLLM, Ollama and OpenAI:
 //
 //   ChatRequest (file paths) -> RequestBody (streamed upload)
 //     -> POST {base_url}/chat/completions, stream + include_usage
+//        (core's HttpClient::Exchange: the one libcurl transfer of the tree)
 //     -> SseParser -> StreamAssembler -> LlmEvent deltas + ChatResponse
+//
+// The transfer is core's; what is the LLM's stays here: the request body, the
+// reading of the reply, and the classification and retries below. The
+// profile's URL is the operator's configuration, so the call passes no egress
+// policy (as OTLP's); the environment's proxy is honoured, and the client
+// keeps its kept-alive connection between calls (an agent loop pays one TCP
+// connect per job, not one per request).
 //
 // Failures are classified: retryable (429 honouring Retry-After, 5xx,
 // connection errors, a stalled stream, a stream cut before finish_reason) are
@@ -20,7 +28,8 @@
 // returns the figures in ChatResponse::usage.
 //
 // Thread safety: OpenAiClient is immutable after construction; Chat() may run
-// concurrently from many threads (each call has its own curl handles).
+// concurrently from many threads (HttpClient gives each call its own curl
+// handles, from its kept ones when one is free).
 #pragma once
 
 #include <map>
@@ -28,6 +37,7 @@
 
 #include "core/cancel.h"
 #include "core/config.h"
+#include "core/http_client.h"
 #include "llm/llm_types.h"
 
 namespace maestro::llm {
@@ -57,6 +67,7 @@ class OpenAiClient final : public LlmClient {
 
  private:
   ModelProfile profile_;
+  HttpClient http_;  // the profile's timeouts; keeps its connection
 };
 
 // Exposed for tests: is this error body a "prompt does not fit" error?

@@ -1,5 +1,5 @@
 // RequestBody: the chat-completion request body, produced from files while
-// libcurl sends it (CURLOPT_READFUNCTION pulls Read()).
+// core's HttpClient sends it (an HttpBodySource pulls Read()).
 //
 // Seed 002 keeps the live conversation in current.jsonl (one OpenAI message
 // object per line) and §7 forbids holding a whole conversation in memory, so
