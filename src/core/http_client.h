@@ -69,15 +69,16 @@ struct HttpClientOptions {
   int64_t connect_timeout_ms = 10'000;  // name lookup + TCP (+ TLS) connect
   int64_t total_timeout_ms = 0;         // the whole exchange; 0 = no limit
   int64_t idle_timeout_ms = 0;          // after connecting, no byte moved for this long; 0 = none
-  int64_t poll_ms = 50;  // longest wait between checks of should_stop and the idle timeout
   // A buffered reply body (Request, or Exchange without on_chunk) above this
   // is an error.
   size_t max_body_bytes = 64 * 1024 * 1024;
-  bool keep_connections = false;  // reuse connections across calls (see above)
-  bool env_proxy = false;         // honour http_proxy/https_proxy/no_proxy (no policy only)
   // Set for every request made on someone's behalf (see above); null: an
   // internal call, not checked.
   std::shared_ptr<const EgressPolicy> egress;
+  // (Below the fields above, so their positional initialisers stay valid.)
+  int64_t poll_ms = 50;           // longest wait between checks of should_stop and the idle timeout
+  bool keep_connections = false;  // reuse connections across calls (see above)
+  bool env_proxy = false;         // honour http_proxy/https_proxy/no_proxy (no policy only)
 };
 
 struct HttpReply {
