@@ -81,25 +81,25 @@ Result<std::optional<Stop>> FindStop(Store& store, const std::string& task_id,
 void Announce(AgentLoopDeps& d, const std::string& movement, const Stop& s,
               const std::string& text) {
   Event ev;
-  ev.task_id = d.task_id;
-  ev.job_id = d.job_id;
+  ev.task_id = d.scope.task_id;
+  ev.job_id = d.scope.job_id;
   ev.type = "budget.exceeded";
   const budget::Verdict& v = s.verdict;
   ev.payload = {{"movement", movement}, {"which", v.which},
                 {"spent", v.spent},     {"limit", v.limit},
                 {"next", v.next},       {"unit", v.unit},
                 {"message", text},      {"budget_task_id", s.task_id}};
-  if (auto r = d.store->AppendEvent(ev); !r.ok()) {
-    spdlog::warn("job {}: budget.exceeded event: {}", d.job_id, r.status().ToString());
+  if (auto r = d.services.store->AppendEvent(ev); !r.ok()) {
+    spdlog::warn("job {}: budget.exceeded event: {}", d.scope.job_id, r.status().ToString());
   }
   Comment c;
-  c.task_id = d.task_id;
-  c.job_id = d.job_id;
+  c.task_id = d.scope.task_id;
+  c.job_id = d.scope.job_id;
   c.author = "system";
   c.kind = CommentKind::kNote;
   c.body = "Budget reached: " + text + ".";
-  if (auto r = d.store->AddComment(c); !r.ok()) {
-    spdlog::warn("job {}: budget comment: {}", d.job_id, r.status().ToString());
+  if (auto r = d.services.store->AddComment(c); !r.ok()) {
+    spdlog::warn("job {}: budget comment: {}", d.scope.job_id, r.status().ToString());
   }
 }
 
@@ -132,25 +132,25 @@ Result<budget::Spent> TreeSpent(Store& store, const std::string& task_id,
 
 std::optional<MovementResult> BudgetStep(AgentLoopDeps& d, const std::string& movement,
                                          int64_t next_prompt_estimate) {
-  if (d.budget == nullptr) return std::nullopt;
-  auto stop = FindStop(*d.store, d.task_id, *d.budget, next_prompt_estimate);
+  if (d.scope.budget == nullptr) return std::nullopt;
+  auto stop = FindStop(*d.services.store, d.scope.task_id, *d.scope.budget, next_prompt_estimate);
   if (!stop.ok()) {
-    spdlog::warn("job {}: budget check: {}", d.job_id, stop.status().ToString());
+    spdlog::warn("job {}: budget check: {}", d.scope.job_id, stop.status().ToString());
     return std::nullopt;
   }
   if (!*stop) return std::nullopt;
   const Stop& s = **stop;
   std::string text = budget::ExceededText(s.verdict);
   if (!s.own) text = fmt::format("the budget of the parent task {}: {}", s.task_id, text);
-  if (d.delegate_depth > 0) {
+  if (d.loop.delegate_depth > 0) {
     // A sub-agent cannot park the job: it stops, and the delegating agent's
     // next call meets the same budget and parks (or ends) the job.
-    spdlog::info("job {}: delegate (depth {}) stopped by budget {} in movement {}: {}", d.job_id,
-                 d.delegate_depth, s.verdict.which, movement, text);
+    spdlog::info("job {}: delegate (depth {}) stopped by budget {} in movement {}: {}",
+                 d.scope.job_id, d.loop.delegate_depth, s.verdict.which, movement, text);
     return Aborted(movement, "the task's budget is spent: " + text);
   }
-  spdlog::info("job {}: budget {} reached in movement {}: {}", d.job_id, s.verdict.which, movement,
-               text);
+  spdlog::info("job {}: budget {} reached in movement {}: {}", d.scope.job_id, s.verdict.which,
+               movement, text);
   Announce(d, movement, s, text);
   if (!s.own) return Aborted(movement, text);
   MovementResult r;

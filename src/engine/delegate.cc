@@ -40,7 +40,7 @@ std::string NameOf(const Json& def) {
 
 // Directory-safe and unique per call: `<job>-<key prefix><call id>`.
 std::string DelegateDirName(const AgentLoopDeps& d, const std::string& call_id) {
-  std::string name = d.job_id + "-" + d.dispatch.call_key_prefix + call_id;
+  std::string name = d.scope.job_id + "-" + d.loop.call_key_prefix + call_id;
   for (char& c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '-' || c == '_' || c == '.';
@@ -75,12 +75,13 @@ struct ChildRun {
 Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
                               const tools::ToolCall& call, int depth) {
   ChildRun c;
-  MAESTRO_ASSIGN_OR_RETURN(c.ctx, d.ctx->OpenDelegate(DelegateDirName(d, call.id)));
-  c.piece = DelegatePiece(*d.piece, mv);
+  MAESTRO_ASSIGN_OR_RETURN(c.ctx, d.loop.ctx->OpenDelegate(DelegateDirName(d, call.id)));
+  c.piece = DelegatePiece(*d.loop.piece, mv);
   MAESTRO_ASSIGN_OR_RETURN(
-      c.tools, BuildPieceTools(
-                   c.piece, DelegateToolDefs(*d.piece_tools, depth, d.limits.max_delegate_depth)));
-  MAESTRO_RETURN_IF_ERROR(WriteStringToFile(*d.env, c.ctx->dir() + "/tools.json", c.tools.bytes));
+      c.tools, BuildPieceTools(c.piece, DelegateToolDefs(*d.loop.piece_tools, depth,
+                                                         d.scope.limits.max_delegate_depth)));
+  MAESTRO_RETURN_IF_ERROR(
+      WriteStringToFile(*d.services.env, c.ctx->dir() + "/tools.json", c.tools.bytes));
   StaticPreamble pre;
   pre.working_directory = tools::kWorkspaceMount;
   Json system = BuildSystemMessage(pre, c.tools, c.piece, kDelegateMovement);
@@ -88,7 +89,7 @@ Result<ChildRun> PrepareChild(const AgentLoopDeps& d, const Movement* mv,
   std::string context = call.arguments.value("context", "");
   if (!context.empty()) task += "\n\n## Context from the delegating agent\n" + context;
   MAESTRO_RETURN_IF_ERROR(
-      c.ctx->messages().SeedThread(d.job_id, {system, UserMessage(task)}, "").status());
+      c.ctx->messages().SeedThread(d.scope.job_id, {system, UserMessage(task)}, "").status());
   return c;
 }
 
@@ -127,28 +128,17 @@ Piece DelegatePiece(const Piece& parent, const Movement* parent_movement) {
   return p;
 }
 
-DeltaFn TagDelegateDeltas(DeltaFn parent, const std::string& call_id, int depth) {
-  if (!parent) return {};
-  return
-      [parent = std::move(parent), call_id, depth](const std::string& job_id, const Json& delta) {
-        if (delta.contains("delegate")) return parent(job_id, delta);
-        Json tagged = delta;
-        tagged["delegate"] = {{"call_id", call_id}, {"depth", depth}};
-        parent(job_id, tagged);
-      };
-}
-
 std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
                         const tools::ToolCall& call) {
-  const int max_depth = d.limits.max_delegate_depth;
-  const Movement* mv = d.piece->FindMovement(movement);
-  const auto& offered = d.piece_tools->names;
-  if (!DelegateOffered(d.delegate_depth, max_depth) ||
+  const int max_depth = d.scope.limits.max_delegate_depth;
+  const Movement* mv = d.loop.piece->FindMovement(movement);
+  const auto& offered = d.loop.piece_tools->names;
+  if (!DelegateOffered(d.loop.delegate_depth, max_depth) ||
       std::find(offered.begin(), offered.end(), tools::kDelegate) == offered.end()) {
     return fmt::format(
         "Error: delegate is not available here (sub-agent depth {}, limit {}); do the work "
         "yourself.",
-        d.delegate_depth, max_depth);
+        d.loop.delegate_depth, max_depth);
   }
   if (mv && !ToolAllowedInMovement(*mv, tools::kDelegate)) {
     return fmt::format("Error: delegate is not allowed in movement '{}'.", movement);
@@ -156,28 +146,31 @@ std::string RunDelegate(AgentLoopDeps& d, const std::string& movement,
   if (call.arguments.value("task", "").empty()) {
     return "Error: invalid arguments for delegate: field 'task' must be a non-empty string";
   }
-  const int depth = d.delegate_depth + 1;
+  const int depth = d.loop.delegate_depth + 1;
   auto child = PrepareChild(d, mv, call, depth);
   if (!child.ok()) return "Error: could not start the sub-agent: " + child.status().message();
-  AgentLoopDeps c = d;
-  c.ctx = child->ctx.get();
-  c.piece = &child->piece;
-  c.piece_tools = &child->tools;
-  c.tools_path = child->ctx->dir() + "/tools.json";
-  c.delegate_depth = depth;
-  // The sub-agent's conversation is its own: no handoff of the job from in
-  // here (an overflow ends the sub-agent with an Error result) and a fresh
-  // prompt-guard state for its own messages.
-  c.handoff = nullptr;
-  c.guard = PromptGuardState{};
-  c.dispatch.call_key_prefix = d.dispatch.call_key_prefix + "delegate:" + call.id + "/";
-  c.on_delta = TagDelegateDeltas(d.on_delta, call.id, depth);
+  // The sub-agent shares the process's services and the job's scope (ids,
+  // cancel token, ledger, policy, limits, budget) and runs its own loop: its
+  // own conversation, piece and tools file; no handoff of the job from in
+  // here (an overflow ends the sub-agent with an Error result); a fresh
+  // prompt-guard state for its own messages; its deltas tagged with the call
+  // (EmitDelta); and its call ids keyed under this call in the shared ledger.
+  LoopState loop;
+  loop.ctx = child->ctx.get();
+  loop.piece = &child->piece;
+  loop.piece_tools = &child->tools;
+  loop.tools_path = child->ctx->dir() + "/tools.json";
+  loop.trace_parent = d.loop.trace_parent;
+  loop.delegate_depth = depth;
+  loop.delegate_call_id = call.id;
+  loop.call_key_prefix = d.loop.call_key_prefix + "delegate:" + call.id + "/";
+  AgentLoopDeps c{d.services, d.scope, std::move(loop)};
   EmitDelta(d,
             {{"type", "delegate"}, {"phase", "started"}, {"call_id", call.id}, {"depth", depth}});
   MovementResult r = RunMovement(c, kDelegateMovement);
   // Capped like any tool output: the answer lands in the parent's context.
   std::string answer = CapOutput(Answer(r), kAnswerCapBytes);
-  spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.job_id, call.id, depth,
+  spdlog::info("job {}: delegate {} (depth {}) ended {} {}", d.scope.job_id, call.id, depth,
                r.next.value_or("?"), r.abort_reason);
   EmitDelta(d, {{"type", "delegate"},
                 {"phase", "finished"},

@@ -14,11 +14,16 @@
 // becomes an `Error…` result the parent can act on. The parent's
 // conversation gains exactly one message: that tool result.
 //
-// Streaming: the child's deltas go to the parent job's DeltaFn with a
-// `delegate: {call_id, depth}` field (the innermost sub-agent's tag wins), and
-// the parent stream gets `{type: "delegate", phase: started|finished}`.
-// Tool calls of a sub-agent share the job's ledger under the key prefix
-// `delegate:<call id>/`, so crash recovery sees them too.
+// Deps: the child shares its parent's LoopServices and the job's JobScope
+// (ids, cancel token, ledger, policy, limits, budget) and gets its own
+// LoopState (movement_runner.h).
+//
+// Streaming: the child's deltas go to the job's DeltaFn with a
+// `delegate: {call_id, depth}` field from its LoopState (EmitDelta; the
+// innermost sub-agent's tag wins), and the parent stream gets
+// `{type: "delegate", phase: started|finished}`. Tool calls of a sub-agent
+// share the job's ledger under the key prefix `delegate:<call id>/`, so
+// crash recovery sees them too.
 //
 // Thread safety: runs on the job's thread, inside the parent's RunMovement.
 #pragma once
@@ -48,10 +53,6 @@ std::vector<Json> DelegateToolDefs(const PieceTools& parent_tools, int child_dep
 // The one-movement piece a sub-agent runs; it inherits the parent
 // movement's allowed_tools, edit flag and iteration limit.
 Piece DelegatePiece(const Piece& parent, const Movement* parent_movement);
-
-// Wraps `parent` so every delta carries {"delegate": {"call_id", "depth"}}
-// (kept when already set by a deeper sub-agent). Empty when `parent` is.
-DeltaFn TagDelegateDeltas(DeltaFn parent, const std::string& call_id, int depth);
 
 // Runs the sub-agent for `call` (made in `movement` of the loop `parent`) and
 // returns the tool result text: its answer, or `Error…`.

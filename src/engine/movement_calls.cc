@@ -55,7 +55,7 @@ std::string HandleTransition(AgentLoopDeps& d, const std::string& movement,
                              const tools::ToolCall& call, std::optional<MovementResult>& settled) {
   const Json& next = call.arguments.value("next", Json());
   std::string target = next.is_string() ? next.get<std::string>() : "";
-  std::string err = TransitionError(*d.piece, movement, target);
+  std::string err = TransitionError(*d.loop.piece, movement, target);
   if (!err.empty()) return err;
   settled = Settle(movement, target);
   const Json& reason = call.arguments.value("reason", Json());
@@ -78,7 +78,7 @@ std::string HandleComplete(const std::string& movement, const tools::ToolCall& c
 std::string UngrantableHere(const AgentLoopDeps& d, const std::string& movement,
                             const tools::ToolCall& call) {
   if (call.name != tools::kRequestTool) return "";
-  const Movement* mv = d.piece->FindMovement(movement);
+  const Movement* mv = d.loop.piece->FindMovement(movement);
   const Json& tool = call.arguments.value("tool", Json());
   if (!mv || !tool.is_string() || ToolAllowedInMovement(*mv, tool.get<std::string>())) return "";
   return fmt::format(
@@ -91,7 +91,7 @@ std::string UngrantableHere(const AgentLoopDeps& d, const std::string& movement,
 std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
                               const tools::ToolCall& call, const tools::ControlToolInfo& info,
                               std::optional<MovementResult>& settled) {
-  auto re = tools::CheckReentry(*d.store, d.task_id, d.job_id, call);
+  auto re = tools::CheckReentry(*d.services.store, d.scope.task_id, d.scope.job_id, call);
   if (!re.ok()) return "Error: " + re.status().message();
   MovementResult park = Settle(movement, std::string(info.sentinel));
   park.wait_reason = std::string(info.wait_reason);
@@ -99,15 +99,17 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
     case tools::ReentryState::kApproved:
       if (re->request &&
           re->request->kind == RequestKind::kSpawn) {  // the approval starts the child once
-        auto child = EnsureSpawnedTask(*d.store, d.budget, d.job_id, *re->request, d.piece->name);
+        auto child = EnsureSpawnedTask(*d.services.store, d.scope.budget, d.scope.job_id,
+                                       *re->request, d.loop.piece->name);
         if (!child.ok()) {
           return "Error: could not start the approved task: " + child.status().message();
         }
         return re->result.content + " It is " + *child + "; call WaitSubTask to wait for it.";
       }
-      if (re->request && re->request->kind == RequestKind::kPackage && d.packages) {
+      if (re->request && re->request->kind == RequestKind::kPackage && d.services.packages) {
         // The install runs here, on the job's worker (see package_installer.h).
-        return d.packages->ResolveApproved(*d.store, *re->request, d.cancel).content;
+        return d.services.packages->ResolveApproved(*d.services.store, *re->request, d.scope.cancel)
+            .content;
       }
       return re->result.content;
     case tools::ReentryState::kDenied:
@@ -122,7 +124,8 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
   if (std::string refused = UngrantableHere(d, movement, call); !refused.empty()) return refused;
   auto key = tools::RequestKeyFor(call);
   if (!key.ok()) return "Error: " + key.status().message();
-  auto created = d.store->CreateRequest(tools::NewRequestFor(*key, d.task_id, d.job_id, call));
+  auto created = d.services.store->CreateRequest(
+      tools::NewRequestFor(*key, d.scope.task_id, d.scope.job_id, call));
   if (!created.ok()) return "Error: could not create the request: " + created.status().message();
   settled = park;
   return fmt::format("Request {} created; the task waits for the user's decision.", created->id);
@@ -130,8 +133,8 @@ std::string HandleRequestPark(AgentLoopDeps& d, const std::string& movement,
 
 // SpinOffTask without a space: a subtask of this job, created at once.
 std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
-  auto created =
-      SpinOffLocal(*d.store, d.budget, d.task_id, d.job_id, d.piece->name, call.id, call.arguments);
+  auto created = SpinOffLocal(*d.services.store, d.scope.budget, d.scope.task_id, d.scope.job_id,
+                              d.loop.piece->name, call.id, call.arguments);
   if (!created.ok()) return "Error: could not create the subtask: " + created.status().message();
   CrashPoint("spawn.committed");
   return *created;
@@ -141,7 +144,7 @@ std::string HandleSpinOffLocal(AgentLoopDeps& d, const tools::ToolCall& call) {
 // ended) it answers with the children's results instead of parking again.
 std::string HandleWaitSubTask(AgentLoopDeps& d, const std::string& movement,
                               std::optional<MovementResult>& settled) {
-  auto kids = SummarizeSubtasks(*d.store, d.job_id);
+  auto kids = SummarizeSubtasks(*d.services.store, d.scope.job_id);
   if (!kids.ok()) return "Error: " + kids.status().message();
   if (kids->total == 0) {
     return "Error: this job has no subtasks to wait for; start them with SpinOffTask first.";
@@ -163,16 +166,16 @@ std::string HandleCaptchaHelp(AgentLoopDeps& d, const std::string& movement,
   const Json& sv = call.arguments.value("screen", Json());
   std::string screen = sv.is_string() ? ValidUtf8(Utf8Prefix(sv.get<std::string>(), 500)) : "";
   if (screen.empty()) return "Error: RequestCaptchaHelp needs `screen` (the CAPTCHA page's URL).";
-  auto job = d.store->GetJob(d.job_id);
+  auto job = d.services.store->GetJob(d.scope.job_id);
   if (!job.ok()) return "Error: " + job.status().message();
   if (job->captcha_space_id.empty() && job->captcha_screen == screen) {
-    (void)d.store->SetCaptchaWait(d.job_id, "", "");
+    (void)d.services.store->SetCaptchaWait(d.scope.job_id, "", "");
     return fmt::format("A person solved the CAPTCHA on {}; try again now.", screen);
   }
-  auto task = d.store->GetTask(d.task_id);
+  auto task = d.services.store->GetTask(d.scope.task_id);
   if (!task.ok()) return "Error: " + task.status().message();
   const std::string space = task->space.empty() ? "personal" : task->space;
-  if (Status st = d.store->SetCaptchaWait(d.job_id, space, screen); !st.ok()) {
+  if (Status st = d.services.store->SetCaptchaWait(d.scope.job_id, space, screen); !st.ok()) {
     return "Error: could not record the CAPTCHA wait: " + st.message();
   }
   settled = Settle(movement, std::string(SentinelName(Sentinel::kWaitingHumanBrowser)));
@@ -187,7 +190,7 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
                           const tools::ToolCall& call, const tools::ControlToolInfo& info,
                           std::optional<MovementResult>& settled) {
   if (call.name == tools::kDelegate) return RunDelegate(d, movement, call);
-  if (d.delegate_depth > 0) {  // only the job's own agent may park or spawn
+  if (d.loop.delegate_depth > 0) {  // only the job's own agent may park or spawn
     return fmt::format(
         "Error: {} is not available to a delegate sub-agent; finish with complete and let the "
         "delegating agent do it.",
@@ -201,8 +204,8 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
   if (call.name == tools::kRequestCaptchaHelp) {
     return HandleCaptchaHelp(d, movement, call, settled);
   }
-  if (call.name == tools::kWriteHandoff && d.handoff) {
-    return d.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
+  if (call.name == tools::kWriteHandoff && d.loop.handoff) {
+    return d.loop.handoff->OnWriteHandoff(d, movement, call.arguments, settled);
   }
   return fmt::format("Error: {} is not available in this version of maestro.", call.name);
 }
@@ -215,17 +218,17 @@ std::string HandleControl(AgentLoopDeps& d, const std::string& movement,
 bool AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
                          const tools::ToolResult& r) {
   Event e;
-  e.task_id = d.task_id;
-  e.job_id = d.job_id;
+  e.task_id = d.scope.task_id;
+  e.job_id = d.scope.job_id;
   e.type = "tool.call";
   e.payload = {{"tool", call.name},
                {"call_id", call.id},
                {"duration_ms", r.duration_ms},
                {"is_error", r.is_error}};
   TaskStatsDelta stats;
-  if (d.dispatch.ledger != nullptr) stats.tool_calls = 1;
+  if (d.scope.ledger != nullptr) stats.tool_calls = 1;
   // Audit only: a lost event never fails the call (the count goes with it).
-  return d.store->AppendEvent(e, stats).ok() && stats.tool_calls > 0;
+  return d.services.store->AppendEvent(e, stats).ok() && stats.tool_calls > 0;
 }
 
 // The park tools' one ledger record each (tools/ledger.h: the Dispatcher
@@ -239,12 +242,12 @@ bool IsParkTool(const std::string& name) {
 
 void RecordParkCall(AgentLoopDeps& d, const tools::ToolCall& call, bool parked,
                     const std::string& content, int64_t duration_ms) {
-  if (d.dispatch.ledger == nullptr || d.delegate_depth > 0) return;
+  if (d.scope.ledger == nullptr || d.loop.delegate_depth > 0) return;
   tools::ToolResult r = tools::ToolResult::Ok(content);
   r.is_error = content.rfind("Error", 0) == 0;
-  Status st = d.dispatch.ledger->ParkCall({d.task_id, d.job_id, call.id}, call.name, call.arguments,
-                                          parked, duration_ms, r);
-  if (!st.ok()) spdlog::warn("job {}: tool ledger: {}", d.job_id, st.ToString());
+  Status st = d.scope.ledger->ParkCall({d.scope.task_id, d.scope.job_id, call.id}, call.name,
+                                       call.arguments, parked, duration_ms, r);
+  if (!st.ok()) spdlog::warn("job {}: tool ledger: {}", d.scope.job_id, st.ToString());
 }
 
 std::string NotAllowed(const Movement& mv, const std::string& name) {
@@ -273,7 +276,7 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
   out.contents.resize(calls.size());
   out.is_error.resize(calls.size(), false);
   out.counted.resize(calls.size(), false);
-  const Movement* mv = d.piece->FindMovement(movement);
+  const Movement* mv = d.loop.piece->FindMovement(movement);
   std::vector<tools::ToolCall> regular;
   std::vector<size_t> regular_at;
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -287,7 +290,8 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
         p.error.empty() && !control && !(mv && !ToolAllowedInMovement(*mv, name));
     telemetry::Span span;
     if (!dispatched)
-      span = telemetry::genai::StartToolSpan(*d.tracer, d.trace_parent, name, p.call.id);
+      span =
+          telemetry::genai::StartToolSpan(*d.services.tracer, d.loop.trace_parent, name, p.call.id);
     if (!p.error.empty()) {
       content = p.error;
     } else if (control && out.settled) {
@@ -318,17 +322,17 @@ CallResults HandleToolCalls(AgentLoopDeps& d, const std::string& movement,
     out.is_error[i] = content.rfind("Error", 0) == 0;
     if (span.recording() && out.settled && IsParkTool(name))
       span.SetAttribute("maestro.parked", true);
-    telemetry::genai::EndToolSpan(*d.tracer, span, out.is_error[i],
-                                  d.tracer->capture_content() ? calls[i].arguments : "",
-                                  d.tracer->capture_content() ? content : "");
+    telemetry::genai::EndToolSpan(*d.services.tracer, span, out.is_error[i],
+                                  d.services.tracer->capture_content() ? calls[i].arguments : "",
+                                  d.services.tracer->capture_content() ? content : "");
   }
   if (!regular.empty()) {
-    std::vector<tools::ToolResult> results = d.dispatcher->Run(regular, d.dispatch);
+    std::vector<tools::ToolResult> results = d.services.dispatcher->Run(regular, d.Dispatch());
     for (size_t k = 0; k < results.size() && k < regular_at.size(); ++k) {
       out.counted[regular_at[k]] = AppendToolCallEvent(d, regular[k], results[k]);
       // A regular tool that parks (BrowseWeb on a login page): the job waits
       // for a person and re-enters this movement (seed 001 catalog).
-      if (!results[k].park_wait_reason.empty() && d.delegate_depth > 0) {
+      if (!results[k].park_wait_reason.empty() && d.loop.delegate_depth > 0) {
         results[k].content =
             "Not parked: a delegate sub-agent cannot wait for a person. Finish with complete and "
             "say that this page needs a login.\n\n" +

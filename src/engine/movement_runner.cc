@@ -30,12 +30,13 @@ MovementResult Abort(const std::string& movement, const char* reason, std::strin
 }
 
 bool Stopped(const AgentLoopDeps& d) {
-  return (d.cancel && d.cancel->IsCancelled()) ||
-         std::chrono::steady_clock::now() >= d.limits.deadline;
+  return (d.scope.cancel && d.scope.cancel->IsCancelled()) ||
+         std::chrono::steady_clock::now() >= d.scope.limits.deadline;
 }
 
 MovementResult StopResult(const AgentLoopDeps& d, const std::string& movement) {
-  if (d.cancel && d.cancel->IsCancelled()) return Abort(movement, "cancelled", "cancelled", true);
+  if (d.scope.cancel && d.scope.cancel->IsCancelled())
+    return Abort(movement, "cancelled", "cancelled", true);
   return Abort(movement, "deadline", "the job's deadline passed");
 }
 
@@ -44,7 +45,7 @@ MovementResult StopResult(const AgentLoopDeps& d, const std::string& movement) {
 // are acknowledged (comment_delivery.h: a crash in between is settled at the
 // next start, so each is delivered once).
 Status DeliverInterjections(AgentLoopDeps& d) {
-  auto pending = d.store->ListUndeliveredComments(d.job_id);
+  auto pending = d.services.store->ListUndeliveredComments(d.scope.job_id);
   if (!pending.ok()) return pending.status();
   if (pending->empty()) return Status::Ok();
   // Comments posted together are one user message (roles alternate: seed
@@ -59,29 +60,30 @@ Status DeliverInterjections(AgentLoopDeps& d) {
     EmitDelta(d, {{"type", "interjection"}, {"comment_id", c.id}, {"text", c.body}});
   }
   CrashPoint("interjection.appended");
-  return AckDelivered(*d.store, *pending);
+  return AckDelivered(*d.services.store, *pending);
 }
 
 // Files attached while the job runs (with a comment, or ones the seed of a
 // handoff continuation did not list) follow the interjections, in one user
 // message (engine/prompt/attachment_context.h).
 Status DeliverAttachments(AgentLoopDeps& d) {
-  MAESTRO_ASSIGN_OR_RETURN(TakenAttachments taken,
-                           TakeAttachments(*d.store, *d.env, d.task_id, d.dispatch.workspace_root,
-                                           d.llm->profile().vision));
+  MAESTRO_ASSIGN_OR_RETURN(
+      TakenAttachments taken,
+      TakeAttachments(*d.services.store, *d.services.env, d.scope.task_id, d.scope.workspace_root,
+                      d.services.llm->profile().vision));
   if (taken.rows.empty()) return Status::Ok();
   MAESTRO_RETURN_IF_ERROR(AppendMessage(d, AttachmentsArrivedMessage(taken.files)));
-  return AckAttachments(*d.store, taken.rows);
+  return AckAttachments(*d.services.store, taken.rows);
 }
 
 // Roles alternate in every request (role_alternation.h): while the live
 // conversation holds two user messages in a row, the request is an
 // alternating copy of what the guard chose to send.
 Status SendAlternating(AgentLoopDeps& d, llm::ChatRequest& req) {
-  if (!d.ctx->messages().has_adjacent_user_messages()) return Status::Ok();
-  std::string out = d.ctx->dir() + "/" + kAlternatingFile;
+  if (!d.loop.ctx->messages().has_adjacent_user_messages()) return Status::Ok();
+  std::string out = d.loop.ctx->dir() + "/" + kAlternatingFile;
   MAESTRO_ASSIGN_OR_RETURN(uint64_t bytes,
-                           WriteAlternatingCopy(d.ctx->env(), req.messages_path, out));
+                           WriteAlternatingCopy(d.loop.ctx->env(), req.messages_path, out));
   req.messages_path = std::move(out);
   // Vouched for only when the source was (its lines copied byte for byte).
   req.messages_known_bytes = req.messages_known_bytes > 0 ? bytes : 0;
@@ -89,7 +91,7 @@ Status SendAlternating(AgentLoopDeps& d, llm::ChatRequest& req) {
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
-  return context::EstimateToolsTokens(d.piece_tools->bytes);
+  return context::EstimateToolsTokens(d.loop.piece_tools->bytes);
 }
 
 void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
@@ -119,11 +121,11 @@ void EmitLlmEvent(AgentLoopDeps& d, const llm::LlmEvent& e) {
 void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
                  const llm::LlmUsage& u) {
   if (u.reported) {
-    d.ctx->messages().ObserveUsage(ObservedPromptTokens(d, u.prompt_tokens), ToolsTokens(d));
+    d.loop.ctx->messages().ObserveUsage(ObservedPromptTokens(d, u.prompt_tokens), ToolsTokens(d));
   }
   Event ev;
-  ev.task_id = d.task_id;
-  ev.job_id = d.job_id;
+  ev.task_id = d.scope.task_id;
+  ev.job_id = d.scope.job_id;
   ev.type = "llm.call";
   ev.payload = {{"movement", movement},
                 {"iteration", iteration},
@@ -132,8 +134,8 @@ void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
                 {"completionTokens", u.completion_tokens},
                 {"ttftMs", u.ttft_ms},
                 {"totalMs", u.total_ms}};
-  if (Status st = d.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens, &ev); !st.ok()) {
-    spdlog::warn("job {}: llm.call event and task statistics: {}", d.job_id, st.ToString());
+  if (Status st = d.loop.ctx->RecordLlmCall(u.prompt_tokens, u.completion_tokens, &ev); !st.ok()) {
+    spdlog::warn("job {}: llm.call event and task statistics: {}", d.scope.job_id, st.ToString());
   }
 }
 
@@ -162,25 +164,25 @@ Json AssistantMessage(llm::ChatResponse& resp, const std::string& movement, int 
 // the statistic is counted here.
 void RecordToolCall(AgentLoopDeps& d, const llm::ToolCall& call, const std::string& content,
                     bool is_error, bool counted) {
-  if (d.dispatch.ledger != nullptr) {
+  if (d.scope.ledger != nullptr) {
     if (counted) return;  // counted with its tool.call event (movement_calls.cc)
     TaskStatsDelta stats;
     stats.tool_calls = 1;
-    if (Status st = d.store->AddTaskStats(d.task_id, stats); !st.ok()) {
-      spdlog::warn("job {}: task statistics: {}", d.job_id, st.ToString());
+    if (Status st = d.services.store->AddTaskStats(d.scope.task_id, stats); !st.ok()) {
+      spdlog::warn("job {}: task statistics: {}", d.scope.job_id, st.ToString());
     }
     return;
   }
   context::ToolCallRecord rec;
-  rec.job_id = d.job_id;
+  rec.job_id = d.scope.job_id;
   rec.call_id = call.id;
   rec.tool = call.name;
   Json args = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
   if (args.is_object()) rec.args = std::move(args);
   rec.status = is_error ? "error" : "success";
   (is_error ? rec.error : rec.result) = std::string(Utf8Prefix(content, 2000));
-  if (auto r = d.ctx->RecordToolCall(std::move(rec)); !r.ok()) {
-    spdlog::warn("job {}: tool ledger: {}", d.job_id, r.status().ToString());
+  if (auto r = d.loop.ctx->RecordToolCall(std::move(rec)); !r.ok()) {
+    spdlog::warn("job {}: tool ledger: {}", d.scope.job_id, r.status().ToString());
   }
 }
 
@@ -201,8 +203,9 @@ Status AppendResults(AgentLoopDeps& d, const std::vector<llm::ToolCall>& calls,
   return Status::Ok();
 }
 
-// Guard state carried across iterations of one movement.
-struct LoopState {
+// Guard state carried across iterations of one movement (the deps'
+// LoopState outlives the movement).
+struct MovementGuards {
   int text_only = 0;
   std::string last_signature;
   int same_signature = 0;
@@ -236,7 +239,7 @@ std::optional<MovementResult> WatchdogStep(AgentLoopDeps& d, const std::string& 
                 {"abort", v.kind == WatchdogVerdict::Kind::kAbort},
                 {"message", v.message}});
   if (v.kind == WatchdogVerdict::Kind::kAbort) return Abort(movement, kAbortWatchdog, v.message);
-  spdlog::info("job {}: watchdog warning ({}) in movement {}", d.job_id, v.rule, movement);
+  spdlog::info("job {}: watchdog warning ({}) in movement {}", d.scope.job_id, v.rule, movement);
   if (Status s = AppendMessage(d, UserMessage(v.message)); !s.ok()) {
     return Abort(movement, kAbortLlmError, s.ToString());
   }
@@ -247,7 +250,7 @@ std::optional<MovementResult> WatchdogStep(AgentLoopDeps& d, const std::string& 
 // goes through the prompt guard once (hand off, or compress and retry:
 // nullopt).
 std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& movement,
-                                           const llm::LlmCallResult& call, LoopState& st) {
+                                           const llm::LlmCallResult& call, MovementGuards& st) {
   if (call.error_kind == llm::LlmErrorKind::kCancelled || Stopped(d)) {
     return StopResult(d, movement);
   }
@@ -266,7 +269,15 @@ std::optional<MovementResult> OnLlmFailure(AgentLoopDeps& d, const std::string& 
 }  // namespace
 
 void EmitDelta(const AgentLoopDeps& d, const Json& delta) {
-  if (d.on_delta) d.on_delta(d.job_id, delta);
+  if (!d.services.on_delta) return;
+  // A sub-agent's own deltas carry its tag; ones already tagged come from a
+  // deeper sub-agent and keep theirs.
+  if (d.loop.delegate_depth == 0 || delta.contains("delegate")) {
+    return d.services.on_delta(d.scope.job_id, delta);
+  }
+  Json tagged = delta;
+  tagged["delegate"] = {{"call_id", d.loop.delegate_call_id}, {"depth", d.loop.delegate_depth}};
+  d.services.on_delta(d.scope.job_id, tagged);
 }
 
 std::string TextOnlyWarning(int count, int limit) {
@@ -278,14 +289,14 @@ std::string TextOnlyWarning(int count, int limit) {
 }
 
 Status AppendMessage(AgentLoopDeps& d, const Json& message, const std::string& tool_name) {
-  auto seq = d.ctx->messages().AddMessage(message, d.job_id, tool_name);
+  auto seq = d.loop.ctx->messages().AddMessage(message, d.scope.job_id, tool_name);
   return seq.ok() ? Status::Ok() : seq.status();
 }
 
 Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement,
                               const MovementFeedback& feedback) {
-  auto seq = d.ctx->messages().AddMessage(TransitionGuidanceMessage(*d.piece, movement, feedback),
-                                          d.job_id, {}, movement);
+  auto seq = d.loop.ctx->messages().AddMessage(
+      TransitionGuidanceMessage(*d.loop.piece, movement, feedback), d.scope.job_id, {}, movement);
   if (!seq.ok()) return seq.status();
   CrashPoint("movement.entered");
   return Status::Ok();
@@ -293,18 +304,19 @@ Status AppendMovementGuidance(AgentLoopDeps& d, const std::string& movement,
 
 namespace {
 MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
-  const Movement* mv = d.piece->FindMovement(movement);
-  int max_iterations = mv && mv->max_iterations > 0 ? mv->max_iterations : d.limits.max_iterations;
+  const Movement* mv = d.loop.piece->FindMovement(movement);
+  int max_iterations =
+      mv && mv->max_iterations > 0 ? mv->max_iterations : d.scope.limits.max_iterations;
   EmitDelta(d, {{"type", "movement"}, {"movement", movement}});
-  LoopState st;
-  Watchdog wd(d.limits.watchdog, SteadyNowMs());
+  MovementGuards st;
+  Watchdog wd(d.scope.limits.watchdog, SteadyNowMs());
   for (int iteration = 1; iteration <= max_iterations; ++iteration) {
     if (Stopped(d)) return StopResult(d, movement);
     // Interjections are for the job's own agent, never a delegate sub-agent.
-    if (Status s = d.delegate_depth ? Status::Ok() : DeliverInterjections(d); !s.ok()) {
+    if (Status s = d.loop.delegate_depth ? Status::Ok() : DeliverInterjections(d); !s.ok()) {
       return Abort(movement, kAbortLlmError, "interjections: " + s.ToString());
     }
-    if (Status s = d.delegate_depth ? Status::Ok() : DeliverAttachments(d); !s.ok()) {
+    if (Status s = d.loop.delegate_depth ? Status::Ok() : DeliverAttachments(d); !s.ok()) {
       return Abort(movement, kAbortLlmError, "attachments: " + s.ToString());
     }
     if (auto end = WatchdogStep(d, movement, wd)) return *end;
@@ -317,15 +329,16 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
     if (Status s = SendAlternating(d, req); !s.ok()) {
       return Abort(movement, kAbortLlmError, "alternating copy: " + s.ToString());
     }
-    req.tools_path = d.tools_path;
-    if (d.piece_tools) req.tools_json = d.piece_tools->bytes;  // tools.json's bytes, no file read
+    req.tools_path = d.loop.tools_path;
+    if (d.loop.piece_tools)
+      req.tools_json = d.loop.piece_tools->bytes;  // tools.json's bytes, no file read
     // Seed 002's transient request.json, when configured (context_config.h).
-    if (d.ctx->config().request_json && d.delegate_depth == 0) {
-      req.request_json_path = d.ctx->request_json_path();
+    if (d.loop.ctx->config().request_json && d.loop.delegate_depth == 0) {
+      req.request_json_path = d.loop.ctx->request_json_path();
     }
     telemetry::Span chat = StartChatSpan(d, req);
-    llm::LlmCallResult call = d.llm->Chat(
-        req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.cancel);
+    llm::LlmCallResult call = d.services.llm->Chat(
+        req, [&](const llm::LlmEvent& e) { EmitLlmEvent(d, e); }, d.scope.cancel);
     RecordChatEnd(d, chat, call);
     chat.End();
     if (!call.ok()) {
@@ -340,19 +353,20 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
       return Abort(movement, kAbortLlmError, s.ToString());
     }
     if (resp.tool_calls.empty()) {
-      if (++st.text_only >= d.limits.text_only_limit) {
+      if (++st.text_only >= d.scope.limits.text_only_limit) {
         return Abort(movement, kAbortTextOnlyLimit,
                      fmt::format("{} replies in a row without a tool call", st.text_only));
       }
       wd.RecordNoCalls();
-      (void)AppendMessage(d, UserMessage(TextOnlyWarning(st.text_only, d.limits.text_only_limit)));
+      (void)AppendMessage(
+          d, UserMessage(TextOnlyWarning(st.text_only, d.scope.limits.text_only_limit)));
       continue;
     }
     st.text_only = 0;
     std::string sig = CallBatchSignature(resp.tool_calls);
     st.same_signature = sig == st.last_signature ? st.same_signature + 1 : 1;
     st.last_signature = std::move(sig);
-    if (st.same_signature >= d.limits.identical_call_limit) {
+    if (st.same_signature >= d.scope.limits.identical_call_limit) {
       return Abort(
           movement, kAbortToolLoop,
           fmt::format("the same tool calls were made {} times in a row", st.same_signature));
@@ -380,12 +394,10 @@ MovementResult RunMovementLoop(AgentLoopDeps& d, const std::string& movement) {
 // The loop inside a `{movement}` span: chat and tool spans go under it.
 MovementResult RunMovement(AgentLoopDeps& d, const std::string& movement) {
   telemetry::Span span = StartMovementSpan(d, movement);
-  const telemetry::SpanContext outer = d.trace_parent;
-  const telemetry::SpanContext outer_tools = d.dispatch.trace_parent;
-  d.trace_parent = d.dispatch.trace_parent = span.context();
+  const telemetry::SpanContext outer = d.loop.trace_parent;
+  d.loop.trace_parent = span.context();
   MovementResult r = RunMovementLoop(d, movement);
-  d.trace_parent = outer;
-  d.dispatch.trace_parent = outer_tools;
+  d.loop.trace_parent = outer;
   RecordMovementEnd(span, r);
   return r;
 }

@@ -37,8 +37,9 @@
 //   max_iterations                     -> ABORT
 // Messages only ever get appended (the prompt-cache prefix stays intact).
 //
-// Thread safety: one loop per job, on the job's worker thread. The deps are
-// borrowed for the duration of RunMovement.
+// Thread safety: one loop per job, on the job's worker thread (a delegate's
+// sub-agent runs inside its parent's call). The deps are borrowed for the
+// duration of RunMovement.
 #pragma once
 
 #include <chrono>
@@ -79,38 +80,68 @@ struct LoopLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// Everything one movement needs. Pointers are borrowed, non-null unless noted.
 class HandoffStep;
 
-struct AgentLoopDeps {
+// What one movement needs comes in three parts, by who shares it: the
+// process's services and the job's scope are shared by the job's own loop
+// and every delegate sub-agent it starts (delegate.h); each of those loops
+// has its own LoopState. Pointers are borrowed, non-null unless noted.
+
+// What the process provides, the same for every loop of the job.
+struct LoopServices {
   llm::LlmClient* llm = nullptr;
-  context::TaskContext* ctx = nullptr;               // the conversation + statistics
-  context::ContextCompressor* compressor = nullptr;  // may be null: no compression
   Store* store = nullptr;
+  // Runs the regular calls (it holds the process's Env and tracer for them).
   const tools::Dispatcher* dispatcher = nullptr;
-  tools::DispatchContext dispatch;  // task/job ids, workspace, policy, cancel, ledger
-  const Piece* piece = nullptr;
-  const PieceTools* piece_tools = nullptr;
-  std::string tools_path;         // the job's tools file: tools->bytes
-  CancelToken* cancel = nullptr;  // may be null
+  context::ContextCompressor* compressor = nullptr;  // may be null: no compression
   // Runs approved package requests on re-entry; null: none configured.
   const tools::PackageInstaller* packages = nullptr;
-  DeltaFn on_delta;  // may be empty
+  telemetry::Tracer* tracer = &telemetry::NoopTracer();  // spans (engine/trace_spans.h)
+  Env* env = Env::Default();  // files the loop writes (tools.json, prompt copies)
+  DeltaFn on_delta;           // may be empty; called through EmitDelta
+};
+
+// What this job is: filled once where the job starts and never changed
+// while it runs. Its tools::ToolScope part (task/job ids, workspace, policy,
+// cancel, ledger, packages dir) is what every dispatch refers to, so a
+// sub-agent's calls run under the same ids, cancel token and ledger.
+struct JobScope : tools::ToolScope {
   LoopLimits limits;
-  std::string task_id;
-  std::string job_id;
-  int delegate_depth = 0;          // 0 = the job's own loop; n = a delegate sub-agent n levels down
-  HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
-  PromptGuardState guard;          // job-wide prompt guard state
-  // Spans (engine/trace_spans.h): the tracer, and the span new ones go under
-  // — the job's span, inside RunMovement the movement's.
-  telemetry::Tracer* tracer = &telemetry::NoopTracer();
-  telemetry::SpanContext trace_parent;
   const BudgetContext* budget = nullptr;  // may be null: no budget check (budget_step.h)
   // The job's policy snapshot (auto_prompter.h); null: no Auto Prompter, and
   // the tool path is the one without it.
   const AutoPrompter* auto_prompter = nullptr;
-  Env* env = Env::Default();  // files the loop writes (tools.json, prompt copies)
+};
+
+// One loop's own: the conversation it runs, with its piece and tools, and
+// what changes while it runs. A delegate sub-agent gets a fresh one (its own
+// conversation, piece and tools file, no handoff, a fresh guard, a deeper
+// depth, a longer call-key prefix).
+struct LoopState {
+  context::TaskContext* ctx = nullptr;  // the conversation + statistics
+  const Piece* piece = nullptr;
+  const PieceTools* piece_tools = nullptr;
+  std::string tools_path = {};     // the loop's tools file: piece_tools->bytes
+  HandoffStep* handoff = nullptr;  // may be null: no handoff, overflow aborts
+  PromptGuardState guard = {};     // the loop's prompt guard state
+  // The span new spans (engine/trace_spans.h) and tool calls go under: the
+  // job's span, inside RunMovement the movement's.
+  telemetry::SpanContext trace_parent = {};
+  int delegate_depth = 0;  // 0 = the job's own loop; n = a delegate sub-agent n levels down
+  std::string delegate_call_id = {};  // the delegate call that started this loop; "" at depth 0
+  // Prepended to the loop's call ids in the ledger (tools::DispatchContext).
+  std::string call_key_prefix = {};
+};
+
+struct AgentLoopDeps {
+  const LoopServices& services;
+  const JobScope& scope;
+  LoopState loop;
+
+  // The context of this loop's regular calls: it refers to the job's scope.
+  tools::DispatchContext Dispatch() const {
+    return {scope, loop.call_key_prefix, loop.trace_parent};
+  }
 };
 
 // Runs `movement` until it ends. The movement's guidance is already in the

@@ -287,42 +287,43 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
   if (ran_before) RecordJobResume(job_span, start);
   MAESTRO_RETURN_IF_ERROR(
+  const BudgetContext* budget = nullptr;
       SeedPrompt(ctx, task, job, piece, jt, ws.root, llm.profile().vision, ran_before, &start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
-  tools::Dispatcher dispatcher(&jt.registry, tools::ToolAuthorizer(opt_.store));
+  tools::Dispatcher dispatcher(&jt.registry, tools::ToolAuthorizer(opt_.store),
+                               {opt_.env, opt_.tracer});
+  const JobScope scope{{.task_id = task.id,
+                        .job_id = job.id,
+                        .workspace_root = ws.root,
+                        .policy = jt.policy,
+                        .cancel = &cancel,
+                        .ledger = &ledger,
+                        .packages_dir = tools::TaskPackagesDir(opt_.data_dir, task.id)},
+                       opt_.limits,
+                       budget,
+                       policy.get()};
+  AgentLoopDeps d{services, scope,
+                  LoopState{.ctx = &ctx,
+                            .piece = &piece,
+                            .piece_tools = &piece_tools,
+                            .tools_path = tools_path,
+                            .handoff = &handoff,
+                            .trace_parent = job_span.context()}};
   context::ContextCompressor compressor(&llm, cc);
-  AgentLoopDeps d;
-  d.llm = &llm;
-  d.ctx = &ctx;
-  d.compressor = &compressor;
-  d.store = opt_.store;
-  d.dispatcher = &dispatcher;
-  d.dispatch = tools::DispatchContext{
-      task.id, job.id,  ws.root, jt.policy,
-      &cancel, &ledger, {},      tools::TaskPackagesDir(opt_.data_dir, task.id)};
-  d.piece = &piece;
-  d.piece_tools = &piece_tools;
-  d.tools_path = tools_path;
-  d.cancel = &cancel;
-  d.packages = opt_.packages;
-  d.on_delta = opt_.on_delta;
-  d.limits = opt_.limits;
-  d.task_id = task.id;
-  d.job_id = job.id;
-  d.handoff = &handoff;
-  d.tracer = opt_.tracer;
-  d.trace_parent = job_span.context();
-  d.dispatch.tracer = opt_.tracer;
-  d.dispatch.trace_parent = job_span.context();
-  d.dispatch.env = opt_.env;
-  d.env = opt_.env;
-  d.auto_prompter = policy.get();
+  const LoopServices services{.llm = &llm,
+                              .store = opt_.store,
+                              .dispatcher = &dispatcher,
+                              .compressor = &compressor,
+                              .packages = opt_.packages,
+                              .tracer = opt_.tracer,
+                              .env = opt_.env,
+                              .on_delta = opt_.on_delta};
   BudgetContext budget_ctx;
   if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
     budget_ctx = {*limits, opt_.prices, opt_.clock, &opt_.budgets};
-    d.budget = &budget_ctx;
+    budget = &budget_ctx;
   } else {
     spdlog::warn("job {}: task budget ignored: {}", job.id, limits.status().ToString());
   }

@@ -40,7 +40,7 @@ std::string SelectStartMovement(const Piece& piece, const std::string& resume,
 }
 
 PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
-  LoopMonitorTracker monitor(*d.piece);
+  LoopMonitorTracker monitor(*d.loop.piece);
   std::string movement = opt.start_movement;
   int deflections = 0;
   bool entering = true;  // false when an ASK deflection re-runs the same movement
@@ -55,12 +55,13 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
       LoopMonitorVerdict v = monitor.Enter(movement);
       if (monitor.OverMaxMovements()) {
         return Aborted(movement, kAbortMaxMovements,
-                       fmt::format("more than {} movements", d.piece->max_movements));
+                       fmt::format("more than {} movements", d.loop.piece->max_movements));
       }
       if (v.kind == LoopMonitorVerdict::Kind::kWarn) {
         feedback.loop_warning = v.message;
       } else if (v.kind == LoopMonitorVerdict::Kind::kExceeded) {
-        if (v.on_exceed == SentinelName(Sentinel::kAbort) || !d.piece->FindMovement(v.on_exceed)) {
+        if (v.on_exceed == SentinelName(Sentinel::kAbort) ||
+            !d.loop.piece->FindMovement(v.on_exceed)) {
           return Aborted(movement, kAbortLoopMonitor,
                          fmt::format("the loop monitor fired after {} cycles", v.cycles));
         }
@@ -83,7 +84,7 @@ PieceRunResult RunPiece(AgentLoopDeps& d, const PieceRunOptions& opt) {
     }
     MovementResult result = RunMovement(d, movement);
     MovementMapContext ctx;
-    ctx.piece = d.piece;
+    ctx.piece = d.loop.piece;
     ctx.ask_count = opt.ask_count;
     ctx.max_asks = opt.max_asks;
     ctx.ask_deflections = deflections;

@@ -20,36 +20,36 @@ MovementResult OverflowAbort(const std::string& movement, std::string details) {
 }
 
 int64_t ToolsTokens(const AgentLoopDeps& d) {
-  return context::EstimateToolsTokens(d.piece_tools->bytes);
+  return context::EstimateToolsTokens(d.loop.piece_tools->bytes);
 }
 
 // The tokens below which the guard leaves the conversation alone.
 int64_t GuardThreshold(const AgentLoopDeps& d) {
-  const context::ContextConfig& c = d.ctx->config();
+  const context::ContextConfig& c = d.loop.ctx->config();
   double fraction = c.compression_threshold;
-  if (d.handoff) fraction = std::min(fraction, c.handoff_threshold);
+  if (d.loop.handoff) fraction = std::min(fraction, c.handoff_threshold);
   return static_cast<int64_t>(static_cast<double>(c.context_length) * fraction);
 }
 
 // Step 2: sets out->messages_path / estimate to the dedup copy when on.
 void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
-  PromptGuardState& g = d.guard;
+  PromptGuardState& g = d.loop.guard;
   if (!g.dedup_active && out->estimate <= GuardThreshold(d)) return;
   if (!g.dedup_active) {
-    spdlog::info("job {}: prompt guard: estimate {} over {}, deduplicating what is sent", d.job_id,
-                 out->estimate, GuardThreshold(d));
+    spdlog::info("job {}: prompt guard: estimate {} over {}, deduplicating what is sent",
+                 d.scope.job_id, out->estimate, GuardThreshold(d));
   }
   g.dedup_active = true;
   if (!g.dedup) g.dedup = std::make_shared<DedupCopy>();
-  std::string sent = d.ctx->dir() + "/sent.jsonl";
-  const context::MessageStore& messages = d.ctx->messages();
-  auto stats = g.dedup->Update(*d.env, messages.current_path(), messages.current_generation(), sent,
-                               g.dedup_min_bytes);
+  std::string sent = d.loop.ctx->dir() + "/sent.jsonl";
+  const context::MessageStore& messages = d.loop.ctx->messages();
+  auto stats = g.dedup->Update(*d.services.env, messages.current_path(),
+                               messages.current_generation(), sent, g.dedup_min_bytes);
   if (!stats.ok()) {  // not fatal: the full conversation is still valid to send
-    spdlog::warn("job {}: dedup: {}", d.job_id, stats.status().ToString());
+    spdlog::warn("job {}: dedup: {}", d.scope.job_id, stats.status().ToString());
     return;
   }
-  g.last_dedup_saved_tokens = d.ctx->messages().calibration().Apply(stats->raw_tokens_saved);
+  g.last_dedup_saved_tokens = d.loop.ctx->messages().calibration().Apply(stats->raw_tokens_saved);
   g.sent_raw_saved = 0;
   if (stats->results_replaced == 0) return;  // identical bytes: send the original
   g.sent_raw_saved = stats->raw_tokens_saved;
@@ -60,19 +60,20 @@ void Deduplicate(AgentLoopDeps& d, GuardOutcome* out) {
 }
 
 void Estimate(AgentLoopDeps& d, GuardOutcome* out) {
-  d.guard.sent_raw_saved = 0;
-  out->messages_path = d.ctx->messages().current_path();
-  out->messages_known_bytes = d.ctx->messages().current_known_bytes();
-  out->estimate = d.ctx->messages().EstimatePromptTokens(ToolsTokens(d));
+  d.loop.guard.sent_raw_saved = 0;
+  out->messages_path = d.loop.ctx->messages().current_path();
+  out->messages_known_bytes = d.loop.ctx->messages().current_known_bytes();
+  out->estimate = d.loop.ctx->messages().EstimatePromptTokens(ToolsTokens(d));
   Deduplicate(d, out);
 }
 
 // Step 4. False when a compression was needed and failed.
 bool Summarize(AgentLoopDeps& d, GuardOutcome* out, bool force) {
-  if (!d.compressor || !(force || d.compressor->ShouldCompress(out->estimate))) return !force;
-  auto done = d.compressor->Compress(*d.ctx, ToolsTokens(d), d.cancel);
+  if (!d.services.compressor || !(force || d.services.compressor->ShouldCompress(out->estimate)))
+    return !force;
+  auto done = d.services.compressor->Compress(*d.loop.ctx, ToolsTokens(d), d.scope.cancel);
   if (!done.ok()) {
-    spdlog::warn("job {}: compression failed: {}", d.job_id, done.status().ToString());
+    spdlog::warn("job {}: compression failed: {}", d.scope.job_id, done.status().ToString());
     return false;
   }
   Estimate(d, out);
@@ -83,15 +84,15 @@ bool Summarize(AgentLoopDeps& d, GuardOutcome* out, bool force) {
 GuardOutcome Overflow(AgentLoopDeps& d, const std::string& movement, GuardOutcome out,
                       const std::string& why) {
   std::string details = why;
-  if (d.handoff) {
-    auto handed = d.handoff->OnOverflow(d, movement, why);
+  if (d.loop.handoff) {
+    auto handed = d.loop.handoff->OnOverflow(d, movement, why);
     if (handed.ok()) {
       out.end = std::move(handed).value();
       return out;
     }
     details += "; handoff impossible: " + handed.status().message();
     // No fresh session can take over: compression is the remaining way on.
-    if (Summarize(d, &out, /*force=*/true) && out.estimate <= d.ctx->config().context_length) {
+    if (Summarize(d, &out, /*force=*/true) && out.estimate <= d.loop.ctx->config().context_length) {
       return out;
     }
   }
@@ -190,9 +191,9 @@ Result<DedupStats> WriteDeduplicatedMessages(Env& env, const std::string& in_pat
 }
 
 int64_t ObservedPromptTokens(const AgentLoopDeps& d, int64_t prompt_tokens) {
-  int64_t saved = d.guard.sent_raw_saved;
+  int64_t saved = d.loop.guard.sent_raw_saved;
   if (saved <= 0) return prompt_tokens;
-  int64_t full = d.ctx->messages().current_raw_tokens() + ToolsTokens(d);
+  int64_t full = d.loop.ctx->messages().current_raw_tokens() + ToolsTokens(d);
   if (full <= saved) return prompt_tokens;
   return static_cast<int64_t>(static_cast<double>(prompt_tokens) * static_cast<double>(full) /
                               static_cast<double>(full - saved));
@@ -201,20 +202,20 @@ int64_t ObservedPromptTokens(const AgentLoopDeps& d, int64_t prompt_tokens) {
 GuardOutcome GuardPrompt(AgentLoopDeps& d, const std::string& movement, bool server_overflow) {
   GuardOutcome out;
   Estimate(d, &out);
-  if (d.handoff && !server_overflow) {
-    int64_t lines = d.ctx->messages().current_lines();
-    if (auto end = d.handoff->BeforeCall(d, movement, out.estimate)) {
+  if (d.loop.handoff && !server_overflow) {
+    int64_t lines = d.loop.ctx->messages().current_lines();
+    if (auto end = d.loop.handoff->BeforeCall(d, movement, out.estimate)) {
       out.end = std::move(end);
       return out;
     }
-    if (d.ctx->messages().current_lines() != lines) Estimate(d, &out);  // request appended
+    if (d.loop.ctx->messages().current_lines() != lines) Estimate(d, &out);  // request appended
   }
-  const int64_t limit = d.ctx->config().context_length;
-  bool handoff_pending = d.handoff && d.handoff->requested();
+  const int64_t limit = d.loop.ctx->config().context_length;
+  bool handoff_pending = d.loop.handoff && d.loop.handoff->requested();
   if (server_overflow) {
     // The estimate was wrong: the context really is full. A handoff keeps
     // the facts intact; without one, one forced compression may save it.
-    if (d.handoff || !Summarize(d, &out, /*force=*/true)) {
+    if (d.loop.handoff || !Summarize(d, &out, /*force=*/true)) {
       return Overflow(d, movement, std::move(out), "the server rejected the prompt as too long");
     }
   } else if (!handoff_pending) {

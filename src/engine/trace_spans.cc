@@ -94,17 +94,19 @@ void RecordJobEnd(telemetry::Span& span, const PieceRunResult& r) {
 }
 
 telemetry::Span StartMovementSpan(AgentLoopDeps& d, const std::string& movement) {
-  if (!d.tracer->enabled() || !d.trace_parent.valid()) return telemetry::Span(d.trace_parent);
+  if (!d.services.tracer->enabled() || !d.loop.trace_parent.valid())
+    return telemetry::Span(d.loop.trace_parent);
   telemetry::SpanStart s;
   s.name = movement;
-  s.parent = d.trace_parent;
+  s.parent = d.loop.trace_parent;
   s.attributes = {{"maestro.movement", movement},
-                  {gen::kAgentName, d.piece->name},
-                  {gen::kConversationId, d.task_id}};
-  if (d.delegate_depth > 0) {
-    s.attributes.emplace_back("maestro.delegate_depth", static_cast<int64_t>(d.delegate_depth));
+                  {gen::kAgentName, d.loop.piece->name},
+                  {gen::kConversationId, d.scope.task_id}};
+  if (d.loop.delegate_depth > 0) {
+    s.attributes.emplace_back("maestro.delegate_depth",
+                              static_cast<int64_t>(d.loop.delegate_depth));
   }
-  return d.tracer->Start(std::move(s));
+  return d.services.tracer->Start(std::move(s));
 }
 
 void RecordMovementEnd(telemetry::Span& span, const MovementResult& r) {
@@ -118,22 +120,23 @@ void RecordMovementEnd(telemetry::Span& span, const MovementResult& r) {
 }
 
 telemetry::Span StartChatSpan(AgentLoopDeps& d, const llm::ChatRequest& req) {
-  if (!d.tracer->enabled() || !d.trace_parent.valid()) return telemetry::Span(d.trace_parent);
-  const llm::ModelProfile& p = d.llm->profile();
+  if (!d.services.tracer->enabled() || !d.loop.trace_parent.valid())
+    return telemetry::Span(d.loop.trace_parent);
+  const llm::ModelProfile& p = d.services.llm->profile();
   telemetry::SpanStart s;
   s.name = "chat " + p.model;
   s.kind = telemetry::SpanKind::kClient;
-  s.parent = d.trace_parent;
+  s.parent = d.loop.trace_parent;
   // An OpenAI-compatible chat-completions API is what maestro speaks to.
   s.attributes = {{gen::kOperation, std::string("chat")},
                   {gen::kProvider, std::string("openai")},
                   {gen::kRequestModel, p.model},
-                  {gen::kConversationId, d.task_id},
+                  {gen::kConversationId, d.scope.task_id},
                   {"maestro.profile", p.name}};
-  if (d.tracer->capture_content()) {
+  if (d.services.tracer->capture_content()) {
     s.attributes.emplace_back(gen::kInputMessages, MessagesArray(req.messages_path));
   }
-  return d.tracer->Start(std::move(s));
+  return d.services.tracer->Start(std::move(s));
 }
 
 void RecordChatEnd(AgentLoopDeps& d, telemetry::Span& span, const llm::LlmCallResult& call) {
@@ -151,7 +154,7 @@ void RecordChatEnd(AgentLoopDeps& d, telemetry::Span& span, const llm::LlmCallRe
   if (!r.finish_reason.empty()) {
     span.SetAttribute(gen::kFinishReasons, std::vector<std::string>{r.finish_reason});
   }
-  if (d.tracer->capture_content()) {
+  if (d.services.tracer->capture_content()) {
     Json msg = {{"role", "assistant"}, {"content", r.content}};
     Json calls = Json::array();
     for (const auto& c : r.tool_calls) {

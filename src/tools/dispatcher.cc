@@ -44,10 +44,10 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
   if (Status v = ValidateArgs(spec->parameters, call.arguments); !v.ok()) {
     return ToolResult::Error(fmt::format("invalid arguments for {}: {}", call.name, v.message()));
   }
-  auto p = authorizer_.Authorize(ctx.policy, ctx.task_id, *spec, call.arguments);
+  auto p = authorizer_.Authorize(ctx.scope->policy, ctx.scope->task_id, *spec, call.arguments);
   if (!p.ok()) return ToolResult::Error("permission check failed: " + p.status().message());
   if (!p->allowed) return ToolResult{call.id, p->denial, true, 0};
-  if (ctx.cancel && ctx.cancel->IsCancelled()) {
+  if (ctx.scope->cancel && ctx.scope->cancel->IsCancelled()) {
     return ToolResult::Error("cancelled before it ran");
   }
   *perm = std::move(p).value();
@@ -55,41 +55,42 @@ std::optional<ToolResult> Dispatcher::Admit(const ToolCall& call, const Dispatch
 }
 
 ToolResult Dispatcher::RunOne(const ToolCall& call, const DispatchContext& ctx) const {
-  if (ctx.tracer == nullptr) return RunTraced(call, ctx, "");
+  if (services_.tracer == nullptr) return RunTraced(call, ctx, "");
   telemetry::Span span =
-      telemetry::genai::StartToolSpan(*ctx.tracer, ctx.trace_parent, call.name, call.id);
+      telemetry::genai::StartToolSpan(*services_.tracer, ctx.trace_parent, call.name, call.id);
   ToolResult r = RunTraced(call, ctx, span.recording() ? span.context().Traceparent() : "");
-  const bool content = ctx.tracer->capture_content();
-  telemetry::genai::EndToolSpan(*ctx.tracer, span, r.is_error, content ? call.arguments.dump() : "",
-                                content ? r.content : "");
+  const bool content = services_.tracer->capture_content();
+  telemetry::genai::EndToolSpan(*services_.tracer, span, r.is_error,
+                                content ? call.arguments.dump() : "", content ? r.content : "");
   return r;
 }
 
 ToolResult Dispatcher::RunTraced(const ToolCall& call, const DispatchContext& ctx,
                                  const std::string& traceparent) const {
-  const IdempotencyKey key{ctx.task_id, ctx.job_id, ctx.call_key_prefix + call.id};
+  const ToolScope& job = *ctx.scope;
+  const IdempotencyKey key{job.task_id, job.job_id, ctx.call_key_prefix + call.id};
   Permission perm;
   if (auto refused = Admit(call, ctx, &perm)) {
     refused->call_id = call.id;
     // Audit only: a refused call never ran, so it is recorded closed
     // (`error` without `started`) and recovery never looks at it.
-    if (ctx.ledger) ctx.ledger->Finished(key, call.name, true, 0, *refused).IgnoreError();
+    if (job.ledger) job.ledger->Finished(key, call.name, true, 0, *refused).IgnoreError();
     return *refused;
   }
   const ToolSpec& spec = *registry_->Find(call.name);
   ToolContext tctx;
-  tctx.workspace_root = ctx.workspace_root;
+  tctx.workspace_root = job.workspace_root;
   tctx.network_allowed = perm.network;
   tctx.key = key;
-  tctx.cancel = ctx.cancel;
-  tctx.packages_dir = ctx.packages_dir;
+  tctx.cancel = job.cancel;
+  tctx.packages_dir = job.packages_dir;
   tctx.traceparent = traceparent;
-  tctx.env = ctx.env;
+  tctx.env = services_.env;
   const auto start = std::chrono::steady_clock::now();
   tctx.deadline = start + spec.timeout;
-  if (ctx.ledger) {
+  if (job.ledger) {
     // No record, no side effect: a call we could not log is not run.
-    if (Status s = ctx.ledger->Started(key, spec.name, call.arguments, spec.read_only); !s.ok()) {
+    if (Status s = job.ledger->Started(key, spec.name, call.arguments, spec.read_only); !s.ok()) {
       return WithId(ToolResult::Error("cannot record the call: " + s.message()), call.id);
     }
   }
@@ -107,7 +108,7 @@ ToolResult Dispatcher::RunTraced(const ToolCall& call, const DispatchContext& ct
                          std::chrono::steady_clock::now() - start)
                          .count();
   r.duration_ms = ms;
-  if (ctx.ledger) ctx.ledger->Finished(key, spec.name, spec.read_only, ms, r).IgnoreError();
+  if (job.ledger) job.ledger->Finished(key, spec.name, spec.read_only, ms, r).IgnoreError();
   return r;
 }
 

@@ -30,36 +30,58 @@
 
 #include "core/cancel.h"
 #include "telemetry/tracer.h"
+#include "core/env.h"
 #include "tools/ledger.h"
 #include "tools/policy.h"
 #include "tools/registry.h"
 
 namespace maestro::tools {
 
-struct DispatchContext {
+// What one job is, as its tool calls see it. Filled once where the job
+// starts (the engine's JobScope extends it) and shared, by reference, by the
+// job's loop, every delegate sub-agent and every dispatch; nothing in it
+// changes while the job runs.
+struct ToolScope {
   std::string task_id;
   std::string job_id;
   std::string workspace_root;  // canonical
   ToolPolicy policy;
   CancelToken* cancel = nullptr;  // the job's token; may be null
   ToolLedger* ledger = nullptr;   // may be null (no record kept)
+  std::string packages_dir;       // see ToolContext::packages_dir; "" = none
+};
+
+// One batch's context: the job's scope (referred to, never copied) and what
+// the calling loop adds.
+struct DispatchContext {
+  // A scope alone: the job's own calls, no key prefix, no span.
+  DispatchContext(const ToolScope& job, std::string key_prefix = {},
+                  telemetry::SpanContext parent = {})
+      : scope(&job), call_key_prefix(std::move(key_prefix)), trace_parent(parent) {}
+
+  const ToolScope* scope;  // borrowed, non-null
   // Prepended to each call id in the IdempotencyKey: a delegate's sub-agent
   // shares the job's ledger, and its model's call ids ("call_1") would
   // otherwise collide with the parent's (e.g. "delegate:call_7/").
   std::string call_key_prefix;
-  std::string packages_dir;  // see ToolContext::packages_dir; "" = none
   // Each call is an `execute_tool` span under `trace_parent` (the movement's
-  // span); null tracer or an invalid parent: no span.
-  telemetry::Tracer* tracer = nullptr;
-  telemetry::SpanContext trace_parent = {};
-  Env* env = Env::Default();  // handed to every tool (ToolContext::env)
+  // span); no tracer (DispatchServices) or an invalid parent: no span.
+  telemetry::SpanContext trace_parent;
+};
+
+// What the process provides to every call: the same for all jobs.
+struct DispatchServices {
+  Env* env = Env::Default();            // handed to every tool (ToolContext::env)
+  telemetry::Tracer* tracer = nullptr;  // null: no spans
 };
 
 class Dispatcher {
  public:
-  Dispatcher(const ToolRegistry* registry, ToolAuthorizer authorizer, size_t max_parallel = 4)
+  Dispatcher(const ToolRegistry* registry, ToolAuthorizer authorizer,
+             DispatchServices services = {}, size_t max_parallel = 4)
       : registry_(registry),
         authorizer_(authorizer),
+        services_(services),
         max_parallel_(max_parallel ? max_parallel : 1) {}
 
   // One result per call, in call order; result[i].call_id == calls[i].id.
@@ -79,6 +101,7 @@ class Dispatcher {
 
   const ToolRegistry* registry_;
   ToolAuthorizer authorizer_;
+  DispatchServices services_;
   size_t max_parallel_;
 };
 

@@ -67,9 +67,9 @@ std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const st
       return std::nullopt;
     case HandoffMonitor::Action::kRequestHandoff:
       spdlog::info("job {}: estimate {} over the handoff threshold {}: asking for WriteHandoff",
-                   d.job_id, estimate, monitor_.ThresholdTokens());
+                   d.scope.job_id, estimate, monitor_.ThresholdTokens());
       if (Status s = AppendMessage(d, UserMessage(HandoffRequestMessage())); !s.ok()) {
-        spdlog::warn("job {}: handoff request: {}", d.job_id, s.ToString());
+        spdlog::warn("job {}: handoff request: {}", d.scope.job_id, s.ToString());
       }
       EmitDelta(d, {{"type", "handoff_request"}, {"estimate", estimate}});
       return std::nullopt;
@@ -77,11 +77,11 @@ std::optional<MovementResult> HandoffStep::BeforeCall(AgentLoopDeps& d, const st
       break;
   }
   spdlog::info("job {}: no WriteHandoff after the request; the engine writes the handoff",
-               d.job_id);
+               d.scope.job_id);
   auto r = Fallback(d, movement);
   if (r.ok()) return std::move(r).value();
   // Not fatal yet: the session may still finish; the overflow path retries.
-  spdlog::warn("job {}: fallback handoff: {}", d.job_id, r.status().ToString());
+  spdlog::warn("job {}: fallback handoff: {}", d.scope.job_id, r.status().ToString());
   return std::nullopt;
 }
 
@@ -108,34 +108,35 @@ Result<MovementResult> HandoffStep::OnOverflow(AgentLoopDeps& d, const std::stri
                                                const std::string& why) {
   if (done_) return Internal("the session already handed off");
   if (impossible_) return Status(StatusCode::kResourceExhausted, "no handoff is possible");
-  spdlog::info("job {}: context exhausted ({}): the engine writes the handoff", d.job_id, why);
+  spdlog::info("job {}: context exhausted ({}): the engine writes the handoff", d.scope.job_id,
+               why);
   return Fallback(d, movement);
 }
 
 Result<MovementResult> HandoffStep::Fallback(AgentLoopDeps& d, const std::string& movement) {
   FallbackFacts facts;
   facts.spec_ref = opt_.spec_ref;
-  facts.job_id = d.job_id;
+  facts.job_id = d.scope.job_id;
   facts.workspace = opt_.workspace;
   // The history and git are extra facts: without them the ledger's remain.
-  auto moves =
-      ReadSessionMovements(d.ctx->env(), d.ctx->messages().messages_path(), d.job_id, movement);
+  auto moves = ReadSessionMovements(d.loop.ctx->env(), d.loop.ctx->messages().messages_path(),
+                                    d.scope.job_id, movement);
   if (moves.ok()) {
     facts.movements = std::move(moves).value();
   } else {
-    spdlog::warn("job {}: fallback handoff: movement history: {}", d.job_id,
+    spdlog::warn("job {}: fallback handoff: movement history: {}", d.scope.job_id,
                  moves.status().ToString());
     facts.movements.visited = {movement};
   }
   if (!opt_.workspace.empty()) {
     if (auto git = GitChangedPaths(opt_.workspace); git.ok()) facts.git_changed = *git;
   }
-  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument doc, FallbackHandoff(facts, d.ctx->tools()));
+  MAESTRO_ASSIGN_OR_RETURN(HandoffDocument doc, FallbackHandoff(facts, d.loop.ctx->tools()));
   return HandOff(d, movement, doc, /*fallback=*/true);
 }
 
 Status HandoffStep::CheckPossible(AgentLoopDeps& d, const HandoffDocument& doc) const {
-  int written = CountHandoffFiles(d.ctx->handoffs_dir());
+  int written = CountHandoffFiles(d.loop.ctx->handoffs_dir());
   if (written >= opt_.max_handoffs) {
     return Status(
         StatusCode::kResourceExhausted,
@@ -148,17 +149,17 @@ Status HandoffStep::CheckPossible(AgentLoopDeps& d, const HandoffDocument& doc) 
   if (!opt_.workspace.empty()) {
     if (auto files = WorkspaceFileLines(opt_.workspace); files.ok()) dynamic.files = *files;
   }
-  if (auto console =
-          ConsoleContextText(d.ctx->env(), d.ctx->dir(), d.ctx->messages().messages_path());
+  if (auto console = ConsoleContextText(d.loop.ctx->env(), d.loop.ctx->dir(),
+                                        d.loop.ctx->messages().messages_path());
       console.ok()) {
     dynamic.console = *console;
   }
-  int64_t raw = SystemMessageTokens(d.ctx->messages().current_path()) +
+  int64_t raw = SystemMessageTokens(d.loop.ctx->messages().current_path()) +
                 context::EstimateMessageTokens(UserMessage(
                     "# Context\n" + DynamicContextText(dynamic, /*include_handoff=*/false) +
                     "\n\n" + ContinuationUserMessage(opt_.instruction, doc))) +
-                context::EstimateToolsTokens(d.piece_tools->bytes);
-  int64_t fresh = d.ctx->messages().calibration().Apply(raw);
+                context::EstimateToolsTokens(d.loop.piece_tools->bytes);
+  int64_t fresh = d.loop.ctx->messages().calibration().Apply(raw);
   if (fresh > monitor_.ThresholdTokens()) {
     return Status(StatusCode::kResourceExhausted,
                   fmt::format("a fresh session would start with {} estimated tokens, over the "
@@ -172,7 +173,7 @@ Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string&
                                             const HandoffDocument& doc, bool fallback) {
   if (Status possible = CheckPossible(d, doc); !possible.ok()) {
     impossible_ = true;
-    spdlog::info("job {}: no handoff possible ({}); compression takes over", d.job_id,
+    spdlog::info("job {}: no handoff possible ({}); compression takes over", d.scope.job_id,
                  possible.message());
     return possible;
   }
@@ -181,7 +182,7 @@ Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string&
   in.workspace = opt_.workspace;
   in.fallback = fallback;
   in.resume_movement = movement;
-  MAESTRO_ASSIGN_OR_RETURN(HandoffResult hr, CompleteHandoff(*d.ctx, doc, in));
+  MAESTRO_ASSIGN_OR_RETURN(HandoffResult hr, CompleteHandoff(*d.loop.ctx, doc, in));
   done_ = true;
   MovementResult r;
   r.movement = movement;
@@ -192,7 +193,8 @@ Result<MovementResult> HandoffStep::HandOff(AgentLoopDeps& d, const std::string&
                 {"path", std::filesystem::path(hr.path).filename().string()},
                 {"fallback", fallback},
                 {"continuation_job_id", hr.continuation.id}});
-  spdlog::info("job {}: handed off ({}): {}", d.job_id, fallback ? "engine" : "agent", r.result);
+  spdlog::info("job {}: handed off ({}): {}", d.scope.job_id, fallback ? "engine" : "agent",
+               r.result);
   return r;
 }
 

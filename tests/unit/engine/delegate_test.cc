@@ -41,13 +41,12 @@ class DelegateTest : public test::LoopTest {
   }
 
   AgentLoopDeps Deps(int max_depth) {
-    AgentLoopDeps d = LoopTest::Deps();
-    d.on_delta = [this](const std::string& job, const Json& delta) {
+    services_.on_delta = [this](const std::string& job, const Json& delta) {
       EXPECT_EQ(job, job_.id);
       deltas_.push_back(delta);
     };
-    d.limits.max_delegate_depth = max_depth;
-    return d;
+    scope_.limits.max_delegate_depth = max_depth;
+    return LoopTest::Deps();
   }
 
   static bool Offers(const std::string& tools_bytes, const std::string& name) {
@@ -137,8 +136,8 @@ TEST_F(DelegateTest, NestedSubAgentsBelowTheLimitWorkAndDepthZeroLimitRefuses) {
   maestro::testing::ScriptedLlm other;
   other.Call("delegate", {{"task", "x"}});
   other.Call("complete", {{"status", "success"}, {"result", "fine"}});
+  services_.llm = &other;
   AgentLoopDeps none = Deps(0);
-  none.llm = &other;
   ASSERT_EQ(RunMovement(none, "chat").next, "COMPLETE");
   EXPECT_EQ(other.requests.size(), 2u);  // no sub-agent ran
   EXPECT_EQ(other.requests[1].back()["content"].get<std::string>().rfind("Error", 0), 0u);
@@ -180,6 +179,40 @@ TEST_F(DelegateTest, SubAgentDeltasAreTaggedAndItsParkCallsAreRefused) {
   EXPECT_EQ(phases, 2);            // started, finished
   EXPECT_GE(tagged, 2);            // the sub-agent's movement + its RequestTool result (at least)
   EXPECT_EQ(untagged_results, 2);  // the parent's delegate and complete results
+}
+
+// The sub-agent runs in the job's scope, not a copy of it: its calls go into
+// the job's ledger under the job's ids and the delegate call's key prefix,
+// and the job's cancel token, cancelled while the sub-agent works, refuses
+// its next call and ends both loops.
+TEST_F(DelegateTest, TheSubAgentRunsInTheJobsScopeUnderItsOwnKeyPrefix) {
+  CancelToken cancel;
+  scope_.ledger = &ctx_->ledger();
+  scope_.cancel = &cancel;
+  llm_.Call("delegate", {{"task", "read two files"}});  // call_1: the parent's
+  llm_.Call("ReadFile", {{"path", "one.txt"}});         // call_2: the sub-agent's
+  llm_.Call("ReadFile", {{"path", "two.txt"}},          // call_3, made as the job is cancelled
+            [&] { cancel.Cancel(CancelToken::Reason::kUserCancel); });
+  llm_.Call("complete", {{"status", "success"}, {"result", "never reached"}});
+  AgentLoopDeps d = Deps(2);
+  MovementResult r = RunMovement(d, "chat");
+  EXPECT_EQ(r.next, "ABORT");
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(reads_, 1) << "the job's token refused the sub-agent's second read";
+  EXPECT_EQ(llm_.requests.size(), 3u);
+
+  auto records = tools::ToolLedger::Read(ctx_->dir());
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  std::vector<std::string> reads;
+  for (const tools::LedgerRecord& rec : *records) {
+    if (rec.tool != "ReadFile") continue;
+    EXPECT_EQ(rec.key.task_id, created_.task.id);
+    EXPECT_EQ(rec.key.job_id, job_.id);
+    reads.push_back(rec.event + " " + rec.key.call_id);
+  }
+  EXPECT_EQ(reads, (std::vector<std::string>{"started delegate:call_1/call_2",
+                                             "finished delegate:call_1/call_2",
+                                             "error delegate:call_1/call_3"}));
 }
 
 TEST(DelegateToolDefsTest, DropsControlAndParkToolsAndDelegateAtTheLimit) {

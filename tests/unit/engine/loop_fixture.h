@@ -3,7 +3,8 @@
 // SqliteStore and claims its job, registers a ReadFile stand-in (answered by
 // the test's handler) and the park tools, starts a real TaskContext whose
 // conversation holds a system message and the task, and writes the piece's
-// tools file; Deps() wires AgentLoopDeps to all of it and to a ScriptedLlm.
+// tools file, and fills services_ and scope_ with all of it and a ScriptedLlm;
+// Deps() gives the job's own loop over them.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -45,7 +46,6 @@ class LoopTest : public maestro::testing::StoreTest {
     StoreTest::SetUp();
     created_ = NewTaskWith(s.piece);
     job_ = Claim();
-    allowed_ = s.allowed;
     ASSERT_TRUE(RegisterTestReadFile(registry_, std::move(s.read_file)).ok());
     ASSERT_TRUE(tools::RegisterParkTools(registry_).ok());
     piece_ = Builtin(s.piece);
@@ -65,25 +65,26 @@ class LoopTest : public maestro::testing::StoreTest {
     std::ofstream(tools_path_) << tools_.bytes;
     ASSERT_TRUE(ctx_->messages().StartThread(job_.id, SystemMessage()).ok());
     ASSERT_TRUE(ctx_->messages().AddMessage(UserMessage("# Task\nfix the bug"), job_.id).ok());
+    services_.llm = &llm_;
+    services_.store = store_.get();
+    services_.dispatcher = &dispatcher_;
+    services_.on_delta = [this](const std::string&, const Json& delta) {
+      deltas_.push_back(delta);
+    };
+    scope_.task_id = created_.task.id;
+    scope_.job_id = job_.id;
+    scope_.workspace_root = dir_.path();
+    scope_.policy.allowed_tools = s.allowed;
   }
 
+  // Deps of the job's own loop over the fixture's services_ and scope_ (a
+  // test changes those, e.g. scope_.limits, before or after this call).
   AgentLoopDeps Deps() {
-    AgentLoopDeps d;
-    d.llm = &llm_;
-    d.ctx = ctx_.get();
-    d.store = store_.get();
-    d.dispatcher = &dispatcher_;
-    tools::ToolPolicy policy;
-    policy.allowed_tools = allowed_;
-    d.dispatch = tools::DispatchContext{created_.task.id, job_.id, dir_.path(), policy,
-                                        nullptr,          nullptr, {},          {}};
-    d.piece = &piece_;
-    d.piece_tools = &tools_;
-    d.tools_path = tools_path_;
-    d.on_delta = [this](const std::string&, const Json& delta) { deltas_.push_back(delta); };
-    d.task_id = created_.task.id;
-    d.job_id = job_.id;
-    return d;
+    return {services_, scope_,
+            LoopState{.ctx = ctx_.get(),
+                      .piece = &piece_,
+                      .piece_tools = &tools_,
+                      .tools_path = tools_path_}};
   }
 
   Store::CreatedTask created_;
@@ -98,9 +99,8 @@ class LoopTest : public maestro::testing::StoreTest {
   std::string tools_path_;
   maestro::testing::ScriptedLlm llm_;
   std::vector<Json> deltas_;
-
- private:
-  std::set<std::string> allowed_;
+  LoopServices services_;  // llm_, store_, dispatcher_, deltas_
+  JobScope scope_;         // the claimed job; no cancel token, ledger or budget
 };
 
 }  // namespace maestro::engine::test

@@ -68,7 +68,7 @@ TEST_F(AgentLoopTest, TheCallThatWouldPassTheBudgetIsNotMadeAndTheMovementParks)
   BudgetContext budget;
   budget.limits.max_llm_calls = 1;
   budget.clock = &clock_;
-  d.budget = &budget;
+  scope_.budget = &budget;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "WAITING_HUMAN_BUDGET");
   EXPECT_EQ(r.wait_reason, "budget_exceeded");
@@ -122,7 +122,7 @@ TEST_F(AgentLoopTest, TextOnlyRepliesAreWarnedThenAbortAtTheLimit) {
   llm_.Text("Still thinking");
   llm_.Call("complete", {{"status", "success"}, {"result", "never reached"}});
   AgentLoopDeps d = Deps();
-  d.limits.text_only_limit = 3;
+  scope_.limits.text_only_limit = 3;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "ABORT");
   EXPECT_EQ(r.abort_reason, kAbortTextOnlyLimit);
@@ -135,7 +135,7 @@ TEST_F(AgentLoopTest, TextOnlyRepliesAreWarnedThenAbortAtTheLimit) {
 TEST_F(AgentLoopTest, RepeatedIdenticalCallsAbortAsAToolLoop) {
   for (int i = 0; i < 4; ++i) llm_.Call("ReadFile", {{"path", "same.cc"}});
   AgentLoopDeps d = Deps();
-  d.limits.identical_call_limit = 3;
+  scope_.limits.identical_call_limit = 3;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "ABORT");
   EXPECT_EQ(r.abort_reason, kAbortToolLoop);
@@ -148,7 +148,7 @@ TEST_F(AgentLoopTest, MaxIterationsAborts) {
   llm_.Call("ReadFile", {{"path", "b.cc"}});
   llm_.Call("ReadFile", {{"path", "c.cc"}});
   AgentLoopDeps d = Deps();
-  d.limits.max_iterations = 2;
+  scope_.limits.max_iterations = 2;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "ABORT");
   EXPECT_EQ(r.abort_reason, kAbortMaxIterations);
@@ -247,7 +247,7 @@ TEST_F(AgentLoopTest, CancelStopsBeforeTheNextCall) {
             [&] { cancel.Cancel(CancelToken::Reason::kUserCancel); });
   llm_.Call("complete", {{"status", "success"}, {"result", "no"}});
   AgentLoopDeps d = Deps();
-  d.cancel = &cancel;
+  scope_.cancel = &cancel;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "ABORT");
   EXPECT_TRUE(r.cancelled);

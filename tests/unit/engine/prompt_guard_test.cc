@@ -71,7 +71,7 @@ class PromptGuardLoopTest : public test::LoopTest {
     if (with_handoff) {
       handoff_ = std::make_unique<HandoffStep>(
           HandoffStepOptions{cc_, job_, dir_.path(), "task instruction", "fix the bug", 8});
-      d.handoff = handoff_.get();
+      d.loop.handoff = handoff_.get();
     }
     return d;
   }
@@ -185,7 +185,7 @@ TEST_F(PromptGuardLoopTest, BelowTheThresholdTheSameFileReadTwiceIsSentInFull) {
   EXPECT_EQ(RunMovement(d, "plan").next, "COMPLETE");
   ASSERT_EQ(llm_.requests.size(), 3u);
   EXPECT_EQ(llm_.requests[2].back()["content"], BigText("a.txt"));
-  EXPECT_FALSE(d.guard.dedup_active);
+  EXPECT_FALSE(d.loop.guard.dedup_active);
   EXPECT_FALSE(std::filesystem::exists(ctx_->dir() + "/sent.jsonl"));
 }
 
@@ -203,7 +203,7 @@ TEST_F(PromptGuardLoopTest, OverTheThresholdTheRepeatedResultIsAReferenceInWhatI
   EXPECT_EQ(r1.back()["content"], BigText("a.txt"));  // the first read, in full
   std::string first_id = r1.back()["tool_call_id"];
   EXPECT_EQ(r2.back()["content"], DedupReference(first_id, BigText("a.txt").size()));
-  EXPECT_TRUE(d.guard.dedup_active);
+  EXPECT_TRUE(d.loop.guard.dedup_active);
   // What was sent before is the unchanged prefix of what is sent now.
   for (size_t i = 0; i < r1.size(); ++i) EXPECT_EQ(r2[i], r1[i]) << i;
   for (size_t i = 0; i < r2.size(); ++i) EXPECT_EQ(r3[i], r2[i]) << i;
@@ -266,7 +266,7 @@ TEST_F(PromptGuardLoopTest, AHandoffWhoseContinuationsListingWouldNotFitIsImposs
   AgentLoopDeps d = Deps(true);
   handoff_ = std::make_unique<HandoffStep>(
       HandoffStepOptions{cc_, job_, ws.path(), "task instruction", "fix the bug", 8});
-  d.handoff = handoff_.get();
+  d.loop.handoff = handoff_.get();
   MovementResult r = RunMovement(d, "plan");
   EXPECT_FALSE(r.handed_off) << r.result;
   EXPECT_TRUE(handoff_->impossible());
@@ -336,7 +336,7 @@ TEST_F(PromptGuardLoopTest, WhenTheHandoffIsImpossibleTooTheMovementAbortsWithCo
   AgentLoopDeps d = Deps(true);
   handoff_ = std::make_unique<HandoffStep>(
       HandoffStepOptions{cc_, job_, dir_.path(), "task", "fix the bug", /*max_handoffs=*/0});
-  d.handoff = handoff_.get();
+  d.loop.handoff = handoff_.get();
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "ABORT");
   EXPECT_EQ(r.abort_reason, kAbortContextOverflow);
@@ -364,8 +364,8 @@ TEST_F(PromptGuardLoopTest, WhenNoHandoffIsPossibleCompressionTakesOverInsteadOf
   AgentLoopDeps d = Deps(true);
   handoff_ = std::make_unique<HandoffStep>(
       HandoffStepOptions{cc_, job_, dir_.path(), "task", "fix the bug", /*max_handoffs=*/0});
-  d.handoff = handoff_.get();
-  d.compressor = &compressor;
+  d.loop.handoff = handoff_.get();
+  services_.compressor = &compressor;
   MovementResult r = RunMovement(d, "plan");
   EXPECT_EQ(r.next, "COMPLETE") << r.abort_reason << " " << r.result;
   EXPECT_FALSE(r.handed_off);

@@ -85,8 +85,8 @@ class DispatcherTest : public ::testing::Test {
 
   Probe probe_;
   ToolRegistry registry_;
-  Dispatcher dispatcher_{&registry_, ToolAuthorizer(nullptr), 4};
-  DispatchContext ctx_;
+  Dispatcher dispatcher_{&registry_, ToolAuthorizer(nullptr), {}, 4};
+  ToolScope ctx_;
 };
 
 TEST_F(DispatcherTest, ParallelReadOnlyCallsKeepCallOrder) {
@@ -197,6 +197,58 @@ TEST_F(DispatcherTest, ACancelledJobRunsNothingMore) {
   EXPECT_TRUE(probe_.log().empty());
 }
 
+// A DispatchContext refers to the job's scope, never copies it: the scope
+// filled after the contexts were made is the one their calls run under; a
+// sub-agent's context (its own key prefix) writes the job's ledger under the
+// job's ids; and the job's token, cancelled by a call of the sub-agent's
+// batch, stops the rest of that batch and the agent's next one.
+TEST_F(DispatcherTest, ContextsReferToTheJobsScopeAndDifferOnlyInTheirKeyPrefix) {
+  testing::TempDir dir;
+  FakeClock clock;
+  auto ledger = ToolLedger::Open(dir.path(), &clock);
+  ASSERT_TRUE(ledger.ok());
+  CancelToken cancel;
+  ToolSpec stop{"Stop", "cancels the job", Schema(), false, ToolClass::kRead};
+  ASSERT_TRUE(registry_
+                  .Register(stop,
+                            [&cancel](const Json&, const ToolContext&) {
+                              cancel.Cancel(CancelToken::Reason::kUserCancel);
+                              return ToolResult::Ok("stopping");
+                            })
+                  .ok());
+  const DispatchContext agent(ctx_);
+  const DispatchContext sub(ctx_, "delegate:c7/");
+  ctx_.ledger = ledger->get();
+  ctx_.cancel = &cancel;
+  ctx_.policy.allowed_tools.insert("Stop");
+
+  auto first = dispatcher_.Run({Call("1", "Look", {{"tag", "a"}})}, agent);
+  EXPECT_EQ(first[0].content, "result a key t1/j1/1");
+  auto second =
+      dispatcher_.Run({Call("1", "Look", {{"tag", "b"}}), Call("2", "Stop", {{"tag", "s"}}),
+                       Call("3", "Poke", {{"tag", "c"}})},
+                      sub);
+  EXPECT_EQ(second[0].content, "result b key t1/j1/delegate:c7/1");
+  EXPECT_EQ(second[1].content, "stopping");
+  EXPECT_EQ(second[2].content, "Error: cancelled before it ran");
+  auto third = dispatcher_.Run({Call("2", "Look", {{"tag", "d"}})}, agent);
+  EXPECT_EQ(third[0].content, "Error: cancelled before it ran");
+  EXPECT_EQ(probe_.log(), (std::vector<std::string>{"start a", "end a", "start b", "end b"}));
+
+  auto recs = ToolLedger::Read(dir.path());
+  ASSERT_TRUE(recs.ok());
+  std::vector<std::string> seen;
+  for (const LedgerRecord& r : *recs) {
+    EXPECT_EQ(r.key.task_id, "t1");
+    EXPECT_EQ(r.key.job_id, "j1");
+    seen.push_back(r.event + " " + r.key.call_id);
+  }
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"started 1", "finished 1", "started delegate:c7/1",
+                                      "finished delegate:c7/1", "started delegate:c7/2",
+                                      "finished delegate:c7/2", "error delegate:c7/3", "error 2"}));
+}
+
 // Each dispatched call is an execute_tool span under the context's parent,
 // and the tool sees that span's traceparent (what an MCP tool sends on).
 TEST_F(DispatcherTest, ATracedCallIsAChildSpanAndItsToolSeesTheTraceparent) {
@@ -219,9 +271,10 @@ TEST_F(DispatcherTest, ATracedCallIsAChildSpanAndItsToolSeesTheTraceparent) {
   telemetry::SpanStart ps;
   ps.name = "movement";
   telemetry::Span parent = tracer.Start(ps);
-  ctx_.tracer = &tracer;
-  ctx_.trace_parent = parent.context();
-  EXPECT_EQ(dispatcher_.RunOne(Call("c9", "Trace", Json::object()), ctx_).content, "ok");
+  Dispatcher traced(&registry_, ToolAuthorizer(nullptr), {Env::Default(), &tracer});
+  EXPECT_EQ(
+      traced.RunOne(Call("c9", "Trace", Json::object()), {ctx_, "", parent.context()}).content,
+      "ok");
   auto tp = telemetry::ParseTraceparent(seen);
   ASSERT_TRUE(tp) << seen;
   EXPECT_EQ(telemetry::Hex(tp->trace_id), telemetry::Hex(parent.context().trace_id));

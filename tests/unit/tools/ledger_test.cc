@@ -118,7 +118,7 @@ TEST_F(LedgerTest, CrashInsideASideEffectingCallIsNotRepeated) {
                            [](const Json&, const ToolContext&) { return ToolResult::Ok("ok"); })
                   .ok());
   auto ledger = Open();
-  DispatchContext ctx;
+  ToolScope ctx;
   ctx.task_id = "t";
   ctx.job_id = "j";
   ctx.policy.allowed_tools = {"Deploy", "Peek"};
@@ -169,7 +169,7 @@ TEST_F(LedgerTest, ProcessDeathInsideASideEffectingCallParksForReconciliation) {
                        [](const Json&, const ToolContext&) { return ToolResult::Ok("ok"); });
     FakeClock clock;
     auto ledger = ToolLedger::Open(ledger_dir, &clock);
-    DispatchContext ctx;
+    ToolScope ctx;
     ctx.task_id = "t";
     ctx.job_id = "j";
     ctx.policy.allowed_tools = {"Append", "Peek"};

@@ -45,7 +45,7 @@ class PolicyTest : public testing::StoreTest {
 
   ToolRegistry registry_;
   Store::CreatedTask task_;
-  DispatchContext ctx_;
+  ToolScope ctx_;
 };
 
 TEST_F(PolicyTest, PolicyAloneDecidesWhenItAllows) {

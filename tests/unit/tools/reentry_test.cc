@@ -79,7 +79,7 @@ TEST_F(ReentryTest, AnApprovedRequestProceedsAndItsGrantAuthorizesExactlyThoseAr
   ToolRegistry reg;
   ASSERT_TRUE(RegisterFileTools(reg).ok());
   testing::TempDir ws;
-  DispatchContext ctx;
+  ToolScope ctx;
   ctx.task_id = task_.task.id;
   ctx.job_id = task_.job.id;
   ctx.workspace_root = std::filesystem::canonical(ws.path()).string();

@@ -140,7 +140,7 @@ TEST_F(RunRemoteTest, AHostNotAllowedInAnySpellingIsRefusedBeforeAnyProcessStart
   }
   // Through the dispatcher the schema refuses first (host is an enum).
   Dispatcher d(&registry_, ToolAuthorizer(nullptr));
-  DispatchContext ctx;
+  ToolScope ctx;
   ctx.policy.allowed_tools = {kRunRemote};
   auto out = d.Run({{"c1", kRunRemote, {{"host", "-oProxyCommand=x"}, {"command", "id"}}}}, ctx);
   ASSERT_EQ(out.size(), 1u);
