@@ -76,8 +76,8 @@ class OneMessageSource : public StreamSource {
 // commits (and once a second for other processes' commits).
 class A2aTaskStream : public StreamSource {
  public:
-  A2aTaskStream(std::shared_ptr<const A2aEndpoint> endpoint, EventSignal& signal, Json request_id,
-                std::string task_id, std::string user)
+  A2aTaskStream(std::shared_ptr<const A2aEndpoint> endpoint, notify::EventSignal& signal,
+                Json request_id, std::string task_id, std::string user)
       : endpoint_(std::move(endpoint)),
         signal_(signal),
         request_id_(std::move(request_id)),
@@ -119,7 +119,7 @@ class A2aTaskStream : public StreamSource {
   }
 
   const std::shared_ptr<const A2aEndpoint> endpoint_;
-  EventSignal& signal_;
+  notify::EventSignal& signal_;
   const Json request_id_;
   const std::string task_id_;
   const std::string user_;
@@ -129,7 +129,8 @@ class A2aTaskStream : public StreamSource {
 
 }  // namespace
 
-A2aEndpoint::A2aEndpoint(Store& store, EventSignal& signal, A2aTaskOps ops, A2aOptions options)
+A2aEndpoint::A2aEndpoint(Store& store, notify::EventSignal& signal, A2aTaskOps ops,
+                         A2aOptions options)
     : store_(store),
       signal_(signal),
       ops_(std::move(ops)),

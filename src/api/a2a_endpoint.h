@@ -34,9 +34,9 @@
 #include "api/a2a_protocol.h"
 #include "api/a2a_push.h"
 #include "api/a2a_task_view.h"
-#include "api/event_signal.h"
 #include "api/http.h"
 #include "core/mutex.h"
+#include "notify/event_signal.h"
 #include "store/store.h"
 
 namespace maestro::api::a2a {
@@ -72,7 +72,7 @@ class A2aEndpoint : public std::enable_shared_from_this<A2aEndpoint> {
  public:
   static constexpr std::chrono::seconds kBlockingWait{60};
 
-  A2aEndpoint(Store& store, EventSignal& signal, A2aTaskOps ops, A2aOptions options);
+  A2aEndpoint(Store& store, notify::EventSignal& signal, A2aTaskOps ops, A2aOptions options);
 
   HttpResponse Card(const HttpRequest& req) const;
   HttpResponse Post(const HttpRequest& req);
@@ -98,7 +98,7 @@ class A2aEndpoint : public std::enable_shared_from_this<A2aEndpoint> {
       EXCLUDES(wait_mu_);
 
   Store& store_;
-  EventSignal& signal_;
+  notify::EventSignal& signal_;
   const A2aTaskOps ops_;
   const A2aOptions options_;
   A2aPushNotifier push_;

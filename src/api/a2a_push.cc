@@ -27,7 +27,7 @@ HttpClientOptions DeliveryOptions(const PushOptions& p) {
 
 }  // namespace
 
-A2aPushNotifier::A2aPushNotifier(EventSignal& signal, ReadFn read, PushOptions options)
+A2aPushNotifier::A2aPushNotifier(notify::EventSignal& signal, ReadFn read, PushOptions options)
     : signal_(signal),
       read_(std::move(read)),
       options_(WithPolicy(std::move(options))),

@@ -50,11 +50,11 @@
 
 #include "api/a2a_protocol.h"
 #include "api/a2a_task_view.h"
-#include "api/event_signal.h"
 #include "core/egress.h"
 #include "core/http_client.h"
 #include "core/mutex.h"
 #include "core/status.h"
+#include "notify/event_signal.h"
 
 namespace maestro::api::a2a {
 
@@ -75,7 +75,7 @@ class A2aPushNotifier {
   static constexpr size_t kMaxTasks = 10000;
   static constexpr size_t kMaxQueuedPerUser = 200;
 
-  A2aPushNotifier(EventSignal& signal, ReadFn read, PushOptions options = {});
+  A2aPushNotifier(notify::EventSignal& signal, ReadFn read, PushOptions options = {});
   ~A2aPushNotifier();
   A2aPushNotifier(const A2aPushNotifier&) = delete;
   A2aPushNotifier& operator=(const A2aPushNotifier&) = delete;
@@ -133,7 +133,7 @@ class A2aPushNotifier {
   void StartThreads() REQUIRES(mu_);
   void Forget(const std::string& task_id) REQUIRES(mu_);
 
-  EventSignal& signal_;
+  notify::EventSignal& signal_;
   const ReadFn read_;
   const PushOptions options_;
   const HttpClient http_;

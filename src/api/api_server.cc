@@ -12,11 +12,12 @@
 
 namespace maestro {
 
-ApiServer::ApiServer(Store& store, ApiOptions options)
+ApiServer::ApiServer(Store& store, notify::Notifier& notifier, ApiOptions options)
     : store_(store),
       options_(std::move(options)),
+      signal_(notifier.signal()),
       auth_(store, options_.admin_token),
-      hub_(options_.job_stream_buffer) {
+      hub_(notifier.job_streams()) {
   Routes();
   api::HttpApp app;
   app.handle = [this](api::HttpRequest& req) { return Handle(req); };

@@ -52,7 +52,8 @@
 // Routes take an HttpRequest and return an HttpResponse (api/http.h). The
 // two live streams are pull-based StreamSources woken by the EventSignal
 // (store commits) and the JobStreamHub (deltas): an open stream holds no
-// thread.
+// thread. Both belong to the process's notify::Notifier (notify/notifier.h),
+// which the store's commit hooks reach; the API holds references.
 //
 // Thread safety: handlers run concurrently on the HttpServer's pool and
 // only touch the thread-safe Store, EventSignal and JobStreamHub.
@@ -65,7 +66,6 @@
 
 #include "api/attachments.h"
 #include "api/auth.h"
-#include "api/event_signal.h"
 #include "api/http_server.h"
 #include "api/job_status_cache.h"
 #include "api/router.h"
@@ -77,6 +77,7 @@
 #include "core/env.h"
 #include "core/status.h"
 #include "notify/job_stream.h"
+#include "notify/notifier.h"
 #include "store/budget.h"
 #include "store/store.h"
 
@@ -116,8 +117,6 @@ struct ApiOptions {
   // The pieces, spaces and profiles create/continue may name (checked
   // before any row is written) and the body of GET /api/spaces.
   api::TaskChoices choices;
-  // Live job deltas kept per job for reconnecting clients.
-  size_t job_stream_buffer = 1024;
   // The built web UI (index.html + assets) served at `/`; empty: `/` says
   // how to build it. `demo`: the model is the bundled scripted fake
   // (GET /api/info tells the UI so it can say so).
@@ -149,7 +148,8 @@ struct ApiOptions {
 
 class ApiServer {
  public:
-  ApiServer(Store& store, ApiOptions options);
+  // `notifier` (its EventSignal and JobStreamHub) must outlive the server.
+  ApiServer(Store& store, notify::Notifier& notifier, ApiOptions options);
   ~ApiServer();
 
   // Claims the listening address exclusively (a port another process listens
@@ -163,9 +163,9 @@ class ApiServer {
   Result<int> Start();
   void Stop();
 
-  // Wire StoreOptions::on_commit to signal().Notify() so streams wake.
-  api::EventSignal& signal() { return signal_; }
-  // The hub behind /api/local/jobs/:id/stream; give Publisher() to the engine.
+  // The Notifier's, which the store's on_commit wakes.
+  notify::EventSignal& signal() { return signal_; }
+  // The Notifier's hub behind /api/local/jobs/:id/stream.
   JobStreamHub& job_streams() { return hub_; }
   JobStreamHub::PublishFn job_publisher() { return hub_.Publisher(); }
 
@@ -256,9 +256,9 @@ class ApiServer {
 
   Store& store_;
   ApiOptions options_;
-  api::EventSignal signal_;
+  notify::EventSignal& signal_;  // the Notifier's
   api::Authenticator auth_;
-  JobStreamHub hub_;
+  JobStreamHub& hub_;  // the Notifier's; Stop() stops it (the streams end)
   api::JobStatusCache statuses_;  // for the job streams
   api::Router router_;
   std::shared_ptr<McpEndpoint> mcp_;  // sessions of /mcp; before server_ (its streams go first)

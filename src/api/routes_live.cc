@@ -34,7 +34,7 @@ uint64_t ParseSeq(const std::string& s) {
 // one job cost no database reads per delta.
 class JobDeltasSource : public api::StreamSource {
  public:
-  JobDeltasSource(Store& store, JobStreamHub& hub, api::EventSignal& signal,
+  JobDeltasSource(Store& store, JobStreamHub& hub, notify::EventSignal& signal,
                   api::JobStatusCache& statuses, std::string job_id, uint64_t after)
       : store_(store),
         hub_(hub),
@@ -86,7 +86,7 @@ class JobDeltasSource : public api::StreamSource {
   static constexpr std::chrono::milliseconds kPollInterval{1000};
   Store& store_;
   JobStreamHub& hub_;
-  api::EventSignal& signal_;
+  notify::EventSignal& signal_;
   api::JobStatusCache& statuses_;
   const std::string job_id_;
   uint64_t cursor_;

@@ -150,9 +150,9 @@ namespace {
 // ends it without a response, as the spec wants; the task goes on.
 class McpWaitSource : public api::StreamSource {
  public:
-  McpWaitSource(McpEndpoint& endpoint, Store& store, api::EventSignal& signal, std::string task_id,
-                std::string user, std::string version, Json request_id, Json progress_token,
-                std::shared_ptr<mcp::McpWait> control)
+  McpWaitSource(McpEndpoint& endpoint, Store& store, notify::EventSignal& signal,
+                std::string task_id, std::string user, std::string version, Json request_id,
+                Json progress_token, std::shared_ptr<mcp::McpWait> control)
       : endpoint_(endpoint),
         store_(store),
         signal_(signal),
@@ -209,7 +209,7 @@ class McpWaitSource : public api::StreamSource {
 
   McpEndpoint& endpoint_;
   Store& store_;
-  api::EventSignal& signal_;
+  notify::EventSignal& signal_;
   const std::string task_id_;
   const std::string user_;
   const std::string version_;

@@ -23,7 +23,8 @@ namespace {
 // got a commit (or on the keep-alive tick), at most kBatch per pull.
 class TaskEventsSource : public api::StreamSource {
  public:
-  TaskEventsSource(Store& store, api::EventSignal& signal, std::string task_id, std::string after)
+  TaskEventsSource(Store& store, notify::EventSignal& signal, std::string task_id,
+                   std::string after)
       : store_(store), signal_(signal), task_id_(std::move(task_id)), cursor_(std::move(after)) {}
   ~TaskEventsSource() override {
     if (watch_ != 0) signal_.Unwatch(watch_);
@@ -45,7 +46,7 @@ class TaskEventsSource : public api::StreamSource {
  private:
   static constexpr size_t kBatch = 200;
   Store& store_;
-  api::EventSignal& signal_;
+  notify::EventSignal& signal_;
   const std::string task_id_;
   std::string cursor_;
   uint64_t watch_ = 0;

@@ -141,10 +141,9 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
   // Before anything starts: an unknown piece writes no task.
   if (Status st = CheckPieceName(*cfg, piece); !st.ok()) return Fail(st);
   cfg->workers = 1;
-  auto hooks = std::make_shared<Hooks>();
-  auto rt = OpenRuntime(*cfg, hooks);
+  auto rt = OpenRuntime(*cfg);
   if (!rt.ok()) return Fail(rt.status());
-  if (Status st = StartWorkers(*rt, *cfg, hooks, PrintDelta, /*git_spares=*/false); !st.ok())
+  if (Status st = StartWorkers(*rt, *cfg, PrintDelta, /*git_spares=*/false); !st.ok())
     return Fail(st);
   NewTask t;
   t.instruction = instruction;

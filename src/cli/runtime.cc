@@ -44,15 +44,14 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
   return cfg;
 }
 
-Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<void()> wake,
-                                            CommitFn on_commit, DataDirRole role) {
+Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier* notifier,
+                                            DataDirRole role) {
   if (Status st = Env::Default()->CreateDirs(cfg.data_dir); !st.ok()) {
     return InvalidArgument("cannot create data_dir: " + st.message());
   }
   StoreOptions so;
   so.default_max_attempts = cfg.jobs.retry.max_attempts;
-  so.on_job_available = std::move(wake);
-  so.on_commit = std::move(on_commit);
+  if (notifier) notifier->Bind(so);
   if (cfg.database.url.empty()) {
     auto s = SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
     if (!s.ok()) return s.status();
@@ -72,7 +71,14 @@ Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, std::function<voi
   return std::unique_ptr<SqlStore>(std::move(pg).value());
 }
 
+Runtime::~Runtime() {
+  // The dispatchers read the store: they stop before it goes, also when a
+  // start failed before Stop() was called.
+  if (notifier) notifier->StopDispatchers();
+}
+
 void Runtime::Stop() {
+  if (notifier) notifier->StopDispatchers();
   if (pool) pool->Shutdown();
   // The job spans ended with the jobs: send them, waiting a bounded time.
   if (engine.tracer) engine.tracer->Shutdown(std::chrono::milliseconds(3000));
@@ -80,19 +86,11 @@ void Runtime::Stop() {
   if (janitor) janitor->Stop();
 }
 
-Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks, DataDirRole role) {
+Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role) {
   Runtime rt;
-  auto store = OpenStore(
-      cfg,
-      [hooks] {
-        if (WorkerPool* p = hooks->pool) p->Notify();
-      },
-      [hooks](const std::vector<CommittedEvent>& events) {
-        if (api::EventSignal* s = hooks->signal) s->Notify(events);
-        if (WebhookDispatcher* w = hooks->webhooks) w->Notify();
-        if (PushDispatcher* p = hooks->push) p->Notify();
-      },
-      role);
+  // Before the store: its hooks point at the Notifier from the first commit.
+  rt.notifier = std::make_unique<notify::Notifier>();
+  auto store = OpenStore(cfg, rt.notifier.get(), role);
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
   // Task context files (seed 002): settings checked, directories put where
@@ -106,12 +104,10 @@ Result<Runtime> OpenRuntime(const Config& cfg, std::shared_ptr<Hooks> hooks, Dat
   return rt;
 }
 
-Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks,
-                    engine::DeltaFn on_delta, bool git_spares) {
+Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bool git_spares) {
   auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta), git_spares);
   if (!engine.ok()) return engine.status();
   rt.engine = std::move(engine).value();
-  hooks->browsers = rt.engine.browsers.get();
   WorkerPoolOptions wo;
   wo.threads = cfg.workers;
   wo.hostname = Hostname();
@@ -122,7 +118,8 @@ Status StartWorkers(Runtime& rt, const Config& cfg, std::shared_ptr<Hooks> hooks
   // it (PieceExecutor), instead of sitting queued where no worker looks.
   wo.jobs = cfg.jobs;
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
-  hooks->pool = rt.pool.get();
+  rt.pool_wake = rt.notifier->Subscribe(notify::Notifier::Topic::kJobAvailable,
+                                        [pool = rt.pool.get()] { pool->Notify(); });
   rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
                                               cfg.jobs.sweep_interval_ms);
   rt.pool->Start();

@@ -41,19 +41,18 @@ int WaitForSignal() {
   return sig;
 }
 
-// Engine deltas (text, tool calls, retries...) go to the API's live job
-// stream, stamped (notify/delta_stamp.h), once the API exists; `maestro
-// worker` has none and drops them.
-engine::DeltaFn PublishToStreams(std::shared_ptr<Hooks> hooks) {
-  return [hooks](const std::string& job_id, const Json& delta) {
-    JobStreamHub* h = hooks->streams;
-    if (!h) return;
-    h->Publish(job_id, StampDelta(delta, SystemClock::Default()->NowMs()));
+// Engine deltas (text, tool calls, retries...) go to the Notifier's live job
+// streams, which the API reads, stamped (notify/delta_stamp.h); `maestro
+// worker` has no API and drops them.
+engine::DeltaFn PublishToStreams(notify::Notifier* notifier) {
+  return [notifier](const std::string& job_id, const Json& delta) {
+    if (!notifier) return;
+    notifier->job_streams().Publish(job_id, StampDelta(delta, SystemClock::Default()->NowMs()));
   };
 }
 
-ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Hooks> hooks,
-                          const std::string& ui_dir) {
+ApiOptions MakeApiOptions(const Config& cfg, Runtime& rt, const std::string& ui_dir) {
+  SqlStore& store = *rt.store;
   ApiOptions ao;
   ao.http.host = cfg.listen_host;
   ao.http.port = cfg.listen_port;
@@ -83,11 +82,14 @@ ApiOptions MakeApiOptions(const Config& cfg, SqlStore& store, std::shared_ptr<Ho
   if (auto e = EgressPolicyFrom(cfg.egress, cfg.egress_where); e.ok()) {
     ao.egress = std::make_shared<const EgressPolicy>(*e);
   }
-  // The pool starts after the API is bound; the hook finds it once it runs.
-  ao.cancel_running = [hooks](const std::string& job_id) {
-    if (WorkerPool* pool = hooks->pool) pool->CancelRunning(job_id);
+  // The pool and the browsers are made by StartWorkers, after the API is
+  // bound but before it serves (ApiServer::Start), so a handler that runs
+  // finds them; they live until the Runtime goes, after the API stopped.
+  Runtime* runtime = &rt;
+  ao.cancel_running = [runtime](const std::string& job_id) {
+    if (runtime->pool) runtime->pool->CancelRunning(job_id);
   };
-  ao.browsers = [hooks] { return hooks->browsers.load(); };
+  ao.browsers = [runtime] { return runtime->engine.browsers.get(); };
   std::string data_dir = cfg.data_dir;
   ao.pieces_json = [data_dir] {
     engine::PieceCatalogOptions po;
@@ -135,14 +137,11 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   auto egress = EgressPolicyFrom(cfg->egress, cfg->egress_where);
   if (!egress.ok()) return Fail(egress.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
-  auto hooks = std::make_shared<Hooks>();
-  auto rt = OpenRuntime(*cfg, hooks, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);
+  auto rt = OpenRuntime(*cfg, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);
   if (!rt.ok()) return Fail(rt.status());
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;
-  std::unique_ptr<WebhookDispatcher> webhooks;
   std::shared_ptr<const push::VapidKey> push_key;
-  std::unique_ptr<PushDispatcher> pushes;
   std::unique_ptr<schedule::FileClock> drill_clock;  // outlives the scheduler
   std::unique_ptr<schedule::Scheduler> scheduler;
   const std::string ui_dir = with_api ? FindUiDir(*cfg) : "";
@@ -155,10 +154,10 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       if (!key.ok()) return Fail(key.status());
       push_key = std::make_shared<const push::VapidKey>(std::move(key).value());
     }
-    ApiOptions ao = MakeApiOptions(*cfg, *rt->store, hooks, ui_dir);
+    ApiOptions ao = MakeApiOptions(*cfg, *rt, ui_dir);
     ao.push_public_key = push_key ? push_key->PublicKeyB64() : "";
     ao.push_max_subscriptions = cfg->push.max_subscriptions_per_user;
-    api = std::make_unique<ApiServer>(*rt->store, std::move(ao));
+    api = std::make_unique<ApiServer>(*rt->store, *rt->notifier, std::move(ao));
     if (auto bound = api->Bind(); !bound.ok()) return FailBind(*cfg, bound.status());
     if (Status st = EnsureAdmin(*cfg, *rt->store); !st.ok()) return Fail(st);
     // Demo mode: no LLM server configured → the bundled scripted model.
@@ -166,7 +165,9 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
     if (!started.ok()) return Fail(started.status());
     demo = std::move(started).value();
   }
-  if (Status st = StartWorkers(*rt, *cfg, hooks, PublishToStreams(hooks)); !st.ok()) {
+  if (Status st =
+          StartWorkers(*rt, *cfg, PublishToStreams(with_api ? rt->notifier.get() : nullptr));
+      !st.ok()) {
     return Fail(st);
   }
   if (with_api) {
@@ -174,9 +175,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       WebhookOptions wo;
       wo.hooks = cfg->webhooks;
       wo.egress = std::make_shared<const EgressPolicy>(*egress);
-      webhooks = std::make_unique<WebhookDispatcher>(*rt->store, wo);
-      hooks->webhooks = webhooks.get();
-      webhooks->Start();
+      rt->notifier->StartWebhooks(*rt->store, std::move(wo));
     }
     if (push_key) {
       PushOptions po;
@@ -185,12 +184,8 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       po.egress = std::make_shared<const EgressPolicy>(*egress);
       Store* store = rt->store.get();
       po.compose = [store](const Event& e) { return api::ComposePushNotice(*store, e); };
-      pushes = std::make_unique<PushDispatcher>(*rt->store, std::move(po));
-      hooks->push = pushes.get();
-      pushes->Start();
+      rt->notifier->StartPush(*rt->store, std::move(po));
     }
-    hooks->signal = &api->signal();
-    hooks->streams = &api->job_streams();
     auto port = api->Start();
     if (!port.ok()) return Fail(port.status());
     // Due schedules become tasks here; any number of serves may run one
@@ -225,14 +220,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
   if (scheduler) scheduler->Stop();  // no new task while the rest stops
   if (api) api->Stop();
-  hooks->signal = nullptr;
-  hooks->webhooks = nullptr;
-  hooks->push = nullptr;
-  hooks->streams = nullptr;
-  hooks->browsers = nullptr;
-  if (webhooks) webhooks->Stop();
-  if (pushes) pushes->Stop();
-  rt->Stop();
+  rt->Stop();    // the webhook and push dispatchers first, then the workers
   demo.reset();  // the demo model outlives the workers that call it
   spdlog::info("stopped");
   return 0;

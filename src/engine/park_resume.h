@@ -33,7 +33,7 @@
 //   - A browser login is solved: src/store/sql/sql_jobs.cc `ResumeCaptchaJobs`;
 //     a parked job resumed by hand: `ResumeParkedJob`.
 //   Each makes the job `queued` again in the same transaction; the commit
-//   wakes a worker (cli/runtime.cc `on_job_available`; PostgreSQL NOTIFY).
+//   wakes a worker (`on_job_available` → notify/notifier.cc; PostgreSQL NOTIFY).
 //
 // RE-ENTRY — the resumed job runs again on any worker:
 //   src/engine/prompt/prompt_paths.cc `PlanJobPrompt` picks the resume path

@@ -39,15 +39,10 @@ void PushDispatcher::Start() {
   }
 }
 
-void PushDispatcher::Notify() {
-  {
-    MutexLock lock(&mu_);
-    ++generation_;
-  }
-  cv_.SignalAll();
-}
+void PushDispatcher::Notify() { sleep_.Notify(); }
 
 void PushDispatcher::Stop() {
+  sleep_.Stop();
   {
     MutexLock lock(&mu_);
     stopped_ = true;
@@ -57,14 +52,6 @@ void PushDispatcher::Stop() {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-}
-
-bool PushDispatcher::Sleep(int64_t ms, bool wake_on_notify) {
-  MutexLock lock(&mu_);
-  uint64_t seen = generation_;
-  cv_.WaitFor(&mu_, std::chrono::milliseconds(ms),
-              [&]() REQUIRES(mu_) { return stopped_ || (wake_on_notify && generation_ != seen); });
-  return !stopped_;
 }
 
 bool PushDispatcher::Enqueue(Delivery d) {
@@ -96,15 +83,12 @@ void PushDispatcher::ReadLoop() {
     unsaved = 0;
   };
   for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (stopped_) break;
-    }
+    if (sleep_.stopped()) break;
     if (!loaded) {
       auto cursor = store_.GetCursor(kCursor);
       if (!cursor.ok()) {
         spdlog::warn("push: cannot read the cursor: {}", cursor.status().message());
-        if (!Sleep(options_.poll_ms, false)) break;
+        if (!sleep_.Sleep(options_.poll_ms, false)) break;
         continue;
       }
       pos = *cursor;
@@ -113,7 +97,7 @@ void PushDispatcher::ReadLoop() {
     auto events = store_.ListAllEvents(pos, 100);
     if (!events.ok()) {
       spdlog::warn("push: cannot read events: {}", events.status().message());
-      if (!Sleep(options_.poll_ms, false)) break;
+      if (!sleep_.Sleep(options_.poll_ms, false)) break;
       continue;
     }
     bool queued = false;
@@ -143,7 +127,7 @@ void PushDispatcher::ReadLoop() {
     }
     if (stopping) break;
     if (queued || unsaved >= kSaveEvery) save();
-    if (events->empty() && !Sleep(options_.poll_ms, true)) break;
+    if (events->empty() && !sleep_.Sleep(options_.poll_ms, true)) break;
   }
   if (loaded) save();
 }
@@ -216,7 +200,7 @@ bool PushDispatcher::Send(const Delivery& d) {
     const bool retryable = !refused && (!res.ok() || res->status == 429 || res->status >= 500);
     spdlog::warn("push {} attempt {}/{} failed: {}", shown, attempt, options_.max_attempts, error);
     if (!retryable || attempt == options_.max_attempts) break;
-    if (!Sleep(backoff, false)) return false;
+    if (!sleep_.Sleep(backoff, false)) return false;
     backoff = std::min(backoff * 2, options_.max_backoff_ms);
   }
   return true;  // given up; the inbox still has the notice

@@ -40,6 +40,7 @@
 #include "core/egress.h"
 #include "core/json.h"
 #include "core/mutex.h"
+#include "notify/wakeable_sleep.h"
 #include "notify/web_push.h"
 #include "store/store.h"
 
@@ -92,14 +93,12 @@ class PushDispatcher {
   bool Send(const Delivery& d);
   // Queues `d`, waiting while the queue is full; false when stopped.
   bool Enqueue(Delivery d);
-  // Sleeps up to `ms` or until Stop() (or a Notify when `wake_on_notify`).
-  bool Sleep(int64_t ms, bool wake_on_notify);
 
   Store& store_;
   const PushOptions options_;
-  Mutex mu_;
+  notify::WakeableSleep sleep_;  // the reader's poll and backoff waits
+  Mutex mu_;                     // the queue's
   CondVar cv_;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;
   bool stopped_ GUARDED_BY(mu_) = false;
   std::deque<Delivery> queue_ GUARDED_BY(mu_);
   std::vector<std::thread> threads_;

@@ -57,47 +57,26 @@ void WebhookDispatcher::Start() {
   }
 }
 
-void WebhookDispatcher::Notify() {
-  {
-    MutexLock lock(&mu_);
-    ++generation_;
-  }
-  cv_.SignalAll();
-}
+void WebhookDispatcher::Notify() { sleep_.Notify(); }
 
 void WebhookDispatcher::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopped_ = true;
-  }
-  cv_.SignalAll();
+  sleep_.Stop();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
 }
 
-bool WebhookDispatcher::Sleep(int64_t ms, bool wake_on_notify) {
-  MutexLock lock(&mu_);
-  uint64_t seen = generation_;
-  cv_.WaitFor(&mu_, std::chrono::milliseconds(ms),
-              [&]() REQUIRES(mu_) { return stopped_ || (wake_on_notify && generation_ != seen); });
-  return !stopped_;
-}
-
 void WebhookDispatcher::Run(const WebhookConfig& hook) {
   const std::string cursor_name = "webhook:" + hook.url;
   for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (stopped_) return;
-    }
+    if (sleep_.stopped()) return;
     auto cursor = store_.GetCursor(cursor_name);
     auto events = cursor.ok() ? store_.ListAllEvents(*cursor, 100)
                               : Result<std::vector<Event>>(cursor.status());
     if (!events.ok()) {
       spdlog::warn("webhook: cannot read events: {}", events.status().message());
-      if (!Sleep(options_.poll_ms, false)) return;
+      if (!sleep_.Sleep(options_.poll_ms, false)) return;
       continue;
     }
     for (const auto& e : *events) {
@@ -106,7 +85,7 @@ void WebhookDispatcher::Run(const WebhookConfig& hook) {
         spdlog::warn("webhook: cannot save cursor: {}", st.message());
       }
     }
-    if (events->empty() && !Sleep(options_.poll_ms, true)) return;
+    if (events->empty() && !sleep_.Sleep(options_.poll_ms, true)) return;
   }
 }
 
@@ -147,7 +126,7 @@ bool WebhookDispatcher::Deliver(const WebhookConfig& hook, const Event& e) {
     spdlog::warn("webhook {} event {} attempt {}/{} failed: {}", hook.url, e.id, attempt,
                  options_.max_attempts, d.error);
     if (attempt == options_.max_attempts || refused) break;  // a refusal stays one
-    if (!Sleep(backoff, false)) return false;
+    if (!sleep_.Sleep(backoff, false)) return false;
     backoff = std::min(backoff * 2, options_.max_backoff_ms);
   }
   return true;  // given up; the log has every attempt

@@ -36,7 +36,7 @@
 
 #include "core/config.h"
 #include "core/egress.h"
-#include "core/mutex.h"
+#include "notify/wakeable_sleep.h"
 #include "store/store.h"
 
 namespace maestro {
@@ -69,15 +69,10 @@ class WebhookDispatcher {
   void Run(const WebhookConfig& hook);
   // Delivers one event with retries; false when stopped meanwhile.
   bool Deliver(const WebhookConfig& hook, const Event& e);
-  // Sleeps up to `ms` or until Stop(); false when stopped.
-  bool Sleep(int64_t ms, bool wake_on_notify);
 
   Store& store_;
   const WebhookOptions options_;
-  Mutex mu_;
-  CondVar cv_;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;
-  bool stopped_ GUARDED_BY(mu_) = false;
+  notify::WakeableSleep sleep_;  // Notify/Stop wake the threads' waits
   std::vector<std::thread> threads_;
 };
 

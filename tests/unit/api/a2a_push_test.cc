@@ -52,7 +52,7 @@ Result<TaskFacts> FactsOf(const std::string& task_id) {
 
 class A2aPushTest : public ::testing::Test {
  protected:
-  EventSignal signal_;
+  notify::EventSignal signal_;
   A2aPushNotifier push_{signal_, FactsOf, AllowLoopback()};
 };
 
@@ -113,7 +113,7 @@ TEST_F(A2aPushTest, EachUserSeesAndChangesOnlyTheirOwnConfigs) {
 }
 
 TEST(A2aPushEgress, InternalUrlsAreRefusedWhenSet) {
-  EventSignal signal;
+  notify::EventSignal signal;
   A2aPushNotifier push(signal, FactsOf);  // the default policy: no internal address
   for (const char* url :
        {"http://127.0.0.1:9/", "http://localhost/", "http://127.1/", "http://2130706433/",
@@ -150,7 +150,7 @@ TEST(A2aPushEgress, ANameThatRebindsToAnInternalAddressIsRefusedAtDelivery) {
   PushOptions o;
   o.egress = std::make_shared<const EgressPolicy>(*policy);
   {
-    EventSignal signal;
+    notify::EventSignal signal;
     A2aPushNotifier push(signal, FactsOf, o);
     auto set = push.Set("t1", "alice",
                         Config("", "", "http://rebind.test:" + std::to_string(port) + "/push"));
@@ -205,7 +205,7 @@ int64_t BobsDelayBehindAlicesTarpits(PushOptions options) {
   std::thread serving([&] { receiver.listen_after_bind(); });
   int64_t delay_ms = -1;
   {
-    EventSignal signal;
+    notify::EventSignal signal;
     A2aPushNotifier push(signal, FactsOf, std::move(options));
     for (int i = 0; i < 20; ++i) {
       const std::string task = i < 10 ? "alice-1" : "alice-2";

@@ -25,7 +25,7 @@ class CaptchaPoolApiTest : public testing::StoreTest {
     ApiOptions o;
     o.http.port = 0;
     o.admin_token = "adm";
-    api_ = std::make_unique<ApiServer>(*store_, o);
+    api_ = std::make_unique<ApiServer>(*store_, notifier_, o);
     auto port = api_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     port_ = *port;
@@ -78,6 +78,7 @@ class CaptchaPoolApiTest : public testing::StoreTest {
     return j;
   }
 
+  notify::Notifier notifier_;  // the streams' signal and hub; outlives api_
   std::unique_ptr<ApiServer> api_;
   int port_ = 0;
 };

@@ -208,7 +208,7 @@ class McpSessionCapsHttpTest : public maestro::testing::StoreTest {
     o.admin_token = "adm";
     o.mcp_max_sessions = 40;
     o.mcp_max_sessions_per_user = 32;
-    api_ = std::make_unique<ApiServer>(*store_, o);
+    api_ = std::make_unique<ApiServer>(*store_, notifier_, o);
     auto port = api_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     port_ = *port;
@@ -242,6 +242,7 @@ class McpSessionCapsHttpTest : public maestro::testing::StoreTest {
     return Call(c, user, {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, session);
   }
 
+  notify::Notifier notifier_;  // the streams' signal and hub; outlives api_
   std::unique_ptr<ApiServer> api_;
   int port_ = 0;
 };

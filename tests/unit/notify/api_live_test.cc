@@ -22,7 +22,7 @@ class ApiLiveTest : public testing::StoreTest {
     o.http.port = 0;
     o.admin_token = "adm";
     o.pieces_json = [] { return Json{{"pieces", Json::array({{{"name", "chat"}}})}}; };
-    api_ = std::make_unique<ApiServer>(*store_, o);
+    api_ = std::make_unique<ApiServer>(*store_, notifier_, o);
     auto port = api_->Start();
     ASSERT_TRUE(port.ok());
     port_ = *port;
@@ -64,6 +64,7 @@ class ApiLiveTest : public testing::StoreTest {
     return out;
   }
 
+  notify::Notifier notifier_;  // the streams' signal and hub; outlives api_
   std::unique_ptr<ApiServer> api_;
   int port_ = 0;
 };

@@ -78,7 +78,7 @@ class PushRoutesTest : public testing::StoreTest {
     o.push_public_key = key_.PublicKeyB64();
     o.push_max_subscriptions = 3;
     o.egress = std::make_shared<const EgressPolicy>(strict);
-    api_ = std::make_unique<ApiServer>(*store_, o);
+    api_ = std::make_unique<ApiServer>(*store_, notifier_, o);
     auto port = api_->Start();
     ASSERT_TRUE(port.ok());
     port_ = *port;
@@ -117,6 +117,7 @@ class PushRoutesTest : public testing::StoreTest {
   }
 
   push::VapidKey key_;
+  notify::Notifier notifier_;  // the streams' signal and hub; outlives api_
   std::unique_ptr<ApiServer> api_;
   int port_ = 0;
   std::string alice_, bob_;
@@ -212,7 +213,8 @@ TEST_F(PushRoutesTest, PushOffAnswers503) {
   ApiOptions o;
   o.http.port = 0;
   o.admin_token = "adm";
-  ApiServer off(*store_, o);
+  notify::Notifier notifier;  // its own: Stop() ends its hub
+  ApiServer off(*store_, notifier, o);
   auto port = off.Start();
   ASSERT_TRUE(port.ok());
   httplib::Client c("127.0.0.1", *port);

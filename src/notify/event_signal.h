@@ -1,13 +1,22 @@
 // EventSignal: tells the live streams that the store committed something
 // for them, so they read instead of polling.
 //
-// The store calls Notify() after each commit with the events it wrote
-// (StoreOptions::on_commit). A task's event stream watches its task id and
-// is woken by any event of that task; a job's delta stream watches its job
-// id and is woken by that job's `job.status` events (it must end once the
-// job is terminal). Nothing is carried in memory: a woken stream reads the
-// database, which stays the only source of truth. Commits made by another
-// process are not seen here; streams re-read on their keep-alive tick.
+// Where it sits: owned by the Notifier (notify/notifier.h), which the store's
+// StoreOptions::on_commit reaches with the events each commit wrote. A task's
+// event stream watches its task id and is woken by any event of that task; a
+// job's delta stream watches its job id and is woken by that job's
+// `job.status` events (it must end once the job is terminal). Nothing is
+// carried in memory: a woken stream reads the database, which stays the only
+// source of truth.
+//
+// Whose commits arrive: this process's always (SqlStore fires on_commit after
+// each local commit). On PostgreSQL with `database.notify` (the default) other
+// processes' commits arrive too: each commit sends `NOTIFY maestro_events`
+// with its events and the store's LISTEN thread calls on_commit with them
+// (store/postgres/pg_engine.h; this process's own commits then arrive twice,
+// which is harmless: a wake-up is idempotent). On SQLite, and on PostgreSQL
+// with `database.notify: false` (PgBouncer), another process's commits are not
+// seen here; streams re-read on their keep-alive tick.
 //
 // Thread safety: all methods may be called from any thread.
 #pragma once
@@ -20,7 +29,7 @@
 #include "notify/wakers.h"
 #include "store/store.h"
 
-namespace maestro::api {
+namespace maestro::notify {
 
 class EventSignal {
  public:
@@ -47,4 +56,4 @@ class EventSignal {
   Wakers wakers_;
 };
 
-}  // namespace maestro::api
+}  // namespace maestro::notify
