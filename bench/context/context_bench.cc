@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "context/ledger.h"
 #include "context/message_store.h"
 #include "context/record_stores.h"
 #include "context/token_estimate.h"
 #include "core/clock.h"
 #include "llm/request_body.h"
-#include "tools/ledger.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/process.h"
-#include "tools/workspace.h"
+#include "workspace/workspace.h"
 
 namespace fs = std::filesystem;
 using namespace maestro;

@@ -5,7 +5,7 @@
 // create and comment routes in routes_tasks.cc call it).
 #include "api/api_server.h"
 #include "api/http_util.h"
-#include "tools/workspace.h"
+#include "workspace/workspace.h"
 
 namespace maestro {
 

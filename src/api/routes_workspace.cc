@@ -7,22 +7,22 @@
 //   GET /api/local/tasks/:id/tool-calls      tools.jsonl folded into cards
 // Each checks the task's visibility first (ApiServer::VisibleTask: 404 for
 // a task the caller may not see). The workspace and the ledger are written
-// by an agent: the reading rules are in tools/workspace_files.h,
-// tools/git_repo.h and tools/tool_cards.h; this file only maps them to HTTP.
+// by an agent: the reading rules are in workspace/workspace_files.h,
+// workspace/git_repo.h and api/tool_cards.h; this file only maps them to HTTP.
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
 #include "api/api_server.h"
 #include "api/http_util.h"
+#include "api/tool_cards.h"
 #include "context/context_dirs.h"
+#include "context/ledger.h"
 #include "core/utf8.h"
-#include "tools/git_repo.h"
-#include "tools/ledger.h"
-#include "tools/tool_cards.h"
-#include "tools/workspace.h"
-#include "tools/workspace_files.h"
-#include "tools/workspace_path.h"
+#include "workspace/git_repo.h"
+#include "workspace/workspace.h"
+#include "workspace/workspace_files.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro {
 
@@ -188,7 +188,7 @@ void ApiServer::WorkspaceRoutes() {
                 if (ws.root.empty()) return Reply(200, none);
                 // An ephemeral workspace's repository lives outside it (under the data
                 // dir, never a `.git` the agent wrote); a space's own `.git` is checked
-                // for symlinked metadata first (tools/git_repo.h).
+                // for symlinked metadata first (workspace/git_repo.h).
                 tools::Workspace where;
                 where.root = ws.root;
                 where.ephemeral = ws.ephemeral;

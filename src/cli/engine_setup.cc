@@ -11,10 +11,10 @@
 #include "core/mutex.h"
 #include "engine/piece_executor.h"
 #include "llm/llm_client.h"
+#include "sandbox/sandbox.h"
 #include "store/budget.h"
 #include "telemetry/telemetry.h"
 #include "tools/builtin.h"
-#include "tools/sandbox.h"
 #include "tools/tool_names.h"
 
 namespace maestro {

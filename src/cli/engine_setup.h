@@ -16,12 +16,12 @@
 #include "core/spare_dirs.h"
 #include "engine/movement_runner.h"
 #include "engine/piece_catalog.h"
+#include "sandbox/package_installer.h"
 #include "store/store.h"
 #include "telemetry/tracer.h"
-#include "tools/package_installer.h"
 #include "tools/registry.h"
-#include "tools/workspace.h"
 #include "worker/executor.h"
+#include "workspace/workspace.h"
 
 namespace maestro {
 
@@ -45,7 +45,7 @@ struct EngineSetup {
 };
 
 // `git_spares`: keep cfg.workers ready repositories for new ephemeral
-// workspaces (tools/git_spares.h) and as many new context directories
+// workspaces (workspace/git_spares.h) and as many new context directories
 // (ContextDirs::NewSpares).
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
                                     bool git_spares);

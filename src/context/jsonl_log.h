@@ -1,7 +1,7 @@
 // JsonlLog: an append-only JSON Lines file whose records carry a sequence
 // number — the shape shared by messages.jsonl, summaries.jsonl and
 // events.jsonl (seed 002). (tools.jsonl is the tools ledger's own file,
-// tools/ledger.h.)
+// context/ledger.h.)
 //
 // Open() makes one pass over the file: it cuts a torn last line (a crash in
 // the middle of an append), counts the records and remembers the next

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <map>
 
-#include "tools/ledger.h"
+#include "context/ledger.h"
 #include "tools/tool_names.h"
 
 namespace maestro::context {

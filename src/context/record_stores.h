@@ -5,7 +5,7 @@
 //
 // Where they sit: the ContextCompressor records summaries and the engine's
 // audit events go to EventLog — JsonlLog files: O(1) appends, torn last line
-// cut on open. tools.jsonl belongs to the tools ledger (tools/ledger.h, its
+// cut on open. tools.jsonl belongs to the tools ledger (context/ledger.h, its
 // one writer and format); ToolStore is the context's read-only view of it:
 // the handoff's fallback and files_changed check read it back.
 //

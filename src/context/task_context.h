@@ -23,6 +23,7 @@
 
 #include "context/context_config.h"
 #include "context/context_dirs.h"
+#include "context/ledger.h"
 #include "context/message_store.h"
 #include "context/new_dir_env.h"
 #include "context/record_stores.h"
@@ -30,7 +31,6 @@
 #include "core/env.h"
 #include "store/store.h"
 #include "store/types.h"
-#include "tools/ledger.h"
 
 namespace maestro::context {
 

@@ -25,8 +25,8 @@
 // are bytes: any but NUL and '/', up to 255 bytes (longer is
 // kInvalidArgument). Callers that want to follow a symlink inside the tree
 // read it (ReadLink) and resolve its target themselves, then use the
-// symlink-free result (tools/workspace_path.h ResolveInTree). The root itself is opened once by its
-// trusted host path (the operator's own symlinks above it are followed there, never below).
+// symlink-free result (workspace/workspace_path.h ResolveInTree). The root itself is opened once by
+// its trusted host path (the operator's own symlinks above it are followed there, never below).
 //
 // Thread safety: a TreeRoot is immutable after Open; any thread may call
 // its methods at once (each call opens its own descriptors).

@@ -11,7 +11,7 @@
 #include "engine/sentinel.h"
 #include "tools/park_tools.h"
 #include "tools/tool_names.h"
-#include "tools/workspace_path.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::engine {
 namespace {

@@ -231,7 +231,7 @@ bool AppendToolCallEvent(AgentLoopDeps& d, const tools::ToolCall& call,
   return d.services.store->AppendEvent(e, stats).ok() && stats.tool_calls > 0;
 }
 
-// The park tools' one ledger record each (tools/ledger.h: the Dispatcher
+// The park tools' one ledger record each (context/ledger.h: the Dispatcher
 // records the regular calls), so the task's tool cards show them: `parked`
 // when the call parked the job, else finished/error with its answer.
 bool IsParkTool(const std::string& name) {

@@ -60,10 +60,10 @@
 #include "engine/prompt_guard.h"
 #include "engine/watchdog.h"
 #include "llm/llm_client.h"
+#include "sandbox/package_installer.h"
 #include "store/store.h"
 #include "telemetry/tracer.h"
 #include "tools/dispatcher.h"
-#include "tools/package_installer.h"
 
 namespace maestro::engine {
 

@@ -31,7 +31,7 @@
 #include "tools/park_tools.h"
 #include "tools/run_remote.h"
 #include "tools/tool_names.h"
-#include "tools/workspace_path.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::engine {
 namespace {

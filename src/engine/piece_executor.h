@@ -51,9 +51,9 @@
 #include "store/store.h"
 #include "telemetry/tracer.h"
 #include "tools/registry.h"
-#include "tools/workspace.h"
 #include "worker/executor.h"
 #include "worker/retry_policy.h"
+#include "workspace/workspace.h"
 
 namespace maestro::engine {
 

@@ -25,10 +25,10 @@
 #include <optional>
 #include <string>
 
+#include "context/ledger.h"
 #include "context/message_store.h"
 #include "engine/movement_result.h"
 #include "store/store.h"
-#include "tools/ledger.h"
 
 namespace maestro::engine {
 

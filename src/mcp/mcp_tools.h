@@ -51,8 +51,8 @@
 #include "core/json.h"
 #include "core/status.h"
 #include "mcp/mcp_client.h"
+#include "sandbox/sandbox.h"
 #include "tools/registry.h"
-#include "tools/sandbox.h"
 
 namespace maestro::mcp {
 

@@ -15,8 +15,8 @@
 #include <memory>
 
 #include "core/status.h"
+#include "sandbox/sandbox.h"
 #include "tools/registry.h"
-#include "tools/sandbox.h"
 
 namespace maestro::tools {
 

@@ -28,10 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "context/ledger.h"
 #include "core/cancel.h"
-#include "telemetry/tracer.h"
 #include "core/env.h"
-#include "tools/ledger.h"
+#include "telemetry/tracer.h"
 #include "tools/policy.h"
 #include "tools/registry.h"
 

@@ -9,8 +9,8 @@
 #include "core/tree_root.h"
 #include "tools/schema.h"
 #include "tools/tool_names.h"
-#include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::tools {
 
@@ -21,7 +21,7 @@ constexpr size_t kMaxListEntries = 1000;
 constexpr uintmax_t kMaxEditBytes = 16 << 20;  // EditFile holds the file in memory
 
 // A path a tool acts on: the workspace's TreeRoot and the resolved,
-// symlink-free path beneath it (tools/workspace_path.h). Every access goes
+// symlink-free path beneath it (workspace/workspace_path.h). Every access goes
 // through `root`, so a symlink swapped in after the resolution is refused.
 struct ToolPath {
   TreeRoot root;

@@ -12,8 +12,8 @@
 #include "core/env.h"
 #include "core/process.h"
 #include "tools/tool_names.h"
-#include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::tools {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/tree_root.h"
-#include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::tools {
 

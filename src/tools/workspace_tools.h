@@ -4,7 +4,7 @@
 // Where it sits: registered into the ToolRegistry at startup, before the
 // control and park tools (registration order is the order in the `tools`
 // array). Every handler resolves paths through ResolveInTree, touches the
-// workspace only beneath its TreeRoot (tools/workspace_path.h) and reads
+// workspace only beneath its TreeRoot (workspace/workspace_path.h) and reads
 // ctx.workspace_root, so the same registry serves every workspace.
 //
 // Thread safety: the read-only handlers (ReadFile, ListDir, Glob, Grep) may
@@ -14,8 +14,8 @@
 #include <memory>
 
 #include "core/status.h"
+#include "sandbox/sandbox.h"
 #include "tools/registry.h"
-#include "tools/sandbox.h"
 
 namespace maestro::tools {
 

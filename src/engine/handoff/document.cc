@@ -6,9 +6,9 @@
 
 #include "core/durable_file.h"
 #include "core/utf8.h"
-#include "tools/git_repo.h"
-#include "tools/workspace.h"
-#include "tools/workspace_path.h"
+#include "workspace/git_repo.h"
+#include "workspace/workspace.h"
+#include "workspace/workspace_path.h"
 
 namespace fs = std::filesystem;
 
@@ -203,7 +203,7 @@ FilesCheck CheckFilesChanged(const HandoffDocument& doc, const std::set<std::str
 
 Result<std::set<std::string>> GitChangedPaths(const std::string& workspace) {
   // An ephemeral workspace's repository is outside it (never a `.git` the
-  // agent wrote); a space's own is checked first (tools/git_repo.h).
+  // agent wrote); a space's own is checked first (workspace/git_repo.h).
   MAESTRO_ASSIGN_OR_RETURN(tools::GitRepo repo,
                            tools::OpenWorkspaceRepo(tools::WorkspaceAt(workspace)));
   return repo.ChangedFiles();

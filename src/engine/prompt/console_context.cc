@@ -6,11 +6,11 @@
 #include <deque>
 #include <vector>
 
+#include "context/ledger.h"
 #include "context/record_stores.h"
 #include "core/durable_file.h"
 #include "core/json.h"
 #include "core/utf8.h"
-#include "tools/ledger.h"
 #include "tools/tool_names.h"
 
 namespace maestro::engine {

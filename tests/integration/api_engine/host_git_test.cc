@@ -10,7 +10,7 @@
 #include <map>
 
 #include "serve_fixture.h"
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::testing {
 namespace {

@@ -5,7 +5,7 @@
 // WriteFile call — still after a restart on the same data dir. Bad paths
 // are 400 naming `path`; another user's private task is 404 on every route.
 #include "serve_fixture.h"
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::testing {
 namespace {

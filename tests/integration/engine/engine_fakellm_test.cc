@@ -16,10 +16,10 @@
 #include "engine/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
+#include "sandbox/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
 #include "tools/builtin.h"
-#include "tools/sandbox.h"
 #include "worker/worker_pool.h"
 
 namespace maestro::engine {

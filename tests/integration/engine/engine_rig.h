@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "engine/piece_executor.h"
+#include "sandbox/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tools/builtin.h"
-#include "tools/sandbox.h"
 #include "worker/worker_pool.h"
 
 namespace maestro::engine::test {

@@ -17,12 +17,12 @@
 #include "engine/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
+#include "sandbox/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
 #include "tools/builtin.h"
-#include "tools/git_repo.h"
-#include "tools/sandbox.h"
 #include "worker/worker_pool.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::engine {
 namespace {

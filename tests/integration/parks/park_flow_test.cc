@@ -18,13 +18,13 @@
 #include <thread>
 
 #include "context/context_dirs.h"
+#include "context/ledger.h"
 #include "engine/piece_executor.h"
+#include "sandbox/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/scripted_llm.h"
 #include "support/temp_dir.h"
 #include "tools/builtin.h"
-#include "tools/ledger.h"
-#include "tools/sandbox.h"
 #include "worker/worker_pool.h"
 
 namespace maestro::engine {

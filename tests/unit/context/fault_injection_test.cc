@@ -17,6 +17,7 @@
 
 #include "context/compressor.h"
 #include "context/jsonl_log.h"
+#include "context/ledger.h"
 #include "context/message_store.h"
 #include "context/record_stores.h"
 #include "context/task_context.h"
@@ -26,7 +27,6 @@
 #include "support/scripted_llm.h"
 #include "support/store_fixture.h"
 #include "support/temp_dir.h"
-#include "tools/ledger.h"
 
 namespace maestro::context {
 namespace {

@@ -341,7 +341,7 @@ TEST_F(DelegateContextTest, ChangedPathsReadsTheDispatcherLedgerRecords) {
   auto ctx = TaskContext::Start(dirs, {store_.get(), &clock_}, *task, job, ContextConfig{});
   ASSERT_TRUE(ctx.ok());
   {
-    // What src/tools/ledger.cc appends: started (with args) then finished/error.
+    // What src/context/ledger.cc appends: started (with args) then finished/error.
     std::ofstream f((*ctx)->dir() + "/tools.jsonl", std::ios::app);
     f << R"({"seq":1,"event":"started","job_id":"j","call_id":"a","tool":"WriteFile","args":{"path":"x/./a.txt"}})"
          "\n"

@@ -7,12 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "context/ledger.h"
 #include "context/message_store.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/utf8.h"
 #include "support/temp_dir.h"
-#include "tools/ledger.h"
 
 namespace maestro::engine {
 namespace {

@@ -13,8 +13,8 @@
 #include "engine/prompt/prompt_paths.h"
 #include "engine_test_util.h"
 #include "support/store_fixture.h"
-#include "tools/git_repo.h"
 #include "tools/park_tools.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::engine {
 namespace {

@@ -12,10 +12,10 @@
 #include <map>
 
 #include "context/context_dirs.h"
+#include "sandbox/sandbox.h"
 #include "support/scripted_llm.h"
 #include "support/store_fixture.h"
 #include "tools/builtin.h"
-#include "tools/sandbox.h"
 
 namespace maestro::engine {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "support/dir_swapper.h"
 #include "support/temp_dir.h"
-#include "tools/workspace_path.h"
 #include "tools/workspace_tools.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::tools {
 namespace {

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "core/hash.h"
+#include "sandbox/sandbox.h"
 #include "support/store_fixture.h"
 #include "tools/dispatcher.h"
-#include "tools/sandbox.h"
 #include "tools/workspace_tools.h"
 
 namespace maestro::tools {

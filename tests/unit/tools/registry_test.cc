@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/output_cap.h"
+#include "sandbox/sandbox.h"
 #include "tools/builtin.h"
 #include "tools/park_tools.h"
-#include "tools/sandbox.h"
 #include "tools/schema.h"
 #include "tools/workspace_tools.h"
 

@@ -14,14 +14,14 @@
 #include <fstream>
 #include <thread>
 
+#include "context/ledger.h"
 #include "core/ssh_host.h"
 #include "support/fault_injection_env.h"
 #include "support/sshd_server.h"
 #include "support/temp_dir.h"
 #include "tools/dispatcher.h"
-#include "tools/ledger.h"
 #include "tools/tool_names.h"
-#include "tools/workspace.h"
+#include "workspace/workspace.h"
 
 namespace maestro::tools {
 namespace {

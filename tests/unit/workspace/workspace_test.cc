@@ -1,6 +1,6 @@
 // Workspaces: ephemeral per-task directories under the data dir, registered
 // persistent spaces, and the git commit naming the task.
-#include "tools/workspace.h"
+#include "workspace/workspace.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::tools {
 namespace {

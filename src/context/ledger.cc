@@ -1,4 +1,4 @@
-#include "tools/ledger.h"
+#include "context/ledger.h"
 
 #include <fmt/format.h>
 

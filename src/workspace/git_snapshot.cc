@@ -1,11 +1,11 @@
-#include "tools/git_snapshot.h"
+#include "workspace/git_snapshot.h"
 
 #include <algorithm>
 #include <string_view>
 #include <vector>
 
-#include "tools/git_owned.h"
-#include "tools/git_repo.h"
+#include "workspace/git_owned.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::tools::git_internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/package_installer.h"
+#include "sandbox/package_installer.h"
 
 #include <fmt/format.h>
 

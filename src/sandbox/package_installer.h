@@ -32,8 +32,8 @@
 #include "core/cancel.h"
 #include "core/json.h"
 #include "core/status.h"
+#include "sandbox/sandbox.h"
 #include "store/store.h"
-#include "tools/sandbox.h"
 #include "tools/tool.h"
 
 namespace maestro::tools {

@@ -1,4 +1,4 @@
-// ToolCards: a task's tool ledger (tools.jsonl, tools/ledger.h) folded into
+// ToolCards: a task's tool ledger (tools.jsonl, context/ledger.h) folded into
 // one card per logical call, for GET /api/local/tasks/:id/tool-calls — the
 // web UI's tool cards after a restart, when the live job stream no longer
 // has them.
@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "context/ledger.h"
 #include "core/clock.h"
 #include "core/json.h"
-#include "tools/ledger.h"
 
 namespace maestro::tools {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "support/temp_dir.h"
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::tools {
 namespace {

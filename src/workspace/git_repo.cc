@@ -1,4 +1,4 @@
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 #include <git2.h>
 #include <git2/sys/mempack.h>
@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "core/tree_root.h"
-#include "tools/git_owned.h"
-#include "tools/git_snapshot.h"
+#include "workspace/git_owned.h"
+#include "workspace/git_snapshot.h"
 
 namespace maestro::tools {
 

@@ -2,7 +2,7 @@
 // filesystem, no host secrets) and the limits every RunCommand runs under (a
 // fork bomb, a big allocation, a big file, a CPU hog end with a clear error
 // and leave the host responsive).
-#include "tools/sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

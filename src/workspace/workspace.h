@@ -6,7 +6,7 @@
 // it; an ephemeral workspace is created per task under
 // <data>/workspaces/tasks/<task id> and its history is kept in a repository
 // outside it, <data>/tasks/<task id>/git, which no sandbox binds: the agent
-// neither sees nor can redirect it (tools/git_repo.h).
+// neither sees nor can redirect it (workspace/git_repo.h).
 //
 // Where it sits: the worker prepares the workspace when it starts a job
 // (PrepareWorkspace), the Dispatcher runs tools inside ws.root with
@@ -14,7 +14,7 @@
 // in git with a message naming the task (seed 000 "workspace commit").
 //
 // Thread safety: SpaceRegistry is filled at startup and then read-only.
-// CommitWorkspace uses libgit2 in-process (tools/git_repo.h: no `git`
+// CommitWorkspace uses libgit2 in-process (workspace/git_repo.h: no `git`
 // process runs on the host); two commits to the same repository at once
 // are serialized by its ref lock (the loser gets an error).
 #pragma once
@@ -27,9 +27,9 @@
 #include "core/config.h"
 #include "core/env.h"
 #include "core/status.h"
-#include "tools/git_repo.h"
-#include "tools/git_spares.h"
 #include "tools/policy.h"
+#include "workspace/git_repo.h"
+#include "workspace/git_spares.h"
 
 namespace maestro::tools {
 

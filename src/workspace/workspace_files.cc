@@ -1,11 +1,11 @@
-#include "tools/workspace_files.h"
+#include "workspace/workspace_files.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "core/tree_root.h"
 #include "core/utf8.h"
-#include "tools/workspace_path.h"
+#include "workspace/workspace_path.h"
 
 namespace maestro::tools {
 
@@ -19,8 +19,8 @@ constexpr int kMaxDepth = 128;
 // its own descriptor (never opendir on a path) and only a real directory is
 // descended into; a directory swapped for a symlink meanwhile is refused by
 // the kernel, so it lists nothing rather than the link's target.
-void Walk(const TreeRoot& root, const std::string& rel, int depth, size_t max,
-          WorkspaceListing* out) {
+void WalkListing(const TreeRoot& root, const std::string& rel, int depth, size_t max,
+                 WorkspaceListing* out) {
   auto entries = root.List(rel);
   if (!entries.ok()) return;  // gone or swapped meanwhile
   std::sort(entries->begin(), entries->end(),
@@ -52,7 +52,7 @@ void Walk(const TreeRoot& root, const std::string& rel, int depth, size_t max,
     }
     out->entries.push_back(std::move(e));
     if (t.info.type == DirEntry::Type::kDir && depth < kMaxDepth) {
-      Walk(root, path, depth + 1, max, out);
+      WalkListing(root, path, depth + 1, max, out);
       if (out->truncated) return;
     }
   }
@@ -70,7 +70,7 @@ bool HasGitComponent(const fs::path& p) {
 WorkspaceListing ListWorkspace(const std::string& root, size_t max_entries) {
   WorkspaceListing out;
   auto tree = TreeRoot::Open(root);
-  if (tree.ok()) Walk(*tree, "", 0, max_entries, &out);
+  if (tree.ok()) WalkListing(*tree, "", 0, max_entries, &out);
   return out;
 }
 

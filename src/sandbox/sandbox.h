@@ -66,7 +66,7 @@ struct SandboxLimits {
 struct SandboxCommand {
   std::string workspace;  // bound read-write, the working directory
   // Where `workspace` appears inside the sandbox; "" = at its own path.
-  // RunCommand uses kWorkspaceMount (tools/workspace_path.h).
+  // RunCommand uses kWorkspaceMount (workspace/workspace_path.h).
   std::string mount_at;
   bool network = false;
   std::string command;                      // run as `/bin/sh -c <command>`

@@ -1,4 +1,4 @@
-#include "tools/sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <fmt/format.h>
 #include <linux/magic.h>

@@ -4,7 +4,7 @@
 // workspace or into `.git` refused; binary and invalid UTF-8 detected; a
 // directory swapped for a symlink while reading and listing shows nothing
 // of the outside.
-#include "tools/workspace_files.h"
+#include "workspace/workspace_files.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 using testing::WriteFile;
 
-std::vector<std::string> Paths(const WorkspaceListing& l) {
+std::vector<std::string> ListedPaths(const WorkspaceListing& l) {
   std::vector<std::string> out;
   for (const auto& e : l.entries) out.push_back(e.path + ":" + e.type);
   return out;
@@ -40,14 +40,14 @@ TEST(WorkspaceFilesTest, TheListingIsSortedDepthFirstWithoutGitAndCapped) {
   const std::string root = fs::canonical(ws.path()).string();
   WorkspaceListing all = ListWorkspace(root);
   EXPECT_FALSE(all.truncated);
-  EXPECT_EQ(Paths(all), (std::vector<std::string>{"a:dir", "a/z.md:file", "a-b.txt:file",
-                                                  "b.txt:file", "out:symlink", "sub:dir"}));
+  EXPECT_EQ(ListedPaths(all), (std::vector<std::string>{"a:dir", "a/z.md:file", "a-b.txt:file",
+                                                        "b.txt:file", "out:symlink", "sub:dir"}));
   EXPECT_EQ(all.entries[3].size, 2);
   EXPECT_GT(all.entries[3].modified_at, 1'600'000'000'000) << "ms since the epoch";
 
   WorkspaceListing capped = ListWorkspace(root, 2);
   EXPECT_TRUE(capped.truncated);
-  EXPECT_EQ(Paths(capped), (std::vector<std::string>{"a:dir", "a/z.md:file"}));
+  EXPECT_EQ(ListedPaths(capped), (std::vector<std::string>{"a:dir", "a/z.md:file"}));
   EXPECT_TRUE(ListWorkspace(root + "/missing").entries.empty());
 }
 

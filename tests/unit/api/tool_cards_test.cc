@@ -2,7 +2,7 @@
 // started → finished/error, a crash-closed call reconciled, a park call
 // waiting while its job is parked, folded with its re-issue after the
 // resume, and lines that are not records skipped (ToolLedger::Read).
-#include "tools/tool_cards.h"
+#include "api/tool_cards.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tool ledger crash recovery: a read-only call left open is re-run, a
 // side-effecting one is reported for reconciliation and never repeated.
-#include "tools/ledger.h"
+#include "context/ledger.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -18,9 +18,9 @@
 
 #include "core/tree_root.h"
 #include "support/temp_dir.h"
-#include "tools/git_repo.h"
-#include "tools/git_snapshot.h"
-#include "tools/workspace.h"
+#include "workspace/git_repo.h"
+#include "workspace/git_snapshot.h"
+#include "workspace/workspace.h"
 
 namespace maestro::tools {
 namespace {

@@ -1,7 +1,7 @@
 // PackageInstaller: config validation, shell-safe commands, and a real
 // install through bubblewrap with a test installer script
 // (tests/support/installers/fake_installer.sh) against a real SqliteStore.
-#include "tools/package_installer.h"
+#include "sandbox/package_installer.h"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 
-#include "tools/git_owned.h"
-#include "tools/git_repo.h"
+#include "workspace/git_owned.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::tools {
 

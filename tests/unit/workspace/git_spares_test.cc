@@ -1,6 +1,6 @@
 // GitSpares: ready repositories renamed into new ephemeral workspaces, refilled
 // in the background, removed on exit, stale ones of dead processes swept.
-#include "tools/git_spares.h"
+#include "workspace/git_spares.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
-#include "tools/git_repo.h"
-#include "tools/workspace.h"
+#include "workspace/git_repo.h"
+#include "workspace/workspace.h"
 
 namespace maestro::tools {
 namespace {

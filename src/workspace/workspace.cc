@@ -1,4 +1,4 @@
-#include "tools/workspace.h"
+#include "workspace/workspace.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
-#include "tools/git_spares.h"
+#include "workspace/git_spares.h"
 
 #include "core/ids.h"
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 namespace maestro::tools {
 namespace {

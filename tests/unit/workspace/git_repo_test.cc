@@ -2,7 +2,7 @@
 // .gitignore), commits with the fixed identity, the refusal of a git
 // directory outside the work tree, and an agent-written `.git/` whose
 // fsmonitor, hooks and filter driver never run.
-#include "tools/git_repo.h"
+#include "workspace/git_repo.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

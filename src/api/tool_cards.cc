@@ -1,4 +1,4 @@
-#include "tools/tool_cards.h"
+#include "api/tool_cards.h"
 
 #include <algorithm>
 #include <map>

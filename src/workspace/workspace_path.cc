@@ -1,4 +1,4 @@
-#include "tools/workspace_path.h"
+#include "workspace/workspace_path.h"
 
 #include <filesystem>
 #include <string_view>
