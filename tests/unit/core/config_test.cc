@@ -157,6 +157,80 @@ TEST(ConfigTest, TheSettingsTableDrivesTheEnvironmentAndTheHelp) {
   EXPECT_NE(help.find("MAESTRO_TOKEN"), std::string::npos) << help;
 }
 
+// The one key table: a documented row's variable, its file key and its help
+// default address the same Config field. For each row with a variable, a probe
+// value other than the default is set through the variable and through the
+// file; the row then shows the probe for both (a setter and a help reading
+// different fields, or a variable bound to another key, would fail here).
+TEST(ConfigTest, EachDocumentedKeyIsOneFieldForItsVariableItsFileKeyAndItsHelp) {
+  testing::TempDir dir;
+  const std::vector<std::string> probes = {"7",
+                                           "4096",
+                                           "true",
+                                           "false",
+                                           "debug",
+                                           "json",
+                                           "llm",
+                                           "always",
+                                           "/srv/probe",
+                                           "127.0.0.1:9",
+                                           "mailto:ops@example.org",
+                                           "http://127.0.0.1:4318",
+                                           "postgresql://u@db/probe"};
+  int rows = 0;
+  for (const SettingInfo& s : Settings()) {
+    if (s.env.empty() || s.key.empty()) continue;
+    ++rows;
+    const std::string def = s.default_of(Config{});
+    bool probed = false;
+    for (const std::string& probe : probes) {
+      if (probe == def) continue;
+      auto by_env = LoadConfig(std::nullopt, {{s.env, probe}});
+      if (!by_env.ok()) continue;  // not a value of this key
+      probed = true;
+      EXPECT_EQ(s.default_of(*by_env), probe) << s.env;
+      // The same value at the dotted key of the file, as nested mappings.
+      std::string yaml, indent;
+      std::string rest = s.key;
+      for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1)) {
+        yaml += indent + rest.substr(0, dot) + ":\n";
+        indent += "  ";
+      }
+      yaml += indent + rest + ": \"" + probe + "\"\n";
+      auto by_file = LoadConfig(Write(dir, yaml), {});
+      ASSERT_TRUE(by_file.ok()) << yaml << by_file.status().ToString();
+      EXPECT_EQ(s.default_of(*by_file), probe) << s.key;
+      EXPECT_TRUE(by_file->warnings.empty());
+      break;
+    }
+    EXPECT_TRUE(probed) << s.env << ": no probe value is accepted";
+  }
+  EXPECT_GE(rows, 35);
+}
+
+// Both fractions of the table refuse what is not a number in [0, 1], NaN
+// included (before the one table, jobs.retry.jitter took "nan" and every
+// retry delay became NaN).
+TEST(ConfigTest, FractionsRefuseNotANumber) {
+  testing::TempDir dir;
+  for (const std::string bad : {"nan", "NaN", "-0.1", "1.01", "0.5x", "", "inf"}) {
+    auto jitter = LoadConfig(Write(dir, "jobs:\n  retry:\n    jitter: \"" + bad + "\"\n"), {});
+    ASSERT_FALSE(jitter.ok()) << bad;
+    EXPECT_EQ(jitter.status().field(), "jobs.retry.jitter") << bad;
+    EXPECT_NE(jitter.status().message().find(":3:5: jobs.retry.jitter: expected a number between "
+                                             "0 and 1, got '" +
+                                             bad + "'"),
+              std::string::npos)
+        << jitter.status().message();
+    auto ratio = LoadConfig(Write(dir, "telemetry:\n  sample_ratio: \"" + bad + "\"\n"), {});
+    ASSERT_FALSE(ratio.ok()) << bad;
+    EXPECT_EQ(ratio.status().field(), "telemetry.sample_ratio") << bad;
+  }
+  auto ok = LoadConfig(Write(dir, "jobs:\n  retry:\n    jitter: 0.5\n"), {});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_DOUBLE_EQ(ok->jobs.retry.jitter, 0.5);
+}
+
 TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
   testing::TempDir dir;
   auto path = Write(dir,
