@@ -11,10 +11,28 @@
 #include "core/json.h"
 
 namespace maestro {
+namespace {
+
+// The TaskService's part of the server's options.
+api::TaskServiceOptions TaskServiceOptionsOf(const ApiOptions& o) {
+  api::TaskServiceOptions t;
+  t.choices = o.choices;
+  t.budgets = o.budgets;
+  t.prices = o.prices;
+  t.clock = o.clock;
+  t.env = o.env;
+  t.data_dir = o.data_dir;
+  t.cancel_running = o.cancel_running;
+  return t;
+}
+
+}  // namespace
 
 ApiServer::ApiServer(Store& store, notify::Notifier& notifier, ApiOptions options)
     : store_(store),
       options_(std::move(options)),
+      tasks_(store, TaskServiceOptionsOf(options_)),
+      reads_(store, tasks_),
       signal_(notifier.signal()),
       auth_(store, options_.admin_token),
       hub_(notifier.job_streams()) {
@@ -39,17 +57,6 @@ ApiServer::ApiServer(Store& store, notify::Notifier& notifier, ApiOptions option
     return method == "POST" && (path == kTasks || comments) ? upload : base;
   };
   server_ = std::make_unique<api::HttpServer>(options_.http, std::move(app));
-}
-
-Result<Task> ApiServer::VisibleTask(const std::string& task_id, const std::string& user) {
-  auto task = store_.GetTask(task_id);
-  // Same answer for a missing task and another user's private one: the id
-  // of a private task does not leak.
-  if ((!task.ok() && task.status().code() == StatusCode::kNotFound) ||
-      (task.ok() && !api::Authenticator::Visible(*task, user))) {
-    return NotFound("no such task: " + api::SafeEcho(task_id));
-  }
-  return task;
 }
 
 ApiServer::~ApiServer() { Stop(); }

@@ -40,8 +40,12 @@
 //   POST /a2a                                     A2A agent (JSON-RPC, routes_a2a.cc): JSON
 //                                                 or SSE out (message/stream, resubscribe)
 //   GET  /*  (not /api/, /metrics)                 the web UI (routes_ui.cc)
-// Task semantics live in the Store's gates; this layer validates input,
-// maps errors (one place: http_util.cc) and streams.
+// The task operations (create, comment, continue, cancel, decide, raise a
+// budget) and their checks are the TaskService's (api/task_service.h), which
+// the REST routes, the MCP tools and the A2A agent share; their JSON answers
+// are TaskReads' (api/task_reads.h). Task semantics live in the Store's
+// gates; this layer parses input, maps errors (one place: http_util.cc) and
+// streams.
 //
 // Auth (api/auth.h): /api/local/*, /api/pieces, /api/spaces, /api/profiles, /metrics, /mcp and
 // /a2a require
@@ -69,6 +73,8 @@
 #include "api/http_server.h"
 #include "api/job_status_cache.h"
 #include "api/router.h"
+#include "api/task_reads.h"
+#include "api/task_service.h"
 #include "api/task_validation.h"
 #include "api/usage_view.h"
 #include "browser/browser_session.h"
@@ -181,15 +187,14 @@ class ApiServer {
   void A2aRoutes();
   void WorkspaceRoutes();
   void AttachmentRoutes();
-  // Where the task's workspace is (whether or not it exists yet): its
-  // space's directory, else its ephemeral one; "" when neither is known.
-  std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const;
-  // The task's attachments as JSON, oldest first; only those of
-  // `comment_id` unless it is "".
-  Result<Json> AttachmentsJson(const std::string& task_id, const std::string& comment_id);
-  // Writes `files` into the task's workspace (api/attachments.h).
-  Result<std::vector<Attachment>> StoreFiles(const std::string& task_id, const std::string& space,
-                                             const std::vector<api::UploadedFile>& files);
+  // The TaskService's visibility rule and workspace path, for the routes
+  // that read a task (workspace, streams, live view, lessons).
+  std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const {
+    return tasks_.WorkspaceDirOf(task_id, space);
+  }
+  Result<Task> VisibleTask(const std::string& task_id, const std::string& user) {
+    return tasks_.VisibleTask(task_id, user);
+  }
   void ScheduleRoutes();  // routes_schedules.cc
   void LessonRoutes();    // routes_lessons.cc
   void MissionRoutes();   // routes_missions.cc
@@ -209,56 +214,19 @@ class ApiServer {
   api::HttpResponse ServeUi(const api::HttpRequest& req) const;
   // Concurrent streams are capped per bearer token (HttpServerOptions).
   static std::string StreamKey(const api::HttpRequest& req);
-  // The task if it exists and `user` may see it; kNotFound "no such task:
-  // <id>" otherwise.
-  // The daily quota gate of a new task (kResourceExhausted, field "quota",
-  // and a quota.refused event when refused).
-  Status CheckQuota(const std::string& user);
-  // POST /api/local/tasks/:id/budget (routes_tasks.cc).
-  Result<Json> RaiseBudget(const std::string& task_id, const std::string& user, const Json& body);
-  Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
   // The schedule if it exists and `user` may see it (the task rule); kNotFound
   // "no such schedule: <id>" otherwise (routes_schedules.cc).
   Result<Schedule> VisibleSchedule(const std::string& id, const std::string& user);
-  // The mission `id` when `user` may see it, else kNotFound (routes_missions.cc).
-  Result<Mission> VisibleMission(const std::string& id, const std::string& user);
-  // The budget limits a schedule's tasks get: the config's defaults for its
-  // piece and owner, as a create without "budget" gets them.
-  Json DefaultBudget(const Schedule& s) const;
-  // TaskJson of each task with its "usage" (one grouped store read).
-  Result<Json> TasksWithUsage(const std::vector<Task>& tasks);
-
-  // Task operations shared by the REST routes and the MCP tools (one code
-  // path, so both check and answer alike). `user` is the caller; a task it
-  // may not see is kNotFound. Field errors are kInvalidArgument naming the
-  // field.
-  // Create: `body` has the fields of POST /api/local/tasks; every choice is
-  // checked before anything is written. `files` are stored in the task's
-  // workspace before the task exists, so its first job sees them.
-  Result<Store::CreatedTask> CreateTaskFor(const Json& body, const std::string& user,
-                                           const std::vector<api::UploadedFile>& files);
-  // {task, latest_job, jobs, pending_requests} (GET /api/local/tasks/:id).
-  Result<Json> TaskDetail(const std::string& task_id, const std::string& user);
-  // {tasks: [...]}: the visible tasks, newest first (GET /api/local/tasks),
-  // of every status or only `status`.
-  Result<Json> VisibleTasks(std::optional<JobStatus> status, const std::string& user);
-  // The write gate: {comment, outcome, job, attachments}.
-  Result<Json> CommentOn(const std::string& task_id, const std::string& user,
-                         const std::string& body, const std::vector<api::UploadedFile>& files);
-  // {request, job?}: decides request `request_id` of `kind` on the task.
-  Result<Json> DecideRequestFor(const std::string& task_id, RequestKind kind,
-                                const std::string& request_id, const std::string& decision,
-                                const std::string& scope, const std::string& user);
-  // Cancels the task's open jobs (and children); running ones here stop now.
-  Result<CancelReport> CancelTaskFor(const std::string& task_id, const std::string& user);
-
-  friend class McpEndpoint;
 
   Store& store_;
   ApiOptions options_;
+  // The task operations of every route, MCP tool and A2A call (made from
+  // options_), and the JSON they answer with.
+  api::TaskService tasks_;
+  api::TaskReads reads_;
   notify::EventSignal& signal_;  // the Notifier's
   api::Authenticator auth_;
-  JobStreamHub& hub_;  // the Notifier's; Stop() stops it (the streams end)
+  JobStreamHub& hub_;             // the Notifier's; Stop() stops it (the streams end)
   api::JobStatusCache statuses_;  // for the job streams
   api::Router router_;
   std::shared_ptr<McpEndpoint> mcp_;  // sessions of /mcp; before server_ (its streams go first)

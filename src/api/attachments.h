@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "api/http.h"
+#include "api/uploaded_file.h"
 #include "core/config.h"
 #include "core/env.h"
 #include "core/json.h"
@@ -40,14 +41,6 @@ namespace maestro::api {
 
 // The directory under a workspace where attachments are stored.
 inline constexpr const char* kAttachmentsDir = "attachments";
-
-// A file as sent, before it is stored.
-struct UploadedFile {
-  std::string field;         // what errors name: "attachments[0]" or the file's name
-  std::string name;          // sanitized (SanitizeAttachmentName)
-  std::string content_type;  // as sent; "application/octet-stream" when none
-  std::string bytes;
-};
 
 struct UploadRequest {
   Json fields = Json::object();  // the route's JSON fields, without "attachments"

@@ -5,8 +5,8 @@
 // This file holds what does not touch tasks: version negotiation, the
 // session table, JSON-RPC envelopes, the tool definitions (names, JSON
 // schemas) and the progress text of a task event. The tools themselves run
-// in routes_mcp.cc on the ApiServer's task operations (the same code as the
-// REST routes).
+// in routes_mcp.cc on the TaskService (api/task_service.h: the same code as
+// the REST routes).
 //
 // Sessions: `initialize` creates one (a random 64-hex id sent back in
 // `Mcp-Session-Id`) bound to the bearer token's user and the negotiated

@@ -1,7 +1,7 @@
 // A2A routes: maestro as an Agent2Agent agent (a2a_endpoint.h has the
 // protocol's behaviour). This file only wires the endpoint to the
-// ApiServer's task operations — the same ones the REST routes and /mcp run —
-// and mounts it:
+// TaskService (api/task_service.h) — the same operations the REST routes
+// and /mcp run — and mounts it:
 //
 //   GET  /.well-known/agent-card.json  open (ApiServer::Dispatch guards only
 //                                      /api/local/*, /mcp, /a2a, ...)
@@ -18,15 +18,19 @@ using api::HttpRequest;
 void ApiServer::A2aRoutes() {
   api::a2a::A2aTaskOps ops;
   ops.create = [this](const Json& body, const std::string& user) {
-    return CreateTaskFor(body, user, {});  // A2A text parts only: no files
+    return tasks_.Create(body, user, {});  // A2A text parts only: no files
   };
   ops.visible_task = [this](const std::string& task_id, const std::string& user) {
-    return VisibleTask(task_id, user);
+    return tasks_.VisibleTask(task_id, user);
   };
   ops.comment = [this](const std::string& task_id, const std::string& user,
-                       const std::string& body) { return CommentOn(task_id, user, body, {}); };
+                       const std::string& body) -> Result<Json> {
+    auto r = tasks_.Comment(task_id, user, body, {});
+    if (!r.ok()) return r.status();
+    return api::CommentedJson(*r);
+  };
   ops.cancel = [this](const std::string& task_id, const std::string& user) {
-    return CancelTaskFor(task_id, user);
+    return tasks_.Cancel(task_id, user);
   };
   ops.pieces_json = options_.pieces_json;
   api::a2a::A2aOptions ao;

@@ -2,7 +2,8 @@
 // 2025-11-25; 2025-06-18 and 2025-03-26 clients accepted). The protocol
 // pieces (versions, sessions, tool schemas, progress texts) are in
 // mcp_server.h; this file answers the HTTP requests and runs the tools on
-// the ApiServer's task operations, the same code as the REST routes.
+// the TaskService (api/task_service.h) and TaskReads (api/task_reads.h),
+// the same code as the REST routes.
 //
 //   POST   /mcp  one JSON-RPC message (no batches). A request is answered
 //                with application/json — or, for create_task with `wait` or
@@ -108,13 +109,28 @@ std::string JobStatusOf(const Json& job) { return StringField(job, "status"); }
 
 }  // namespace
 
+// What the endpoint runs on: the task operations and reads (shared with the
+// REST routes), the store and signal a create_task wait watches, and its
+// limits.
+struct McpEndpointDeps {
+  api::TaskService& tasks;
+  api::TaskReads& reads;
+  Store& store;
+  notify::EventSignal& signal;
+  std::string version;  // serverInfo.version
+  size_t max_sessions = 1000;
+  size_t max_sessions_per_user = 32;
+  std::chrono::milliseconds session_idle{30 * 60 * 1000};
+  // Concurrent streams are capped per key (HttpResponse::stream_key).
+  std::function<std::string(const HttpRequest&)> stream_key;
+};
+
 // The session table and the JSON-RPC dispatch of /mcp; one per ApiServer.
 class McpEndpoint {
  public:
-  explicit McpEndpoint(ApiServer& api)
-      : api_(api),
-        sessions_(api.options_.mcp_max_sessions, api.options_.mcp_max_sessions_per_user,
-                  api.options_.mcp_session_idle) {}
+  explicit McpEndpoint(McpEndpointDeps deps)
+      : deps_(std::move(deps)),
+        sessions_(deps_.max_sessions, deps_.max_sessions_per_user, deps_.session_idle) {}
 
   HttpResponse Post(const HttpRequest& req);
   HttpResponse Delete(const HttpRequest& req);
@@ -135,7 +151,7 @@ class McpEndpoint {
   Json RunTool(const std::string& name, const Json& args, const std::string& user,
                const std::string& version);
 
-  ApiServer& api_;
+  McpEndpointDeps deps_;
   mcp::McpSessions sessions_;
 };
 
@@ -336,7 +352,7 @@ HttpResponse McpEndpoint::Initialize(const HttpRequest& req, const Json& id, con
     spdlog::error("mcp: cannot create a session: {}", session_id.status().ToString());
     return Rpc(500, mcp::RpcError(id, mcp::kInternalError, "internal error"));
   }
-  Json server_info = {{"name", "maestro"}, {"version", api_.options_.version}};
+  Json server_info = {{"name", "maestro"}, {"version", deps_.version}};
   if (mcp::HasStructuredContent(version)) server_info["title"] = "maestro agent task server";
   Json result = {
       {"protocolVersion", version},
@@ -420,7 +436,7 @@ HttpResponse McpEndpoint::CreateTask(const HttpRequest& req, const std::string& 
     }
     wait = args["wait"].get<bool>();
   }
-  auto created = api_.CreateTaskFor(args, req.user, {});
+  auto created = deps_.tasks.Create(args, req.user, {});
   if (!created.ok()) {
     return Rpc(200, mcp::RpcResult(id, mcp::ToolError(FailureText(created.status()))));
   }
@@ -432,16 +448,16 @@ HttpResponse McpEndpoint::CreateTask(const HttpRequest& req, const std::string& 
     return Rpc(200, mcp::RpcResult(id, mcp::ToolResult(out, text, session.version)));
   }
   HttpResponse res;
-  res.stream = std::make_shared<McpWaitSource>(*this, api_.store_, api_.signal_, task.id, req.user,
+  res.stream = std::make_shared<McpWaitSource>(*this, deps_.store, deps_.signal, task.id, req.user,
                                                session.version, id, progress_token,
                                                sessions_.AddWait(session_id, DumpJson(id)));
-  res.stream_key = ApiServer::StreamKey(req);
+  res.stream_key = deps_.stream_key(req);
   return res;
 }
 
 Json McpEndpoint::SettledResult(const std::string& task_id, const std::string& user,
                                 const std::string& version) {
-  auto detail = api_.TaskDetail(task_id, user);
+  auto detail = deps_.reads.TaskDetail(task_id, user);
   if (!detail.ok()) return mcp::ToolError(FailureText(detail.status()));
   const Json& job = (*detail)["latest_job"];
   const std::string status = JobStatusOf(job);
@@ -463,7 +479,7 @@ Json McpEndpoint::SettledResult(const std::string& task_id, const std::string& u
     text = "Task " + task_id + " needs you: job " + job_id + " is waiting_human (" + reason + ").";
     if (reason == "ask" || reason == "reconcile") {
       std::string question;
-      if (auto comments = api_.store_.ListComments(task_id); comments.ok()) {
+      if (auto comments = deps_.store.ListComments(task_id); comments.ok()) {
         for (const Comment& c : *comments) {
           if (c.job_id == job_id && c.author != "user") question = c.body;
         }
@@ -496,7 +512,7 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     }
   }
   if (name == "get_task") {
-    auto detail = api_.TaskDetail(task_id, user);
+    auto detail = deps_.reads.TaskDetail(task_id, user);
     if (!detail.ok()) return mcp::ToolError(FailureText(detail.status()));
     const Json& job = (*detail)["latest_job"];
     std::string text =
@@ -512,7 +528,7 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     }
     auto filter = api::ParseStatusFilter(status);
     if (!filter.ok()) return mcp::ToolError(filter.status().message());
-    auto tasks = api_.VisibleTasks(*filter, user);
+    auto tasks = deps_.reads.VisibleTasks(*filter, user);
     if (!tasks.ok()) return mcp::ToolError(FailureText(tasks.status()));
     return mcp::ToolResult(*tasks, std::to_string((*tasks)["tasks"].size()) + " task(s).", version);
   }
@@ -521,11 +537,12 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     if (Status st = api::RequiredString(args, "body", &body); !st.ok()) {
       return mcp::ToolError(st.message());
     }
-    auto r = api_.CommentOn(task_id, user, body, {});
-    if (!r.ok()) return mcp::ToolError(FailureText(r.status()));
-    std::string text = "Comment posted (" + StringField(*r, "outcome") + "); job " +
-                       StringField((*r)["job"], "id") + " is " + JobStatusOf((*r)["job"]) + ".";
-    return mcp::ToolResult(*r, text, version);
+    auto commented = deps_.tasks.Comment(task_id, user, body, {});
+    if (!commented.ok()) return mcp::ToolError(FailureText(commented.status()));
+    const Json r = api::CommentedJson(*commented);
+    std::string text = "Comment posted (" + StringField(r, "outcome") + "); job " +
+                       StringField(r["job"], "id") + " is " + JobStatusOf(r["job"]) + ".";
+    return mcp::ToolResult(r, text, version);
   }
   if (name == "decide_request") {
     std::string kind, request_id, decision, scope;
@@ -540,17 +557,17 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
     }
     auto parsed_kind = api::ParseKindField(kind);
     if (!parsed_kind.ok()) return mcp::ToolError(parsed_kind.status().message());
-    auto r = api_.DecideRequestFor(task_id, *parsed_kind, request_id, decision, scope, user);
-    if (!r.ok()) return mcp::ToolError(FailureText(r.status()));
-    std::string text =
-        kind + " request " + request_id + " " + StringField((*r)["request"], "status");
-    if (r->contains("job")) {
-      text += "; job " + StringField((*r)["job"], "id") + " is " + JobStatusOf((*r)["job"]);
+    auto decided = deps_.tasks.Decide(task_id, *parsed_kind, request_id, decision, scope, user);
+    if (!decided.ok()) return mcp::ToolError(FailureText(decided.status()));
+    const Json r = api::DecidedJson(*decided);
+    std::string text = kind + " request " + request_id + " " + StringField(r["request"], "status");
+    if (r.contains("job")) {
+      text += "; job " + StringField(r["job"], "id") + " is " + JobStatusOf(r["job"]);
     }
-    return mcp::ToolResult(*r, text + ".", version);
+    return mcp::ToolResult(r, text + ".", version);
   }
   // cancel_task
-  auto total = api_.CancelTaskFor(task_id, user);
+  auto total = deps_.tasks.Cancel(task_id, user);
   if (!total.ok()) return mcp::ToolError(FailureText(total.status()));
   Json out = {{"cancelled", total->cancelled}, {"stopping", total->flagged}};
   return mcp::ToolResult(out,
@@ -560,7 +577,10 @@ Json McpEndpoint::RunTool(const std::string& name, const Json& args, const std::
 }
 
 void ApiServer::McpRoutes() {
-  mcp_ = std::make_shared<McpEndpoint>(*this);
+  mcp_ = std::make_shared<McpEndpoint>(
+      McpEndpointDeps{tasks_, reads_, store_, signal_, options_.version, options_.mcp_max_sessions,
+                      options_.mcp_max_sessions_per_user, options_.mcp_session_idle,
+                      [](const HttpRequest& req) { return StreamKey(req); }});
   McpEndpoint* mcp = mcp_.get();
   router_.Add("POST", "/mcp", api::Access::kToken,
               [mcp](const HttpRequest& req) { return mcp->Post(req); });

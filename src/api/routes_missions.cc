@@ -41,15 +41,6 @@ Status CheckText(const Mission& m) {
 
 }  // namespace
 
-Result<Mission> ApiServer::VisibleMission(const std::string& id, const std::string& user) {
-  auto m = store_.GetMission(id);
-  const bool hidden = m.ok() && !api::Authenticator::Visible(*m, user);
-  if ((!m.ok() && m.status().code() == StatusCode::kNotFound) || hidden) {
-    return NotFound("no such mission: " + api::SafeEcho(id));
-  }
-  return m;
-}
-
 void ApiServer::MissionRoutes() {
   router_.Add("POST", kMissionsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
     auto body = api::ParseObject(req.body);
@@ -86,7 +77,7 @@ void ApiServer::MissionRoutes() {
 
   // The mission and its tasks, newest first.
   router_.Add("GET", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto m = VisibleMission(req.params[0], req.user);
+    auto m = tasks_.VisibleMission(req.params[0], req.user);
     if (!m.ok()) return ReplyError(m.status());
     auto tasks = store_.ListMissionTasks(m->id, kTaskList);
     if (!tasks.ok()) return ReplyError(tasks.status());
@@ -99,7 +90,7 @@ void ApiServer::MissionRoutes() {
 
   // {title?, notes?}: the goal's text; its space and owner stay.
   router_.Add("PATCH", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto m = VisibleMission(req.params[0], req.user);
+    auto m = tasks_.VisibleMission(req.params[0], req.user);
     if (!m.ok()) return ReplyError(m.status());
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());

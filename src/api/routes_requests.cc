@@ -1,6 +1,7 @@
 // Approval request routes: list and decide tool / package / spawn requests.
 // A decision is a compare-and-set in the store: exactly one wins, a second
-// gets 409; the parked job resumes in the same transaction.
+// gets 409; the parked job resumes in the same transaction. The decision is
+// the TaskService's Decide (api/task_service.h), as for the MCP tool.
 #include "api/api_server.h"
 #include "api/http_util.h"
 #include "api/views.h"
@@ -9,24 +10,6 @@ namespace maestro {
 
 using api::Reply;
 using api::ReplyError;
-
-Result<Json> ApiServer::DecideRequestFor(const std::string& task_id, RequestKind kind,
-                                         const std::string& request_id, const std::string& decision,
-                                         const std::string& scope, const std::string& user) {
-  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
-  auto existing = store_.GetRequest(request_id);
-  if (!existing.ok()) return existing.status();
-  if (existing->task_id != task_id || existing->kind != kind) {
-    return NotFound("request " + request_id + " not found");
-  }
-  auto decided = store_.DecideRequest(request_id, decision, scope, user);
-  if (!decided.ok()) return decided.status();
-  Json out = {{"request", api::RequestJson(*decided)}};
-  if (!decided->job_id.empty()) {
-    if (auto job = store_.GetJob(decided->job_id); job.ok()) out["job"] = api::JobJson(*job);
-  }
-  return out;
-}
 
 void ApiServer::RequestRoutes() {
   for (RequestKind kind : {RequestKind::kTool, RequestKind::kPackage, RequestKind::kSpawn}) {
@@ -57,9 +40,9 @@ void ApiServer::RequestRoutes() {
                   if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
                     return ReplyError(st);
                   }
-                  auto out = DecideRequestFor(task_id, kind, rid, decision, scope, user);
+                  auto out = tasks_.Decide(task_id, kind, rid, decision, scope, user);
                   if (!out.ok()) return ReplyError(out.status());
-                  return Reply(200, *out);
+                  return Reply(200, api::DecidedJson(*out));
                 });
   }
 }

@@ -7,8 +7,9 @@
 // daily quota like every create path (store/quota_gate.h). Every
 // field is checked before anything is written — the cron and timezone by
 // the same rule the Scheduler fires with (schedule/cron.h), the piece, space
-// and profile by the TaskChoices a task create uses — so a schedule never
-// holds a task that could not be created.
+// and profile by the TaskService's check of a task template
+// (api/task_service.h) — so a schedule never holds a task that could not be
+// created.
 #include <fmt/format.h>
 
 #include "api/api_server.h"
@@ -68,7 +69,7 @@ Status ApplyFields(const Json& body, Schedule* s) {
 }
 
 // Whole-schedule checks, in the order of the fields.
-Status CheckSchedule(const api::TaskChoices& choices, Schedule* s) {
+Status CheckSchedule(const api::TaskService& tasks, Schedule* s) {
   auto blank = [](const std::string& v) {
     return v.find_first_not_of(" \t\r\n") == std::string::npos;
   };
@@ -84,7 +85,7 @@ Status CheckSchedule(const api::TaskChoices& choices, Schedule* s) {
   t.piece = s->piece;
   t.space = s->space;
   t.profile = s->profile;
-  MAESTRO_RETURN_IF_ERROR(api::CheckNewTask(choices, &t));
+  MAESTRO_RETURN_IF_ERROR(tasks.CheckTemplate(&t));
   s->profile = t.profile;
   if (s->visibility != "private" && s->visibility != "shared") {
     return InvalidArgument("visibility must be private or shared", "visibility");
@@ -145,11 +146,13 @@ Status CheckScheduleLimit(Store& store, const budget::Quotas& quotas, const std:
   return Status(StatusCode::kResourceExhausted, *refusal, "quotas.max_schedules");
 }
 
-}  // namespace
-
-Json ApiServer::DefaultBudget(const Schedule& s) const {
-  return budget::LimitsJson(budget::Effective(options_.budgets.budgets, s.piece, s.owner, {}));
+// The budget limits a schedule's tasks get: the config's defaults for its
+// piece and owner, as a create without "budget" gets them.
+Json DefaultBudget(const api::TaskService& tasks, const Schedule& s) {
+  return budget::LimitsJson(tasks.BudgetFor(s.piece, s.owner, {}));
 }
+
+}  // namespace
 
 Result<Schedule> ApiServer::VisibleSchedule(const std::string& id, const std::string& user) {
   auto s = store_.GetSchedule(id);
@@ -167,9 +170,9 @@ void ApiServer::ScheduleRoutes() {
     if (!body.ok()) return ReplyError(body.status());
     Schedule s;
     if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
-    if (Status st = CheckSchedule(options_.choices, &s); !st.ok()) return ReplyError(st);
+    if (Status st = CheckSchedule(tasks_, &s); !st.ok()) return ReplyError(st);
     s.owner = req.user;
-    s.budget = DefaultBudget(s);
+    s.budget = DefaultBudget(tasks_, s);
     if (Status st = CheckScheduleLimit(store_, options_.budgets.quotas, req.user); !st.ok()) {
       return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
     }
@@ -201,8 +204,8 @@ void ApiServer::ScheduleRoutes() {
     auto body = api::ParseObject(req.body);
     if (!body.ok()) return ReplyError(body.status());
     if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
-    if (Status st = CheckSchedule(options_.choices, &*s); !st.ok()) return ReplyError(st);
-    s->budget = DefaultBudget(*s);  // its piece may have changed
+    if (Status st = CheckSchedule(tasks_, &*s); !st.ok()) return ReplyError(st);
+    s->budget = DefaultBudget(tasks_, *s);  // its piece may have changed
     auto updated = store_.UpdateSchedule(*s);
     if (!updated.ok()) return ReplyError(updated.status());
     return Reply(200, {{"schedule", ScheduleJson(*updated, options_.clock->NowMs())}});
@@ -217,29 +220,29 @@ void ApiServer::ScheduleRoutes() {
   });
 
   // Run now: a task at once, whatever the overlap rule and the cron say.
-  router_.Add("POST", std::string(kSchedulePath) + "/run", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                auto s = VisibleSchedule(req.params[0], req.user);
-                if (!s.ok()) return ReplyError(s.status());
-                // Its task is the owner's and spends the owner's quota.
-                if (!MayChange(*s, req.user)) return NotOwner(*s);
-                if (Status st = CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
-                  return st.code() == StatusCode::kResourceExhausted ? QuotaError(st)
-                                                                     : ReplyError(st);
-                }
-                // Cron fire times are whole minutes: a manual fire never takes one, so
-                // it can never claim (and so swallow) the cron fire of that minute.
-                TimeMs at = options_.clock->NowMs();
-                if (at % 60'000 == 0) ++at;
-                auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
-                if (!fired.ok()) return ReplyError(fired.status());
-                if (!fired->created) {
-                  return ReplyError(
-                      Status(StatusCode::kConflict, "the schedule fired this instant already"));
-                }
-                return Reply(201, {{"task", api::TaskJson(fired->created->task)},
-                                   {"job", api::JobJson(fired->created->job)}});
-              });
+  router_.Add(
+      "POST", std::string(kSchedulePath) + "/run", api::Access::kToken,
+      [this](const api::HttpRequest& req) {
+        auto s = VisibleSchedule(req.params[0], req.user);
+        if (!s.ok()) return ReplyError(s.status());
+        // Its task is the owner's and spends the owner's quota.
+        if (!MayChange(*s, req.user)) return NotOwner(*s);
+        if (Status st = tasks_.CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
+          return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
+        }
+        // Cron fire times are whole minutes: a manual fire never takes one, so
+        // it can never claim (and so swallow) the cron fire of that minute.
+        TimeMs at = options_.clock->NowMs();
+        if (at % 60'000 == 0) ++at;
+        auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
+        if (!fired.ok()) return ReplyError(fired.status());
+        if (!fired->created) {
+          return ReplyError(
+              Status(StatusCode::kConflict, "the schedule fired this instant already"));
+        }
+        return Reply(201, {{"task", api::TaskJson(fired->created->task)},
+                           {"job", api::JobJson(fired->created->job)}});
+      });
 
   // History: the fires, newest first, each with its task when it made one.
   router_.Add("GET", std::string(kSchedulePath) + "/tasks", api::Access::kToken,
