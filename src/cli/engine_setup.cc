@@ -249,12 +249,16 @@ api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& 
   return c;
 }
 
-Status CheckPieceName(const Config& cfg, const std::string& piece) {
-  api::TaskChoices c;
-  std::string data_dir = cfg.data_dir;
-  auto names = std::make_shared<PieceNames>(data_dir);
-  c.piece_names = [names] { return names->Get(); };
-  return api::CheckPiece(c, piece);
+Result<api::TaskServiceOptions> LocalTaskServiceOptions(const Config& cfg) {
+  api::TaskServiceOptions o;
+  auto budgets = budget::SettingsFromConfig(cfg);
+  if (!budgets.ok()) return budgets.status();
+  o.budgets = *budgets;
+  o.prices = budget::PricesFromConfig(cfg);
+  o.choices = MakeTaskChoices(cfg, tools::SpaceRegistry());
+  o.data_dir = cfg.data_dir;
+  o.via = "cli";
+  return o;
 }
 
 }  // namespace maestro

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "api/task_service.h"
 #include "api/task_validation.h"
 #include "browser/browser_service.h"
 #include "core/config.h"
@@ -55,8 +56,10 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
 // name through the API.
 api::TaskChoices MakeTaskChoices(const Config& cfg, const tools::SpaceRegistry& spaces);
 
-// For `maestro run` and local `task create`: the same piece check as the
-// API, before the task is written.
-Status CheckPieceName(const Config& cfg, const std::string& piece);
+// The TaskService (api/task_service.h) of a command that creates a task
+// without a server — `maestro run`, `maestro task create --db`: the
+// config's pieces and profiles, budgets, quotas and prices, the data dir;
+// no spaces (these commands name none). Its config errors name the key.
+Result<api::TaskServiceOptions> LocalTaskServiceOptions(const Config& cfg);
 
 }  // namespace maestro

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "api/http_util.h"
+#include "api/task_service.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
 
@@ -41,11 +42,18 @@ Json JobSummary(const Job& j) {
 int LocalTaskCreate(const std::string& config_path, const std::string& db_dir, const NewTask& in) {
   auto cfg = LocalConfig(config_path, db_dir);
   if (!cfg.ok()) return Fail(cfg.status());
-  // The API's piece check, before the task is written.
-  if (Status st = CheckPieceName(*cfg, in.piece); !st.ok()) return Fail(st);
+  auto task_options = LocalTaskServiceOptions(*cfg);
+  if (!task_options.ok()) return Fail(task_options.status());
+  // The API's checks: an unknown piece is refused before the store is even
+  // opened; Create runs them all (and the quota) before the task is written.
+  NewTask checked = in;
+  if (Status st = api::TaskService::CheckChoices(task_options->choices, &checked); !st.ok()) {
+    return Fail(st);
+  }
   auto store = OpenForCommand(*cfg);
   if (!store.ok()) return Fail(store.status());
-  auto created = (*store)->CreateTask(in);
+  api::TaskService tasks(**store, *std::move(task_options));
+  auto created = tasks.Create(in, /*asked=*/{}, /*user=*/"", /*files=*/{});
   if (!created.ok()) return Fail(created.status());
   PrintJson({{"task_id", created->task.id}, {"job", JobSummary(created->job)}});
   return 0;

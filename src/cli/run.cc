@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "api/task_service.h"
 #include "cli/format.h"
 #include "cli/runtime.h"
 #include "core/log.h"
@@ -138,18 +139,25 @@ int RunInForeground(const std::string& config_path, const std::string& piece,
     return Fail(InvalidArgument("maestro run needs an LLM server: set MAESTRO_LLM_BASE_URL"));
   }
   if (Status st = InitLogging("warn", cfg->log_format); !st.ok()) return Fail(st);
-  // Before anything starts: an unknown piece writes no task.
-  if (Status st = CheckPieceName(*cfg, piece); !st.ok()) return Fail(st);
+  auto task_options = LocalTaskServiceOptions(*cfg);
+  if (!task_options.ok()) return Fail(task_options.status());
+  NewTask t;
+  t.instruction = instruction;
+  t.piece = piece;
+  // Before anything starts: an unknown piece writes nothing (the
+  // TaskService's own check, which Create runs again).
+  if (Status st = api::TaskService::CheckChoices(task_options->choices, &t); !st.ok()) {
+    return Fail(st);
+  }
   cfg->workers = 1;
   auto rt = OpenRuntime(*cfg);
   if (!rt.ok()) return Fail(rt.status());
   if (Status st = StartWorkers(*rt, *cfg, PrintDelta, /*git_spares=*/false); !st.ok())
     return Fail(st);
-  NewTask t;
-  t.instruction = instruction;
-  t.piece = piece;
   // No title: the store names it (AutoTitle), as on every create path.
-  auto created = rt->store->CreateTask(t);
+  // Local: no owner, so the task is everyone's who opens this data dir.
+  api::TaskService tasks(*rt->store, *std::move(task_options));
+  auto created = tasks.Create(t, /*asked=*/{}, /*user=*/"", /*files=*/{});
   if (!created.ok()) return Fail(created.status());
   rt->pool->Notify();
   auto jobs = FollowTask(*rt->store, created->task.id);

@@ -1,9 +1,10 @@
 // The daily quota gate (issues 18 and 44): the one function that decides
 // whether a new task of a user may be created. Every create path calls it
 // right before it writes the task — POST /api/local/tasks, the MCP server's
-// create_task, A2A message/send (the three through ApiServer::CreateTaskFor),
-// a schedule's cron fire (schedule/scheduler.h) and its "run now", and a
-// job's SpinOffTask (engine/subtasks.h). A delegate sub-agent is not a task.
+// create_task, A2A message/send, `maestro run` and `task create --db` (all
+// through api::TaskService::Create), a schedule's cron fire
+// (schedule/scheduler.h) and its "run now", and a job's SpinOffTask
+// (engine/subtasks.h). A delegate sub-agent is not a task.
 //
 // The count is what Store::UserUsageSince reports since the UTC day began:
 // the user's tasks created (whatever created them) and the tokens of their
