@@ -174,7 +174,11 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   if (!profile_.api_key.empty()) {
     call.headers.emplace_back("Authorization", "Bearer " + profile_.api_key);
   }
-  for (const auto& [k, v] : profile_.extra_headers) call.headers.emplace_back(k, v);
+  for (const auto& [k, v] : profile_.extra_headers) {
+    // An empty value has always meant "send no such header" here (curl's
+    // "Name: "); HttpClient would send it empty ("Name;").
+    if (!v.empty()) call.headers.emplace_back(k, v);
+  }
   call.body_source = &source;
   call.on_head = [this](const HttpReply& head) { return OnHead(head); };
   call.on_chunk = [this](std::string_view bytes) { return OnBody(bytes); };
