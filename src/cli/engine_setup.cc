@@ -116,7 +116,6 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   // context_storage (checked at start): the jobs' thresholds, summary prompt, request.json.
   MAESTRO_ASSIGN_OR_RETURN(o.context, context::ContextConfigFromConfig(cfg));
   o.llm_factory = engine::OpenAiFactory(cfg);
-  o.retry = cfg.jobs.retry;
   o.prices = budget::PricesFromConfig(cfg);
   if (auto b = budget::SettingsFromConfig(cfg); b.ok()) o.budgets = *b;  // checked by serve
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;

@@ -51,6 +51,7 @@ Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier*
   }
   StoreOptions so;
   so.default_max_attempts = cfg.jobs.retry.max_attempts;
+  so.retry = cfg.jobs.retry;  // the store decides retry or failed at each job's end
   if (notifier) notifier->Bind(so);
   if (cfg.database.url.empty()) {
     auto s = SqliteStore::Open(cfg.data_dir + "/maestro.db", so);
@@ -120,8 +121,7 @@ Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bo
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
   rt.pool_wake = rt.notifier->Subscribe(notify::Notifier::Topic::kJobAvailable,
                                         [pool = rt.pool.get()] { pool->Notify(); });
-  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, RetryPolicy(cfg.jobs.retry),
-                                              cfg.jobs.sweep_interval_ms);
+  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, cfg.jobs.sweep_interval_ms);
   rt.pool->Start();
   rt.sweeper->Start();
   return Status::Ok();

@@ -121,6 +121,21 @@ Result<std::string> ContextDirs::MoveTo(const std::string& task_id, Placement p)
   return Unavailable("context directory of task " + task_id + " kept moving");
 }
 
+Result<bool> ContextDirs::MoveIfIn(const std::string& task_id, Placement from, Placement to) const {
+  if (!IsUuid(task_id)) return InvalidArgument("task id is not a UUID: " + task_id, "task_id");
+  if (from == to) return IsDir(PathOf(from, task_id));
+  const std::string src = PathOf(from, task_id);
+  const std::string dst = PathOf(to, task_id);
+  MAESTRO_RETURN_IF_ERROR(Init());
+  if (Status st = env_->RenameFile(src, dst); !st.ok()) {
+    if (st.code() == StatusCode::kNotFound) return false;  // not there (any more)
+    return st;
+  }
+  MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(dst)));
+  MAESTRO_RETURN_IF_ERROR(env_->SyncDir(Parent(src)));
+  return true;
+}
+
 std::vector<std::string> ContextDirs::ListIn(Placement p) const {
   std::vector<std::string> ids;
   auto entries = env_->ListDir(root_ + "/" + std::string(PlacementName(p)));

@@ -85,6 +85,12 @@ class ContextDirs {
   Result<std::string> FollowJobStatus(const std::string& task_id, JobStatus s) const {
     return MoveTo(task_id, PlacementFor(s));
   }
+  // Moves the directory from `from` to `to` only if it is in `from` now;
+  // false, and nothing moved, when it is not. Unlike MoveTo it never chases
+  // the directory: after a job's end is committed another job of the task
+  // may already have taken it to running/, and pulling it from under that
+  // job's open session would break it. One rename plus fsync of both parents.
+  Result<bool> MoveIfIn(const std::string& task_id, Placement from, Placement to) const;
 
   Result<ReconcileReport> Reconcile(Store& store) const;
 

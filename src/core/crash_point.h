@@ -12,7 +12,9 @@
 // in the conversation, not acknowledged), spawn.committed (a subtask child
 // committed, the call's result not written), tool.finished (a call's ledger
 // record `finished`, its result not in the conversation), movement.entered
-// (the next movement's guidance written, before its first LLM call).
+// (the next movement's guidance written, before its first LLM call),
+// job.committed (a job's end committed by the worker's finish, its context
+// directory not moved on yet).
 //
 // Thread safety: any thread; the environment is read once.
 #pragma once

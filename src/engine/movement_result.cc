@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "worker/retry_policy.h"
+#include "store/retry_policy.h"
 
 namespace maestro::engine {
 
@@ -213,8 +213,7 @@ MovementMapping mapMovementResult(const MovementResult& res, const MovementMapCo
   return m;
 }
 
-JobOutcome ToJobOutcome(const PieceRunResult& r, const Job& job, const RetryPolicy& retry,
-                        TimeMs now) {
+JobOutcome ToJobOutcome(const PieceRunResult& r) {
   switch (r.status) {
     case PieceRunStatus::kCompleted:
       return JobOutcome::Succeeded(r.result);
@@ -231,7 +230,8 @@ JobOutcome ToJobOutcome(const PieceRunResult& r, const Job& job, const RetryPoli
     case PieceRunStatus::kError: {
       std::string why = fmt::format("{}: {}", PieceRunStatusName(r.status), r.reason);
       if (!r.result.empty()) why += " (" + r.result + ")";
-      if (r.retryable) return retry.OnFailure(job, Unavailable(why), now);
+      // Reported as the transient error it is; the store decides.
+      if (r.retryable) return RetryPolicy::FailureOf(Unavailable(why));
       return JobOutcome::Failed(why);
     }
   }

@@ -5,8 +5,9 @@
 // a movement name (a validated `transition`) or a Sentinel (control and park
 // tools, guards, cancel). The piece runner calls mapMovementResult: either the
 // walk goes on to another movement, or it is done with a PieceRunResult. The
-// worker's handlePieceResult turns that into the store's JobOutcome with
-// ToJobOutcome. Catalog rows (docs/engine.md has the full table):
+// executor reports it to the worker as a JobOutcome with ToJobOutcome — what
+// happened, never the job's status: the store's policy decides that at the
+// finish (policy::MapOutcome). Catalog rows (docs/engine.md has the full table):
 //
 //   next                         -> status            resume      wait_reason
 //   COMPLETE                     -> completed         -           -
@@ -37,10 +38,6 @@
 #include "engine/piece.h"
 #include "engine/sentinel.h"
 #include "store/types.h"
-
-namespace maestro {
-class RetryPolicy;
-}
 
 namespace maestro::engine {
 
@@ -136,10 +133,10 @@ struct MovementMapping {
 // The runner's branch on a finished movement (seed 001's catalog, above).
 MovementMapping mapMovementResult(const MovementResult& result, const MovementMapContext& ctx);
 
-// handlePieceResult's store side: completed -> Succeeded, cancelled ->
-// Cancelled, waiting_* -> Parked with resume/reason/ask_count, aborted/error
-// -> `retry` decides Retry vs Failed when retryable, else Failed.
-JobOutcome ToJobOutcome(const PieceRunResult& r, const Job& job, const RetryPolicy& retry,
-                        TimeMs now);
+// What the run reports: completed -> Succeeded, cancelled -> Cancelled,
+// waiting_* -> Parked with resume/reason/ask_count, aborted/error -> Failed,
+// retryable when another attempt could succeed (the store's retry policy
+// then decides retry or failed by the attempts left).
+JobOutcome ToJobOutcome(const PieceRunResult& r);
 
 }  // namespace maestro::engine

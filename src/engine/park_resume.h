@@ -12,15 +12,25 @@
 //      src/engine/movement_result.cc `MovementResultFromComplete`,
 //      `mapMovementResult` (resume_movement: the movement that asked, or the
 //      one WaitSubtasks names).
-//   3. The executor returns the outcome (`JobOutcome::WaitingHuman` /
+//   3. The executor reports the outcome (`JobOutcome::WaitingHuman` /
 //      `WaitingSubtasks`, src/engine/movement_result.cc `ToJobOutcome`) from
-//      src/engine/piece_executor.cc `PieceExecutor::Ended`, which also moves
-//      the context directory to paused/ (src/context/context_dirs.cc).
-//   4. The store decides and commits the park: src/store/policy.cc
-//      `policy::MapOutcome` (a subtask park with no open child, an ASK with an
-//      undelivered comment, are not parks), rows in
-//      src/store/sql/sql_claim_finish.cc `SqlStore::FinishInTx`. The worker's thread
-//      is free; nothing waits in memory.
+//      src/engine/piece_executor.cc `PieceExecutor::Ended` — what the run
+//      did, not the job's status; the run's context directory leaves
+//      running/ for paused/ (`ContextSession`, src/context/context_dirs.cc).
+//   4. The store decides and commits: src/store/policy.cc `policy::MapOutcome`
+//      is the one decision of a job's end (a subtask park with no open child
+//      is requeued, an ASK with an undelivered comment ends succeeded and a
+//      follow-up takes the comment, a retryable failure is retried or failed
+//      by src/store/retry_policy.cc), rows in src/store/sql/sql_claim_finish.cc
+//      `SqlStore::FinishInTx`. The worker's thread is free; nothing waits in
+//      memory.
+//   5. After the commit the worker reads the job back and calls
+//      src/engine/piece_executor.cc `PieceExecutor::OnCommitted`
+//      (src/worker/worker_pool.cc `AfterCommit`): the directory goes to
+//      completed/ only when the task's committed status is terminal, and
+//      only from paused/ (a job that took it since keeps it). A crash between
+//      the commit and this move is put right at the next start
+//      (src/context/context_startup.cc `ReconcileContextsAtStart`).
 //
 // RESUME — what ends the wait:
 //   - A person answers / comments: src/store/sql/sql_gates.cc

@@ -39,22 +39,13 @@ namespace {
 // How much of an ended task's transcript its Reflection task reads.
 constexpr size_t kReflectionExcerptBytes = 12'000;
 
-JobStatus StatusOf(const JobOutcome& o) {
-  switch (o.kind) {
-    case JobOutcome::Kind::kSucceeded:
-      return JobStatus::kSucceeded;
-    case JobOutcome::Kind::kRetry:
-      return JobStatus::kRetry;
-    case JobOutcome::Kind::kFailed:
-      return JobStatus::kFailed;
-    case JobOutcome::Kind::kParked:
-      return o.park_status;
-    case JobOutcome::Kind::kCancelled:
-      return JobStatus::kCancelled;
-    case JobOutcome::Kind::kReleased:
-      return JobStatus::kQueued;
-  }
-  return JobStatus::kFailed;
+// The end a reported outcome has whatever the store's facts: succeeded, or
+// failed for good. (A retryable failure, a park, a cancel are the store's to
+// decide; Reflection only reads succeeded and failed.)
+std::optional<JobStatus> FinalEnd(const JobOutcome& o) {
+  if (o.kind == JobOutcome::Kind::kSucceeded) return JobStatus::kSucceeded;
+  if (o.kind == JobOutcome::Kind::kFailed && !o.retryable) return JobStatus::kFailed;
+  return std::nullopt;
 }
 
 // The regular tools the workspace policy (∪ the task's grants) offers, plus
@@ -142,7 +133,9 @@ PieceExecutor::ContextSession::ContextSession(std::unique_ptr<context::TaskConte
     : ctx_(std::move(ctx)), job_id_(std::move(job_id)) {}
 
 PieceExecutor::ContextSession::~ContextSession() {
-  auto moved = context::TaskContext::EndSession(std::move(ctx_), status_);
+  // Not running any more, its end not committed yet: paused/ (queued is a
+  // status whose placement is paused/; the store has not decided anything).
+  auto moved = context::TaskContext::EndSession(std::move(ctx_), JobStatus::kQueued);
   if (!moved.ok()) spdlog::warn("job {}: context: {}", job_id_, moved.status().ToString());
 }
 
@@ -190,8 +183,8 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   auto run = Run(task, job, *piece, *ws, cancel, span);
   // The browser outlives only a park (a person may log in through it), and
   // a park only for browser.park_keep_ms (the sweep counts from here).
-  const JobStatus end = run.ok() ? StatusOf(run->outcome) : JobStatus::kRetry;
-  if (opt_.browsers && end != JobStatus::kWaitingHuman && end != JobStatus::kWaitingSubtasks) {
+  const bool parked = run.ok() && run->outcome.kind == JobOutcome::Kind::kParked;
+  if (opt_.browsers && !parked) {
     opt_.browsers->CloseJob(job.id);
   } else if (opt_.browsers) {
     opt_.browsers->Parked(job.id);
@@ -213,15 +206,11 @@ Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelTo
   return run->outcome;
 }
 
-PieceExecutor::RunEnd PieceExecutor::Ended(PieceRunResult r, const Job& job,
+PieceExecutor::RunEnd PieceExecutor::Ended(PieceRunResult r, const Job& /*job*/,
                                            ContextSession& session) const {
-  JobOutcome outcome = ToJobOutcome(r, job, RetryPolicy(opt_.retry), opt_.clock->NowMs());
-  // After a handoff the task goes on in the queued continuation (paused/).
-  session.EndAs(r.handed_off ? JobStatus::kQueued : StatusOf(outcome));
+  JobOutcome outcome = ToJobOutcome(r);
   std::string excerpt;
-  const JobStatus end = StatusOf(outcome);
-  if (opt_.reflection != "off" && !r.handed_off &&
-      (end == JobStatus::kSucceeded || end == JobStatus::kFailed)) {
+  if (opt_.reflection != "off" && !r.handed_off && FinalEnd(outcome)) {
     excerpt = TranscriptExcerpt(session.ctx().env(), session.ctx().messages().transcript_path(),
                                 kReflectionExcerptBytes);
   }
@@ -247,14 +236,9 @@ Result<PieceExecutor::RunEnd> PieceExecutor::Run(const Task& task, const Job& jo
   MAESTRO_ASSIGN_OR_RETURN(std::unique_ptr<context::TaskContext> ctx,
                            context::TaskContext::Start(dirs_, deps, task, job, cc));
   ContextSession session(std::move(ctx), job.id);
-  auto end = RunSession(session, task, job, piece, ws, *llm, cc, cancel, job_span);
-  // An error return: the directory follows what the worker's retry policy
-  // will make of the job (retry -> paused/, failed -> completed/).
-  if (!end.ok()) {
-    session.EndAs(
-        StatusOf(RetryPolicy(opt_.retry).OnFailure(job, end.status(), opt_.clock->NowMs())));
-  }
-  return end;
+  // However the run ends, an error return included, the session's end
+  // leaves the directory in paused/ until the store has decided.
+  return RunSession(session, task, job, piece, ws, *llm, cc, cancel, job_span);
 }
 
 Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
@@ -525,9 +509,9 @@ Result<std::string> PieceExecutor::Route(const Task& task, const Job& job) const
 }
 
 void PieceExecutor::MaybeReflect(const Task& task, const Job& job, const RunEnd& end) const {
-  const JobStatus status = StatusOf(end.outcome);
-  if (end.result.handed_off || !ShouldReflect(opt_.reflection, task, status)) return;
-  auto created = StartReflection(*opt_.store, task, job, status, end.result.reason,
+  const std::optional<JobStatus> status = FinalEnd(end.outcome);
+  if (end.result.handed_off || !status || !ShouldReflect(opt_.reflection, task, *status)) return;
+  auto created = StartReflection(*opt_.store, task, job, *status, end.result.reason,
                                  end.result.result, end.transcript_excerpt);
   if (!created.ok()) {
     spdlog::warn("job {}: reflection task: {}", job.id, created.status().ToString());
@@ -536,28 +520,58 @@ void PieceExecutor::MaybeReflect(const Task& task, const Job& job, const RunEnd&
   spdlog::info("job {}: reflection task {} reviews task {}", job.id, created->task.id, task.id);
 }
 
+void PieceExecutor::OnCommitted(const Job& job, const JobOutcome& reported, const Job& committed) {
+  if (!IsTerminal(committed.status)) return;  // paused/ is its place: nothing to move
+  // A retryable failure the store failed (its retries spent): the end the
+  // run could not know it had.
+  if (reported.kind == JobOutcome::Kind::kFailed && reported.retryable &&
+      committed.status == JobStatus::kFailed) {
+    ReflectOnEnded(job, JobStatus::kFailed, committed.error_message, "");
+  }
+  // The directory belongs to the task: it goes to completed/ only when the
+  // task's committed status is terminal too — an answered ASK's job
+  // succeeded, but its follow-up (queued) goes on in paused/; so does a
+  // handoff's continuation.
+  auto task = opt_.store->GetTask(job.task_id);
+  if (!task.ok()) {
+    spdlog::warn("job {}: context after commit: {}", job.id, task.status().ToString());
+    return;
+  }
+  if (!IsTerminal(task->status)) return;
+  auto moved =
+      dirs_.MoveIfIn(task->id, context::Placement::kPaused, context::Placement::kCompleted);
+  if (!moved.ok()) {
+    // Left in paused/: the start-up reconcile puts it where the status says.
+    spdlog::warn("job {}: context to completed/: {}", job.id, moved.status().ToString());
+  }
+}
+
 void PieceExecutor::OnFailedByError(const Job& job, const Status& error) {
+  ReflectOnEnded(job, JobStatus::kFailed, std::string(StatusCodeName(error.code())),
+                 error.message());
+}
+
+void PieceExecutor::ReflectOnEnded(const Job& job, JobStatus end, const std::string& reason,
+                                   const std::string& result) {
   if (opt_.reflection == "off") return;
   auto task = opt_.store->GetTask(job.task_id);
   if (!task.ok()) {
     spdlog::warn("job {}: reflection: {}", job.id, task.status().ToString());
     return;
   }
-  if (!ShouldReflect(opt_.reflection, *task, JobStatus::kFailed)) return;
+  if (!ShouldReflect(opt_.reflection, *task, end)) return;
   std::string excerpt;
   if (auto dir = dirs_.Locate(task->id); dir.ok()) {
     excerpt = TranscriptExcerpt(*opt_.env, *dir + "/" + context::kTranscriptFile,
                                 kReflectionExcerptBytes);
   }
-  auto created =
-      StartReflection(*opt_.store, *task, job, JobStatus::kFailed,
-                      std::string(StatusCodeName(error.code())), error.message(), excerpt);
+  auto created = StartReflection(*opt_.store, *task, job, end, reason, result, excerpt);
   if (!created.ok()) {
     spdlog::warn("job {}: reflection task: {}", job.id, created.status().ToString());
     return;
   }
-  spdlog::info("job {}: reflection task {} reviews task {} (failed: {})", job.id, created->task.id,
-               task->id, error.ToString());
+  spdlog::info("job {}: reflection task {} reviews task {} ({}: {})", job.id, created->task.id,
+               task->id, JobStatusName(end), reason);
 }
 
 void PieceExecutor::PostResultComment(const Task& task, const Job& job, const PieceRunResult& r) {

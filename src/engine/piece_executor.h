@@ -1,5 +1,5 @@
 // PieceExecutor: the JobExecutor the worker calls (seed 000 Worker.executeJob
-// -> runPiece -> handlePieceResult).
+// -> runPiece -> handlePieceResult; the interface is store/job_executor.h).
 //
 // Execute(job):
 //   task + piece (catalog)        an unknown piece fails the job
@@ -15,14 +15,21 @@
 //   prompt path                   PlanJobPrompt -> SeedConversation -> a
 //                                 new thread (engine/prompt/prompt_paths.h)
 //   RunPiece                      -> PieceRunResult
-//   result                        ToJobOutcome, once; the answer or question
-//                                 as a task comment; the workspace committed
-//                                 on success
+//   result                        ToJobOutcome, once: what happened (the
+//                                 store decides the status); the answer or
+//                                 question as a task comment; the workspace
+//                                 committed on success
 //
-// The context directory leaves running/ on every way out of a run, an error
-// return included (ContextSession): it follows the outcome's status, the
-// continuation's (queued) after a handoff, or, for an error, what the
-// worker's retry policy makes of it.
+// The context directory leaves running/ for paused/ on every way out of a
+// run, an error return included (ContextSession): the job no longer runs
+// and its end is not committed yet, and while it still holds the job no
+// other job of the task can start. After the commit, OnCommitted moves it on
+// from what the store decided: to completed/ when the task's committed
+// status is terminal (no other job goes on with it), else it stays in
+// paused/ (retry, a park, a requeue, an answered ASK's follow-up, a
+// handoff's continuation). A crash between the commit and that move leaves
+// it in paused/; the start-up reconcile (context::ReconcileContextsAtStart)
+// puts it where the committed status says.
 //
 // Thread safety: Execute may run concurrently for different tasks; the
 // borrowed registry, catalog and spaces are read-only.
@@ -48,11 +55,10 @@
 #include "engine/piece_tools.h"
 #include "llm/llm_client.h"
 #include "mcp/mcp_tools.h"
+#include "store/job_executor.h"
 #include "store/store.h"
 #include "telemetry/tracer.h"
 #include "tools/registry.h"
-#include "worker/executor.h"
-#include "worker/retry_policy.h"
 #include "workspace/workspace.h"
 
 namespace maestro::engine {
@@ -71,7 +77,6 @@ struct PieceExecutorOptions {
   SpareDirs* context_spares = nullptr;  // ready new context directories; may be null
   context::ContextConfig context;
   LlmFactory llm_factory;  // required
-  RetryConfig retry;
   LoopLimits limits;
   int max_asks = 3;
   DeltaFn on_delta;                                   // may be empty
@@ -111,14 +116,18 @@ class PieceExecutor final : public JobExecutor {
  public:
   explicit PieceExecutor(PieceExecutorOptions options);
   Result<JobOutcome> Execute(const Job& job, const Lease& lease, CancelToken& cancel) override;
+  // After the commit: the context directory to completed/ when the task's
+  // committed status is terminal; the Reflection task of a retryable
+  // failure the store failed (its retries spent).
+  void OnCommitted(const Job& job, const JobOutcome& reported, const Job& committed) override;
   // The Reflection task of a job that failed by an error return (its
   // transcript read from the task's context dir).
   void OnFailedByError(const Job& job, const Status& error) override;
 
  private:
   // Ends a job's context session when the run leaves its scope, however it
-  // leaves: the directory moves to follow `EndAs`'s status (default kRetry:
-  // paused/, where the next claim finds it).
+  // leaves: the directory moves from running/ to paused/ (OnCommitted moves
+  // it on once the store committed the job's end).
   class ContextSession {
    public:
     ContextSession(std::unique_ptr<context::TaskContext> ctx, std::string job_id);
@@ -126,12 +135,10 @@ class PieceExecutor final : public JobExecutor {
     ContextSession(const ContextSession&) = delete;
     ContextSession& operator=(const ContextSession&) = delete;
     context::TaskContext& ctx() { return *ctx_; }
-    void EndAs(JobStatus status) { status_ = status; }
 
    private:
     std::unique_ptr<context::TaskContext> ctx_;
     std::string job_id_;
-    JobStatus status_ = JobStatus::kRetry;
   };
   // How a run ended: the piece walk's result and the job outcome it maps to.
   struct RunEnd {
@@ -163,8 +170,9 @@ class PieceExecutor final : public JobExecutor {
                             telemetry::Span& job_span);
   Result<JobTools> OpenJobTools(const Task& task, const Job& job, const Piece& piece,
                                 const tools::Workspace& ws, context::TaskContext& ctx) const;
-  // The one mapping of a run's result: ToJobOutcome, and the session ends
-  // with the outcome's status.
+  // The one mapping of a run's result: ToJobOutcome (what happened; the
+  // store decides the status), and the transcript excerpt a Reflection
+  // task would read.
   RunEnd Ended(PieceRunResult r, const Job& job, ContextSession& session) const;
   // Plans the job's prompt path, seeds the conversation's new thread and
   // acknowledges the comments and attachments it delivered (`vision`: the
@@ -183,8 +191,15 @@ class PieceExecutor final : public JobExecutor {
   // A task on kRoutedPiece: the piece the router chose (or another worker
   // chose first), stored before the job runs.
   Result<std::string> Route(const Task& task, const Job& job) const;
-  // After a job ended: the Reflection task, when `reflection` asks for one.
+  // After a job ended: the Reflection task, when `reflection` asks for one
+  // and the end is final whatever the store decides (succeeded, a fatal
+  // failure); a retryable failure is reflected on in OnCommitted if the
+  // store failed it.
   void MaybeReflect(const Task& task, const Job& job, const RunEnd& end) const;
+  // The Reflection task of a job that ended `end` (from the store), its
+  // transcript read from the task's context directory.
+  void ReflectOnEnded(const Job& job, JobStatus end, const std::string& reason,
+                      const std::string& result);
   void PostResultComment(const Task& task, const Job& job, const PieceRunResult& r);
   Result<std::unique_ptr<mcp::JobMcp>> OpenJobMcp(const Piece& piece, const tools::Workspace& ws,
                                                   const std::string& job_id) const;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "store/retry_policy.h"
+
 namespace maestro::policy {
 
 bool WaitsForDecision(const Job& j) {
@@ -94,9 +96,11 @@ bool NeedsOpenChildren(const JobOutcome& o) {
   return o.kind == JobOutcome::Kind::kParked && o.park_status == JobStatus::kWaitingSubtasks;
 }
 
-Result<Transition> MapOutcome(const Job& job, const JobOutcome& o, const OutcomeFacts& facts,
-                              TimeMs now) {
+Result<Transition> MapOutcome(const Job& job, const JobOutcome& reported, const OutcomeFacts& facts,
+                              TimeMs now, const RetryConfig& retry) {
   using Kind = JobOutcome::Kind;
+  // A retryable failure: retry or failed, by the attempts the row shows.
+  const JobOutcome o = RetryPolicy(retry).Decide(job, reported, now);
   Transition t;
   t.result = job.result;
   t.error_message = job.error_message;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/config.h"
 #include "core/status.h"
 #include "store/types.h"
 
@@ -68,9 +69,14 @@ struct Transition {
   // a job that cannot start never loops.
   bool hands_on_comments = false;
 };
+// The one decision of a job's end: the row the finish transaction writes for
+// `o` on `job` as read there. A retryable failure is retried or failed here
+// (RetryPolicy over `retry` and the row's attempts); a park may not be one
+// (the facts below); the worker and the executor only report what happened
+// and learn the committed status after the commit.
 // kInvalidArgument for a park whose status is not waiting_*.
 Result<Transition> MapOutcome(const Job& job, const JobOutcome& o, const OutcomeFacts& facts,
-                              TimeMs now);
+                              TimeMs now, const RetryConfig& retry = RetryConfig{});
 
 // ---- fan-in
 // A parent in waiting_subtasks is requeued when its last open child ends —

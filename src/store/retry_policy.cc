@@ -1,4 +1,4 @@
-#include "worker/retry_policy.h"
+#include "store/retry_policy.h"
 
 #include <fmt/format.h>
 
@@ -30,16 +30,19 @@ bool RetryPolicy::IsRetryable(const Status& error) {
   }
 }
 
-JobOutcome RetryPolicy::OnFailure(const Job& job, const Status& error, TimeMs now) const {
+JobOutcome RetryPolicy::FailureOf(const Status& error) {
+  if (!IsRetryable(error)) return JobOutcome::Failed(fmt::format("fatal: {}", error.ToString()));
+  return JobOutcome::Failed(error.ToString(), /*retryable=*/true);
+}
+
+JobOutcome RetryPolicy::Decide(const Job& job, const JobOutcome& outcome, TimeMs now) const {
+  if (outcome.kind != JobOutcome::Kind::kFailed || !outcome.retryable) return outcome;
   int max_attempts = job.max_attempts > 0 ? job.max_attempts : config_.max_attempts;
-  if (!IsRetryable(error)) {
-    return JobOutcome::Failed(fmt::format("fatal: {}", error.ToString()));
-  }
   if (job.attempt >= max_attempts) {
     return JobOutcome::Failed(
-        fmt::format("gave up after {} attempts: {}", job.attempt, error.ToString()));
+        fmt::format("gave up after {} attempts: {}", job.attempt, outcome.error_message));
   }
-  return JobOutcome::Retry(error.ToString(), now + BackoffMs(job.attempt));
+  return JobOutcome::Retry(outcome.error_message, now + BackoffMs(job.attempt));
 }
 
 }  // namespace maestro

@@ -1,10 +1,13 @@
-// RetryPolicy: what happens to a job whose run failed.
+// RetryPolicy: what becomes of a job whose run failed — the retry half of
+// the store's one decision of a job's end (policy::MapOutcome calls it in
+// the finish transaction, on the attempts the row shows there).
 //
-// Transient failures (kUnavailable, kDeadlineExceeded, kInternal, a crashed
-// worker) are retried with exponential backoff and jitter until the job's
-// max_attempts claims are used; anything else (bad piece, invalid input,
-// unimplemented) is fatal and fails the job at once. Used by the worker for
-// executor errors and by the lease sweeper for jobs of crashed workers.
+// Transient failures (kUnavailable, kDeadlineExceeded, kInternal,
+// kResourceExhausted, a crashed worker) are retried with exponential backoff
+// and jitter until the job's max_attempts claims are used; anything else
+// (bad piece, invalid input, unimplemented) is fatal and fails the job at
+// once. The worker and the lease sweeper only report a failure
+// (FailureOf: JobOutcome::Failed, retryable or not); the store decides.
 //
 // Thread safety: const methods only; the jitter RNG is thread-local.
 #pragma once
@@ -26,9 +29,20 @@ class RetryPolicy {
 
   static bool IsRetryable(const Status& error);
 
-  // kRetry with next_retry_at = now + backoff, or kFailed when the error is
-  // fatal or the job has used its attempts.
-  JobOutcome OnFailure(const Job& job, const Status& error, TimeMs now) const;
+  // How an error return is reported: JobOutcome::Failed with the error's
+  // text, retryable when IsRetryable, else marked "fatal: ".
+  static JobOutcome FailureOf(const Status& error);
+
+  // The decision on a kFailed outcome: a fatal one stays failed; a
+  // retryable one becomes kRetry with next_retry_at = now + backoff, or
+  // kFailed ("gave up after N attempts: …") when the job has used its
+  // attempts. Other kinds are returned as they are.
+  JobOutcome Decide(const Job& job, const JobOutcome& outcome, TimeMs now) const;
+
+  // Decide(job, FailureOf(error), now).
+  JobOutcome OnFailure(const Job& job, const Status& error, TimeMs now) const {
+    return Decide(job, FailureOf(error), now);
+  }
 
   const RetryConfig& config() const { return config_; }
 

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.h"
 #include "core/status.h"
 #include "store/api_types.h"
 #include "store/judgement_types.h"
@@ -463,6 +464,9 @@ struct CommittedEvent {
 struct StoreOptions {
   Clock* clock = SystemClock::Default();
   int default_max_attempts = 5;
+  // How a retryable failure is decided at the finish (store/retry_policy.h:
+  // backoff, and max_attempts for a job row without its own).
+  RetryConfig retry;
   // SQLite: how long a write waits for another process's write lock (serve
   // and `maestro worker` sharing the file) before it fails kUnavailable.
   int lock_wait_ms = 10'000;

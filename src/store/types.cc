@@ -121,10 +121,11 @@ JobOutcome JobOutcome::Retry(std::string error, TimeMs at) {
   o.next_retry_at = at;
   return o;
 }
-JobOutcome JobOutcome::Failed(std::string error) {
+JobOutcome JobOutcome::Failed(std::string error, bool retryable) {
   JobOutcome o;
   o.kind = Kind::kFailed;
   o.error_message = std::move(error);
+  o.retryable = retryable;
   return o;
 }
 JobOutcome JobOutcome::WaitingHuman(std::string reason, std::string resume_movement) {

@@ -265,14 +265,18 @@ struct ClaimFilter {
   int64_t process_id = 0;
 };
 
-// How a running job ends (or stops running) — the worker's side of
-// handlePieceResult, applied by Store::FinishJob in one transaction.
+// How a running job ends (or stops running): what happened, as the
+// executor and the worker report it. Store::FinishJob hands it to the one
+// decider of the job's committed status, policy::MapOutcome, in the finish
+// transaction — a retryable failure becomes `retry` or `failed` there, by the
+// attempts the row shows and the store's RetryConfig.
 struct JobOutcome {
   enum class Kind { kSucceeded, kRetry, kFailed, kParked, kCancelled, kReleased };
   Kind kind = Kind::kSucceeded;
   std::string result;                                // kSucceeded
   std::string error_message;                         // kRetry, kFailed, kCancelled (optional)
-  TimeMs next_retry_at = 0;                          // kRetry
+  TimeMs next_retry_at = 0;                          // kRetry (a decided retry)
+  bool retryable = false;                            // kFailed: another attempt may succeed
   JobStatus park_status = JobStatus::kWaitingHuman;  // kParked
   std::string wait_reason;                           // kParked: ask | tool_request | ...
   std::string resume_movement;                       // kParked
@@ -280,7 +284,8 @@ struct JobOutcome {
 
   static JobOutcome Succeeded(std::string result);
   static JobOutcome Retry(std::string error, TimeMs at);
-  static JobOutcome Failed(std::string error);
+  // `retryable`: the store's retry policy decides retry or failed.
+  static JobOutcome Failed(std::string error, bool retryable = false);
   static JobOutcome WaitingHuman(std::string reason, std::string resume_movement);
   static JobOutcome WaitingSubtasks(std::string resume_movement);
   static JobOutcome Cancelled(std::string why = {});

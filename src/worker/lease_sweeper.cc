@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "store/retry_policy.h"
+
 namespace maestro {
 
-LeaseSweeper::LeaseSweeper(Store& store, RetryPolicy policy, int64_t interval_ms, Clock* clock)
-    : store_(store), policy_(policy), interval_ms_(interval_ms), clock_(clock) {}
+LeaseSweeper::LeaseSweeper(Store& store, int64_t interval_ms)
+    : store_(store), interval_ms_(interval_ms) {}
 
 LeaseSweeper::~LeaseSweeper() { Stop(); }
 
@@ -21,8 +23,8 @@ void LeaseSweeper::Stop() { loop_.Stop(); }
 
 Result<int> LeaseSweeper::SweepOnce() {
   auto recovered = store_.RecoverExpiredLeases([&](const Job& job) {
-    return policy_.OnFailure(job, Unavailable("worker " + job.worker_id + " stopped heartbeating"),
-                             clock_->NowMs());
+    // A crashed worker is transient: the store retries or fails the job.
+    return RetryPolicy::FailureOf(Unavailable("worker " + job.worker_id + " stopped heartbeating"));
   });
   if (!recovered.ok()) return recovered.status();
   for (const Job& job : *recovered) {

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/crash_point.h"
+#include "store/retry_policy.h"
+#include "worker/executor.h"
+
 namespace maestro {
 
 using std::chrono::milliseconds;
@@ -18,10 +22,7 @@ Result<JobOutcome> EngineUnavailableExecutor::Execute(const Job& job, const Leas
 }
 
 WorkerPool::WorkerPool(Store& store, JobExecutor& executor, WorkerPoolOptions options)
-    : store_(store),
-      executor_(executor),
-      options_(std::move(options)),
-      retry_(options_.jobs.retry) {}
+    : store_(store), executor_(executor), options_(std::move(options)) {}
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
@@ -98,6 +99,11 @@ int WorkerPool::running_jobs() const {
   return static_cast<int>(running_.size());
 }
 
+bool WorkerPool::Holds(const std::string& job_id) const {
+  MutexLock lock(&mu_);
+  return running_.count(job_id) > 0;
+}
+
 void WorkerPool::WaitForWork(uint64_t seen_generation) {
   int64_t wait_ms = options_.jobs.poll_interval_ms;
   auto due = store_.NextRetryDue();
@@ -169,7 +175,7 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
   }
 
   bool lease_lost = cancel->reason() == CancelToken::Reason::kLeaseLost;
-  JobOutcome outcome = MapResult(job, result, *cancel);
+  const JobOutcome outcome = Report(result, *cancel);
   std::optional<Job> next;
   Status st;
   // A busy store (another process held SQLite's write lock past the busy
@@ -194,11 +200,15 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
   }
   {
     MutexLock lock(&mu_);
-    running_.erase(job.id);
+    // This run's entry only: after the commit (or a lost lease) the job may
+    // be claimed again by another thread of this pool.
+    auto it = running_.find(job.id);
+    const bool ours = it != running_.end() && it->second.cancel == cancel;
     if (st.ok()) {
-      Count(outcome);
-    } else if (st.code() == StatusCode::kLeaseLost) {
-      ++stats_.lease_lost;
+      if (ours) it->second.finished = true;  // the heartbeat leaves it alone from here
+    } else {
+      if (ours) running_.erase(it);
+      if (st.code() == StatusCode::kLeaseLost) ++stats_.lease_lost;
     }
   }
   if (st.code() == StatusCode::kLeaseLost) {
@@ -208,17 +218,44 @@ std::optional<Job> WorkerPool::RunJob(const std::string& worker_id, const ClaimF
     spdlog::error("worker {}: job={} could not record result: {}", worker_id, job.id,
                   st.ToString());
   } else {
-    spdlog::debug("worker {}: job={} finished kind={}", worker_id, job.id,
-                  static_cast<int>(outcome.kind));
-    if (outcome.kind == JobOutcome::Kind::kFailed && !result.ok()) {
-      executor_.OnFailedByError(job, result.status());
+    // The job's end is committed, its context directory not moved on yet:
+    // a crash here is put right by the start-up reconcile.
+    CrashPoint("job.committed");
+    AfterCommit(job, result, outcome);
+    // Only this run's entry: the job may already run again on another
+    // thread (requeued and claimed since the commit).
+    MutexLock lock(&mu_);
+    if (auto it = running_.find(job.id); it != running_.end() && it->second.cancel == cancel) {
+      running_.erase(it);
     }
   }
   return next;
 }
 
-JobOutcome WorkerPool::MapResult(const Job& job, const Result<JobOutcome>& result,
-                                 CancelToken& cancel) {
+void WorkerPool::AfterCommit(const Job& job, const Result<JobOutcome>& result,
+                             const JobOutcome& reported) {
+  // The store decided the status in the finish; read what it committed (a
+  // job resumed or claimed again since shows that, which is what the
+  // executor's hook must act on).
+  auto committed = store_.GetJob(job.id);
+  {
+    MutexLock lock(&mu_);
+    Count(reported, committed.ok() ? *committed : Job{});
+  }
+  if (!committed.ok()) {
+    spdlog::warn("worker: job={} finished; reading it back failed: {}", job.id,
+                 committed.status().ToString());
+    return;
+  }
+  spdlog::debug("worker: job={} finished kind={} committed={}", job.id,
+                static_cast<int>(reported.kind), JobStatusName(committed->status));
+  if (committed->status == JobStatus::kFailed && !result.ok()) {
+    executor_.OnFailedByError(job, result.status());
+  }
+  executor_.OnCommitted(job, reported, *committed);
+}
+
+JobOutcome WorkerPool::Report(const Result<JobOutcome>& result, CancelToken& cancel) {
   auto reason = cancel.reason();
   bool cancelled_run = (result.ok() && result->kind == JobOutcome::Kind::kCancelled) ||
                        (!result.ok() && result.status().code() == StatusCode::kCancelled);
@@ -226,15 +263,22 @@ JobOutcome WorkerPool::MapResult(const Job& job, const Result<JobOutcome>& resul
     if (reason == CancelToken::Reason::kShutdown) return JobOutcome::Released();
     return JobOutcome::Cancelled(std::string(CancelReasonName(reason)));
   }
-  if (!result.ok()) return retry_.OnFailure(job, result.status(), options_.clock->NowMs());
+  if (!result.ok()) return RetryPolicy::FailureOf(result.status());
   if (result->kind == JobOutcome::Kind::kRetry) {
-    // Executors report failures as errors; a bare retry request is transient.
-    return retry_.OnFailure(job, Unavailable(result->error_message), options_.clock->NowMs());
+    // Executors report failures, not retries: a bare retry request is a
+    // transient failure, and the store decides whether it is retried.
+    return RetryPolicy::FailureOf(Unavailable(result->error_message));
   }
   return *result;
 }
 
-void WorkerPool::Count(const JobOutcome& o) {
+void WorkerPool::Count(const JobOutcome& reported, const Job& committed) {
+  // A retryable failure counts as what the store made of it.
+  JobOutcome o = reported;
+  if (o.kind == JobOutcome::Kind::kFailed && o.retryable &&
+      committed.status != JobStatus::kFailed) {
+    o.kind = JobOutcome::Kind::kRetry;
+  }
   switch (o.kind) {
     case JobOutcome::Kind::kSucceeded:
       ++stats_.succeeded;
@@ -266,7 +310,9 @@ void WorkerPool::HeartbeatLoop() {
                           [&]() REQUIRES(mu_) { return heartbeat_stop_; });
     if (heartbeat_stop_) return;
     std::vector<Running> snapshot;
-    for (auto& [_, r] : running_) snapshot.push_back(r);
+    for (auto& [_, r] : running_) {
+      if (!r.finished) snapshot.push_back(r);
+    }
     lock.Unlock();
     for (auto& r : snapshot) {
       auto reply = store_.Heartbeat(r.lease, options_.jobs.lease_ms);

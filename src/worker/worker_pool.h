@@ -3,9 +3,12 @@
 //
 // Flow of one job: claim (atomic, with lease + fencing token) → Execute on
 // the claiming thread while the pool's heartbeat thread renews the lease and
-// relays cancel requests → map the outcome (retry policy for errors) →
-// FinishJob with the lease. A parked job simply ends its Execute call: no
-// thread waits for a person or for subtasks.
+// relays cancel requests → report the outcome (an error return as a
+// failure, retryable or not; a cancel or a release from the cancel reason)
+// → FinishJob with the lease, where the store's policy decides the committed
+// status (retry or failed included: StoreOptions::retry) → read the job as
+// committed → JobExecutor::OnCommitted. A parked job simply ends its Execute
+// call: no thread waits for a person or for subtasks.
 //
 // Wake-up: Notify() (wired to StoreOptions::on_job_available) wakes one idle
 // thread at once; idle threads also poll every poll_interval_ms, or sooner
@@ -30,9 +33,8 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/mutex.h"
+#include "store/job_executor.h"
 #include "store/store.h"
-#include "worker/executor.h"
-#include "worker/retry_policy.h"
 
 namespace maestro {
 
@@ -43,7 +45,7 @@ struct WorkerPoolOptions {
   int64_t process_id = 0;
   std::vector<std::string> models;    // claim filter (empty: any)
   std::vector<std::string> profiles;  // claim filter (empty: any)
-  JobsConfig jobs;
+  JobsConfig jobs;  // lease, heartbeat, poll, grace (jobs.retry is the store's: StoreOptions)
   Clock* clock = SystemClock::Default();
 };
 
@@ -76,11 +78,16 @@ class WorkerPool {
 
   WorkerPoolStats stats() const;
   int running_jobs() const;
+  // Whether this pool still has `job_id`: running it, or finishing it (the
+  // executor's post-commit hook, which moves its context directory). Tests
+  // wait on it before they look at what the job left on disk.
+  bool Holds(const std::string& job_id) const;
 
  private:
   struct Running {
     Lease lease;
     std::shared_ptr<CancelToken> cancel;
+    bool finished = false;  // its end is committed: no heartbeat, hooks running
   };
 
   void WorkerLoop(int index);
@@ -88,15 +95,19 @@ class WorkerPool {
   // it was claimed in the same transaction as this one's finish.
   std::optional<Job> RunJob(const std::string& worker_id, const ClaimFilter& filter,
                             const Job& job);
-  JobOutcome MapResult(const Job& job, const Result<JobOutcome>& result, CancelToken& cancel);
+  // What the worker finishes the job with: Execute's outcome, an error
+  // return as RetryPolicy::FailureOf reports it, a cancel or a release.
+  static JobOutcome Report(const Result<JobOutcome>& result, CancelToken& cancel);
+  // After a recorded finish: the stats by the committed status, then the
+  // executor's hooks.
+  void AfterCommit(const Job& job, const Result<JobOutcome>& result, const JobOutcome& reported);
   void HeartbeatLoop();
   void WaitForWork(uint64_t seen_generation);
-  void Count(const JobOutcome& outcome) REQUIRES(mu_);
+  void Count(const JobOutcome& reported, const Job& committed) REQUIRES(mu_);
 
   Store& store_;
   JobExecutor& executor_;
   const WorkerPoolOptions options_;
-  const RetryPolicy retry_;
 
   std::atomic<bool> stopping_{false};
   bool started_ = false;

@@ -5,8 +5,11 @@
 //   "park-subtasks" waiting_subtasks          "block"  wait until cancelled
 //   "flaky:N"     kUnavailable for the first N attempts, then succeed
 //   "hold"        wait until Release(), then succeed
-// It records the order in which jobs were executed, and the jobs the worker
-// reported as failed by an error return (OnFailedByError).
+//   "park-subtasks-once" waiting_subtasks on the first attempt (it has no
+//                 child: the store requeues it), then succeed
+// It records the order in which jobs were executed, the jobs the worker
+// reported as failed by an error return (OnFailedByError), and each job's
+// committed status as the worker handed it to OnCommitted.
 #pragma once
 
 #include <atomic>
@@ -34,6 +37,10 @@ class ScriptedExecutor : public JobExecutor {
     if (p == "fail-fatal") return InvalidArgument("scripted fatal failure");
     if (p == "park-human") return JobOutcome::WaitingHuman("ask", "review");
     if (p == "park-subtasks") return JobOutcome::WaitingSubtasks("implement");
+    if (p == "park-subtasks-once") {
+      if (job.attempt == 1) return JobOutcome::WaitingSubtasks("implement");
+      return JobOutcome::Succeeded("resumed");
+    }
     if (p == "block") {
       ++blocked_;
       while (!cancel.WaitFor(std::chrono::milliseconds(50))) {
@@ -61,6 +68,17 @@ class ScriptedExecutor : public JobExecutor {
     failed_by_error_.push_back(job.id + ": " + error.message());
   }
 
+  void OnCommitted(const Job& job, const JobOutcome&, const Job& committed) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    committed_.push_back(job.id + ": " + std::string(JobStatusName(committed.status)));
+  }
+
+  // "<job id>: <committed status>", in the order the worker reported them.
+  std::vector<std::string> committed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return committed_;
+  }
+
   std::vector<std::string> failed_by_error() {
     std::lock_guard<std::mutex> lock(mu_);
     return failed_by_error_;
@@ -86,6 +104,7 @@ class ScriptedExecutor : public JobExecutor {
  private:
   std::mutex mu_;
   std::vector<std::string> executed_;
+  std::vector<std::string> committed_;
   std::vector<std::string> failed_by_error_;
   std::condition_variable released_cv_;
   bool released_ = false;

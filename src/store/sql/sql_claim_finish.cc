@@ -303,8 +303,11 @@ Result<std::vector<Status>> SqlStore::FinishInTx(
     const Job& job = it->second.job;
     results[i] = sql::CheckLease(job, lease);  // the fence of every worker write
     if (!results[i].ok()) continue;
-    MAESTRO_ASSIGN_OR_RETURN(policy::Transition t,
-                             policy::MapOutcome(job, outcome, it->second.facts, tx.now));
+    // The one decision of the job's end (retry or fail included), on the
+    // row as this transaction read it.
+    MAESTRO_ASSIGN_OR_RETURN(
+        policy::Transition t,
+        policy::MapOutcome(job, outcome, it->second.facts, tx.now, options_.retry));
     rows.push_back({{"n_seq", job.seq},
                     {"n_token", job.fencing_token},
                     {"n_status", JobStatusName(t.to)},

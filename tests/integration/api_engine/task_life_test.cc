@@ -629,5 +629,27 @@ TEST_F(TaskLifeTest, KilledRightAfterATransitionTheJobResumesInTheNewMovement) {
   EXPECT_TRUE(Contains(last.dump(), "resumes")) << last.dump();
 }
 
+// Issue 46 step 4: a job's context directory moves on after its end is
+// committed, from the committed status. Killed between the two, the
+// directory waits in paused/ under a terminal task; the next start's
+// reconcile puts it in completed/.
+TEST_F(TaskLifeTest, KilledBetweenAJobsCommitAndItsContextMoveTheNextStartPutsItRight) {
+  StartLife(Json::array({CompleteOnce()}));
+  ArmCrash("job.committed");
+  Json c = Create("TASK-K5 say hello");
+  const std::string task = c["task"]["id"];
+  auto code = serve_->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "serve did not reach its crash point\n" << LogTail();
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  const std::string paused = DataDir() + "/contexts/paused/" + task;
+  const std::string completed = DataDir() + "/contexts/completed/" + task;
+  EXPECT_TRUE(std::filesystem::exists(paused)) << "the kill came before the move";
+  EXPECT_FALSE(std::filesystem::exists(completed));
+  StartServe();
+  EXPECT_EQ(LatestJobWhen(task, "succeeded")["result"], "done") << "committed before the kill";
+  EXPECT_TRUE(std::filesystem::exists(completed)) << LogTail();
+  EXPECT_FALSE(std::filesystem::exists(paused));
+}
+
 }  // namespace
 }  // namespace maestro::testing

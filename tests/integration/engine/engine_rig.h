@@ -69,11 +69,14 @@ class EngineRig {
     if (pool_) pool_->Shutdown();
   }
 
-  // Polls until the job is terminal or parked (60 s at most).
+  // Polls until the job is terminal or parked and the worker is done with
+  // it (its context directory moved on after the commit; 60 s at most).
   Job WaitForEnd(const std::string& job_id) {
     for (int i = 0; i < 600; ++i) {
       auto j = store_->GetJob(job_id);
-      if (j.ok() && (IsTerminal(j->status) || IsParked(j->status))) return *j;
+      if (j.ok() && (IsTerminal(j->status) || IsParked(j->status)) && !pool_->Holds(job_id)) {
+        return *j;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ADD_FAILURE() << "job " << job_id << " did not end";

@@ -18,9 +18,11 @@
 #include <thread>
 
 #include "context/context_dirs.h"
+#include "context/context_startup.h"
 #include "context/ledger.h"
 #include "engine/piece_executor.h"
 #include "sandbox/sandbox.h"
+#include "store/policy.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/scripted_llm.h"
 #include "support/temp_dir.h"
@@ -152,7 +154,8 @@ movements:
   Job WaitFor(const std::string& job_id, JobStatus want) {
     for (int i = 0; i < 600; ++i) {
       auto j = store_->GetJob(job_id);
-      if (j.ok() && j->status == want) return *j;
+      // The worker done with it too: its context directory has moved on.
+      if (j.ok() && j->status == want && !(pool_ && pool_->Holds(job_id))) return *j;
       if (j.ok() && IsTerminal(j->status) && !IsTerminal(want)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -453,6 +456,162 @@ TEST_F(ParkFlowTest, CrashBetweenStartedAndFinishedParksForReconciliationAndIsNo
     }
   }
   EXPECT_TRUE(settled);
+}
+
+// ---- One decider of a job's end (issue 46 step 4). The worker's steps by
+// hand — Execute, FinishJob, OnCommitted — so the moment between the commit
+// and the next claim can be looked at: the store decides the status, the
+// context directory follows the committed status, and the start-up
+// reconcile (which places a directory by the task's status) agrees.
+class JobEndTest : public ParkFlowTest {
+ protected:
+  Job ClaimOne() {
+    ClaimFilter f;
+    f.worker_id = "by-hand";
+    auto c = store_->ClaimNextJob(f, 60'000);
+    EXPECT_TRUE(c.ok() && c->has_value()) << "nothing to claim";
+    return c.ok() && c->has_value() ? **c : Job{};
+  }
+  static Lease LeaseOf(const Job& j) { return Lease{j.id, j.worker_id, j.fencing_token}; }
+
+  struct Ended {
+    JobOutcome reported;
+    Job committed;
+  };
+  // Execute, then `before_finish` (what happens while the job still runs),
+  // then the finish; the job as committed.
+  Ended RunToCommit(const Job& job, const std::function<void()>& before_finish = nullptr) {
+    CancelToken cancel;
+    auto out = executor_->Execute(job, LeaseOf(job), cancel);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (!out.ok()) return {};
+    if (before_finish) before_finish();
+    Status finished = store_->FinishJob(LeaseOf(job), *out);
+    EXPECT_TRUE(finished.ok()) << finished.ToString();
+    auto committed = store_->GetJob(job.id);
+    EXPECT_TRUE(committed.ok());
+    return {*out, committed.ok() ? *committed : Job{}};
+  }
+
+  std::optional<context::Placement> PlaceOf(const std::string& task_id) {
+    return context::ContextDirs(dir_.path()).Find(task_id);
+  }
+  // Where the start-up reconcile puts the task's directory.
+  context::Placement WhereTheTaskStatusSays(const std::string& task_id) {
+    auto t = store_->GetTask(task_id);
+    EXPECT_TRUE(t.ok());
+    return context::PlacementFor(t.ok() ? t->status : JobStatus::kFailed);
+  }
+  // The reconcile run now would move nothing.
+  void ExpectReconcileAgrees() {
+    auto report = context::ContextDirs(dir_.path()).Reconcile(*store_);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->moved.empty()) << report->moved.size() << " moved";
+  }
+};
+
+TEST_F(JobEndTest, ASubtaskParkWithNoOpenChildIsRequeuedAndItsContextWaitsInPaused) {
+  auto calls = std::make_shared<int>(0);
+  Set([calls](const std::string&, const std::vector<Json>&) -> Calls {
+    switch (++*calls) {
+      case 1:
+        return One("SpinOffTask", {{"title", "child"}, {"instruction", "CHILD-1 compute"}});
+      case 2:
+        return One("WaitSubTask", {{"reason", "need its result"}});
+      default:
+        return Complete("went on");
+    }
+  });
+  auto t = NewTask("PARENT: spin off one child and wait");
+  const Job job = ClaimOne();
+  // The run parks on its open child; the child ends before the parent's
+  // finish, so when the store decides there is no open child left.
+  Ended e = RunToCommit(job, [&] {
+    const Job child = ClaimOne();
+    ASSERT_EQ(child.parent_job_id, job.id);
+    ASSERT_TRUE(store_->FinishJob(LeaseOf(child), JobOutcome::Succeeded("child done")).ok());
+  });
+  EXPECT_EQ(e.reported.kind, JobOutcome::Kind::kParked);
+  EXPECT_EQ(e.reported.park_status, JobStatus::kWaitingSubtasks) << "what the run reported";
+  EXPECT_EQ(e.committed.status, JobStatus::kQueued) << "no open child: the store requeues";
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kPaused) << "left running/ at the run's end";
+  executor_->OnCommitted(job, e.reported, e.committed);
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kPaused);
+  EXPECT_EQ(PlaceOf(t.task.id), WhereTheTaskStatusSays(t.task.id));
+  ExpectReconcileAgrees();
+
+  // The requeued job runs again, ends, and only then goes to completed/.
+  const Job again = ClaimOne();
+  EXPECT_EQ(again.id, job.id);
+  Ended done = RunToCommit(again);
+  EXPECT_EQ(done.committed.status, JobStatus::kSucceeded);
+  EXPECT_EQ(done.committed.result, "went on");
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kPaused) << "nothing moves before the commit";
+  executor_->OnCommitted(again, done.reported, done.committed);
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kCompleted);
+  ExpectReconcileAgrees();
+}
+
+TEST_F(JobEndTest, AnAskAnsweredBeforeTheFinishSucceedsAndItsContextWaitsForTheFollowUp) {
+  Set([](const std::string&, const std::vector<Json>& m) {
+    if (AnyContains(m, "user", "blue")) return Complete("painting it blue");
+    return One("complete", {{"status", "needs_user_input"}, {"question", "Which color?"}});
+  });
+  auto t = NewTask("paint the fence");
+  const Job job = ClaimOne();
+  // The answer comes after the run's last delivery point, before its finish.
+  Ended e = RunToCommit(job, [&] {
+    auto posted = store_->PostComment(t.task.id, "alice", "blue", {});
+    ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+    EXPECT_EQ(posted->outcome, CommentOutcome::kInterjection);
+  });
+  EXPECT_EQ(e.reported.kind, JobOutcome::Kind::kParked);
+  EXPECT_EQ(e.reported.wait_reason, "ask") << "what the run reported";
+  EXPECT_EQ(e.committed.status, JobStatus::kSucceeded) << "the comment answered the ASK";
+  EXPECT_EQ(e.committed.result, policy::kAnsweredResult);
+  executor_->OnCommitted(job, e.reported, e.committed);
+  // The job succeeded, but the task goes on in the follow-up that took the
+  // comment: the directory waits in paused/, not completed/.
+  EXPECT_EQ(store_->GetTask(t.task.id)->status, JobStatus::kQueued);
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kPaused);
+  EXPECT_EQ(PlaceOf(t.task.id), WhereTheTaskStatusSays(t.task.id));
+  ExpectReconcileAgrees();
+
+  const Job follow = ClaimOne();
+  EXPECT_EQ(follow.continued_from_job_id, job.id);
+  Ended done = RunToCommit(follow);
+  EXPECT_EQ(done.committed.result, "painting it blue");
+  executor_->OnCommitted(follow, done.reported, done.committed);
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kCompleted);
+  ExpectReconcileAgrees();
+}
+
+TEST_F(JobEndTest, ALateHookNeverPullsTheDirectoryFromUnderTheNextJob) {
+  Set([](const std::string&, const std::vector<Json>&) { return Complete("done"); });
+  auto t = NewTask("say done");
+  const Job job = ClaimOne();
+  Ended e = RunToCommit(job);
+  ASSERT_EQ(e.committed.status, JobStatus::kSucceeded);
+  // Before the hook runs, a comment starts a follow-up whose run takes the
+  // directory to running/.
+  auto posted = store_->PostComment(t.task.id, "alice", "and once more", {});
+  ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+  ASSERT_TRUE(
+      context::ContextDirs(dir_.path()).MoveTo(t.task.id, context::Placement::kRunning).ok());
+  executor_->OnCommitted(job, e.reported, e.committed);
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kRunning) << "moved only from paused/";
+}
+
+TEST_F(JobEndTest, ACrashBetweenTheCommitAndTheMoveIsPutRightAtTheNextStart) {
+  Set([](const std::string&, const std::vector<Json>&) { return Complete("done"); });
+  auto t = NewTask("say done");
+  const Job job = ClaimOne();
+  Ended e = RunToCommit(job);
+  ASSERT_EQ(e.committed.status, JobStatus::kSucceeded);
+  // The worker dies here: OnCommitted never runs.
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kPaused);
+  ASSERT_TRUE(context::ReconcileContextsAtStart(dir_.path(), *store_).ok());
+  EXPECT_EQ(PlaceOf(t.task.id), context::Placement::kCompleted);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "worker/retry_policy.h"
+#include "store/policy.h"
 
 namespace maestro::engine {
 namespace {
@@ -332,10 +332,11 @@ INSTANTIATE_TEST_SUITE_P(
         CompleteRow{"NotAnObject", R"([1])", "", "", ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// handlePieceResult's store side.
+// handlePieceResult: what the run reports (the store's policy decides the
+// status, re-pointed at policy::MapOutcome where a test reads the decision).
 class ToJobOutcomeTest : public ::testing::Test {
  protected:
-  RetryPolicy retry_{RetryConfig{1000, 10000, 3, 0.0}};
+  RetryConfig retry_{1000, 10000, 3, 0.0};
   Job job_;
   void SetUp() override {
     job_.attempt = 1;
@@ -347,7 +348,7 @@ TEST_F(ToJobOutcomeTest, CompletedSucceedsWithResult) {
   PieceRunResult r;
   r.status = PieceRunStatus::kCompleted;
   r.result = "all done";
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
+  JobOutcome o = ToJobOutcome(r);
   EXPECT_EQ(o.kind, JobOutcome::Kind::kSucceeded);
   EXPECT_EQ(o.result, "all done");
 }
@@ -358,7 +359,7 @@ TEST_F(ToJobOutcomeTest, AskParksWaitingHumanWithAskCount) {
   r.wait_reason = "ask";
   r.resume_movement = "review";
   r.ask_count = 2;
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
+  JobOutcome o = ToJobOutcome(r);
   EXPECT_EQ(o.kind, JobOutcome::Kind::kParked);
   EXPECT_EQ(o.park_status, JobStatus::kWaitingHuman);
   EXPECT_EQ(o.wait_reason, "ask");
@@ -371,7 +372,7 @@ TEST_F(ToJobOutcomeTest, ToolRequestParkKeepsAskCount) {
   r.status = PieceRunStatus::kWaitingHuman;
   r.wait_reason = "tool_request";
   r.resume_movement = "work";
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
+  JobOutcome o = ToJobOutcome(r);
   EXPECT_EQ(o.kind, JobOutcome::Kind::kParked);
   EXPECT_EQ(o.wait_reason, "tool_request");
   EXPECT_EQ(o.ask_count, -1);
@@ -381,7 +382,7 @@ TEST_F(ToJobOutcomeTest, WaitingSubtasksParks) {
   PieceRunResult r;
   r.status = PieceRunStatus::kWaitingSubtasks;
   r.resume_movement = "check";
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
+  JobOutcome o = ToJobOutcome(r);
   EXPECT_EQ(o.kind, JobOutcome::Kind::kParked);
   EXPECT_EQ(o.park_status, JobStatus::kWaitingSubtasks);
   EXPECT_EQ(o.resume_movement, "check");
@@ -391,14 +392,14 @@ TEST_F(ToJobOutcomeTest, CancelledCancels) {
   PieceRunResult r;
   r.status = PieceRunStatus::kCancelled;
   r.reason = "cancelled";
-  EXPECT_EQ(ToJobOutcome(r, job_, retry_, 5000).kind, JobOutcome::Kind::kCancelled);
+  EXPECT_EQ(ToJobOutcome(r).kind, JobOutcome::Kind::kCancelled);
 }
 
 TEST_F(ToJobOutcomeTest, GuardAbortFailsWithoutRetry) {
   PieceRunResult r;
   r.status = PieceRunStatus::kAborted;
   r.reason = kAbortAskLimitReached;
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
+  JobOutcome o = ToJobOutcome(r);
   EXPECT_EQ(o.kind, JobOutcome::Kind::kFailed);
   EXPECT_EQ(o.error_message, "aborted: ask_limit_reached");
 }
@@ -408,11 +409,16 @@ TEST_F(ToJobOutcomeTest, RetryableErrorRetriesThenFailsAtMaxAttempts) {
   r.status = PieceRunStatus::kError;
   r.reason = "movement 'work' ended without a transition or completion";
   r.retryable = true;
-  JobOutcome o = ToJobOutcome(r, job_, retry_, 5000);
-  EXPECT_EQ(o.kind, JobOutcome::Kind::kRetry);
-  EXPECT_EQ(o.next_retry_at, 6000);
+  JobOutcome o = ToJobOutcome(r);
+  EXPECT_EQ(o.kind, JobOutcome::Kind::kFailed);
+  EXPECT_TRUE(o.retryable) << "reported, not decided: the store retries or fails it";
+  job_.status = JobStatus::kRunning;
+  auto decided = policy::MapOutcome(job_, o, {}, 5000, retry_);
+  ASSERT_TRUE(decided.ok());
+  EXPECT_EQ(decided->to, JobStatus::kRetry);
+  EXPECT_EQ(decided->next_retry_at, 6000);
   job_.attempt = 3;
-  EXPECT_EQ(ToJobOutcome(r, job_, retry_, 5000).kind, JobOutcome::Kind::kFailed);
+  EXPECT_EQ(policy::MapOutcome(job_, ToJobOutcome(r), {}, 5000, retry_)->to, JobStatus::kFailed);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "worker/retry_policy.h"
+#include "store/retry_policy.h"
 
 #include <gtest/gtest.h>
 

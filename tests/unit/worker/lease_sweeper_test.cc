@@ -1,5 +1,5 @@
 // A worker that stops heartbeating: its job is recovered and retried with the
-// scheduled backoff, all on a fake clock.
+// scheduled backoff the store decides, all on a fake clock.
 #include "worker/lease_sweeper.h"
 
 #include "support/store_fixture.h"
@@ -15,7 +15,16 @@ TEST_F(StoreTest, CrashedWorkersJobIsRecoveredAndRetriedWithScheduledBackoff) {
   rc.max_delay_ms = 60'000;
   rc.max_attempts = 3;
   rc.jitter = 0;
-  LeaseSweeper sweeper(*store_, RetryPolicy(rc), 1'000, &clock_);
+  // The sweeper reports a crashed worker's job as a retryable failure; the
+  // store's policy decides retry or failed with its RetryConfig.
+  StoreOptions o;
+  o.clock = &clock_;
+  o.default_max_attempts = 3;
+  o.retry = rc;
+  auto s = OpenAnother(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  store_ = std::move(s).value();
+  LeaseSweeper sweeper(*store_, 1'000);
 
   auto c = NewTaskWith("ok");
   Job first = Claim("doomed-1");  // the worker then "crashes": no heartbeat, no finish

@@ -22,6 +22,11 @@ class WorkerPoolTest : public ::testing::Test {
   void SetUp() override {
     StoreOptions so;
     so.default_max_attempts = 3;
+    // The store decides retries (its policy, at the finish): short backoff.
+    so.retry.base_delay_ms = 20;
+    so.retry.max_delay_ms = 100;
+    so.retry.jitter = 0;
+    so.retry.max_attempts = 3;
     // Short, so a write lock held by "another process" shows up quickly.
     so.lock_wait_ms = 100;
     so.on_job_available = [this] {
@@ -36,10 +41,6 @@ class WorkerPoolTest : public ::testing::Test {
     opts_.jobs.heartbeat_ms = 20;
     opts_.jobs.poll_interval_ms = 10'000;  // long: proves wake-ups are immediate
     opts_.jobs.shutdown_grace_ms = 2'000;
-    opts_.jobs.retry.base_delay_ms = 20;
-    opts_.jobs.retry.max_delay_ms = 100;
-    opts_.jobs.retry.jitter = 0;
-    opts_.jobs.retry.max_attempts = 3;
   }
   void TearDown() override {
     executor_.Release();  // a test that failed while a job was held must not hang here
@@ -157,6 +158,43 @@ TEST_F(WorkerPoolTest, AttemptsRunOutAndFatalErrorsFailAtOnce) {
                                    fatal.job.id + ": scripted fatal failure"};
   std::sort(want.begin(), want.end());
   EXPECT_EQ(ended, want);
+}
+
+// Issue 46 step 4: the executor reports, the store decides, and the
+// executor's post-commit hook hears the committed status.
+TEST_F(WorkerPoolTest, TheExecutorHearsTheStatusTheStoreCommittedNotTheOneItReported) {
+  opts_.threads = 1;
+  StartPool();
+  auto park = Submit("park-subtasks-once");  // reported waiting_subtasks, no child
+  auto flaky = Submit("flaky:1");            // reported a retryable failure once
+  ASSERT_TRUE(WaitStatus(park.job.id, JobStatus::kSucceeded));
+  ASSERT_TRUE(WaitStatus(flaky.job.id, JobStatus::kSucceeded));
+  auto heard = [&](const std::string& job_id) {
+    std::vector<std::string> out;
+    for (const std::string& c : executor_.committed()) {
+      if (c.rfind(job_id + ": ", 0) == 0) out.push_back(c.substr(job_id.size() + 2));
+    }
+    return out;
+  };
+  auto end = std::chrono::steady_clock::now() + 5s;
+  while ((heard(park.job.id).size() < 2 || heard(flaky.job.id).size() < 2) &&
+         std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(5ms);
+  }
+  // No open child: the store requeued the park — read back queued, or
+  // already running again when this worker's finish claimed it in the same
+  // transaction; never the waiting_subtasks the executor reported.
+  std::vector<std::string> park_heard = heard(park.job.id);
+  ASSERT_EQ(park_heard.size(), 2u);
+  EXPECT_TRUE(park_heard[0] == "queued" || park_heard[0] == "running") << park_heard[0];
+  EXPECT_EQ(park_heard[1], "succeeded");
+  EXPECT_EQ(store_->GetJob(park.job.id)->attempt, 2) << "it ran again after the requeue";
+  EXPECT_EQ(heard(flaky.job.id), (std::vector<std::string>{"retry", "succeeded"}))
+      << "attempts left: the store retried the failure";
+  auto stats = pool_->stats();
+  EXPECT_EQ(stats.retried, 1);
+  EXPECT_EQ(stats.failed, 0);
+  EXPECT_EQ(stats.succeeded, 2);
 }
 
 TEST_F(WorkerPoolTest, ParkedJobsHoldNoThread) {
