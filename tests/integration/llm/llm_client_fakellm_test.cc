@@ -125,10 +125,12 @@ TEST_F(LlmFakeTest, NonStreamingMode) {
   EXPECT_EQ(Requests(*f)[0]["body"]["stream"], false);
 }
 
-// The thread's connection to the server is kept alive between calls: an
-// agent loop pays one TCP connect, not one per request. A server that went
-// away leaves a dead cached connection; the next server still gets the call.
-TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAThread) {
+// The client's connection to the server is kept alive between calls (core's
+// HttpClient with keep_connections): an agent loop pays one TCP connect, not
+// one per request. A server that went away leaves nothing in the way: the
+// next server still gets the call. (A kept connection the server closed
+// under a client, the body rewound and resent: core/http_exchange_test.cc.)
+TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAClient) {
   auto f = Start(R"({"default":{"text":"ok"}})");
   OpenAiClient client(Profile(*f));
   for (int i = 0; i < 3; ++i) {
