@@ -190,6 +190,29 @@ TEST_F(ServeTest, RunAndTaskCreateRefuseAnUnknownPieceAndWriteNoTask) {
   EXPECT_EQ(list_out, "") << "no task was written";
 }
 
+// `task create --db` creates through the API's TaskService: the config's
+// daily quota holds it too (before, only the piece was checked).
+TEST_F(ServeTest, TaskCreateWithDbIsHeldToTheDailyQuota) {
+  std::ofstream(config_, std::ios::app) << "quotas:\n  default:\n    max_tasks_per_day: 1\n";
+  auto create = [&](const std::string& instruction) {
+    return testing::RunCommand({MAESTRO_BIN, "--config", config_, "task", "create", instruction,
+                                "--piece", "chat", "--db", dir_.File("data")},
+                               env_, dir_.File("create-" + instruction));
+  };
+  auto [first_code, first_out] = create("one");
+  EXPECT_EQ(first_code, 0) << first_out;
+  auto [second_code, second_out] = create("two");
+  EXPECT_EQ(second_code, 1) << second_out;
+  EXPECT_NE(second_out.find("daily quota of 1 tasks reached"), std::string::npos) << second_out;
+  auto [list_code, list_out] = testing::RunCommand(
+      {MAESTRO_BIN, "--config", config_, "task", "list", "--db", dir_.File("data")}, env_,
+      dir_.File("list"));
+  EXPECT_EQ(list_code, 0) << list_out;
+  EXPECT_NE(list_out.find("one"), std::string::npos) << list_out;
+  EXPECT_EQ(list_out.find("two"), std::string::npos)
+      << "the refused task was written: " << list_out;
+}
+
 TEST_F(ServeTest, ASpaceWithARelativePathStopsTheStartNamingTheKey) {
   std::ofstream(config_) << "spaces:\n  docs:\n    path: docs\n";
   auto [code, out] =
