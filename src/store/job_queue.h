@@ -102,8 +102,9 @@ class JobQueue {
     return out;
   }
 
-  // Recovers running jobs whose lease expired before `now`: `decide` maps
-  // each (as the retry policy would a failure) to kRetry or kFailed; a job
+  // Recovers running jobs whose lease expired before `now`: `decide` reports
+  // each (the lease sweeper: a retryable failure), and the store's policy
+  // decides it as every finish (retry or failed by the attempts left); a job
   // with cancel requested becomes cancelled. Returns the recovered jobs.
   virtual Result<std::vector<Job>> RecoverExpiredLeases(
       const std::function<JobOutcome(const Job&)>& decide) = 0;
