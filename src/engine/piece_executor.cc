@@ -271,13 +271,29 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
   std::string start = StartMovement(piece, job, ctx.messages(), ran_before);
   if (ran_before) RecordJobResume(job_span, start);
   MAESTRO_RETURN_IF_ERROR(
-  const BudgetContext* budget = nullptr;
       SeedPrompt(ctx, task, job, piece, jt, ws.root, llm.profile().vision, ran_before, &start));
   HandoffStep handoff({cc, job, ws.root, "task " + task.id + ": its instruction (the # Task text)",
                        task.instruction});
 
   tools::Dispatcher dispatcher(&jt.registry, tools::ToolAuthorizer(opt_.store),
                                {opt_.env, opt_.tracer});
+  context::ContextCompressor compressor(&llm, cc);
+  const LoopServices services{.llm = &llm,
+                              .store = opt_.store,
+                              .dispatcher = &dispatcher,
+                              .compressor = &compressor,
+                              .packages = opt_.packages,
+                              .tracer = opt_.tracer,
+                              .env = opt_.env,
+                              .on_delta = opt_.on_delta};
+  BudgetContext budget_ctx;
+  const BudgetContext* budget = nullptr;
+  if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
+    budget_ctx = {*limits, opt_.prices, opt_.clock, &opt_.budgets};
+    budget = &budget_ctx;
+  } else {
+    spdlog::warn("job {}: task budget ignored: {}", job.id, limits.status().ToString());
+  }
   const JobScope scope{{.task_id = task.id,
                         .job_id = job.id,
                         .workspace_root = ws.root,
@@ -295,22 +311,6 @@ Result<PieceExecutor::RunEnd> PieceExecutor::RunSession(
                             .tools_path = tools_path,
                             .handoff = &handoff,
                             .trace_parent = job_span.context()}};
-  context::ContextCompressor compressor(&llm, cc);
-  const LoopServices services{.llm = &llm,
-                              .store = opt_.store,
-                              .dispatcher = &dispatcher,
-                              .compressor = &compressor,
-                              .packages = opt_.packages,
-                              .tracer = opt_.tracer,
-                              .env = opt_.env,
-                              .on_delta = opt_.on_delta};
-  BudgetContext budget_ctx;
-  if (auto limits = budget::ParseLimits(task.budget, "budget"); limits.ok()) {
-    budget_ctx = {*limits, opt_.prices, opt_.clock, &opt_.budgets};
-    budget = &budget_ctx;
-  } else {
-    spdlog::warn("job {}: task budget ignored: {}", job.id, limits.status().ToString());
-  }
 
   PieceRunOptions ro;
   ro.start_movement = start;
