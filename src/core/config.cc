@@ -47,7 +47,7 @@ std::vector<std::string> ChildKeys(const std::string& prefix) {
 // `price: {input, cached_input?, output}` in USD per million tokens: numbers
 // >= 0; cached_input defaults to input. `name` is the key errors name
 // ("llm.price", "llm_profiles.fast.price").
-Status ApplyPrice(LlmConfig& llm, const YAML::Node& node, const std::string& path,
+Status ApplyPrice(ModelProfile& llm, const YAML::Node& node, const std::string& path,
                   const std::string& name) {
   if (!node.IsMap()) {
     return InvalidArgument(
@@ -105,7 +105,7 @@ Status ApplyPrice(LlmConfig& llm, const YAML::Node& node, const std::string& pat
   return Status::Ok();
 }
 
-Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& path) {
+Status ApplyHeaders(ModelProfile& llm, const YAML::Node& node, const std::string& path) {
   if (!node.IsMap()) {
     return InvalidArgument(
         fmt::format("{}: headers must be a mapping of name: value", YamlPosition(path, node)),
@@ -117,7 +117,7 @@ Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& p
           fmt::format("{}: header values must be strings", YamlPosition(path, h.second)),
           "llm.headers");
     }
-    llm.headers[h.first.as<std::string>()] = h.second.Scalar();
+    llm.extra_headers[h.first.as<std::string>()] = h.second.Scalar();
   }
   return Status::Ok();
 }
@@ -153,7 +153,8 @@ Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& pat
     const std::string name = p.first.as<std::string>();
     MAESTRO_RETURN_IF_ERROR(
         ApplyYamlMap(scratch, p.second, "llm.", path, "llm_profiles." + name + "."));
-    cfg.llm_profiles[name] = scratch.llm;
+    scratch.llm.name = name;
+    cfg.llm_profiles[name] = std::move(scratch.llm);
   }
   return Status::Ok();
 }

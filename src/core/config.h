@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/model_profile.h"
 #include "core/status.h"
 
 namespace maestro {
@@ -32,34 +33,6 @@ struct JobsConfig {
   int64_t shutdown_grace_ms = 30'000;  // SIGTERM: running jobs may finish this long
   int delegate_max_depth = 2;          // nested delegate sub-agents; 0 = delegate never offered
   RetryConfig retry;
-};
-
-// What a profile's tokens cost, in USD per million tokens (`price:` of
-// `llm:` or of an `llm_profiles:` entry). Only the API's usage view reads it
-// (api/usage_view.h); no price: a task's cost is unknown (null).
-struct LlmPrice {
-  double input = 0;         // prompt tokens not served from the cache
-  double cached_input = 0;  // prompt tokens served from the cache (default: input)
-  double output = 0;        // completion tokens
-};
-
-// One OpenAI-compatible server/model ("model profile"). `llm:` in the file is
-// the default profile; `llm_profiles: {name: {...same keys...}}` adds more.
-struct LlmConfig {
-  std::string base_url;  // e.g. http://127.0.0.1:8081/v1
-  std::string api_key;
-  std::string api_key_env;  // read the key from this variable when api_key is empty
-  std::string model;
-  int64_t context_length = 32'768;
-  bool stream = true;                          // false for servers that cannot stream
-  std::map<std::string, std::string> headers;  // extra HTTP headers
-  int64_t connect_timeout_ms = 10'000;
-  int64_t idle_timeout_ms = 300'000;  // no byte for this long: the stream stalled
-  int64_t total_timeout_ms = 0;       // 0: no limit for one attempt
-  int max_attempts = 4;               // per call, retries included
-  std::optional<LlmPrice> price;      // unset: the cost of its calls is unknown
-  // The model takes images: attached images reach it as image content parts.
-  bool vision = false;
 };
 
 // A webhook: events are POSTed to `url`, signed with HMAC-SHA256 of the body
@@ -208,8 +181,10 @@ struct Config {
   AttachmentsConfig attachments;
   std::string log_level = "info";   // trace|debug|info|warn|error
   std::string log_format = "text";  // text|json
-  LlmConfig llm;
-  std::map<std::string, LlmConfig> llm_profiles;
+  // The model profiles (core/model_profile.h): `llm:` is the "default" one,
+  // `llm_profiles:` adds more by name (each entry's `name` is its key).
+  ModelProfile llm;
+  std::map<std::string, ModelProfile> llm_profiles;
   // The `context_storage` section (seed 002/004 settings), kept as JSON and
   // validated by src/context (ContextConfigFromConfig); `where` is its
   // file:line:col for error messages.

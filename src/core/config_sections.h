@@ -71,14 +71,14 @@ Status ApplyYamlMap(Config& cfg, const YAML::Node& map, const std::string& prefi
 // `price: {input, cached_input?, output}` in USD per million tokens: numbers
 // >= 0; cached_input defaults to input. `name` is the key errors name
 // ("llm.price", "llm_profiles.fast.price").
-Status ApplyPrice(LlmConfig& llm, const YAML::Node& node, const std::string& path,
+Status ApplyPrice(ModelProfile& llm, const YAML::Node& node, const std::string& path,
                   const std::string& name);
 // `llm.headers: {name: value}`: extra HTTP headers of a profile's calls.
-Status ApplyHeaders(LlmConfig& llm, const YAML::Node& node, const std::string& path);
+Status ApplyHeaders(ModelProfile& llm, const YAML::Node& node, const std::string& path);
 // `telemetry.headers: {name: value}`: sent with every OTLP export.
 Status ApplyTelemetryHeaders(TelemetryConfig& t, const YAML::Node& node, const std::string& path);
 // `llm_profiles: {name: {<llm keys>}}`: each profile is read with the `llm.`
-// keys of the table.
+// keys of the table into a ModelProfile named `name`.
 Status ApplyProfiles(Config& cfg, const YAML::Node& node, const std::string& path);
 // `webhooks: [{url, secret, events?: [type...]}]`.
 Status ApplyWebhooks(Config& cfg, const YAML::Node& list, const std::string& path);

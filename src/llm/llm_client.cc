@@ -286,30 +286,13 @@ int64_t BackoffDelayMs(const ModelProfile& p, int retry, double unit_random) {
 
 std::map<std::string, ModelProfile> ProfilesFromConfig(const Config& cfg) {
   std::map<std::string, ModelProfile> out;
-  out["default"] = ProfileFromConfig(cfg.llm);
-  for (const auto& [name, llm] : cfg.llm_profiles) {
-    ModelProfile p = ProfileFromConfig(llm);
+  out["default"] = cfg.llm;
+  out["default"].name = "default";
+  for (const auto& [name, profile] : cfg.llm_profiles) {
+    ModelProfile& p = out[name] = profile;
     p.name = name;
-    out[name] = p;
   }
   return out;
-}
-
-ModelProfile ProfileFromConfig(const LlmConfig& cfg) {
-  ModelProfile p;
-  p.base_url = cfg.base_url;
-  p.api_key = cfg.api_key;
-  p.api_key_env = cfg.api_key_env;
-  p.model = cfg.model;
-  p.context_length = cfg.context_length;
-  p.stream = cfg.stream;
-  p.vision = cfg.vision;
-  p.extra_headers = cfg.headers;
-  p.connect_timeout_ms = cfg.connect_timeout_ms;
-  p.idle_timeout_ms = cfg.idle_timeout_ms;
-  p.total_timeout_ms = cfg.total_timeout_ms;
-  p.max_attempts = cfg.max_attempts;
-  return p;
 }
 
 OpenAiClient::OpenAiClient(ModelProfile profile)

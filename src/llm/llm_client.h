@@ -52,10 +52,9 @@ class LlmClient {
   virtual const ModelProfile& profile() const = 0;
 };
 
-// The profile for one `llm:` / `llm_profiles.<name>:` section of the config.
-ModelProfile ProfileFromConfig(const LlmConfig& cfg);
 // Every configured profile by name: "default" (the `llm:` section and the
-// MAESTRO_LLM_* variables) plus each of `llm_profiles`.
+// MAESTRO_LLM_* variables) plus each of `llm_profiles`, each named by its key.
+// The config holds them as ModelProfiles already: nothing is translated.
 std::map<std::string, ModelProfile> ProfilesFromConfig(const Config& cfg);
 
 class OpenAiClient final : public LlmClient {

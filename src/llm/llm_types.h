@@ -19,32 +19,14 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/model_profile.h"
 #include "core/status.h"
 
 namespace maestro::llm {
 
-// One server/model the engine may talk to (seed 000 "model profile").
-struct ModelProfile {
-  std::string name = "default";
-  std::string base_url;     // ".../v1"; the client POSTs {base_url}/chat/completions
-  std::string api_key;      // sent as "Authorization: Bearer ..." when non-empty
-  std::string api_key_env;  // if api_key is empty, read from this variable at client creation
-  std::string model;
-  int64_t context_length = 32'768;
-  std::map<std::string, std::string> extra_headers;
-  bool stream = true;   // false: plain JSON response, for servers that need it
-  bool vision = false;  // takes image content parts (attached images)
-
-  int64_t connect_timeout_ms = 10'000;
-  int64_t idle_timeout_ms = 300'000;  // no byte for this long: stalled, retryable
-  int64_t total_timeout_ms = 0;       // whole attempt; 0 = unlimited
-
-  int max_attempts = 4;  // 1 = no retry
-  int64_t backoff_base_ms = 500;
-  int64_t backoff_max_ms = 30'000;
-  double backoff_jitter = 0.2;           // +/- fraction of each delay
-  int64_t max_retry_after_ms = 120'000;  // cap for a server's Retry-After
-};
+// The profile a client is built from: core's ModelProfile, the type of the
+// config's `llm:` and `llm_profiles.<name>:` (core/model_profile.h).
+using maestro::ModelProfile;
 
 // What to send. Files are read while the request streams; nothing here is
 // proportional to the conversation size.

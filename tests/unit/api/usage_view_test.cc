@@ -37,10 +37,10 @@ TEST(UsageViewTest, CostIsPerMillionTokensWithCachedInputPricedApart) {
 TEST(UsageViewTest, JobsArePricedByTheirProfileAndUnknownPricesMakeTheCostNull) {
   Config cfg;
   cfg.llm.price = LlmPrice{1.0, 0.1, 4.0};
-  LlmConfig fast;
+  ModelProfile fast;
   fast.price = LlmPrice{3.0, 3.0, 15.0};
   cfg.llm_profiles["fast"] = fast;
-  cfg.llm_profiles["local"] = LlmConfig{};  // no price
+  cfg.llm_profiles["local"] = ModelProfile{};  // no price
   PriceTable prices = PricesFromConfig(cfg);
   ASSERT_EQ(prices.size(), 2u);
   EXPECT_EQ(prices.count("local"), 0u);

@@ -248,14 +248,14 @@ TEST(ConfigTest, ModelProfilesWithHeadersAndTimeouts) {
                     "    max_attempts: 2\n");
   auto cfg = LoadConfig(path, {});
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  EXPECT_EQ(cfg->llm.headers.at("X-Team"), "agents");
+  EXPECT_EQ(cfg->llm.extra_headers.at("X-Team"), "agents");
   EXPECT_EQ(cfg->llm.idle_timeout_ms, 60000);
   ASSERT_EQ(cfg->llm_profiles.count("openai"), 1u);
-  const LlmConfig& o = cfg->llm_profiles.at("openai");
+  const ModelProfile& o = cfg->llm_profiles.at("openai");
   EXPECT_EQ(o.api_key_env, "OPENAI_API_KEY");
   EXPECT_FALSE(o.stream);
   EXPECT_EQ(o.max_attempts, 2);
-  EXPECT_TRUE(o.headers.empty());
+  EXPECT_TRUE(o.extra_headers.empty());
 
   auto bad = LoadConfig(Write(dir, "llm_profiles:\n  x:\n    modle: m\n"), {});
   ASSERT_FALSE(bad.ok());
