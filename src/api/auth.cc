@@ -10,7 +10,7 @@
 
 namespace maestro::api {
 
-Authenticator::Authenticator(Store& store, std::string admin_token)
+Authenticator::Authenticator(ApiTokens& store, std::string admin_token)
     : store_(store), admin_token_hash_(admin_token.empty() ? "" : Sha256Hex(admin_token)) {}
 
 std::optional<std::string> Authenticator::UserFor(const std::string& header) {
@@ -67,7 +67,7 @@ Result<std::string> NewSecretToken() {
   return out;
 }
 
-Result<std::optional<std::string>> EnsureAdminToken(Env& env, Store& store,
+Result<std::optional<std::string>> EnsureAdminToken(Env& env, ApiTokens& store,
                                                     const std::string& data_dir) {
   auto n = store.CountApiTokens();
   if (!n.ok()) return n.status();

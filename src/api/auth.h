@@ -32,7 +32,7 @@ inline constexpr const char* kAdminUser = "admin";
 
 class Authenticator {
  public:
-  Authenticator(Store& store, std::string admin_token);
+  Authenticator(ApiTokens& store, std::string admin_token);
 
   // The user of `authorization_header` ("Bearer <token>"), or nullopt.
   std::optional<std::string> UserFor(const std::string& authorization_header);
@@ -43,7 +43,7 @@ class Authenticator {
   static bool Visible(const Mission& mission, const std::string& user);
 
  private:
-  Store& store_;
+  ApiTokens& store_;
   const std::string admin_token_hash_;
   Mutex mu_;
   std::map<std::string, std::string> cache_ GUARDED_BY(mu_);  // token hash -> user
@@ -53,7 +53,7 @@ class Authenticator {
 // generates a random one, stores its hash for user "admin", writes it to
 // `<data_dir>/admin_token` (mode 0600) and returns it so the caller can print
 // it once. Returns nullopt when tokens already exist.
-Result<std::optional<std::string>> EnsureAdminToken(Env& env, Store& store,
+Result<std::optional<std::string>> EnsureAdminToken(Env& env, ApiTokens& store,
                                                     const std::string& data_dir);
 
 // 32 random bytes from /dev/urandom as lowercase hex.

@@ -25,7 +25,7 @@ class JobStatusCache {
   };
 
   // The job's status, fresh when `fresh` or older than `max_age`.
-  Entry Get(Store& store, const std::string& job_id, Clock::duration max_age, bool fresh) {
+  Entry Get(JobRecords& store, const std::string& job_id, Clock::duration max_age, bool fresh) {
     const auto now = Clock::now();
     {
       MutexLock lock(&mu_);

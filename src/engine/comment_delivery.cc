@@ -12,7 +12,7 @@ std::string DeliveredCommentText(const Comment& c) {
   return fmt::format("{} {}: {}", CommentTag(c), c.author.empty() ? "user" : c.author, c.body);
 }
 
-Result<std::vector<Comment>> TakeUndelivered(Store& store, const std::string& job_id,
+Result<std::vector<Comment>> TakeUndelivered(TaskRecords& store, const std::string& job_id,
                                              const std::string& transcript_path) {
   MAESTRO_ASSIGN_OR_RETURN(std::vector<Comment> pending, store.ListUndeliveredComments(job_id));
   if (pending.empty()) return pending;
@@ -44,7 +44,7 @@ bool ConversationHolds(const std::string& transcript_path, const std::string& te
   return false;
 }
 
-Status AckDelivered(Store& store, const std::vector<Comment>& comments) {
+Status AckDelivered(TaskRecords& store, const std::vector<Comment>& comments) {
   std::vector<std::string> ids;
   for (const Comment& c : comments) ids.push_back(c.id);
   return store.AckDeliveredComments(ids);

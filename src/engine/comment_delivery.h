@@ -37,11 +37,11 @@ std::string DeliveredCommentText(const Comment& c);
 // The job's undelivered user comments that are not yet in the conversation
 // at `transcript_path`, oldest first. Those whose tag the transcript already
 // holds (a crash after the write, before the ack) are acknowledged here.
-Result<std::vector<Comment>> TakeUndelivered(Store& store, const std::string& job_id,
+Result<std::vector<Comment>> TakeUndelivered(TaskRecords& store, const std::string& job_id,
                                              const std::string& transcript_path);
 
 // Acknowledges `comments` (sets delivered_at).
-Status AckDelivered(Store& store, const std::vector<Comment>& comments);
+Status AckDelivered(TaskRecords& store, const std::vector<Comment>& comments);
 
 // Whether a message of the conversation at `transcript_path` already holds
 // `text` (as the JSONL line escapes it): for notices the engine adds to a

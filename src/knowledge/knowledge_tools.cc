@@ -75,7 +75,8 @@ Status RegisterMemory(tools::ToolRegistry& registry, std::string memory_dir, Env
   });
 }
 
-Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonTarget target) {
+Status RegisterRecordLesson(tools::ToolRegistry& registry, LessonRecords* store,
+                            LessonTarget target) {
   tools::ToolSpec spec;
   spec.name = kRecordLesson;
   spec.description =

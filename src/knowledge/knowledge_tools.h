@@ -50,6 +50,7 @@ struct LessonTarget {
   std::string task_id;         // the task reflected on: always in the evidence
   std::string source_task_id;  // the Reflection task
 };
-Status RegisterRecordLesson(tools::ToolRegistry& registry, Store* store, LessonTarget target);
+Status RegisterRecordLesson(tools::ToolRegistry& registry, LessonRecords* store,
+                            LessonTarget target);
 
 }  // namespace maestro::knowledge

@@ -27,7 +27,7 @@ std::string ShownEndpoint(const std::string& endpoint) {
 
 }  // namespace
 
-PushDispatcher::PushDispatcher(Store& store, PushOptions options)
+PushDispatcher::PushDispatcher(NotificationRecords& store, PushOptions options)
     : store_(store), options_(std::move(options)) {}
 
 PushDispatcher::~PushDispatcher() { Stop(); }

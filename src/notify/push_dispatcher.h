@@ -72,7 +72,7 @@ struct PushOptions {
 
 class PushDispatcher {
  public:
-  PushDispatcher(Store& store, PushOptions options);
+  PushDispatcher(NotificationRecords& store, PushOptions options);
   ~PushDispatcher();
 
   void Start();
@@ -94,7 +94,7 @@ class PushDispatcher {
   // Queues `d`, waiting while the queue is full; false when stopped.
   bool Enqueue(Delivery d);
 
-  Store& store_;
+  NotificationRecords& store_;
   const PushOptions options_;
   notify::WakeableSleep sleep_;  // the reader's poll and backoff waits
   Mutex mu_;                     // the queue's

@@ -38,7 +38,7 @@ std::string HmacSha256Hex(const std::string& key, const std::string& body) {
   return out;
 }
 
-WebhookDispatcher::WebhookDispatcher(Store& store, WebhookOptions options)
+WebhookDispatcher::WebhookDispatcher(NotificationRecords& store, WebhookOptions options)
     : store_(store), options_(std::move(options)) {}
 
 WebhookDispatcher::~WebhookDispatcher() { Stop(); }

@@ -57,7 +57,7 @@ std::string HmacSha256Hex(const std::string& key, const std::string& body);
 
 class WebhookDispatcher {
  public:
-  WebhookDispatcher(Store& store, WebhookOptions options);
+  WebhookDispatcher(NotificationRecords& store, WebhookOptions options);
   ~WebhookDispatcher();
 
   void Start();
@@ -70,7 +70,7 @@ class WebhookDispatcher {
   // Delivers one event with retries; false when stopped meanwhile.
   bool Deliver(const WebhookConfig& hook, const Event& e);
 
-  Store& store_;
+  NotificationRecords& store_;
   const WebhookOptions options_;
   notify::WakeableSleep sleep_;  // Notify/Stop wake the threads' waits
   std::vector<std::thread> threads_;

@@ -53,14 +53,14 @@ struct Permission {
 class ToolAuthorizer {
  public:
   // `store` may be null: then only the policy counts (no grants).
-  explicit ToolAuthorizer(Store* store) : store_(store) {}
+  explicit ToolAuthorizer(RequestRecords* store) : store_(store) {}
 
   // A store failure is a Status; a refusal is Permission{allowed=false}.
   Result<Permission> Authorize(const ToolPolicy& policy, const std::string& task_id,
                                const ToolSpec& spec, const Json& args) const;
 
  private:
-  Store* store_;
+  RequestRecords* store_;
 };
 
 // The denial result text: names the missing permission and shows the exact

@@ -92,7 +92,7 @@ ReentryOutcome FindDecidedRequest(const std::vector<Request>& requests, const st
   return out;
 }
 
-Result<ReentryOutcome> CheckReentry(Store& store, const std::string& task_id,
+Result<ReentryOutcome> CheckReentry(RequestRecords& store, const std::string& task_id,
                                     const std::string& job_id, const ToolCall& call) {
   MAESTRO_ASSIGN_OR_RETURN(RequestKey key, RequestKeyFor(call));
   MAESTRO_ASSIGN_OR_RETURN(auto requests, store.ListRequests(task_id, key.kind));

@@ -55,7 +55,7 @@ ReentryOutcome FindDecidedRequest(const std::vector<Request>& requests, const st
 // Reads the task's requests of key.kind from `store` and applies
 // FindDecidedRequest. An approved tool request whose grant is used up
 // (Store::ListGrants) counts as kNew: the approval was for one call.
-Result<ReentryOutcome> CheckReentry(Store& store, const std::string& task_id,
+Result<ReentryOutcome> CheckReentry(RequestRecords& store, const std::string& task_id,
                                     const std::string& job_id, const ToolCall& call);
 
 // The Request to create for a kNew outcome.

@@ -6,7 +6,7 @@
 
 namespace maestro {
 
-LeaseSweeper::LeaseSweeper(Store& store, int64_t interval_ms)
+LeaseSweeper::LeaseSweeper(JobQueue& store, int64_t interval_ms)
     : store_(store), interval_ms_(interval_ms) {}
 
 LeaseSweeper::~LeaseSweeper() { Stop(); }

@@ -19,7 +19,7 @@ namespace maestro {
 
 class LeaseSweeper {
  public:
-  LeaseSweeper(Store& store, int64_t interval_ms);
+  LeaseSweeper(JobQueue& store, int64_t interval_ms);
   ~LeaseSweeper();
 
   void Start();
@@ -28,7 +28,7 @@ class LeaseSweeper {
   Result<int> SweepOnce();
 
  private:
-  Store& store_;
+  JobQueue& store_;
   const int64_t interval_ms_;
   PeriodicTask loop_;  // last: stopped before the members it uses go
 };

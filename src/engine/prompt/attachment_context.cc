@@ -9,7 +9,8 @@ bool IsImageType(std::string_view t) {
   return t == "image/png" || t == "image/jpeg" || t == "image/webp" || t == "image/gif";
 }
 
-Result<TakenAttachments> TakeAttachments(Store& store, Env& /*env*/, const std::string& task_id,
+Result<TakenAttachments> TakeAttachments(AttachmentRecords& store, Env& /*env*/,
+                                         const std::string& task_id,
                                          const std::string& workspace_root, bool vision) {
   TakenAttachments out;
   MAESTRO_ASSIGN_OR_RETURN(out.rows, store.ListUndeliveredAttachments(task_id));
@@ -30,7 +31,7 @@ Result<TakenAttachments> TakeAttachments(Store& store, Env& /*env*/, const std::
   return out;
 }
 
-Status AckAttachments(Store& store, const std::vector<Attachment>& rows) {
+Status AckAttachments(AttachmentRecords& store, const std::vector<Attachment>& rows) {
   std::vector<std::string> ids;
   ids.reserve(rows.size());
   for (const Attachment& a : rows) ids.push_back(a.id);

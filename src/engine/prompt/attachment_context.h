@@ -40,10 +40,11 @@ struct TakenAttachments {
 // is read from `workspace_root` into a data: URL (beneath its TreeRoot: no
 // symlink followed, at most the uploaded size); one that cannot be read
 // (the agent removed it or put a symlink there) is listed without.
-Result<TakenAttachments> TakeAttachments(Store& store, Env& env, const std::string& task_id,
+Result<TakenAttachments> TakeAttachments(AttachmentRecords& store, Env& env,
+                                         const std::string& task_id,
                                          const std::string& workspace_root, bool vision);
 
-Status AckAttachments(Store& store, const std::vector<Attachment>& rows);
+Status AckAttachments(AttachmentRecords& store, const std::vector<Attachment>& rows);
 
 // The iteration-boundary message: files the person attached while you work.
 Json AttachmentsArrivedMessage(const std::vector<AttachedFile>& files);
