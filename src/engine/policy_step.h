@@ -10,7 +10,7 @@
 //
 // Each firing is a `policy.fired` event (PolicyEventPayload: no raw
 // arguments) and a `policy` delta on the job's live stream, both best
-// effort. With no policy (deps.auto_prompter null) none of this runs.
+// effort. With no policy (JobScope::auto_prompter null) none of this runs.
 //
 // Thread safety: the job's thread (movement_runner.h).
 #pragma once

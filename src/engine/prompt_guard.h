@@ -88,7 +88,8 @@ class DedupCopy {
   DedupStats stats_;
 };
 
-// Job-wide guard state (lives in AgentLoopDeps).
+// One loop's guard state (LoopState::guard: the job's own loop keeps it for
+// the whole job; a delegate's sub-agent starts with a fresh one).
 struct PromptGuardState {
   bool dedup_active = false;            // sticky once over the guard threshold
   size_t dedup_min_bytes = 512;         // smaller results are not worth a reference

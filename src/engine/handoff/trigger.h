@@ -8,8 +8,9 @@
 // (handoff_max_wait_iterations); HandoffStep is its place in the agent loop.
 //
 // Where HandoffStep sits: one per job, owned by the PieceExecutor, borrowed through
-// AgentLoopDeps::handoff; the prompt guard (prompt_guard.h) calls it before
-// every LLM call and on overflow, the tool-call step calls it for WriteHandoff.
+// the job's own LoopState::handoff (a delegate's sub-agent has none); the
+// prompt guard (prompt_guard.h) calls it before every LLM call and on
+// overflow, the tool-call step calls it for WriteHandoff.
 //
 //   BeforeCall(estimate)   HandoffMonitor — deterministic, not the
 //                          model's judgement (seed 004):
