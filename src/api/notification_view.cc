@@ -2,6 +2,7 @@
 
 #include "core/strings.h"
 #include "core/utf8.h"
+#include "store/title.h"
 
 namespace maestro::api {
 
@@ -19,11 +20,11 @@ NotificationMeaning MeaningOf(const Notification& n) {
 
 std::string TaskDisplayName(std::string_view title, std::string_view instruction,
                             size_t max_chars) {
+  // An untitled task (made before every create path titled it) is named as
+  // the store would title it now: one titler (store/title.h).
+  std::string fallback;
   std::string_view name = Trim(title);
-  if (name.empty()) {
-    std::string_view text = Trim(instruction);
-    name = Trim(text.substr(0, text.find('\n')));
-  }
+  if (name.empty()) name = fallback = AutoTitle(instruction);
   if (name.size() <= max_chars) return std::string(name);
   return std::string(Trim(Utf8Prefix(name, max_chars))) + "…";
 }

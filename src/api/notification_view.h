@@ -25,8 +25,9 @@ struct NotificationMeaning {
 
 NotificationMeaning MeaningOf(const Notification& n);
 
-// A task's name for people: its title, else the first line of its
-// instruction cut to `max_chars` bytes (at a UTF-8 boundary, "…" added).
+// A task's name for people: its title, else the title the store gives its
+// instruction (AutoTitle), cut to `max_chars` bytes (at a UTF-8 boundary,
+// "…" added).
 std::string TaskDisplayName(std::string_view title, std::string_view instruction,
                             size_t max_chars = 60);
 
