@@ -105,24 +105,24 @@ int Bench(int64_t context_tokens, int iterations, bool dedup) {
   if (!pt.ok()) return 1;
   std::ofstream((*ctx)->dir() + "/tools.json") << pt->bytes;
   ZeroLatencyLlm llm(iterations);
-  AgentLoopDeps d;
-  d.llm = &llm;
-  d.ctx = ctx->get();
-  d.store = store->get();
-  d.dispatcher = &dispatcher;
-  d.dispatch.task_id = created->task.id;
-  d.dispatch.job_id = job.id;
-  d.dispatch.workspace_root = dir;
-  d.dispatch.policy.allowed_tools = {"ReadFile"};
-  d.dispatch.ledger = &(*ctx)->ledger();  // as PieceExecutor runs every job
-  d.piece = piece;
-  d.piece_tools = &*pt;
-  d.tools_path = (*ctx)->dir() + "/tools.json";
-  d.limits.max_iterations = iterations + 10;
-  d.task_id = created->task.id;
-  d.job_id = job.id;
+  LoopServices services;
+  services.llm = &llm;
+  services.store = store->get();
+  services.dispatcher = &dispatcher;
+  JobScope scope;
+  scope.task_id = created->task.id;
+  scope.job_id = job.id;
+  scope.workspace_root = dir;
+  scope.policy.allowed_tools = {"ReadFile"};
+  scope.ledger = &(*ctx)->ledger();  // as PieceExecutor runs every job
+  scope.limits.max_iterations = iterations + 10;
+  AgentLoopDeps d{services, scope,
+                  LoopState{.ctx = ctx->get(),
+                            .piece = piece,
+                            .piece_tools = &*pt,
+                            .tools_path = (*ctx)->dir() + "/tools.json"}};
   // Over the guard threshold the prompt guard rewrites sent.jsonl each request.
-  d.guard.dedup_active = dedup;
+  d.loop.guard.dedup_active = dedup;
   double cpu0 = CpuSeconds();
   MovementResult r = RunMovement(d, "chat");
   double cpu = CpuSeconds() - cpu0;
