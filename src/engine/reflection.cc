@@ -131,7 +131,8 @@ Result<Store::CreatedTask> StartReflection(Store& store, const Task& task, const
   return store.CreateTask(r);
 }
 
-std::vector<Lesson> LessonsFor(Store& store, const std::string& space, const std::string& piece) {
+std::vector<Lesson> LessonsFor(LessonRecords& store, const std::string& space,
+                               const std::string& piece) {
   if (piece == kReflectionPiece) return {};
   auto lessons = store.ListLessons(space, piece, kLessonsPerJob);
   if (!lessons.ok()) {

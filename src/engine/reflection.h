@@ -52,6 +52,7 @@ Result<Store::CreatedTask> StartReflection(Store& store, const Task& task, const
 std::string InstructionAdditions(const std::vector<Lesson>& lessons, const Piece& piece);
 
 // The lessons a job of `piece` in `space` is given: the newest few.
-std::vector<Lesson> LessonsFor(Store& store, const std::string& space, const std::string& piece);
+std::vector<Lesson> LessonsFor(LessonRecords& store, const std::string& space,
+                               const std::string& piece);
 
 }  // namespace maestro::engine

@@ -81,7 +81,7 @@ size_t Notifier::subscribers() const {
   return subscribers_.size();
 }
 
-void Notifier::StartWebhooks(Store& store, WebhookOptions options) {
+void Notifier::StartWebhooks(NotificationRecords& store, WebhookOptions options) {
   MutexLock lock(&dispatch_mu_);
   if (webhooks_) {
     spdlog::warn("notifier: webhooks already started");
@@ -92,7 +92,7 @@ void Notifier::StartWebhooks(Store& store, WebhookOptions options) {
   webhooks_->Start();
 }
 
-void Notifier::StartPush(Store& store, PushOptions options) {
+void Notifier::StartPush(NotificationRecords& store, PushOptions options) {
   MutexLock lock(&dispatch_mu_);
   if (push_) {
     spdlog::warn("notifier: push already started");

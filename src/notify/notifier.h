@@ -106,8 +106,8 @@ class Notifier {
   // Makes, subscribes (kCommit) and starts the dispatcher; the Notifier owns
   // it until StopDispatchers(). A second call replaces nothing: it is
   // ignored with a warning.
-  void StartWebhooks(Store& store, WebhookOptions options) EXCLUDES(dispatch_mu_);
-  void StartPush(Store& store, PushOptions options) EXCLUDES(dispatch_mu_);
+  void StartWebhooks(NotificationRecords& store, WebhookOptions options) EXCLUDES(dispatch_mu_);
+  void StartPush(NotificationRecords& store, PushOptions options) EXCLUDES(dispatch_mu_);
   // Unsubscribes the dispatchers, then stops them (their threads joined).
   // Idempotent.
   void StopDispatchers() EXCLUDES(dispatch_mu_);

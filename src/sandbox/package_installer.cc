@@ -191,7 +191,7 @@ InstallOutcome PackageInstaller::Install(const Request& r, CancelToken* cancel) 
   return out;
 }
 
-Result<std::optional<Json>> FindInstallOutcome(Store& store, const std::string& task_id,
+Result<std::optional<Json>> FindInstallOutcome(EventRecords& store, const std::string& task_id,
                                                const std::string& request_id) {
   std::string after;
   while (true) {
@@ -219,7 +219,7 @@ ToolResult InstallResultFor(const Request& r, const Json& o) {
       r.name, r.id, o.value("exit_code", -1), o.value("output", "")));
 }
 
-ToolResult PackageInstaller::ResolveApproved(Store& store, const Request& r,
+ToolResult PackageInstaller::ResolveApproved(EventRecords& store, const Request& r,
                                              CancelToken* cancel) const {
   auto recorded = FindInstallOutcome(store, r.task_id, r.id);
   if (recorded.ok() && recorded->has_value()) return InstallResultFor(r, **recorded);

@@ -87,7 +87,8 @@ class PackageInstaller {
 
   // The tool result of a re-issued RequestPackage whose request is approved:
   // the recorded outcome if there is one, else Install() + record it.
-  ToolResult ResolveApproved(Store& store, const Request& request, CancelToken* cancel) const;
+  ToolResult ResolveApproved(EventRecords& store, const Request& request,
+                             CancelToken* cancel) const;
 
  private:
   PackageInstallerConfig config_;
@@ -96,7 +97,7 @@ class PackageInstaller {
 };
 
 // The recorded `package.install` outcome of `request_id`, if any.
-Result<std::optional<Json>> FindInstallOutcome(Store& store, const std::string& task_id,
+Result<std::optional<Json>> FindInstallOutcome(EventRecords& store, const std::string& task_id,
                                                const std::string& request_id);
 
 // The tool result text for an outcome payload (installed → Ok, failed → Error).
