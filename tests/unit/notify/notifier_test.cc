@@ -33,6 +33,10 @@ constexpr int64_t kMinute = 60'000;
 class Receiver {
  public:
   Receiver() {
+    // One handler thread: the webhook and the push dispatcher post at once,
+    // and two of cpp-httplib's (uninstrumented) pool threads touching its
+    // shared state is a race report under TSan that is not ours.
+    server_.new_task_queue = [] { return new httplib::ThreadPool(1); };
     server_.Post(R"(/(hook|push/\w+))",
                  [this](const httplib::Request& req, httplib::Response& res) {
                    std::lock_guard<std::mutex> lock(mu_);
