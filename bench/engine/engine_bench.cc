@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/piece_catalog.h"
+#include "engine/piece/piece_catalog.h"
 #include "engine/prompt/prompt_paths.h"
 
 namespace {

@@ -18,8 +18,8 @@
 #include <fstream>
 
 #include "context/task_context.h"
-#include "engine/movement_runner.h"
-#include "engine/piece_catalog.h"
+#include "engine/loop/movement_runner.h"
+#include "engine/piece/piece_catalog.h"
 #include "engine/prompt/prompt_builder.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tools/park_tools.h"

@@ -1,5 +1,5 @@
 // Lesson routes (issue 21): the lessons Reflection tasks wrote, which later
-// tasks of a space get in their instruction (engine/reflection.h) — listed,
+// tasks of a space get in their instruction (engine/job/reflection.h) — listed,
 // added, corrected and deleted by people (the UI's Lessons page). A lesson
 // is space knowledge, not a task's: every signed-in user sees and edits the
 // lessons of the spaces (private task text is never copied into a lesson by

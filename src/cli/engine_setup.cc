@@ -9,7 +9,7 @@
 #include "context/context_startup.h"
 #include "core/egress.h"
 #include "core/mutex.h"
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 #include "llm/llm_client.h"
 #include "sandbox/sandbox.h"
 #include "store/budget.h"

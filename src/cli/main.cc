@@ -15,8 +15,8 @@
 #include "cli/serve.h"
 #include "cli/task_watch.h"
 #include "core/config.h"
-#include "engine/piece_catalog.h"
-#include "engine/piece_commands.h"
+#include "engine/piece/piece_catalog.h"
+#include "engine/piece/piece_commands.h"
 #include "store/sqlite/migrations.h"
 
 #ifndef MAESTRO_VERSION

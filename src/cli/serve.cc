@@ -15,7 +15,7 @@
 #include "cli/runtime.h"
 #include "core/egress.h"
 #include "core/log.h"
-#include "engine/piece_catalog.h"
+#include "engine/piece/piece_catalog.h"
 #include "notify/delta_stamp.h"
 #include "schedule/file_clock.h"
 #include "schedule/scheduler.h"

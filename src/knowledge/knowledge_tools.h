@@ -4,7 +4,7 @@
 //   Memory {action: read|append, topic, text} the space's or owner's notes (memory.h)
 //   RecordLesson {lesson, scope, evidence}   a lesson for later tasks; offered
 //                                            only to Reflection tasks
-//                                            (engine/reflection.h)
+//                                            (engine/job/reflection.h)
 //
 // They are registered per job into the job's copy of the tool registry
 // (like its MCP tools), each bound to what the job may reach — its space's
@@ -30,7 +30,7 @@ inline constexpr char kMemory[] = "Memory";
 inline constexpr char kRecordLesson[] = "RecordLesson";
 
 // The knowledge tools are the engine's, like WriteHandoff: offered in every
-// movement whatever its allowed_tools list (engine/piece_tools.h).
+// movement whatever its allowed_tools list (engine/piece/piece_tools.h).
 inline bool IsKnowledgeTool(const std::string& name) {
   return name == kReadSkill || name == kMemory || name == kRecordLesson;
 }

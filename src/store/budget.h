@@ -7,7 +7,7 @@
 // with what the task has spent so far (SpentFrom over Store::ListJobUsage, the
 // task's `llm.call` events) and the next prompt's estimate; an exceeded
 // verdict parks the job waiting_human / budget_exceeded before the call
-// (engine/budget_step.h). POST /api/local/tasks/:id/budget raises the limits
+// (engine/loop/budget_step.h). POST /api/local/tasks/:id/budget raises the limits
 // and requeues the job (Store::RaiseTaskBudget). The daily quota check runs
 // on every create path through store/quota_gate.h (against
 // Store::UserUsageSince); a subtask starts with its parent's Remaining().

@@ -3,7 +3,7 @@
 // Lessons: what a Reflection task learned from an ended task,
 // kept for later tasks of the same space (scope space) or of the same piece
 // in that space (scope piece), which get them in their instruction
-// (engine/reflection.h). A person can add, edit and delete them (API, UI).
+// (engine/job/reflection.h). A person can add, edit and delete them (API, UI).
 // Plain data.
 #pragma once
 

@@ -3,7 +3,7 @@
 // piece, given to its next tasks (the type: store/judgement_types.h).
 //
 // Who uses it: the record_lesson tool (knowledge/knowledge_tools.h) and the
-// engine's reflection add and read them (engine/reflection.h); the API's
+// engine's reflection add and read them (engine/job/reflection.h); the API's
 // Lessons routes keep them (api/).
 //
 // Not pure, so other Store implementations (test fakes) need not provide

@@ -4,7 +4,7 @@
 // create_task, A2A message/send, `maestro run` and `task create --db` (all
 // through api::TaskService::Create), a schedule's cron fire
 // (schedule/scheduler.h) and its "run now", and a job's SpinOffTask
-// (engine/subtasks.h). A delegate sub-agent is not a task.
+// (engine/loop/subtasks.h). A delegate sub-agent is not a task.
 //
 // The count is what Store::UserUsageSince reports since the UTC day began:
 // the user's tasks created (whatever created them) and the tokens of their

@@ -4,7 +4,7 @@
 //
 // Who uses it: the API creates, lists and shows tasks, posts comments and
 // continues tasks (api/, TaskService); the engine reads the task,
-// adds its own comments, delivers the user's (engine/comment_delivery.h),
+// adds its own comments, delivers the user's (engine/loop/comment_delivery.h),
 // adds the loop's counters (AddTaskStats) and routes a task's piece
 // (SetTaskPiece); `maestro run` follows a task (cli/run.cc).
 //
@@ -65,7 +65,7 @@ class TaskRecords {
   // conversation — the job's first prompt or its next iteration boundary —
   // tagged with their id, then acknowledges them (delivered_at); a crash in
   // between is settled at the next start by finding the tag in the transcript
-  // (engine/comment_delivery.h), so each is delivered exactly once. A job that
+  // (engine/loop/comment_delivery.h), so each is delivered exactly once. A job that
   // ends with some still undelivered hands them on (JobQueue::FinishJob,
   // store/job_queue.h).
   virtual Result<std::vector<Comment>> ListUndeliveredComments(const std::string& job_id) = 0;

@@ -128,7 +128,7 @@ struct Attachment {
 };
 
 // The piece of a task created while `pieces.router: llm` is set and no
-// piece was named: its first job asks the router (engine/piece_router.h),
+// piece was named: its first job asks the router (engine/job/piece_router.h),
 // which replaces it with the chosen piece (Store::SetTaskPiece).
 inline constexpr char kRoutedPiece[] = "auto";
 

@@ -3,7 +3,7 @@
 // the budget gate that raises a task's limits and resumes its parked job.
 //
 // Who uses it: the engine's budget step sums a task tree's spending
-// (engine/budget_step.h); the daily quota gate counts a user's day
+// (engine/loop/budget_step.h); the daily quota gate counts a user's day
 // (store/quota_gate.h); the API shows a task's usage and raises its budget
 // (api/).
 //

@@ -2,7 +2,7 @@
 // WriteFile, EditFile, ListDir, Glob, Grep, RunCommand, then the park and
 // agent tools (RequestTool, RequestPackage, WaitSubTask, SpinOffTask,
 // delegate, WriteHandoff). A job's `tools` array is built from it per piece
-// by engine/piece_tools.h BuildPieceTools (sorted by name, then transition
+// by engine/piece/piece_tools.h BuildPieceTools (sorted by name, then transition
 // and complete).
 //
 // Where it sits: built once at startup (after Sandbox::Probe, whose result

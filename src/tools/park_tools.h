@@ -7,7 +7,7 @@
 // Where it sits: RegisterParkTools() adds RequestTool, RequestPackage,
 // WaitSubTask, SpinOffTask, delegate and WriteHandoff to the registry after
 // the workspace tools; `transition` and `complete` are built per piece and
-// always placed last by engine/piece_tools.h BuildPieceTools: [regular...,
+// always placed last by engine/piece/piece_tools.h BuildPieceTools: [regular...,
 // transition?, complete] (DESIGN.md §5). transition is ONE tool per piece whose enum is
 // the union of every movement's targets with a static description: a per
 // movement tool would change the `tools` bytes on each transition and lose

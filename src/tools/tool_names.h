@@ -38,12 +38,12 @@ inline constexpr char kSpinOffTask[] = "SpinOffTask";
 inline constexpr char kBrowseWeb[] = "BrowseWeb";
 inline constexpr char kRequestCaptchaHelp[] = "RequestCaptchaHelp";
 
-// Agent tools: a sub-agent (engine/delegate.h) and the session handoff
+// Agent tools: a sub-agent (engine/loop/delegate.h) and the session handoff
 // (seed 004).
 inline constexpr char kDelegate[] = "delegate";
 inline constexpr char kWriteHandoff[] = "WriteHandoff";
 
-// Control tools the engine adds to every piece's array (engine/piece_tools.h).
+// Control tools the engine adds to every piece's array (engine/piece/piece_tools.h).
 inline constexpr char kComplete[] = "complete";
 inline constexpr char kTransition[] = "transition";
 

@@ -8,7 +8,7 @@
 
 #include "context/task_context.h"
 #include "context/token_estimate.h"
-#include "engine/movement_runner.h"
+#include "engine/loop/movement_runner.h"
 #include "engine/prompt/console_context.h"
 #include "engine/prompt/prompt_builder.h"
 #include "engine/prompt/workspace_context.h"

@@ -57,7 +57,7 @@
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/document.h"
 #include "engine/handoff/fallback.h"
-#include "engine/movement_result.h"
+#include "engine/loop/movement_result.h"
 #include "store/types.h"
 
 namespace maestro::engine {

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/json.h"
-#include "engine/piece.h"
-#include "engine/piece_tools.h"
+#include "engine/piece/piece.h"
+#include "engine/piece/piece_tools.h"
 
 namespace maestro::engine {
 

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "engine/comment_delivery.h"
 #include "engine/handoff/continuation.h"
+#include "engine/loop/comment_delivery.h"
+#include "engine/loop/subtasks.h"
 #include "engine/prompt/role_alternation.h"
-#include "engine/subtasks.h"
 
 namespace maestro::engine {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "cache_figures.h"
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
 #include "sandbox/sandbox.h"

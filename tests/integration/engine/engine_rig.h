@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 #include "sandbox/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tools/builtin.h"

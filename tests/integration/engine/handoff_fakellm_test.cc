@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "engine/handoff/trigger.h"
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
 #include "sandbox/sandbox.h"

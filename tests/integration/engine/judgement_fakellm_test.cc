@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "cache_figures.h"
-#include "engine/reflection.h"
+#include "engine/job/reflection.h"
 #include "engine_rig.h"
 #include "fakellm_process.h"
 #include "knowledge/memory.h"

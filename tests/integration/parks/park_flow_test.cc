@@ -20,7 +20,7 @@
 #include "context/context_dirs.h"
 #include "context/context_startup.h"
 #include "context/ledger.h"
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 #include "sandbox/sandbox.h"
 #include "store/policy.h"
 #include "store/sqlite/sqlite_store.h"

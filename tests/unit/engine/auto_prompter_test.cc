@@ -1,7 +1,7 @@
-// The Auto Prompter's policy file (engine/auto_prompter.h): parsing with
+// The Auto Prompter's policy file (engine/loop/auto_prompter.h): parsing with
 // file:line:col errors, the first-match rule, movement and argument
 // matching, the off switch, and arguments of any size.
-#include "engine/auto_prompter.h"
+#include "engine/loop/auto_prompter.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // deltas tagged as a delegate stream. A scripted LlmClient shared by parent
 // and sub-agents (their calls interleave in script order), a real
 // SqliteStore, TaskContext and Dispatcher.
-#include "engine/delegate.h"
+#include "engine/loop/delegate.h"
 
 #include <gtest/gtest.h>
 

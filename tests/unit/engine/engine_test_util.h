@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "engine/piece_catalog.h"
+#include "engine/piece/piece_catalog.h"
 
 namespace maestro::engine::test {
 

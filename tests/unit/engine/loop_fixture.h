@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "context/task_context.h"
-#include "engine/movement_runner.h"
-#include "engine/piece_tools.h"
+#include "engine/loop/movement_runner.h"
+#include "engine/piece/piece_tools.h"
 #include "engine/prompt/prompt_builder.h"
 #include "engine_test_util.h"
 #include "support/scripted_llm.h"

@@ -1,5 +1,5 @@
 // Loop monitors: warn at the threshold, exceed one cycle later, max_movements.
-#include "engine/loop_monitor.h"
+#include "engine/job/loop_monitor.h"
 
 #include <gtest/gtest.h>
 

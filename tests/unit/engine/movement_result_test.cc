@@ -1,5 +1,5 @@
 // Seed 001's sentinel catalog, one row per case, and the JobOutcome mapping.
-#include "engine/movement_result.h"
+#include "engine/loop/movement_result.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

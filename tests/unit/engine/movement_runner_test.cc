@@ -1,13 +1,13 @@
 // The agent loop's rules (seed 000 §3) against a scripted LlmClient, a real
 // SqliteStore, a real TaskContext and the real Dispatcher.
-#include "engine/movement_runner.h"
+#include "engine/loop/movement_runner.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <fstream>
 
-#include "engine/piece_runner.h"
+#include "engine/job/piece_runner.h"
 #include "engine/prompt/prompt_builder.h"
 #include "loop_fixture.h"
 

@@ -1,5 +1,5 @@
 // Builtin pieces, user directories, overrides and the CLI entry points.
-#include "engine/piece_catalog.h"
+#include "engine/piece/piece_catalog.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/piece_commands.h"
+#include "engine/piece/piece_commands.h"
 #include "support/temp_dir.h"
 
 namespace maestro::engine {

@@ -4,7 +4,7 @@
 // retry policy makes of the error): a failing tools.json write, a required
 // MCP server that cannot be opened, a model the profile does not serve; and
 // a park before any LLM call (an MCP server's token is missing) ends it too.
-#include "engine/piece_executor.h"
+#include "engine/job/piece_executor.h"
 
 #include <gtest/gtest.h>
 

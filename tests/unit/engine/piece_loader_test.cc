@@ -1,5 +1,5 @@
 // Lint and load: every problem kind, reported as file:line:col: message.
-#include "engine/piece_loader.h"
+#include "engine/piece/piece_loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The tools array: layout, byte stability, control tool schemas, run-time checks.
-#include "engine/piece_tools.h"
+#include "engine/piece/piece_tools.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

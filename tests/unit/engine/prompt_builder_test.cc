@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/piece_loader.h"
+#include "engine/piece/piece_loader.h"
 #include "engine_test_util.h"
 
 namespace maestro::engine {

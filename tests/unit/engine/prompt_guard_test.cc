@@ -4,7 +4,7 @@
 // TaskContext and the real Dispatcher. Usage reports are off, so the token
 // estimate is the raw heuristic (≈ 4 ASCII chars per token) and the
 // thresholds below are exact.
-#include "engine/prompt_guard.h"
+#include "engine/loop/prompt_guard.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "context/token_estimate.h"
 #include "engine/handoff/continuation.h"
 #include "engine/handoff/trigger.h"
-#include "engine/movement_runner.h"
+#include "engine/loop/movement_runner.h"
 #include "engine/prompt/prompt_paths.h"
 #include "loop_fixture.h"
 

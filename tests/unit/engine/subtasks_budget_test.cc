@@ -5,7 +5,7 @@
 // held to the owner's daily quota by the one gate (store/quota_gate.h).
 #include <gtest/gtest.h>
 
-#include "engine/subtasks.h"
+#include "engine/loop/subtasks.h"
 #include "support/store_fixture.h"
 
 namespace maestro::engine {

@@ -1,6 +1,6 @@
 // The watchdog's rules (seed 000 §3 "watchdog"), table-driven: each case is
 // a sequence of iterations and the verdict expected after each one.
-#include "engine/watchdog.h"
+#include "engine/loop/watchdog.h"
 
 #include <gtest/gtest.h>
 
