@@ -176,6 +176,8 @@ class ApiServer {
   JobStreamHub::PublishFn job_publisher() { return hub_.Publisher(); }
 
  private:
+  // Each registers its file's routes (routes_<name>.cc): one named handler
+  // per route, bound with its access rule (api::Access) in one line.
   void Routes();
   void TaskRoutes();
   void RequestRoutes();
@@ -187,24 +189,12 @@ class ApiServer {
   void A2aRoutes();
   void WorkspaceRoutes();
   void AttachmentRoutes();
-  // The TaskService's visibility rule and workspace path, for the routes
-  // that read a task (workspace, streams, live view, lessons).
-  std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const {
-    return tasks_.WorkspaceDirOf(task_id, space);
-  }
-  Result<Task> VisibleTask(const std::string& task_id, const std::string& user) {
-    return tasks_.VisibleTask(task_id, user);
-  }
   void ScheduleRoutes();  // routes_schedules.cc
   void LessonRoutes();    // routes_lessons.cc
   void MissionRoutes();   // routes_missions.cc
   void CaptchaRoutes();   // routes_captcha.cc
   void BrowserRoutes();   // routes_browser.cc
   void PushRoutes();      // routes_push.cc
-  // The live browser of the job named by the route's {id}, for a visible
-  // job; `job_out` gets the job when it exists.
-  Result<std::shared_ptr<browser::BrowserSession>> LiveBrowser(const api::HttpRequest& req,
-                                                               Job* job_out);
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task
@@ -214,9 +204,6 @@ class ApiServer {
   api::HttpResponse ServeUi(const api::HttpRequest& req) const;
   // Concurrent streams are capped per bearer token (HttpServerOptions).
   static std::string StreamKey(const api::HttpRequest& req);
-  // The schedule if it exists and `user` may see it (the task rule); kNotFound
-  // "no such schedule: <id>" otherwise (routes_schedules.cc).
-  Result<Schedule> VisibleSchedule(const std::string& id, const std::string& user);
 
   Store& store_;
   ApiOptions options_;

@@ -97,94 +97,112 @@ class JobDeltasSource : public api::StreamSource {
   uint64_t status_watch_ = 0;
 };
 
+// The handlers, one per route (docs/api.md).
+
+// GET /api/local/jobs/{id}/stream: the job's live deltas (SSE) after
+// Last-Event-ID / ?after; another user's job is "no such job".
+api::HttpResponse JobStream(api::TaskService& tasks, Store& store, JobStreamHub& hub,
+                            notify::EventSignal& signal, api::JobStatusCache& statuses,
+                            std::string stream_key, const api::HttpRequest& req) {
+  std::string job_id = req.params[0];
+  auto job = store.GetJob(job_id);
+  if (!job.ok()) return ReplyError(job.status());
+  if (auto t = tasks.VisibleTask(job->task_id, req.user); !t.ok()) {
+    return ReplyError(NotFound("no such job: " + api::SafeEcho(job_id)));
+  }
+  std::string last = req.Header("Last-Event-ID");
+  if (last.empty()) last = req.Query("after");
+  api::HttpResponse res;
+  res.stream =
+      std::make_shared<JobDeltasSource>(store, hub, signal, statuses, job_id, ParseSeq(last));
+  res.stream_key = std::move(stream_key);
+  return res;
+}
+
+// GET /api/pieces: the piece catalog.
+api::HttpResponse ListPieces(const ApiOptions& options) {
+  if (!options.pieces_json) return ReplyError(Unimplemented("no piece catalog"));
+  return Reply(200, options.pieces_json());
+}
+
+// POST /api/local/tokens: {user} — the admin makes a user's bearer token.
+api::HttpResponse CreateToken(Store& store, const api::HttpRequest& req) {
+  if (req.user != api::kAdminUser) {
+    // Not 401: the caller is authenticated, just not allowed.
+    return ReplyError(NotFound("no such route"));
+  }
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  std::string user;
+  if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) return ReplyError(st);
+  auto token = api::NewSecretToken();
+  if (!token.ok()) return ReplyError(token.status());
+  if (Status st = store.AddApiToken(Sha256Hex(*token), user); !st.ok()) return ReplyError(st);
+  // The only time the token is shown; the store keeps its hash.
+  return Reply(201, {{"user", user}, {"token", *token}});
+}
+
+// GET /api/local/notifications[?unread=true]: the caller's inbox.
+api::HttpResponse ListNotifications(Store& store, const api::HttpRequest& req) {
+  bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
+  auto list = store.ListNotifications(req.user, unread, 200);
+  if (!list.ok()) return ReplyError(list.status());
+  Json arr = Json::array();
+  int64_t unread_count = 0;
+  for (const auto& n : *list) {
+    arr.push_back(api::NotificationJson(n));
+    if (!n.read) ++unread_count;
+  }
+  return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
+}
+
+// POST /api/local/notifications/read: {ids?} — those, or all, of the
+// caller's notifications read.
+api::HttpResponse MarkNotificationsRead(Store& store, const api::HttpRequest& req) {
+  Json body = Json::object();
+  if (!req.body.empty()) {
+    auto parsed = api::ParseObject(req.body);
+    if (!parsed.ok()) return ReplyError(parsed.status());
+    body = *parsed;
+  }
+  std::vector<std::string> ids;
+  if (body.contains("ids")) {
+    if (!body["ids"].is_array()) {
+      return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
+    }
+    for (const auto& id : body["ids"]) {
+      if (!id.is_string()) {
+        return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
+      }
+      ids.push_back(id.get<std::string>());
+    }
+    if (ids.empty()) return Reply(200, {{"marked", true}});
+  }
+  if (Status st = store.MarkNotificationsRead(req.user, ids); !st.ok()) return ReplyError(st);
+  return Reply(200, {{"marked", true}});
+}
+
 }  // namespace
 
 void ApiServer::LiveRoutes() {
-  router_.Add("GET", "/api/local/jobs/{id}/stream", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                std::string job_id = req.params[0];
-                auto job = store_.GetJob(job_id);
-                if (!job.ok()) return ReplyError(job.status());
-                if (auto t = VisibleTask(job->task_id, req.user); !t.ok()) {
-                  return ReplyError(NotFound("no such job: " + api::SafeEcho(job_id)));
-                }
-                std::string last = req.Header("Last-Event-ID");
-                if (last.empty()) last = req.Query("after");
-                api::HttpResponse res;
-                res.stream = std::make_shared<JobDeltasSource>(store_, hub_, signal_, statuses_,
-                                                               job_id, ParseSeq(last));
-                res.stream_key = StreamKey(req);
-                return res;
-              });
-
-  router_.Add("GET", "/api/pieces", api::Access::kToken, [this](const api::HttpRequest&) {
-    if (!options_.pieces_json) return ReplyError(Unimplemented("no piece catalog"));
-    return Reply(200, options_.pieces_json());
+  using api::Access;
+  using Req = api::HttpRequest;
+  router_.Add("GET", "/api/local/jobs/{id}/stream", Access::kToken, [this](const Req& r) {
+    return JobStream(tasks_, store_, hub_, signal_, statuses_, StreamKey(r), r);
   });
-
-  router_.Add("POST", "/api/local/tokens", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                if (req.user != api::kAdminUser) {
-                  // Not 401: the caller is authenticated, just not allowed.
-                  return ReplyError(NotFound("no such route"));
-                }
-                auto body = api::ParseObject(req.body);
-                if (!body.ok()) return ReplyError(body.status());
-                std::string user;
-                if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) {
-                  return ReplyError(st);
-                }
-                auto token = api::NewSecretToken();
-                if (!token.ok()) return ReplyError(token.status());
-                if (Status st = store_.AddApiToken(Sha256Hex(*token), user); !st.ok()) {
-                  return ReplyError(st);
-                }
-                // The only time the token is shown; the store keeps its hash.
-                return Reply(201, {{"user", user}, {"token", *token}});
-              });
+  router_.Add("GET", "/api/pieces", Access::kToken,
+              [this](const Req&) { return ListPieces(options_); });
+  router_.Add("POST", "/api/local/tokens", Access::kToken,
+              [this](const Req& r) { return CreateToken(store_, r); });
 }
 
 void ApiServer::InboxRoutes() {
-  router_.Add("GET", "/api/local/notifications", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
-                auto list = store_.ListNotifications(req.user, unread, 200);
-                if (!list.ok()) return ReplyError(list.status());
-                Json arr = Json::array();
-                int64_t unread_count = 0;
-                for (const auto& n : *list) {
-                  arr.push_back(api::NotificationJson(n));
-                  if (!n.read) ++unread_count;
-                }
-                return Reply(200, {{"notifications", arr}, {"unread", unread_count}});
-              });
-
-  router_.Add("POST", "/api/local/notifications/read", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                Json body = Json::object();
-                if (!req.body.empty()) {
-                  auto parsed = api::ParseObject(req.body);
-                  if (!parsed.ok()) return ReplyError(parsed.status());
-                  body = *parsed;
-                }
-                std::vector<std::string> ids;
-                if (body.contains("ids")) {
-                  if (!body["ids"].is_array()) {
-                    return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-                  }
-                  for (const auto& id : body["ids"]) {
-                    if (!id.is_string()) {
-                      return ReplyError(InvalidArgument("ids must be an array of strings", "ids"));
-                    }
-                    ids.push_back(id.get<std::string>());
-                  }
-                  if (ids.empty()) return Reply(200, {{"marked", true}});
-                }
-                if (Status st = store_.MarkNotificationsRead(req.user, ids); !st.ok()) {
-                  return ReplyError(st);
-                }
-                return Reply(200, {{"marked", true}});
-              });
+  using api::Access;
+  using Req = api::HttpRequest;
+  router_.Add("GET", "/api/local/notifications", Access::kToken,
+              [this](const Req& r) { return ListNotifications(store_, r); });
+  router_.Add("POST", "/api/local/notifications/read", Access::kToken,
+              [this](const Req& r) { return MarkNotificationsRead(store_, r); });
 }
 
 }  // namespace maestro

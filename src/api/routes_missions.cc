@@ -39,69 +39,93 @@ Status CheckText(const Mission& m) {
   return Status::Ok();
 }
 
+// What the mission handlers work with.
+struct MissionRouteDeps {
+  api::TaskService& tasks;
+  Store& store;
+  const ApiOptions& options;
+};
+
+// The handlers, one per route (docs/api.md "Missions").
+
+// POST /api/local/missions: {title, notes?, space?, visibility?}.
+api::HttpResponse CreateMission(const MissionRouteDeps& d, const api::HttpRequest& req) {
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (Status st = api::OnlyFields(*body, {"title", "notes", "space", "visibility"}); !st.ok()) {
+    return ReplyError(st);
+  }
+  Mission m;
+  for (const auto& [field, member] :
+       {std::pair{"title", &Mission::title}, std::pair{"notes", &Mission::notes},
+        std::pair{"space", &Mission::space}, std::pair{"visibility", &Mission::visibility}}) {
+    if (Status st = api::OptionalString(*body, field, &(m.*member)); !st.ok()) {
+      return ReplyError(st);
+    }
+  }
+  if (m.visibility != "private" && m.visibility != "shared") {
+    return ReplyError(InvalidArgument("visibility must be private or shared", "visibility"));
+  }
+  if (Status st = CheckText(m); !st.ok()) return ReplyError(st);
+  if (Status st = api::CheckSpace(d.options.choices, m.space); !st.ok()) return ReplyError(st);
+  m.owner = req.user;
+  auto created = d.store.CreateMission(m);
+  if (!created.ok()) return ReplyError(created.status());
+  return Reply(201, {{"mission", MissionJson(*created)}});
+}
+
+// GET /api/local/missions: the caller's visible missions.
+api::HttpResponse ListMissions(const MissionRouteDeps& d, const api::HttpRequest& req) {
+  auto list = d.store.ListMissions(req.user);
+  if (!list.ok()) return ReplyError(list.status());
+  Json arr = Json::array();
+  for (const Mission& m : *list) arr.push_back(MissionJson(m));
+  return Reply(200, {{"missions", arr}});
+}
+
+// GET /api/local/missions/{id}: the mission and its tasks the caller may
+// see, newest first.
+api::HttpResponse ShowMission(const MissionRouteDeps& d, const api::HttpRequest& req) {
+  auto m = d.tasks.VisibleMission(req.params[0], req.user);
+  if (!m.ok()) return ReplyError(m.status());
+  auto tasks = d.store.ListMissionTasks(m->id, kTaskList);
+  if (!tasks.ok()) return ReplyError(tasks.status());
+  Json arr = Json::array();
+  for (const Task& t : *tasks) {
+    if (api::Authenticator::Visible(t, req.user)) arr.push_back(api::TaskJson(t));
+  }
+  return Reply(200, {{"mission", MissionJson(*m)}, {"tasks", arr}});
+}
+
+// PATCH /api/local/missions/{id}: {title?, notes?} — the goal's text; its
+// space and owner stay.
+api::HttpResponse ChangeMission(const MissionRouteDeps& d, const api::HttpRequest& req) {
+  auto m = d.tasks.VisibleMission(req.params[0], req.user);
+  if (!m.ok()) return ReplyError(m.status());
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (Status st = api::OnlyFields(*body, {"title", "notes"}); !st.ok()) return ReplyError(st);
+  if (Status st = api::OptionalString(*body, "title", &m->title); !st.ok()) return ReplyError(st);
+  if (Status st = api::OptionalString(*body, "notes", &m->notes); !st.ok()) return ReplyError(st);
+  if (Status st = CheckText(*m); !st.ok()) return ReplyError(st);
+  auto updated = d.store.UpdateMission(*m);
+  if (!updated.ok()) return ReplyError(updated.status());
+  return Reply(200, {{"mission", MissionJson(*updated)}});
+}
+
 }  // namespace
 
 void ApiServer::MissionRoutes() {
-  router_.Add("POST", kMissionsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (Status st = api::OnlyFields(*body, {"title", "notes", "space", "visibility"}); !st.ok()) {
-      return ReplyError(st);
-    }
-    Mission m;
-    for (const auto& [field, member] :
-         {std::pair{"title", &Mission::title}, std::pair{"notes", &Mission::notes},
-          std::pair{"space", &Mission::space}, std::pair{"visibility", &Mission::visibility}}) {
-      if (Status st = api::OptionalString(*body, field, &(m.*member)); !st.ok()) {
-        return ReplyError(st);
-      }
-    }
-    if (m.visibility != "private" && m.visibility != "shared") {
-      return ReplyError(InvalidArgument("visibility must be private or shared", "visibility"));
-    }
-    if (Status st = CheckText(m); !st.ok()) return ReplyError(st);
-    if (Status st = api::CheckSpace(options_.choices, m.space); !st.ok()) return ReplyError(st);
-    m.owner = req.user;
-    auto created = store_.CreateMission(m);
-    if (!created.ok()) return ReplyError(created.status());
-    return Reply(201, {{"mission", MissionJson(*created)}});
-  });
-
-  router_.Add("GET", kMissionsPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto list = store_.ListMissions(req.user);
-    if (!list.ok()) return ReplyError(list.status());
-    Json arr = Json::array();
-    for (const Mission& m : *list) arr.push_back(MissionJson(m));
-    return Reply(200, {{"missions", arr}});
-  });
-
-  // The mission and its tasks, newest first.
-  router_.Add("GET", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto m = tasks_.VisibleMission(req.params[0], req.user);
-    if (!m.ok()) return ReplyError(m.status());
-    auto tasks = store_.ListMissionTasks(m->id, kTaskList);
-    if (!tasks.ok()) return ReplyError(tasks.status());
-    Json arr = Json::array();
-    for (const Task& t : *tasks) {
-      if (api::Authenticator::Visible(t, req.user)) arr.push_back(api::TaskJson(t));
-    }
-    return Reply(200, {{"mission", MissionJson(*m)}, {"tasks", arr}});
-  });
-
-  // {title?, notes?}: the goal's text; its space and owner stay.
-  router_.Add("PATCH", kMissionPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto m = tasks_.VisibleMission(req.params[0], req.user);
-    if (!m.ok()) return ReplyError(m.status());
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (Status st = api::OnlyFields(*body, {"title", "notes"}); !st.ok()) return ReplyError(st);
-    if (Status st = api::OptionalString(*body, "title", &m->title); !st.ok()) return ReplyError(st);
-    if (Status st = api::OptionalString(*body, "notes", &m->notes); !st.ok()) return ReplyError(st);
-    if (Status st = CheckText(*m); !st.ok()) return ReplyError(st);
-    auto updated = store_.UpdateMission(*m);
-    if (!updated.ok()) return ReplyError(updated.status());
-    return Reply(200, {{"mission", MissionJson(*updated)}});
-  });
+  using api::Access;
+  using Req = api::HttpRequest;
+  const MissionRouteDeps d{tasks_, store_, options_};
+  router_.Add("POST", kMissionsPath, Access::kToken,
+              [d](const Req& r) { return CreateMission(d, r); });
+  router_.Add("GET", kMissionsPath, Access::kToken,
+              [d](const Req& r) { return ListMissions(d, r); });
+  router_.Add("GET", kMissionPath, Access::kToken, [d](const Req& r) { return ShowMission(d, r); });
+  router_.Add("PATCH", kMissionPath, Access::kToken,
+              [d](const Req& r) { return ChangeMission(d, r); });
 }
 
 }  // namespace maestro

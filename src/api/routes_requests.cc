@@ -11,39 +11,49 @@ namespace maestro {
 using api::Reply;
 using api::ReplyError;
 
+namespace {
+
+// GET /api/local/tasks/{id}/{kind}-requests: the task's requests of `kind`.
+api::HttpResponse ListRequests(api::TaskService& tasks, Store& store, RequestKind kind,
+                               const api::HttpRequest& req) {
+  const std::string& task_id = req.params[0];
+  if (auto t = tasks.VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
+  auto list = store.ListRequests(task_id, kind);
+  if (!list.ok()) return ReplyError(list.status());
+  Json arr = Json::array();
+  for (const auto& r : *list) arr.push_back(api::RequestJson(r));
+  return Reply(200, {{"requests", arr}});
+}
+
+// POST /api/local/tasks/{id}/{kind}-requests/{ulid}/decide: {decision, scope?}.
+api::HttpResponse DecideRequest(api::TaskService& tasks, RequestKind kind,
+                                const api::HttpRequest& req) {
+  const std::string& task_id = req.params[0];
+  const std::string& rid = req.params[1];
+  if (auto t = tasks.VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  std::string decision, scope;
+  if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
+    return ReplyError(st);
+  }
+  if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) return ReplyError(st);
+  auto out = tasks.Decide(task_id, kind, rid, decision, scope, req.user);
+  if (!out.ok()) return ReplyError(out.status());
+  return Reply(200, api::DecidedJson(*out));
+}
+
+}  // namespace
+
 void ApiServer::RequestRoutes() {
+  using Req = api::HttpRequest;
   for (RequestKind kind : {RequestKind::kTool, RequestKind::kPackage, RequestKind::kSpawn}) {
     const std::string base =
         "/api/local/tasks/{uuid}/" + std::string(RequestKindName(kind)) + "-requests";
-
-    router_.Add("GET", base, api::Access::kToken, [this, kind](const api::HttpRequest& req) {
-      std::string task_id = req.params[0];
-      if (auto t = VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
-      auto list = store_.ListRequests(task_id, kind);
-      if (!list.ok()) return ReplyError(list.status());
-      Json arr = Json::array();
-      for (const auto& r : *list) arr.push_back(api::RequestJson(r));
-      return Reply(200, {{"requests", arr}});
-    });
-
+    router_.Add("GET", base, api::Access::kToken,
+                [this, kind](const Req& r) { return ListRequests(tasks_, store_, kind, r); });
     router_.Add("POST", base + "/{ulid}/decide", api::Access::kToken,
-                [this, kind](const api::HttpRequest& req) {
-                  std::string task_id = req.params[0], rid = req.params[1];
-                  std::string user = req.user;
-                  if (auto t = VisibleTask(task_id, user); !t.ok()) return ReplyError(t.status());
-                  auto body = api::ParseObject(req.body);
-                  if (!body.ok()) return ReplyError(body.status());
-                  std::string decision, scope;
-                  if (Status st = api::RequiredString(*body, "decision", &decision); !st.ok()) {
-                    return ReplyError(st);
-                  }
-                  if (Status st = api::OptionalString(*body, "scope", &scope); !st.ok()) {
-                    return ReplyError(st);
-                  }
-                  auto out = tasks_.Decide(task_id, kind, rid, decision, scope, user);
-                  if (!out.ok()) return ReplyError(out.status());
-                  return Reply(200, api::DecidedJson(*out));
-                });
+                [this, kind](const Req& r) { return DecideRequest(tasks_, kind, r); });
   }
 }
 

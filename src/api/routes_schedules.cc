@@ -152,119 +152,148 @@ Json DefaultBudget(const api::TaskService& tasks, const Schedule& s) {
   return budget::LimitsJson(tasks.BudgetFor(s.piece, s.owner, {}));
 }
 
-}  // namespace
-
-Result<Schedule> ApiServer::VisibleSchedule(const std::string& id, const std::string& user) {
-  auto s = store_.GetSchedule(id);
+// The schedule if it exists and `user` may see it (the task rule);
+// kNotFound "no such schedule: <id>" otherwise — a missing and another
+// user's private schedule answer alike.
+Result<Schedule> VisibleSchedule(Store& store, const std::string& id, const std::string& user) {
+  auto s = store.GetSchedule(id);
   const bool hidden = s.ok() && !api::Authenticator::Visible(*s, user);
-  // As for tasks: a missing and another user's private schedule answer alike.
   if ((!s.ok() && s.status().code() == StatusCode::kNotFound) || hidden) {
     return NotFound("no such schedule: " + api::SafeEcho(id));
   }
   return s;
 }
 
-void ApiServer::ScheduleRoutes() {
-  router_.Add("POST", kSchedulesPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    Schedule s;
-    if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
-    if (Status st = CheckSchedule(tasks_, &s); !st.ok()) return ReplyError(st);
-    s.owner = req.user;
-    s.budget = DefaultBudget(tasks_, s);
-    if (Status st = CheckScheduleLimit(store_, options_.budgets.quotas, req.user); !st.ok()) {
-      return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
+// What the schedule handlers work with.
+struct ScheduleRouteDeps {
+  api::TaskService& tasks;
+  Store& store;
+  const ApiOptions& options;
+};
+
+// The handlers, one per route (docs/api.md "Schedules").
+
+// POST /api/local/schedules
+api::HttpResponse CreateSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  Schedule s;
+  if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
+  if (Status st = CheckSchedule(d.tasks, &s); !st.ok()) return ReplyError(st);
+  s.owner = req.user;
+  s.budget = DefaultBudget(d.tasks, s);
+  if (Status st = CheckScheduleLimit(d.store, d.options.budgets.quotas, req.user); !st.ok()) {
+    return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
+  }
+  auto created = d.store.CreateSchedule(s);
+  if (!created.ok()) return ReplyError(created.status());
+  return Reply(201, {{"schedule", ScheduleJson(*created, d.options.clock->NowMs())}});
+}
+
+// GET /api/local/schedules: the caller's visible schedules.
+api::HttpResponse ListSchedules(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto list = d.store.ListSchedules(req.user);
+  if (!list.ok()) return ReplyError(list.status());
+  const TimeMs now = d.options.clock->NowMs();
+  Json arr = Json::array();
+  for (const auto& s : *list) arr.push_back(ScheduleJson(s, now));
+  return Reply(200, {{"schedules", arr}});
+}
+
+// GET /api/local/schedules/{id}
+api::HttpResponse ShowSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  if (!s.ok()) return ReplyError(s.status());
+  return Reply(200, {{"schedule", ScheduleJson(*s, d.options.clock->NowMs())}});
+}
+
+// PATCH /api/local/schedules/{id}: any subset of the create fields;
+// pause/resume is {"enabled": false|true}.
+api::HttpResponse ChangeSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  if (!s.ok()) return ReplyError(s.status());
+  if (!MayChange(*s, req.user)) return NotOwner(*s);
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
+  if (Status st = CheckSchedule(d.tasks, &*s); !st.ok()) return ReplyError(st);
+  s->budget = DefaultBudget(d.tasks, *s);  // its piece may have changed
+  auto updated = d.store.UpdateSchedule(*s);
+  if (!updated.ok()) return ReplyError(updated.status());
+  return Reply(200, {{"schedule", ScheduleJson(*updated, d.options.clock->NowMs())}});
+}
+
+// DELETE /api/local/schedules/{id}
+api::HttpResponse DeleteSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  if (!s.ok()) return ReplyError(s.status());
+  if (!MayChange(*s, req.user)) return NotOwner(*s);
+  if (Status st = d.store.DeleteSchedule(s->id); !st.ok()) return ReplyError(st);
+  return Reply(200, {{"deleted", s->id}});
+}
+
+// POST /api/local/schedules/{id}/run: a task at once, whatever the overlap
+// rule and the cron say.
+api::HttpResponse RunScheduleNow(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  if (!s.ok()) return ReplyError(s.status());
+  // Its task is the owner's and spends the owner's quota.
+  if (!MayChange(*s, req.user)) return NotOwner(*s);
+  if (Status st = d.tasks.CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
+    return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
+  }
+  // Cron fire times are whole minutes: a manual fire never takes one, so
+  // it can never claim (and so swallow) the cron fire of that minute.
+  TimeMs at = d.options.clock->NowMs();
+  if (at % 60'000 == 0) ++at;
+  auto fired = d.store.FireSchedule(s->id, at, /*manual=*/true);
+  if (!fired.ok()) return ReplyError(fired.status());
+  if (!fired->created) {
+    return ReplyError(Status(StatusCode::kConflict, "the schedule fired this instant already"));
+  }
+  return Reply(201, {{"task", api::TaskJson(fired->created->task)},
+                     {"job", api::JobJson(fired->created->job)}});
+}
+
+// GET /api/local/schedules/{id}/tasks: the fires, newest first, each with
+// its task when it made one.
+api::HttpResponse ScheduleHistory(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
+  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  if (!s.ok()) return ReplyError(s.status());
+  auto fires = d.store.ListScheduleFires(s->id, kHistory);
+  if (!fires.ok()) return ReplyError(fires.status());
+  Json arr = Json::array();
+  for (const auto& f : *fires) {
+    Json entry = {{"fire_at", f.fire_at},
+                  {"manual", f.manual},
+                  {"outcome", FireOutcomeName(f.outcome)},
+                  {"task", nullptr}};
+    if (!f.task_id.empty()) {
+      if (auto t = d.store.GetTask(f.task_id); t.ok()) entry["task"] = api::TaskJson(*t);
     }
-    auto created = store_.CreateSchedule(s);
-    if (!created.ok()) return ReplyError(created.status());
-    return Reply(201, {{"schedule", ScheduleJson(*created, options_.clock->NowMs())}});
-  });
+    arr.push_back(std::move(entry));
+  }
+  return Reply(200, {{"fires", arr}});
+}
 
-  router_.Add("GET", kSchedulesPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto list = store_.ListSchedules(req.user);
-    if (!list.ok()) return ReplyError(list.status());
-    const TimeMs now = options_.clock->NowMs();
-    Json arr = Json::array();
-    for (const auto& s : *list) arr.push_back(ScheduleJson(s, now));
-    return Reply(200, {{"schedules", arr}});
-  });
+}  // namespace
 
-  router_.Add("GET", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto s = VisibleSchedule(req.params[0], req.user);
-    if (!s.ok()) return ReplyError(s.status());
-    return Reply(200, {{"schedule", ScheduleJson(*s, options_.clock->NowMs())}});
-  });
-
-  // Any subset of the create fields; pause/resume is {"enabled": false|true}.
-  router_.Add("PATCH", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto s = VisibleSchedule(req.params[0], req.user);
-    if (!s.ok()) return ReplyError(s.status());
-    if (!MayChange(*s, req.user)) return NotOwner(*s);
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (Status st = ApplyFields(*body, &*s); !st.ok()) return ReplyError(st);
-    if (Status st = CheckSchedule(tasks_, &*s); !st.ok()) return ReplyError(st);
-    s->budget = DefaultBudget(tasks_, *s);  // its piece may have changed
-    auto updated = store_.UpdateSchedule(*s);
-    if (!updated.ok()) return ReplyError(updated.status());
-    return Reply(200, {{"schedule", ScheduleJson(*updated, options_.clock->NowMs())}});
-  });
-
-  router_.Add("DELETE", kSchedulePath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto s = VisibleSchedule(req.params[0], req.user);
-    if (!s.ok()) return ReplyError(s.status());
-    if (!MayChange(*s, req.user)) return NotOwner(*s);
-    if (Status st = store_.DeleteSchedule(s->id); !st.ok()) return ReplyError(st);
-    return Reply(200, {{"deleted", s->id}});
-  });
-
-  // Run now: a task at once, whatever the overlap rule and the cron say.
-  router_.Add(
-      "POST", std::string(kSchedulePath) + "/run", api::Access::kToken,
-      [this](const api::HttpRequest& req) {
-        auto s = VisibleSchedule(req.params[0], req.user);
-        if (!s.ok()) return ReplyError(s.status());
-        // Its task is the owner's and spends the owner's quota.
-        if (!MayChange(*s, req.user)) return NotOwner(*s);
-        if (Status st = tasks_.CheckQuota(s->owner.empty() ? req.user : s->owner); !st.ok()) {
-          return st.code() == StatusCode::kResourceExhausted ? QuotaError(st) : ReplyError(st);
-        }
-        // Cron fire times are whole minutes: a manual fire never takes one, so
-        // it can never claim (and so swallow) the cron fire of that minute.
-        TimeMs at = options_.clock->NowMs();
-        if (at % 60'000 == 0) ++at;
-        auto fired = store_.FireSchedule(s->id, at, /*manual=*/true);
-        if (!fired.ok()) return ReplyError(fired.status());
-        if (!fired->created) {
-          return ReplyError(
-              Status(StatusCode::kConflict, "the schedule fired this instant already"));
-        }
-        return Reply(201, {{"task", api::TaskJson(fired->created->task)},
-                           {"job", api::JobJson(fired->created->job)}});
-      });
-
-  // History: the fires, newest first, each with its task when it made one.
-  router_.Add("GET", std::string(kSchedulePath) + "/tasks", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                auto s = VisibleSchedule(req.params[0], req.user);
-                if (!s.ok()) return ReplyError(s.status());
-                auto fires = store_.ListScheduleFires(s->id, kHistory);
-                if (!fires.ok()) return ReplyError(fires.status());
-                Json arr = Json::array();
-                for (const auto& f : *fires) {
-                  Json entry = {{"fire_at", f.fire_at},
-                                {"manual", f.manual},
-                                {"outcome", FireOutcomeName(f.outcome)},
-                                {"task", nullptr}};
-                  if (!f.task_id.empty()) {
-                    if (auto t = store_.GetTask(f.task_id); t.ok())
-                      entry["task"] = api::TaskJson(*t);
-                  }
-                  arr.push_back(std::move(entry));
-                }
-                return Reply(200, {{"fires", arr}});
-              });
+void ApiServer::ScheduleRoutes() {
+  using api::Access;
+  using Req = api::HttpRequest;
+  const ScheduleRouteDeps d{tasks_, store_, options_};
+  const std::string one = kSchedulePath;
+  router_.Add("POST", kSchedulesPath, Access::kToken,
+              [d](const Req& r) { return CreateSchedule(d, r); });
+  router_.Add("GET", kSchedulesPath, Access::kToken,
+              [d](const Req& r) { return ListSchedules(d, r); });
+  router_.Add("GET", one, Access::kToken, [d](const Req& r) { return ShowSchedule(d, r); });
+  router_.Add("PATCH", one, Access::kToken, [d](const Req& r) { return ChangeSchedule(d, r); });
+  router_.Add("DELETE", one, Access::kToken, [d](const Req& r) { return DeleteSchedule(d, r); });
+  router_.Add("POST", one + "/run", Access::kToken,
+              [d](const Req& r) { return RunScheduleNow(d, r); });
+  router_.Add("GET", one + "/tasks", Access::kToken,
+              [d](const Req& r) { return ScheduleHistory(d, r); });
 }
 
 }  // namespace maestro

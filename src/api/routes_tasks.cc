@@ -19,146 +19,184 @@ namespace {
 
 constexpr const char* kTaskPath = "/api/local/tasks/{uuid}";
 
+// What the task handlers work with: the operations (TaskService), the JSON
+// of reads (TaskReads), the store for the rows a route reads itself, and
+// the server's options (upload limits, choices, clock).
+struct TaskRouteDeps {
+  api::TaskService& tasks;
+  api::TaskReads& reads;
+  Store& store;
+  const ApiOptions& options;
+};
+
+// The handlers, one per route (docs/api.md). Another user's task is a 404
+// on every one: the service's or the reads' visibility rule answers first.
+
+// POST /api/local/tasks (JSON or multipart with files).
+api::HttpResponse CreateTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  auto upload = api::ParseUploadRequest(req, d.options.attachments);
+  if (!upload.ok()) return ReplyError(upload.status());
+  auto created = d.tasks.Create(upload->fields, req.user, upload->files);
+  if (!created.ok() && created.status().code() == StatusCode::kResourceExhausted &&
+      created.status().field() == budget::kQuotaField) {
+    // A daily quota: come back at the next UTC midnight.
+    return api::ReplyTooMany(created.status(),
+                             budget::SecondsToUtcMidnight(d.options.clock->NowMs()));
+  }
+  if (!created.ok()) return ReplyError(created.status());
+  Result<Json> attached = Json::array();
+  if (!upload->files.empty()) attached = d.reads.AttachmentsJson(created->task.id, "");
+  if (!attached.ok()) return ReplyError(attached.status());
+  return Reply(201, {{"task", api::TaskJson(created->task)},
+                     {"job", api::JobJson(created->job)},
+                     {"attachments", *attached}});
+}
+
+// GET /api/spaces: the spaces a task may name.
+api::HttpResponse ListSpaces(const TaskRouteDeps& d) {
+  return Reply(200, api::SpacesJson(d.options.choices));
+}
+
+// GET /api/profiles: the LLM profiles a create may name (the web UI's
+// profile select): names and models, the same for every user (the
+// config's), never a URL or key.
+api::HttpResponse ListProfiles(const TaskRouteDeps& d) {
+  return Reply(200, api::ProfilesJson(d.options.choices));
+}
+
+// GET /api/local/tasks[?status=…]: the caller's visible tasks.
+api::HttpResponse ListTasks(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  auto filter = api::ParseStatusFilter(req.Query("status"));
+  if (!filter.ok()) return ReplyError(filter.status());
+  auto tasks = d.reads.VisibleTasks(*filter, req.user);
+  if (!tasks.ok()) return ReplyError(tasks.status());
+  return Reply(200, *tasks);
+}
+
+// GET /api/local/tasks/{id}
+api::HttpResponse ShowTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  auto detail = d.reads.TaskDetail(req.params[0], req.user);
+  if (!detail.ok()) return ReplyError(detail.status());
+  return Reply(200, *detail);
+}
+
+// PATCH /api/local/tasks/{id}: rename — {"title": "…"} only (1..200
+// characters after trimming, no control characters); a task.updated event
+// makes live views refresh.
+api::HttpResponse RenameTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+    return ReplyError(t.status());
+  }
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  if (Status st = api::OnlyFields(*body, {"title"}); !st.ok()) return ReplyError(st);
+  const auto it = body->find("title");
+  if (it == body->end() || !it->is_string()) {
+    return ReplyError(InvalidArgument("title is required and must be a string", "title"));
+  }
+  std::string title;
+  if (Status st = CheckTitle(it->get<std::string>(), &title); !st.ok()) return ReplyError(st);
+  auto task = d.store.SetTaskTitle(req.params[0], title);
+  if (!task.ok()) return ReplyError(task.status());
+  auto with_usage = d.reads.TasksWithUsage({*task});
+  if (!with_usage.ok()) return ReplyError(with_usage.status());
+  return Reply(200, {{"task", (*with_usage)[0]}});
+}
+
+// GET /api/local/tasks/{id}/comments
+api::HttpResponse ListComments(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  const std::string& id = req.params[0];
+  if (auto t = d.tasks.VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
+  auto comments = d.store.ListComments(id);
+  if (!comments.ok()) return ReplyError(comments.status());
+  Json arr = Json::array();
+  for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
+  return Reply(200, {{"comments", arr}});
+}
+
+// POST /api/local/tasks/{id}/comments: the write gate (JSON or multipart).
+api::HttpResponse PostComment(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+    return ReplyError(t.status());
+  }
+  auto upload = api::ParseUploadRequest(req, d.options.attachments);
+  if (!upload.ok()) return ReplyError(upload.status());
+  std::string text;
+  // With files the text may be left out; without, it is required.
+  Status st = upload->files.empty() ? api::RequiredString(upload->fields, "body", &text)
+                                    : api::OptionalString(upload->fields, "body", &text);
+  if (!st.ok()) return ReplyError(st);
+  auto r = d.tasks.Comment(req.params[0], req.user, text, upload->files);
+  if (!r.ok()) return ReplyError(r.status());
+  return Reply(201, api::CommentedJson(*r));
+}
+
+// POST /api/local/tasks/{id}/continue: {piece?, note?}.
+api::HttpResponse ContinueTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  // Visibility first: another user's task is a 404 whatever the body.
+  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+    return ReplyError(t.status());
+  }
+  Json body = Json::object();
+  if (!req.body.empty()) {
+    auto parsed = api::ParseObject(req.body);
+    if (!parsed.ok()) return ReplyError(parsed.status());
+    body = *parsed;
+  }
+  std::string piece, note;
+  if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) return ReplyError(st);
+  if (Status st = api::OptionalString(body, "note", &note); !st.ok()) return ReplyError(st);
+  auto r = d.tasks.Continue(req.params[0], req.user, piece, note);
+  if (!r.ok()) return ReplyError(r.status());
+  return Reply(201, {{"job", api::JobJson(r->job)}, {"comment", api::CommentJson(r->handoff)}});
+}
+
+// POST /api/local/tasks/{id}/budget: raise the budget of a task whose job
+// parked on it, {max_tokens?, ...}; the job resumes the same movement
+// (store/budget.h, docs/api.md).
+api::HttpResponse RaiseBudget(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  auto body = api::ParseObject(req.body);
+  if (!body.ok()) return ReplyError(body.status());
+  auto job = d.tasks.RaiseBudget(req.params[0], req.user, *body);
+  if (!job.ok()) return ReplyError(job.status());
+  auto detail = d.reads.TaskDetail(req.params[0], req.user);
+  if (!detail.ok()) return ReplyError(detail.status());
+  (*detail)["job"] = api::JobJson(*job);
+  return Reply(200, *detail);
+}
+
+// POST /api/local/tasks/{id}/cancel
+api::HttpResponse CancelTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  auto total = d.tasks.Cancel(req.params[0], req.user);
+  if (!total.ok()) return ReplyError(total.status());
+  return Reply(200, {{"cancelled", total->cancelled}, {"stopping", total->flagged}});
+}
+
 }  // namespace
 
 void ApiServer::TaskRoutes() {
-  router_.Add("POST", "/api/local/tasks", api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto upload = api::ParseUploadRequest(req, options_.attachments);
-    if (!upload.ok()) return ReplyError(upload.status());
-    auto created = tasks_.Create(upload->fields, req.user, upload->files);
-    if (!created.ok() && created.status().code() == StatusCode::kResourceExhausted &&
-        created.status().field() == budget::kQuotaField) {
-      // A daily quota: come back at the next UTC midnight.
-      return api::ReplyTooMany(created.status(),
-                               budget::SecondsToUtcMidnight(options_.clock->NowMs()));
-    }
-    if (!created.ok()) return ReplyError(created.status());
-    Result<Json> attached = Json::array();
-    if (!upload->files.empty()) attached = reads_.AttachmentsJson(created->task.id, "");
-    if (!attached.ok()) return ReplyError(attached.status());
-    return Reply(201, {{"task", api::TaskJson(created->task)},
-                       {"job", api::JobJson(created->job)},
-                       {"attachments", *attached}});
-  });
-
-  router_.Add("GET", "/api/spaces", api::Access::kToken, [this](const api::HttpRequest&) {
-    return Reply(200, api::SpacesJson(options_.choices));
-  });
-
-  // The LLM profiles a create may name (the web UI's profile select): names
-  // and models, the same for every user (the config's), never a URL or key.
-  router_.Add("GET", "/api/profiles", api::Access::kToken, [this](const api::HttpRequest&) {
-    return Reply(200, api::ProfilesJson(options_.choices));
-  });
-
-  router_.Add("GET", "/api/local/tasks", api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto filter = api::ParseStatusFilter(req.Query("status"));
-    if (!filter.ok()) return ReplyError(filter.status());
-    auto tasks = reads_.VisibleTasks(*filter, req.user);
-    if (!tasks.ok()) return ReplyError(tasks.status());
-    return Reply(200, *tasks);
-  });
-
-  router_.Add("GET", kTaskPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    auto detail = reads_.TaskDetail(req.params[0], req.user);
-    if (!detail.ok()) return ReplyError(detail.status());
-    return Reply(200, *detail);
-  });
-
-  // Rename: {"title": "…"} only (1..200 characters after trimming, no
-  // control characters); a task.updated event makes live views refresh.
-  router_.Add("PATCH", kTaskPath, api::Access::kToken, [this](const api::HttpRequest& req) {
-    if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) return ReplyError(t.status());
-    auto body = api::ParseObject(req.body);
-    if (!body.ok()) return ReplyError(body.status());
-    if (Status st = api::OnlyFields(*body, {"title"}); !st.ok()) return ReplyError(st);
-    const auto it = body->find("title");
-    if (it == body->end() || !it->is_string()) {
-      return ReplyError(InvalidArgument("title is required and must be a string", "title"));
-    }
-    std::string title;
-    if (Status st = CheckTitle(it->get<std::string>(), &title); !st.ok()) return ReplyError(st);
-    auto task = store_.SetTaskTitle(req.params[0], title);
-    if (!task.ok()) return ReplyError(task.status());
-    auto with_usage = reads_.TasksWithUsage({*task});
-    if (!with_usage.ok()) return ReplyError(with_usage.status());
-    return Reply(200, {{"task", (*with_usage)[0]}});
-  });
-
-  router_.Add("GET", std::string(kTaskPath) + "/comments", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                std::string id = req.params[0];
-                if (auto t = VisibleTask(id, req.user); !t.ok()) return ReplyError(t.status());
-                auto comments = store_.ListComments(id);
-                if (!comments.ok()) return ReplyError(comments.status());
-                Json arr = Json::array();
-                for (const auto& c : *comments) arr.push_back(api::CommentJson(c));
-                return Reply(200, {{"comments", arr}});
-              });
-
-  router_.Add("POST", std::string(kTaskPath) + "/comments", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
-                  return ReplyError(t.status());
-                }
-                auto upload = api::ParseUploadRequest(req, options_.attachments);
-                if (!upload.ok()) return ReplyError(upload.status());
-                std::string text;
-                // With files the text may be left out; without, it is required.
-                Status st = upload->files.empty()
-                                ? api::RequiredString(upload->fields, "body", &text)
-                                : api::OptionalString(upload->fields, "body", &text);
-                if (!st.ok()) return ReplyError(st);
-                auto r = tasks_.Comment(req.params[0], req.user, text, upload->files);
-                if (!r.ok()) return ReplyError(r.status());
-                return Reply(201, api::CommentedJson(*r));
-              });
-
-  router_.Add("POST", std::string(kTaskPath) + "/continue", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                // Visibility first: another user's task is a 404 whatever the body.
-                if (auto t = VisibleTask(req.params[0], req.user); !t.ok()) {
-                  return ReplyError(t.status());
-                }
-                Json body = Json::object();
-                if (!req.body.empty()) {
-                  auto parsed = api::ParseObject(req.body);
-                  if (!parsed.ok()) return ReplyError(parsed.status());
-                  body = *parsed;
-                }
-                std::string piece, note;
-                if (Status st = api::OptionalString(body, "piece", &piece); !st.ok()) {
-                  return ReplyError(st);
-                }
-                if (Status st = api::OptionalString(body, "note", &note); !st.ok()) {
-                  return ReplyError(st);
-                }
-                auto r = tasks_.Continue(req.params[0], req.user, piece, note);
-                if (!r.ok()) return ReplyError(r.status());
-                return Reply(201, {{"job", api::JobJson(r->job)},
-                                   {"comment", api::CommentJson(r->handoff)}});
-              });
-
-  // Raise the budget of a task whose job parked on it: {max_tokens?, ...};
-  // the job resumes the same movement (store/budget.h, docs/api.md).
-  router_.Add("POST", std::string(kTaskPath) + "/budget", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                auto body = api::ParseObject(req.body);
-                if (!body.ok()) return ReplyError(body.status());
-                auto job = tasks_.RaiseBudget(req.params[0], req.user, *body);
-                if (!job.ok()) return ReplyError(job.status());
-                auto detail = reads_.TaskDetail(req.params[0], req.user);
-                if (!detail.ok()) return ReplyError(detail.status());
-                (*detail)["job"] = api::JobJson(*job);
-                return Reply(200, *detail);
-              });
-
-  router_.Add("POST", std::string(kTaskPath) + "/cancel", api::Access::kToken,
-              [this](const api::HttpRequest& req) {
-                auto total = tasks_.Cancel(req.params[0], req.user);
-                if (!total.ok()) return ReplyError(total.status());
-                return Reply(200, {{"cancelled", total->cancelled}, {"stopping", total->flagged}});
-              });
+  using api::Access;
+  using Req = api::HttpRequest;
+  const TaskRouteDeps d{tasks_, reads_, store_, options_};
+  const std::string task = kTaskPath;
+  router_.Add("POST", "/api/local/tasks", Access::kToken,
+              [d](const Req& r) { return CreateTask(d, r); });
+  router_.Add("GET", "/api/spaces", Access::kToken, [d](const Req&) { return ListSpaces(d); });
+  router_.Add("GET", "/api/profiles", Access::kToken, [d](const Req&) { return ListProfiles(d); });
+  router_.Add("GET", "/api/local/tasks", Access::kToken,
+              [d](const Req& r) { return ListTasks(d, r); });
+  router_.Add("GET", task, Access::kToken, [d](const Req& r) { return ShowTask(d, r); });
+  router_.Add("PATCH", task, Access::kToken, [d](const Req& r) { return RenameTask(d, r); });
+  router_.Add("GET", task + "/comments", Access::kToken,
+              [d](const Req& r) { return ListComments(d, r); });
+  router_.Add("POST", task + "/comments", Access::kToken,
+              [d](const Req& r) { return PostComment(d, r); });
+  router_.Add("POST", task + "/continue", Access::kToken,
+              [d](const Req& r) { return ContinueTask(d, r); });
+  router_.Add("POST", task + "/budget", Access::kToken,
+              [d](const Req& r) { return RaiseBudget(d, r); });
+  router_.Add("POST", task + "/cancel", Access::kToken,
+              [d](const Req& r) { return CancelTask(d, r); });
 }
 
 }  // namespace maestro

@@ -84,15 +84,18 @@ api::HttpResponse Html(int status, std::string body) {
   return res;
 }
 
+// GET /api/info (no token): what the sign-in page and the UI's header show.
+api::HttpResponse ServerInfo(const ApiOptions& o) {
+  return api::Reply(
+      200,
+      {{"version", o.version}, {"demo", o.demo}, {"model", o.model}, {"ui", !o.ui_dir.empty()}});
+}
+
 }  // namespace
 
 void ApiServer::UiRoutes() {
-  router_.Add("GET", "/api/info", api::Access::kPublic, [this](const api::HttpRequest&) {
-    return api::Reply(200, {{"version", options_.version},
-                            {"demo", options_.demo},
-                            {"model", options_.model},
-                            {"ui", !options_.ui_dir.empty()}});
-  });
+  router_.Add("GET", "/api/info", api::Access::kPublic,
+              [this](const api::HttpRequest&) { return ServerInfo(options_); });
 }
 
 api::HttpResponse ApiServer::ServeUi(const api::HttpRequest& req) const {
