@@ -229,6 +229,9 @@ TEST_F(PushRoutesTest, PushOffAnswers503) {
 class StandIn {
  public:
   StandIn() {
+    // One handler thread: two of cpp-httplib's (uninstrumented) pool
+    // threads touching its shared state is a TSan race report not ours.
+    server_.new_task_queue = [] { return new httplib::ThreadPool(1); };
     server_.Post(R"(/push/(\w+))", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(mu_);
       const std::string name = req.matches[1];
