@@ -148,6 +148,14 @@ TEST_F(ApiLiveTest, AnotherUsersPrivateTaskIsNotFoundOnEveryRoute) {
   ASSERT_TRUE(shot);
   EXPECT_EQ(shot->status, 404);
   EXPECT_NE(shot->body.find("no such job"), std::string::npos) << shot->body;
+  // Nor can bob drive it or hand a login over (the job stays queued below).
+  for (const char* path : {"/browser/input", "/browser/done"}) {
+    auto r = Client(bob).Post("/api/local/jobs/" + job + path, R"({"type":"click","x":1,"y":1})",
+                              "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+    EXPECT_NE(r->body.find("no such job"), std::string::npos) << path << ": " << r->body;
+  }
   EXPECT_EQ(Client(bob).Post(base + "/comments", R"({"body":"x"})", "application/json")->status,
             404);
   EXPECT_EQ(Client(bob).Post(base + "/continue", "", "application/json")->status, 404);
