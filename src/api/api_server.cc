@@ -39,10 +39,11 @@ ApiServer::ApiServer(Store& store, notify::Notifier& notifier, ApiOptions option
   Routes();
   api::HttpApp app;
   app.handle = [this](api::HttpRequest& req) { return Handle(req); };
-  // Health touches no store: answered on the I/O thread even when every
-  // pool thread is busy, so it measures the edge, not the queue behind it.
+  // Health and liveness touch no store: answered on the I/O thread even
+  // when every pool thread is busy, so they measure the edge, not the queue
+  // behind it (readiness asks the store: the pool).
   app.runs_inline = [](const api::HttpRequest& req) {
-    return req.method == "GET" && req.path == "/api/health";
+    return req.method == "GET" && (req.path == "/api/health" || req.path == "/api/live");
   };
   // Only the two upload routes take bodies with files.
   app.body_limit = [base = options_.http.max_body_bytes,
@@ -131,6 +132,14 @@ void ApiServer::Routes() {
                             {"schema_version", options_.schema_version},
                             {"workers", options_.workers},
                             {"demo", options_.demo}});
+  });
+  router_.Add("GET", "/api/live", api::Access::kPublic,
+              [](const api::HttpRequest&) { return api::LiveReply(); });
+  router_.Add("GET", "/api/ready", api::Access::kPublic, [this](const api::HttpRequest&) {
+    if (!options_.startup) {
+      return api::Reply(503, {{"ready", false}, {"waiting_for", Json::array({"startup"})}});
+    }
+    return api::ReadyReply(*options_.startup, {options_.workers, options_.latest_schema_version});
   });
   TaskRoutes();
   RequestRoutes();

@@ -3,6 +3,7 @@
 //
 // Routes (DESIGN.md §6; docs/api.md has examples):
 //   GET  /api/health                              open
+//   GET  /api/live, GET /api/ready                open: liveness, readiness (api/readiness.h)
 //   POST /api/local/tasks, GET /api/local/tasks, GET /api/local/tasks/:id
 //   PATCH /api/local/tasks/:id                    {"title"}: rename (task.updated event)
 //   GET|POST /api/local/tasks/:id/comments        POST runs the write gate
@@ -72,6 +73,7 @@
 #include "api/auth.h"
 #include "api/http_server.h"
 #include "api/job_status_cache.h"
+#include "api/readiness.h"
 #include "api/router.h"
 #include "api/task_reads.h"
 #include "api/task_service.h"
@@ -115,6 +117,10 @@ struct ApiOptions {
   // Quotas count since UTC midnight of this clock's day.
   Clock* clock = SystemClock::Default();
   int workers = 0;
+  // GET /api/ready (api/readiness.h): the process's startup state (null:
+  // never ready) and the schema version this binary migrates to.
+  std::shared_ptr<const api::StartupState> startup;
+  int latest_schema_version = 0;
   // Stops a job running in this process at once (WorkerPool::CancelRunning);
   // other processes see the cancel flag at their next heartbeat.
   std::function<void(const std::string& job_id)> cancel_running;

@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
   }
 
+  std::string health_listen;
+  worker->add_option("--health-listen", health_listen,
+                     "HOST:PORT serving /api/live and /api/ready for probes, from before the "
+                     "store wait (default: config `health_listen`; empty: none)");
+
   auto* run = app.add_subcommand("run", "Run one task in the foreground and print its result");
   std::string run_instruction;
   run->add_option("instruction", run_instruction, "What to do")->required();
@@ -147,7 +152,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (*serve) return cli::Serve(config, /*with_api=*/true, workers_flag);
-  if (*worker) return cli::Serve(config, /*with_api=*/false, workers_flag);
+  if (*worker) return cli::Serve(config, /*with_api=*/false, workers_flag, health_listen);
   unblock();
   if (*run) return cli::RunInForeground(config, run_piece, run_instruction);
   // --db: the local database, no server.

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "cli/shared_data_dir.h"
+#include "cli/startup_wait.h"
 #include "core/env.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -45,7 +47,7 @@ Result<Config> LoadEffectiveConfig(const std::string& flag) {
 }
 
 Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier* notifier,
-                                            DataDirRole role) {
+                                            DataDirRole role, const StartupWaiting& waiting) {
   if (Status st = Env::Default()->CreateDirs(cfg.data_dir); !st.ok()) {
     return InvalidArgument("cannot create data_dir: " + st.message());
   }
@@ -62,14 +64,46 @@ Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier*
   po.url = cfg.database.url;
   po.pool_size = cfg.database.pool_size;
   po.notify = cfg.database.notify;
-  auto pg = PgStore::Open(po, so);
-  if (!pg.ok()) return pg.status();
-  auto id = (*pg)->DatabaseId();
-  if (!id.ok()) return id.status();
-  Status shared = role == DataDirRole::kOwner ? ClaimSharedDataDir(cfg.data_dir, *id)
-                                              : CheckSharedDataDir(cfg.data_dir, *id);
-  if (!shared.ok()) return shared;
-  return std::unique_ptr<SqlStore>(std::move(pg).value());
+  // One budget for both waits: the database, then (a worker) the marker.
+  const TimeMs start = SystemClock::Default()->NowMs();
+  auto set_waiting = [&](std::string what) {
+    if (waiting.state) waiting.state->SetWaitingFor(std::move(what));
+  };
+  StartupWaitOptions wo;
+  wo.max_wait = waiting.max_wait;
+  wo.what = "the database at " + DatabaseAddress(cfg.database.url);  // no user or password
+  set_waiting("database");
+  std::unique_ptr<PgStore> pg;
+  std::string database_id;
+  MAESTRO_RETURN_IF_ERROR(WaitFor(
+      [&]() -> Status {
+        auto opened = PgStore::Open(po, so);
+        if (!opened.ok()) return opened.status();
+        auto id = (*opened)->DatabaseId();
+        if (!id.ok()) return id.status();
+        pg = std::move(opened).value();
+        database_id = *id;
+        return Status::Ok();
+      },
+      IsDatabaseStarting, wo));
+  if (role == DataDirRole::kOwner) {
+    MAESTRO_RETURN_IF_ERROR(ClaimSharedDataDir(cfg.data_dir, database_id));
+  } else {
+    // serve writes the marker once it has the database: a worker started
+    // first waits for it; one naming another database fails at once.
+    const std::string marker = cfg.data_dir + "/" + kDatabaseIdFile;
+    set_waiting("data_dir marker " + marker);
+    const TimeMs spent = SystemClock::Default()->NowMs() - start;
+    wo.max_wait = waiting.max_wait.count() > 0
+                      ? std::max(std::chrono::milliseconds(1),
+                                 waiting.max_wait - std::chrono::milliseconds(spent))
+                      : waiting.max_wait;
+    wo.what = "the data dir marker " + marker + " (written by `maestro serve`)";
+    MAESTRO_RETURN_IF_ERROR(WaitFor([&] { return CheckSharedDataDir(cfg.data_dir, database_id); },
+                                    IsMarkerMissing, wo));
+  }
+  set_waiting("");
+  return std::unique_ptr<SqlStore>(std::move(pg));
 }
 
 Runtime::~Runtime() {
@@ -87,11 +121,11 @@ void Runtime::Stop() {
   if (janitor) janitor->Stop();
 }
 
-Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role) {
+Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role, const StartupWaiting& waiting) {
   Runtime rt;
   // Before the store: its hooks point at the Notifier from the first commit.
   rt.notifier = std::make_unique<notify::Notifier>();
-  auto store = OpenStore(cfg, rt.notifier.get(), role);
+  auto store = OpenStore(cfg, rt.notifier.get(), role, waiting);
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
   // Task context files (seed 002): settings checked, directories put where

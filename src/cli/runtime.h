@@ -12,10 +12,12 @@
 // Thread safety: built, started and stopped on the main thread.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "api/readiness.h"
 #include "context/context_startup.h"
 #include "core/config.h"
 #include "core/status.h"
@@ -39,13 +41,26 @@ Result<Config> LoadEffectiveConfig(const std::string& flag);
 // (cli/shared_data_dir.h). SQLite ignores the role.
 enum class DataDirRole { kOwner, kWorker };
 
+// How long OpenStore waits for what it needs (cli/startup_wait.h): a
+// PostgreSQL that does not accept connections yet, and for a worker the
+// data dir's marker `serve` has not written yet. The default fails at once
+// (the one-shot commands); serve and worker wait `startup_wait_ms`.
+struct StartupWaiting {
+  std::chrono::milliseconds max_wait{0};
+  // Told what is awaited now ("database", "data_dir marker <path>"), for
+  // /api/ready; may be null.
+  api::StartupState* state = nullptr;
+};
+
 // Opens (and migrates) the store: PostgreSQL when database_url is set, else
 // data_dir/maestro.db, its commit hooks bound to `notifier` (which must
 // outlive it; on PostgreSQL it also hears other processes' commits, through
 // LISTEN/NOTIFY, unless `database.notify: false`). A null `notifier`: no
-// hooks (the one-shot `--db` commands, nothing to wake).
+// hooks (the one-shot `--db` commands, nothing to wake). Waits as `waiting`
+// says; a stop signal during the wait returns kCancelled.
 Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier* notifier,
-                                            DataDirRole role = DataDirRole::kOwner);
+                                            DataDirRole role = DataDirRole::kOwner,
+                                            const StartupWaiting& waiting = {});
 
 struct Runtime {
   Runtime() = default;
@@ -69,7 +84,8 @@ struct Runtime {
 
 // The Notifier, the store with its hooks bound to it, the context directories
 // reconciled with it and the janitor started. No job is claimed yet.
-Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role = DataDirRole::kOwner);
+Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role = DataDirRole::kOwner,
+                            const StartupWaiting& waiting = {});
 
 // Builds the engine from `cfg` (its llm.base_url is read here, once) and
 // starts the worker pool and the lease sweeper. `git_spares`: keep ready

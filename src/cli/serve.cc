@@ -10,6 +10,7 @@
 
 #include "api/api_server.h"
 #include "api/push_notice.h"
+#include "api/readiness.h"
 #include "cli/demo_mode.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
@@ -20,6 +21,7 @@
 #include "schedule/file_clock.h"
 #include "schedule/scheduler.h"
 #include "store/budget.h"
+#include "store/postgres/pg_migrations.h"
 #include "store/sqlite/migrations.h"
 
 #ifndef MAESTRO_VERSION
@@ -115,6 +117,40 @@ int FailBind(const Config& cfg, const Status& st) {
   return 1;
 }
 
+// The health address is taken (or malformed): say which setting chooses it.
+int FailHealthBind(const std::string& address, const Status& st) {
+  std::cerr << fmt::format(
+      "maestro: {}\nmaestro: the worker's probes cannot listen on {}: choose a free address "
+      "with --health-listen HOST:PORT (MAESTRO_HEALTH_LISTEN, config key `health_listen`).\n",
+      st.message(), address);
+  return 1;
+}
+
+// The probes of a worker (--health-listen), answering from before the
+// store wait; null when none is configured.
+Result<std::unique_ptr<api::HealthServer>> StartHealthServer(
+    const std::string& address, std::shared_ptr<const api::StartupState> state,
+    const api::ReadinessOptions& ro) {
+  if (address.empty()) return std::unique_ptr<api::HealthServer>();
+  std::string host;
+  int port = 0;
+  MAESTRO_RETURN_IF_ERROR(ParseListen(address, &host, &port));
+  auto server = std::make_unique<api::HealthServer>(host, port, std::move(state), ro);
+  auto bound = server->Start();
+  if (!bound.ok()) return bound.status();
+  spdlog::info("maestro worker: probes on http://{}:{}/api/ready and /api/live", host, *bound);
+  return server;
+}
+
+// Stops the probe server before the store its readiness probe reads goes
+// (declared after the Runtime, so destroyed before it).
+struct StopBeforeStore {
+  api::HealthServer* health;
+  ~StopBeforeStore() {
+    if (health) health->Stop();
+  }
+};
+
 // Prints the admin token once, on its first creation (never logged).
 Status EnsureAdmin(const Config& cfg, Store& store) {
   if (!cfg.admin_token.empty()) return Status::Ok();
@@ -129,7 +165,8 @@ Status EnsureAdmin(const Config& cfg, Store& store) {
 
 }  // namespace
 
-int Serve(const std::string& config_path, bool with_api, int workers_override) {
+int Serve(const std::string& config_path, bool with_api, int workers_override,
+          const std::string& health_listen_override) {
   auto cfg = LoadEffectiveConfig(config_path);
   if (!cfg.ok()) return Fail(cfg.status());
   if (workers_override >= 0) cfg->workers = workers_override;
@@ -137,8 +174,32 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   auto egress = EgressPolicyFrom(cfg->egress, cfg->egress_where);
   if (!egress.ok()) return Fail(egress.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
-  auto rt = OpenRuntime(*cfg, with_api ? DataDirRole::kOwner : DataDirRole::kWorker);
+  // What /api/ready reports (api/readiness.h): the startup's waits, the
+  // store's schema against this binary's, the worker pool.
+  auto startup = std::make_shared<api::StartupState>();
+  api::ReadinessOptions readiness;
+  readiness.workers_configured = cfg->workers;
+  readiness.latest_schema_version =
+      cfg->database.url.empty() ? sqlite::LatestSchemaVersion() : postgres::LatestPgSchemaVersion();
+  std::unique_ptr<api::HealthServer> health;
+  if (!with_api) {
+    const std::string address =
+        health_listen_override.empty() ? cfg->health_listen : health_listen_override;
+    auto started = StartHealthServer(address, startup, readiness);
+    if (!started.ok()) return FailHealthBind(address, started.status());
+    health = std::move(started).value();
+  }
+  StartupWaiting waiting;
+  waiting.max_wait = std::chrono::milliseconds(cfg->startup_wait_ms);
+  waiting.state = startup.get();
+  auto rt = OpenRuntime(*cfg, with_api ? DataDirRole::kOwner : DataDirRole::kWorker, waiting);
+  if (!rt.ok() && rt.status().code() == StatusCode::kCancelled) {
+    spdlog::info("{}; stopped", rt.status().message());  // SIGTERM while waiting: a clean stop
+    return 0;
+  }
   if (!rt.ok()) return Fail(rt.status());
+  StopBeforeStore stop_health{health.get()};
+  startup->SetSchemaProbe([sql = rt->store.get()] { return sql->SchemaVersion(); });
   std::unique_ptr<ApiServer> api;
   std::unique_ptr<cli::DemoLlm> demo;
   std::shared_ptr<const push::VapidKey> push_key;
@@ -155,6 +216,8 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       push_key = std::make_shared<const push::VapidKey>(std::move(key).value());
     }
     ApiOptions ao = MakeApiOptions(*cfg, *rt, ui_dir);
+    ao.startup = startup;
+    ao.latest_schema_version = readiness.latest_schema_version;
     ao.push_public_key = push_key ? push_key->PublicKeyB64() : "";
     ao.push_max_subscriptions = cfg->push.max_subscriptions_per_user;
     api = std::make_unique<ApiServer>(*rt->store, *rt->notifier, std::move(ao));
@@ -170,6 +233,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
       !st.ok()) {
     return Fail(st);
   }
+  startup->SetWorkersRunning(true);
   if (with_api) {
     if (!cfg->webhooks.empty()) {
       WebhookOptions wo;
@@ -218,9 +282,11 @@ int Serve(const std::string& config_path, bool with_api, int workers_override) {
   }
   int sig = WaitForSignal();
   spdlog::info("received signal {}; stopping (grace {} ms)", sig, cfg->jobs.shutdown_grace_ms);
+  startup->SetStopping();            // not ready while draining
   if (scheduler) scheduler->Stop();  // no new task while the rest stops
   if (api) api->Stop();
-  rt->Stop();    // the webhook and push dispatchers first, then the workers
+  rt->Stop();  // the webhook and push dispatchers first, then the workers
+  startup->SetWorkersRunning(false);
   demo.reset();  // the demo model outlives the workers that call it
   spdlog::info("stopped");
   return 0;

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <string_view>
 
 #include "core/durable_file.h"
 
 namespace maestro::cli {
 namespace {
+
+// The one sentence IsMarkerMissing recognises; CheckSharedDataDir says it.
+constexpr std::string_view kMissing = " is missing. Mount the data dir";
 
 std::optional<std::string> ReadMarker(const std::string& path) {
   auto text = ReadFileToString(*Env::Default(), path);
@@ -36,9 +40,9 @@ Status CheckSharedDataDir(const std::string& data_dir, const std::string& databa
   auto found = ReadMarker(path);
   if (!found) {
     return Conflict(
-        fmt::format("data_dir {} is not the API's data dir: {} is missing. Mount the data dir that "
-                    "`maestro serve` uses (a shared filesystem) and point data_dir at it",
-                    data_dir, kDatabaseIdFile));
+        fmt::format("data_dir {} is not the API's data dir: {}{} that `maestro serve` uses (a "
+                    "shared filesystem) and point data_dir at it",
+                    data_dir, kDatabaseIdFile, kMissing));
   }
   if (*found != database_id) {
     // Name the marker: it is what an operator inspects, or removes when the
@@ -49,6 +53,10 @@ Status CheckSharedDataDir(const std::string& data_dir, const std::string& databa
         data_dir, *found, kDatabaseIdFile, database_id));
   }
   return Status::Ok();
+}
+
+bool IsMarkerMissing(const Status& st) {
+  return st.code() == StatusCode::kConflict && st.message().find(kMissing) != std::string::npos;
 }
 
 }  // namespace maestro::cli

@@ -5,7 +5,8 @@
 // uses — a worker with a local, empty data dir would run jobs whose
 // conversations the API never sees. The API (`serve`) records the
 // database's id in data_dir/.maestro-database-id; a worker starts only when
-// that file exists and names its database.
+// that file exists and names its database (waiting for it at start, up to
+// startup_wait_ms: cli/startup_wait.h).
 #pragma once
 
 #include <string>
@@ -21,5 +22,9 @@ inline constexpr const char* kDatabaseIdFile = ".maestro-database-id";
 Status ClaimSharedDataDir(const std::string& data_dir, const std::string& database_id);
 // worker: kConflict unless the marker exists and names `database_id`.
 Status CheckSharedDataDir(const std::string& data_dir, const std::string& database_id);
+// True when `st` (CheckSharedDataDir's) says the marker is missing — serve
+// has not written it yet, so a worker started first waits for it — rather
+// than that it names another database (which fails at once).
+bool IsMarkerMissing(const Status& st);
 
 }  // namespace maestro::cli

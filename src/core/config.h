@@ -176,6 +176,13 @@ struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   int workers = 2;
+  // Start in any order (cli/startup_wait.h): how long serve and worker wait
+  // for PostgreSQL to accept connections and a worker for the data dir's
+  // marker, retrying with backoff; 0 = fail at once.
+  int64_t startup_wait_ms = 300'000;
+  // `maestro worker`: HOST:PORT of its /api/live and /api/ready probes
+  // (api/readiness.h); "" = none.
+  std::string health_listen;
   std::string admin_token;
   HttpConfig http;
   AttachmentsConfig attachments;

@@ -137,6 +137,16 @@ Status CheckOtlpEndpoint(const std::string& v, const std::string& where) {
   return Status::Ok();
 }
 
+// "" (off) or HOST:PORT.
+Status CheckHealthListen(const std::string& v, const std::string& where) {
+  if (v.empty()) return Status::Ok();
+  std::string host;
+  int port = 0;
+  Status st = ParseListen(v, &host, &port);
+  if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", where, st.message()), where);
+  return Status::Ok();
+}
+
 Status CheckPushSubject(const std::string& v, const std::string& where) {
   if (!v.empty() && v.rfind("mailto:", 0) != 0 && v.rfind("https://", 0) != 0) {
     return InvalidArgument(
@@ -223,6 +233,11 @@ const std::vector<KeyDef>& KeyTable() {
        "MAESTRO_LOG_LEVEL", "trace|debug|info|warn|error"},
       {"log.format", OneOfKey({"text", "json"}, FIELD(log_format)), "MAESTRO_LOG_FORMAT",
        "text|json"},
+      {"startup_wait_ms", IntKey(0, FIELD(startup_wait_ms)), "MAESTRO_STARTUP_WAIT_MS",
+       "serve/worker: wait this long for PostgreSQL (worker: and the data dir's marker), "
+       "retrying with backoff (0: fail at once)"},
+      {"health_listen", StringKey(FIELD(health_listen), CheckHealthListen), "MAESTRO_HEALTH_LISTEN",
+       "worker: HOST:PORT serving /api/live and /api/ready (empty: off)"},
       {"telemetry.otlp_endpoint", StringKey(FIELD(telemetry.otlp_endpoint), CheckOtlpEndpoint),
        "MAESTRO_OTLP_ENDPOINT",
        "OTLP/HTTP receiver for traces, e.g. http://127.0.0.1:4318 (empty: telemetry off)"},

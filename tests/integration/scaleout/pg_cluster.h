@@ -89,13 +89,17 @@ class PgClusterTest : public ServeEngineTest {
   }
 
   // A `maestro worker` process on `data_dir`, logging to `name`.out/.err
-  // in the test's dir. Not a cluster member unless StartWorker made it.
-  std::unique_ptr<Process> SpawnWorker(const std::string& name, const std::string& data_dir) {
-    return std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "worker",
-                                 "--workers", std::to_string(threads_)},
-        std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", data_dir}},
-        dir_.File(name + ".out"), dir_.File(name + ".err"));
+  // in the test's dir, `env` added to its environment. Not a cluster member
+  // unless StartWorker made it.
+  std::unique_ptr<Process> SpawnWorker(const std::string& name, const std::string& data_dir,
+                                       const std::map<std::string, std::string>& env = {},
+                                       const std::vector<std::string>& args = {}) {
+    std::map<std::string, std::string> all = {{"MAESTRO_DATA_DIR", data_dir}};
+    for (const auto& [k, v] : env) all[k] = v;
+    std::vector<std::string> argv = {MAESTRO_BIN, "--config",  dir_.File("maestro.yaml"),
+                                     "worker",    "--workers", std::to_string(threads_)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<Process>(argv, all, dir_.File(name + ".out"), dir_.File(name + ".err"));
   }
 
   // All events of a task, each once, in id (= commit) order; keyed by the

@@ -237,7 +237,8 @@ TEST_F(ScaleoutFlowsTest, TheTaskStreamIsInIdOrder) {
 TEST_F(ScaleoutFlowsTest, AWorkerWithoutTheDatabasesMarkerRefusesToStart) {
   StartCluster(sh::Plain("<<F7>>", "unused"), 0, 1);
   TempDir empty;
-  auto bare = SpawnWorker("bare", empty.path());
+  // startup_wait_ms 0: as before waiting existed (StartOrderTest covers the wait).
+  auto bare = SpawnWorker("bare", empty.path(), {{"MAESTRO_STARTUP_WAIT_MS", "0"}});
   auto code = bare->Wait(30s);
   ASSERT_TRUE(code.has_value()) << "a worker on an unmarked data dir kept running";
   EXPECT_NE(*code, 0);
