@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/backup.h"
 #include "cli/client.h"
 #include "cli/local_commands.h"
 #include "cli/run.h"
@@ -147,6 +148,19 @@ int main(int argc, char** argv) {
   auto* piece_list = piece->add_subcommand("list", "List builtin and user pieces");
   piece_list->add_option("--dir", piece_dirs, "Extra piece directory (repeatable)");
 
+  // The SQLite database to a file and back (cli/backup.h).
+  std::string backup_path;
+  bool force_replace = false;
+  auto* backup = app.add_subcommand(
+      "backup", "Online backup of the SQLite database to a file (serve may keep running)");
+  backup->add_option("OUT", backup_path, "File to write (temp file beside it, then renamed)")
+      ->required();
+  auto* restore = app.add_subcommand(
+      "restore", "Replace the data dir's SQLite database with a backup (stop maestro first)");
+  restore->add_option("FILE", backup_path, "A file written by `maestro backup`")->required();
+  backup->add_flag("--force", force_replace, "Replace OUT if it exists");
+  restore->add_flag("--force", force_replace, "Replace a database that holds tasks");
+
   app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
@@ -155,6 +169,8 @@ int main(int argc, char** argv) {
   if (*worker) return cli::Serve(config, /*with_api=*/false, workers_flag, health_listen);
   unblock();
   if (*run) return cli::RunInForeground(config, run_piece, run_instruction);
+  if (*backup) return cli::Backup(config, backup_path, force_replace);
+  if (*restore) return cli::Restore(config, backup_path, force_replace);
   // --db: the local database, no server.
   if (!db_dir.empty()) {
     if (*task_create) return cli::LocalTaskCreate(config, db_dir, new_task);
