@@ -40,9 +40,9 @@ struct StartupWaitOptions {
   std::string what;
   // Seams for tests. `sleep` sleeps `d` and returns 0, or the number of the
   // stop signal that ended the sleep early (the wait then ends).
-  Clock* clock = SystemClock::Default();
-  std::function<int(std::chrono::milliseconds d)> sleep;  // unset: SleepUnlessStopSignal
-  std::function<void(const std::string& line)> log;       // unset: spdlog::warn
+  ::maestro::Clock* clock = ::maestro::SystemClock::Default();  // qualified: unity builds
+  std::function<int(std::chrono::milliseconds d)> sleep;        // unset: SleepUnlessStopSignal
+  std::function<void(const std::string& line)> log;             // unset: spdlog::warn
 };
 
 // Calls `attempt` until it succeeds (Ok), fails with an error `retryable`

@@ -34,8 +34,11 @@ std::pair<int, Json> GetAt(int port, const std::string& path, const std::string&
 
 class ReadinessApiTest : public testing::StoreTest {
  protected:
-  void StartApi(int workers, int latest = sqlite::LatestSchemaVersion(), int handler_threads = 8) {
+  void SetUp() override {
+    StoreTest::SetUp();
     ASSERT_TRUE(store_->AddApiToken(Sha256Hex("bob-token"), "bob").ok());
+  }
+  void StartApi(int workers, int latest = sqlite::LatestSchemaVersion(), int handler_threads = 8) {
     ApiOptions o;
     o.http.port = 0;
     o.http.handler_threads = handler_threads;

@@ -10,8 +10,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 #include <vector>
+
+#include "core/config.h"
+#include "support/temp_dir.h"
 
 namespace maestro::cli {
 namespace {
@@ -191,6 +195,33 @@ TEST(StartupWaitTest, TheAddressInTheLogCarriesNoUserOrPassword) {
   for (const char* url : {"postgresql://maestro:hunter2@db:5433/m", "postgresql://a:hunter2@/m"}) {
     EXPECT_EQ(DatabaseAddress(url).find("hunter2"), std::string::npos) << url;
   }
+}
+
+// The two settings: defaults, the variables, and bad values refused naming
+// the variable or the file's position.
+TEST(StartupWaitTest, TheSettingsAreCheckedWhereTheyAreRead) {
+  auto defaults = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->startup_wait_ms, 300'000);
+  EXPECT_EQ(defaults->health_listen, "");
+  auto set = LoadConfig(
+      std::nullopt, {{"MAESTRO_STARTUP_WAIT_MS", "0"}, {"MAESTRO_HEALTH_LISTEN", "0.0.0.0:9091"}});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->startup_wait_ms, 0);
+  EXPECT_EQ(set->health_listen, "0.0.0.0:9091");
+  auto negative = LoadConfig(std::nullopt, {{"MAESTRO_STARTUP_WAIT_MS", "-5"}});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("MAESTRO_STARTUP_WAIT_MS"), std::string::npos)
+      << negative.status().message();
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/maestro.yaml";
+  std::ofstream(path) << "workers: 1\nhealth_listen: nope\n";
+  auto bad = LoadConfig(path, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("maestro.yaml:2:"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("host:port"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace
