@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "cli/sandbox_check.h"
 #include "context/context_startup.h"
 #include "core/egress.h"
 #include "core/mutex.h"
@@ -79,7 +80,18 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
 
   auto sandbox = std::make_shared<tools::Sandbox>(tools::Sandbox::Probe("bwrap", env));
   bool shell = sandbox->available();
-  if (!shell) spdlog::warn("RunCommand disabled: {}", sandbox->unavailable_reason());
+  // A process that runs jobs does not serve on without its sandbox unless
+  // told to (sandbox.required: false); `serve --workers 0` runs none.
+  const bool runs_jobs = cfg.workers > 0;
+  if (!shell && runs_jobs && cfg.sandbox_required) {
+    return SandboxUnavailable("RunCommand's sandbox (bubblewrap)", sandbox->unavailable_reason(),
+                              kBwrapHostFix);
+  }
+  if (!shell) {
+    spdlog::warn("RunCommand disabled: {}{}", sandbox->unavailable_reason(),
+                 runs_jobs ? fmt::format(" (sandbox.required: false; {})", kSandboxDocsAnchor)
+                           : std::string());
+  }
   MAESTRO_RETURN_IF_ERROR(ConfigureSandboxLimits(cfg, *s.spaces, *sandbox));
   if (shell) spdlog::info("{}", sandbox->limits_report());
   MAESTRO_ASSIGN_OR_RETURN(s.registry, tools::NewBuiltinRegistry(sandbox));
@@ -145,14 +157,25 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   o.tracer = s.tracer.get();
   if (!cfg.browser.is_null()) {
     MAESTRO_ASSIGN_OR_RETURN(auto bc, browser::BrowserConfigFrom(cfg.browser, cfg.browser_where));
-    // A browser whose job ended while parked (cancelled) is closed by the sweep.
-    auto active = [&store](const std::string& job_id) {
-      auto job = store.GetJob(job_id);
-      return job.ok() && !IsTerminal(job->status);
-    };
-    s.browsers = std::make_unique<browser::BrowserService>(std::move(bc), cfg.data_dir, env,
-                                                           std::move(active));
-    o.browsers = s.browsers.get();
+    // Chromium starts lazily, on a job's first BrowseWeb call: checked here,
+    // cheaply (sandbox_check.h), so a missing one stops the start instead.
+    Status chromium = runs_jobs ? ProbeChromium(bc, *env) : Status::Ok();
+    if (!chromium.ok() && cfg.sandbox_required) {
+      return SandboxUnavailable("BrowseWeb's Chromium", chromium.message(), kChromiumHostFix);
+    }
+    if (!chromium.ok()) {
+      spdlog::warn("BrowseWeb disabled: {} (sandbox.required: false; {})", chromium.message(),
+                   kSandboxDocsAnchor);
+    } else {
+      // A browser whose job ended while parked (cancelled) is closed by the sweep.
+      auto active = [&store](const std::string& job_id) {
+        auto job = store.GetJob(job_id);
+        return job.ok() && !IsTerminal(job->status);
+      };
+      s.browsers = std::make_unique<browser::BrowserService>(std::move(bc), cfg.data_dir, env,
+                                                             std::move(active));
+      o.browsers = s.browsers.get();
+    }
   }
   const JudgementConfig& j = cfg.judgement;
   o.policies_dir = j.auto_prompter_dir.empty() ? cfg.data_dir + "/policies" : j.auto_prompter_dir;

@@ -201,10 +201,15 @@ struct Config {
   // src/tools (PackageInstallerConfigFrom); `packages_where` is its position.
   Json packages = Json::object();
   std::string packages_where;
-  // The `sandbox` section: `limits:` for every RunCommand (validated by
-  // src/tools, SandboxLimits::FromJson; docs/security.md).
+  // The `sandbox` section: `limits:` for every RunCommand (kept as
+  // {"limits": ...}, validated by src/tools, SandboxLimits::FromJson;
+  // docs/security.md), `sandbox_where` the position of `limits`.
   Json sandbox = Json::object();
   std::string sandbox_where;
+  // `sandbox.required`: a process that runs jobs does not start when
+  // RunCommand's bubblewrap (or BrowseWeb's Chromium, with `browser:`)
+  // cannot run; false: it starts without them, warned (cli/sandbox_check.h).
+  bool sandbox_required = true;
   // The `browser` section (BrowseWeb's Chromium, sandbox, host allow-lists
   // and limits), validated by src/browser (BrowserConfigFrom); null when
   // absent: no BrowseWeb.

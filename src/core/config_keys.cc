@@ -203,6 +203,10 @@ const std::vector<KeyDef>& KeyTable() {
       {"database.notify", BoolKey(FIELD(database.notify))},
       {"listen", ListenKey(), "MAESTRO_LISTEN", "HOST:PORT of the HTTP API and web UI"},
       {"workers", IntKey(0, FIELD(workers)), "MAESTRO_WORKERS", "worker threads (0: API only)"},
+      {"sandbox.required", BoolKey(FIELD(sandbox_required)), "MAESTRO_SANDBOX_REQUIRED",
+       "with workers > 0, refuse to start when RunCommand's bubblewrap or BrowseWeb's Chromium "
+       "cannot run (false: start without them, warned; docs/operations.md "
+       "#the-sandbox-in-a-container)"},
       {"admin_token", StringKey(FIELD(admin_token)), "MAESTRO_ADMIN_TOKEN",
        "admin bearer token (empty: data_dir/admin_token)"},
       {"http.io_threads", IntKey(1, FIELD(http.io_threads))},
@@ -319,7 +323,15 @@ const std::vector<KeyDef>& KeyTable() {
       // Sections kept as JSON for their module (Config's comments say which).
       {"context_storage", JsonSectionKey(&Config::context_storage, &Config::context_storage_where)},
       {"packages", JsonSectionKey(&Config::packages, &Config::packages_where)},
-      {"sandbox", JsonSectionKey(&Config::sandbox, &Config::sandbox_where)},
+      {"sandbox.limits", SectionKey([](Config& c, const YAML::Node& node, const std::string&,
+                                       const std::string& pos, const std::string& name) {
+         if (!node.IsMap()) {
+           return InvalidArgument(fmt::format("{}: {} must be a mapping", pos, name), name);
+         }
+         c.sandbox["limits"] = YamlToJson(node);
+         c.sandbox_where = pos;
+         return Status::Ok();
+       })},
       {"browser", JsonSectionKey(&Config::browser, &Config::browser_where)},
       {"budgets", JsonSectionKey(&Config::budgets, &Config::budgets_where)},
       {"quotas", JsonSectionKey(&Config::quotas, &Config::quotas_where)},
