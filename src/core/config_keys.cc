@@ -205,8 +205,8 @@ const std::vector<KeyDef>& KeyTable() {
       {"workers", IntKey(0, FIELD(workers)), "MAESTRO_WORKERS", "worker threads (0: API only)"},
       {"sandbox.required", BoolKey(FIELD(sandbox_required)), "MAESTRO_SANDBOX_REQUIRED",
        "with workers > 0, refuse to start when RunCommand's bubblewrap or BrowseWeb's Chromium "
-       "cannot run (false: start without them, warned; docs/operations.md "
-       "#the-sandbox-in-a-container)"},
+       "cannot run (false: start without them, warned; "
+       "docs/operations.md#the-sandbox-in-a-container)"},
       {"admin_token", StringKey(FIELD(admin_token)), "MAESTRO_ADMIN_TOKEN",
        "admin bearer token (empty: data_dir/admin_token)"},
       {"http.io_threads", IntKey(1, FIELD(http.io_threads))},
