@@ -19,6 +19,18 @@ std::string Human(std::chrono::milliseconds d) {
   return fmt::format("{:.1f} s", static_cast<double>(d.count()) / 1000.0);
 }
 
+// libpq's messages span lines ("...refused\n\tIs the server running..."):
+// one line per attempt in the log.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == '\n' || c == '\t' || c == '\r';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
 bool Contains(const std::string& s, std::string_view part) {
   return s.find(part) != std::string::npos;
 }
@@ -46,14 +58,14 @@ Status WaitFor(const std::function<Status()>& attempt,
     const TimeMs now = options.clock->NowMs();
     if (now >= deadline) {
       return Status(st.code(),
-                    fmt::format("{} (waited {} s for {}; startup_wait_ms)", st.message(),
+                    fmt::format("{} (waited {} s for {}; startup_wait_ms)", OneLine(st.message()),
                                 (now - start + 500) / 1000, options.what),
                     st.field());
     }
     // The last sleep ends at the deadline, for one attempt there.
     const auto delay = std::min(next, std::chrono::milliseconds(deadline - now));
     const std::string line = fmt::format("waiting for {} (attempt {}, next in {}): {}",
-                                         options.what, n, Human(delay), st.message());
+                                         options.what, n, Human(delay), OneLine(st.message()));
     if (options.log) {
       options.log(line);
     } else {
