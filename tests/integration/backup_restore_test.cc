@@ -115,7 +115,8 @@ class BackupRestoreTest : public ::testing::Test {
     std::map<std::string, std::string> out;
     auto r = Client().Get("/api/local/tasks");
     if (!r || r->status != 200) return out;
-    for (const auto& t : Json::parse(r->body)["tasks"]) out[t["id"]] = t["status"];
+    Json listed = Json::parse(r->body);
+    for (const auto& t : listed["tasks"]) out[t["id"]] = t["status"];
     return out;
   }
 

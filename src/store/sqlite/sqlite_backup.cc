@@ -219,6 +219,7 @@ Result<DatabaseFileReport> BackupDatabase(Env& env, const std::string& db_path,
   MAESTRO_RETURN_IF_ERROR(src.Open(db_path, SQLITE_OPEN_READWRITE, options.lock_wait_ms));
   const std::string tmp = out + ".tmp";
   for (const char* side : {"", "-journal"}) MAESTRO_RETURN_IF_ERROR(env.RemoveFile(tmp + side));
+  int restarts = 0;
   Status copied = [&]() -> Status {
     RawDb dest;
     MAESTRO_RETURN_IF_ERROR(
@@ -229,7 +230,7 @@ Result<DatabaseFileReport> BackupDatabase(Env& env, const std::string& db_path,
     // holds one read transaction for long; a commit by the server between
     // steps restarts it, and after kMaxBackupRestarts the rest is copied in
     // one step (a WAL reader still blocks no writer).
-    int restarts = 0, last_remaining = -1, busy_ms = 0, rc;
+    int last_remaining = -1, busy_ms = 0, rc;
     for (;;) {
       rc = sqlite3_backup_step(b, restarts >= kMaxBackupRestarts ? -1 : options.pages_per_step);
       if (rc == SQLITE_DONE) break;
@@ -268,6 +269,7 @@ Result<DatabaseFileReport> BackupDatabase(Env& env, const std::string& db_path,
     return report.status();
   }
   report->path = out;
+  report->restarts = restarts;
   return report;
 }
 

@@ -42,6 +42,7 @@ struct DatabaseFileReport {
   uint64_t bytes = 0;
   int schema_version = 0;
   int64_t tasks = 0;
+  int restarts = 0;  // backup: copies restarted by a commit between two steps
 };
 
 struct BackupOptions {
