@@ -61,7 +61,7 @@ Result<std::unique_ptr<SqlStore>> OpenStore(const Config& cfg, notify::Notifier*
     return std::unique_ptr<SqlStore>(std::move(s).value());
   }
   PgStoreOptions po;
-  po.url = cfg.database.url;
+  po.url = WithConnectTimeout(cfg.database.url, 10);
   po.pool_size = cfg.database.pool_size;
   po.notify = cfg.database.notify;
   // One budget for both waits: the database, then (a worker) the marker.

@@ -41,7 +41,9 @@ Status WaitFor(const std::function<Status()>& attempt,
                const std::function<bool(const Status&)>& retryable,
                const StartupWaitOptions& options) {
   const TimeMs start = options.clock->NowMs();
-  const TimeMs deadline = start + options.max_wait.count();
+  // A year at most: startup_wait_ms may be any int64, the sum must not overflow.
+  const TimeMs deadline =
+      start + std::min<TimeMs>(options.max_wait.count(), TimeMs{365} * 24 * 3600 * 1000);
   std::chrono::milliseconds next = std::max(options.initial, std::chrono::milliseconds(1));
   for (int n = 1;; ++n) {
     Status st = attempt();
@@ -152,6 +154,12 @@ std::string DatabaseAddress(const std::string& url) {
                                                  : authority.find(':') != std::string::npos;
   if (!has_port) authority += ":5432";
   return authority;
+}
+
+std::string WithConnectTimeout(const std::string& url, int seconds) {
+  if (url.find("connect_timeout=") != std::string::npos) return url;
+  return fmt::format("{}{}connect_timeout={}", url, url.find('?') == std::string::npos ? '?' : '&',
+                     seconds);
 }
 
 }  // namespace maestro::cli

@@ -70,4 +70,10 @@ bool IsDatabaseStarting(const Status& st);
 // "localhost" when it names none (libpq's socket).
 std::string DatabaseAddress(const std::string& url);
 
+// `url` with `connect_timeout=<seconds>` unless it sets one: a connect to
+// an address that drops packets would otherwise block an attempt (and a
+// SIGTERM during it, and a readiness probe) for the kernel's ~2 minutes of
+// SYN retries.
+std::string WithConnectTimeout(const std::string& url, int seconds);
+
 }  // namespace maestro::cli

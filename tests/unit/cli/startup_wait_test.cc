@@ -135,6 +135,17 @@ TEST(StartupWaitTest, AStopSignalDuringASleepEndsTheWaitAsCancelled) {
   EXPECT_EQ(calls, 3);
 }
 
+// startup_wait_ms is any int64: the largest still waits (no overflow of
+// the deadline under UBSan) until a signal ends it.
+TEST(StartupWaitTest, TheLargestBoundDoesNotOverflow) {
+  FakeWait w;
+  w.stop_at_sleep = 3;
+  Status st = WaitFor([] { return kRefused; }, IsDatabaseStarting,
+                      w.Options(std::chrono::milliseconds::max()));
+  EXPECT_EQ(st.code(), StatusCode::kCancelled);
+  EXPECT_EQ(w.sleeps, (std::vector<int64_t>{250, 500, 1000}));
+}
+
 // The real sleeper: SIGTERM (blocked, as main() blocks it in every thread)
 // sent by another thread ends a 10 s sleep at once and is consumed.
 TEST(StartupWaitTest, SigtermEndsARealSleepPromptly) {
@@ -197,6 +208,15 @@ TEST(StartupWaitTest, TheAddressInTheLogCarriesNoUserOrPassword) {
   for (const char* url : {"postgresql://maestro:hunter2@db:5433/m", "postgresql://a:hunter2@/m"}) {
     EXPECT_EQ(DatabaseAddress(url).find("hunter2"), std::string::npos) << url;
   }
+}
+
+TEST(StartupWaitTest, AConnectGivesUpAfterATimeoutUnlessTheUrlSetsOne) {
+  EXPECT_EQ(WithConnectTimeout("postgresql://u@db/m", 10),
+            "postgresql://u@db/m?connect_timeout=10");
+  EXPECT_EQ(WithConnectTimeout("postgresql://u@db/m?sslmode=require", 10),
+            "postgresql://u@db/m?sslmode=require&connect_timeout=10");
+  EXPECT_EQ(WithConnectTimeout("postgresql://u@db/m?connect_timeout=3", 10),
+            "postgresql://u@db/m?connect_timeout=3");
 }
 
 // The two settings: defaults, the variables, and bad values refused naming
