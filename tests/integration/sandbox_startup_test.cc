@@ -272,5 +272,114 @@ TEST_F(SandboxStartupTest, BadRequiredValueIsAConfigErrorWithItsPosition) {
       << by_env->Stderr();
 }
 
+// The real binary in a real container (podman, when it runs here): the
+// settings docs/operations.md "The sandbox in a container" gives are the ones
+// that work. No image is needed: the container's root is a directory of
+// mount points with the host's /usr bound read-only (this build's binary runs
+// on its own libraries), as a non-root user, on no network.
+class SandboxContainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto [found, where] =
+        testing::RunCommand({"/bin/sh", "-c", "command -v podman"}, {}, dir_.File("which"));
+    if (found != 0) GTEST_SKIP() << "podman is not installed (scripts/setup.sh --for-containers)";
+    podman_ = where.substr(0, where.find('\n'));  // Process spawns by path
+    const std::string root = dir_.File("root");
+    for (const char* d : {"usr", "etc", "tmp", "proc", "dev", "sys", "run", "cfg"}) {
+      std::filesystem::create_directories(root + "/" + d);
+    }
+    for (const char* l : {"bin", "sbin", "lib", "lib64"}) {
+      std::filesystem::create_symlink(std::string("usr/") + l, root + "/" + l);
+    }
+    testing::WriteFile(root + "/cfg/maestro.yaml",
+                       "workers: 1\nllm:\n  base_url: http://127.0.0.1:9/v1\n  model: fake\n");
+    std::filesystem::permissions(root, std::filesystem::perms::all,
+                                 std::filesystem::perm_options::add);
+    // podman's --tmpfs takes the mode of the directory it covers.
+    std::filesystem::permissions(root + "/tmp",
+                                 std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
+    for (const char* d : {"cfg", "cfg/maestro.yaml"}) {
+      std::filesystem::permissions(
+          root + "/" + d, std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+          std::filesystem::perm_options::add);
+    }
+    auto [code, out] = Run({}, "exit 0");
+    if (code != 0) GTEST_SKIP() << "podman cannot run a container here:\n" << out;
+  }
+
+  // `podman run` of `script` (sh -c) with `opts`; {exit code, output}.
+  std::pair<int, std::string> Run(const std::vector<std::string>& opts, const std::string& script,
+                                  const std::vector<std::string>& env = {}) {
+    const std::string bin_dir = std::filesystem::path(MAESTRO_BIN).parent_path().string();
+    std::vector<std::string> argv = {
+        podman_,  "run",       "--rm",    "--runtime",        "runc", "--network", "none",
+        "--user", "1000:1000", "--tmpfs", "/tmp:rw,mode=1777"};
+    // Explicit limits: the defaults cannot be raised on every host.
+    for (const char* u : {"nofile=16384:16384", "nproc=16384:16384"}) {
+      argv.insert(argv.end(), {"--ulimit", u});
+    }
+    for (const std::string& v : {std::string("/usr:/usr:ro"), bin_dir + ":" + bin_dir + ":ro"}) {
+      argv.insert(argv.end(), {"-v", v});
+    }
+    std::vector<std::string> all_env = {"HOME=/tmp", "MAESTRO_DATA_DIR=/tmp/data",
+                                        "MAESTRO_LISTEN=127.0.0.1:8080", "MAESTRO_ADMIN_TOKEN=tok"};
+    all_env.insert(all_env.end(), env.begin(), env.end());
+    for (const std::string& e : all_env) argv.insert(argv.end(), {"-e", e});
+    argv.insert(argv.end(), opts.begin(), opts.end());
+    argv.insert(argv.end(), {"--rootfs", dir_.File("root"), "/bin/sh", "-c", script});
+    return testing::RunCommand(argv, {{"PATH", std::getenv("PATH") ? std::getenv("PATH") : ""}},
+                               dir_.File("podman" + std::to_string(++runs_)));
+  }
+
+  // Starts serve, waits for its "listening" line (or its exit), stops it
+  // with SIGTERM and prints its exit and its log.
+  std::pair<int, std::string> Serve(const std::vector<std::string>& opts,
+                                    const std::vector<std::string>& env = {}) {
+    return Run(opts,
+               std::string(MAESTRO_BIN) +
+                   " --config /cfg/maestro.yaml serve >/tmp/log 2>&1 & p=$!\n"
+                   "i=0; until grep -q 'listening on' /tmp/log || ! kill -0 $p 2>/dev/null || "
+                   "[ $i -gt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+                   "kill -TERM $p 2>/dev/null; wait $p; echo \"serve exit $?\"; cat /tmp/log\n",
+               env);
+  }
+
+  testing::TempDir dir_;
+  std::string podman_;
+  int runs_ = 0;
+};
+
+TEST_F(SandboxContainerTest, WithoutTheProcSettingServeRefusesNamingTheFix) {
+  // seccomp and AppArmor relaxed, /proc still masked: bubblewrap cannot
+  // mount the sandbox's /proc.
+  auto [code, out] =
+      Serve({"--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("serve exit 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("RunCommand's sandbox (bubblewrap) cannot run here"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Can't mount proc"), std::string::npos) << "bwrap's own words:\n" << out;
+  EXPECT_NE(out.find("docs/operations.md#the-sandbox-in-a-container"), std::string::npos) << out;
+  EXPECT_EQ(out.find("listening on"), std::string::npos) << out;
+}
+
+TEST_F(SandboxContainerTest, TheDocumentedSettingStartsServeWithItsSandbox) {
+  auto [code, out] = Serve({"--security-opt", "unmask=/proc/*"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("listening on"), std::string::npos) << out;
+  EXPECT_NE(out.find("serve exit 0"), std::string::npos) << out;
+  EXPECT_EQ(out.find("cannot run here"), std::string::npos) << out;
+  EXPECT_EQ(out.find("RunCommand disabled"), std::string::npos) << out;
+}
+
+TEST_F(SandboxContainerTest, NotRequiredStartsWithoutTheSettingAndSaysRunCommandIsOff) {
+  auto [code, out] = Serve({}, {"MAESTRO_SANDBOX_REQUIRED=false"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("listening on"), std::string::npos) << out;
+  EXPECT_NE(out.find("RunCommand disabled: bubblewrap cannot create namespaces here"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace maestro
