@@ -172,6 +172,33 @@ Result<uint64_t> CopyInto(Env& env, ReadableFile& from, const std::string& to) {
   return offset;
 }
 
+// Copies every page of `src` into `dest` with SQLite's backup API, in steps
+// of pages_per_step, each from a fresh snapshot, so the copy never holds one
+// read transaction for long. A commit by another connection between two
+// steps restarts the copy (counted in *restarts); after kMaxBackupRestarts the
+// rest is copied in one step, one snapshot (in WAL mode a reader still blocks
+// no writer), so a busy server cannot starve it.
+Status CopyPages(sqlite3* src, sqlite3* dest, const BackupOptions& options, int* restarts) {
+  sqlite3_backup* b = sqlite3_backup_init(dest, "main", src, "main");
+  if (!b) return ErrorFromSqlite(dest, sqlite3_errcode(dest), "backup init");
+  int last_remaining = -1, busy_ms = 0, rc;
+  for (;;) {
+    rc = sqlite3_backup_step(b, *restarts >= kMaxBackupRestarts ? -1 : options.pages_per_step);
+    if (rc == SQLITE_DONE) break;
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+      if ((busy_ms += 10) > options.lock_wait_ms) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (rc != SQLITE_OK) break;
+    int remaining = sqlite3_backup_remaining(b);
+    if (last_remaining >= 0 && remaining >= last_remaining) ++*restarts;
+    last_remaining = remaining;
+  }
+  sqlite3_backup_finish(b);
+  return rc == SQLITE_DONE ? Status::Ok() : ErrorFromSqlite(dest, rc, "backup step");
+}
+
 // Holds SQLite's exclusive lock on an existing database while a restore
 // replaces it: no serve, worker or --db command can have it open meanwhile.
 // The guard first folds the database out of WAL mode (journal_mode=DELETE
@@ -218,34 +245,15 @@ Result<DatabaseFileReport> BackupDatabase(Env& env, const std::string& db_path,
   RawDb src;
   MAESTRO_RETURN_IF_ERROR(src.Open(db_path, SQLITE_OPEN_READWRITE, options.lock_wait_ms));
   const std::string tmp = out + ".tmp";
-  for (const char* side : {"", "-journal"}) MAESTRO_RETURN_IF_ERROR(env.RemoveFile(tmp + side));
+  // A crashed earlier backup's leftovers (a stale -wal would be replayed into the copy).
+  MAESTRO_RETURN_IF_ERROR(env.RemoveFile(tmp));
+  for (const char* side : kSideSuffixes) MAESTRO_RETURN_IF_ERROR(env.RemoveFile(tmp + side));
   int restarts = 0;
   Status copied = [&]() -> Status {
     RawDb dest;
     MAESTRO_RETURN_IF_ERROR(
         dest.Open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, 0));
-    sqlite3_backup* b = sqlite3_backup_init(dest.get(), "main", src.get(), "main");
-    if (!b) return ErrorFromSqlite(dest.get(), sqlite3_errcode(dest.get()), "backup init");
-    // Steps of pages_per_step, each from a fresh snapshot, so the copy never
-    // holds one read transaction for long; a commit by the server between
-    // steps restarts it, and after kMaxBackupRestarts the rest is copied in
-    // one step (a WAL reader still blocks no writer).
-    int last_remaining = -1, busy_ms = 0, rc;
-    for (;;) {
-      rc = sqlite3_backup_step(b, restarts >= kMaxBackupRestarts ? -1 : options.pages_per_step);
-      if (rc == SQLITE_DONE) break;
-      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-        if ((busy_ms += 10) > options.lock_wait_ms) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        continue;
-      }
-      if (rc != SQLITE_OK) break;
-      int remaining = sqlite3_backup_remaining(b);
-      if (last_remaining >= 0 && remaining >= last_remaining) ++restarts;
-      last_remaining = remaining;
-    }
-    sqlite3_backup_finish(b);
-    if (rc != SQLITE_DONE) return ErrorFromSqlite(dest.get(), rc, "backup step");
+    MAESTRO_RETURN_IF_ERROR(CopyPages(src.get(), dest.get(), options, &restarts));
     // One self-contained file: the copy carries the source's WAL mark.
     MAESTRO_RETURN_IF_ERROR(dest.Exec("PRAGMA journal_mode=DELETE"));
     return Status::Ok();
