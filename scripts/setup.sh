@@ -4,11 +4,21 @@
 # `--for-tests` (scripts/test.sh) adds what only the tests use: an SSH server
 # the RunRemote tests start on 127.0.0.1 (on a systemd machine the package
 # also starts the system's sshd, which a machine that only runs maestro does
-# not want).
+# not want), and the container tools below.
+# `--for-containers` (scripts/image.sh, the deploy tests) adds podman with the
+# runc runtime, its networking (netavark, aardvark-dns), podman-compose and
+# mmdebstrap, which makes the debian:12-slim base when no registry answers.
 set -euo pipefail
 
 FOR_TESTS=0
-if [[ ${1:-} == "--for-tests" ]]; then FOR_TESTS=1; fi
+FOR_CONTAINERS=0
+for arg in "$@"; do
+  case $arg in
+    --for-tests) FOR_TESTS=1 FOR_CONTAINERS=1 ;;
+    --for-containers) FOR_CONTAINERS=1 ;;
+    *) echo "setup: unknown option $arg (--for-tests, --for-containers)" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
@@ -35,6 +45,13 @@ PACKAGES=(
 )
 if ((FOR_TESTS)); then
   PACKAGES+=(openssh-server)  # the RunRemote tests' own sshd on 127.0.0.1
+fi
+if ((FOR_CONTAINERS)); then
+  # runc: crun refuses hosts with hybrid cgroups; catatonit: the pods' infra
+  # process (podman kube play); iptables: netavark's firewall rules.
+  PACKAGES+=(podman runc conmon catatonit netavark aardvark-dns iptables uidmap
+    containernetworking-plugins podman-compose mmdebstrap
+    systemd)  # systemd-analyze verify: the unit in deploy/systemd
 fi
 # Node.js + npm build the web UI; Debian's are used only when no node is
 # installed (any Node >= 18 works).

@@ -7,7 +7,9 @@
 # annotations, every source compiled -fsyntax-only) and the ThreadSanitizer build running the tests of the
 # multi-threaded modules (ctest label tsan); then builds the web UI (type check
 # + Vite) and runs its end-to-end tests in headless Chromium against the debug
-# binaries (screenshots: build/ui-e2e-artifacts/).
+# binaries (screenshots: build/ui-e2e-artifacts/); last, the deploy tests:
+# the container image from the release build, deploy/compose.yaml and
+# deploy/k8s started for real with podman (tests/deploy/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +32,4 @@ ctest --preset tsan
 ./scripts/ui.sh
 (cd ui && MAESTRO_BIN="$PWD/../build/debug/src/cli/maestro" \
   MAESTRO_FAKELLM_BIN="$PWD/../build/debug/src/fakellm/maestro-fakellm" npm run --silent e2e)
+./tests/deploy/run.sh  # the image, compose and Kubernetes topologies, the systemd unit
