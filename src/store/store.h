@@ -25,7 +25,8 @@
 //   UsageRecords (usage_records.h): usage of jobs, task trees and users,
 //     the budget gate;
 //   ScheduleRecords (schedule_records.h): schedules, exactly-once fires;
-//   LessonRecords (lesson_records.h), MissionRecords (mission_records.h).
+//   LessonRecords (lesson_records.h), MissionRecords (mission_records.h);
+//   A2aPushRecords (a2a_push_records.h): A2A push configs, delivery claims.
 // Who uses which is in docs/ARCHITECTURE.md (§4, "Store roles").
 //
 // Fencing: ClaimNextJob hands out a Lease whose fencing_token increases on
@@ -48,6 +49,7 @@
 
 #include "core/config.h"
 #include "core/status.h"
+#include "store/a2a_push_records.h"
 #include "store/api_tokens.h"
 #include "store/api_types.h"
 #include "store/attachment_records.h"
@@ -87,7 +89,8 @@ class Store : public TaskRecords,
               public UsageRecords,
               public ScheduleRecords,
               public LessonRecords,
-              public MissionRecords {
+              public MissionRecords,
+              public A2aPushRecords {
  public:
   ~Store() override = default;
 };

@@ -30,6 +30,45 @@ CREATE TABLE push_subscriptions (
   UNIQUE (owner, endpoint)
 );
 )sql"},
+      {12, "a2a push configs",
+       // A2A push-notification configs (issue 48 item 3), per task and
+       // owner, with the status key last claimed for delivery (store/
+       // a2a_push_records.h): durable across restarts and shared by the API
+       // processes of one database.
+       R"sql(
+CREATE TABLE a2a_push_configs (
+  task_id     TEXT NOT NULL,
+  owner       TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  url         TEXT NOT NULL,
+  token       TEXT NOT NULL,
+  auth_scheme TEXT NOT NULL,
+  credentials TEXT NOT NULL,
+  sent_key    TEXT NOT NULL,
+  done        INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (task_id, owner, id)
+);
+CREATE INDEX a2a_push_configs_open ON a2a_push_configs(done, task_id);
+)sql",
+       R"sql(
+CREATE TABLE a2a_push_configs (
+  task_id     TEXT NOT NULL,
+  owner       TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  url         TEXT NOT NULL,
+  token       TEXT NOT NULL,
+  auth_scheme TEXT NOT NULL,
+  credentials TEXT NOT NULL,
+  sent_key    TEXT NOT NULL,
+  done        BIGINT NOT NULL,
+  created_at  BIGINT NOT NULL,
+  updated_at  BIGINT NOT NULL,
+  PRIMARY KEY (task_id, owner, id)
+);
+CREATE INDEX a2a_push_configs_open ON a2a_push_configs(done, task_id);
+)sql"},
   };
   return c;
 }

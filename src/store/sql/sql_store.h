@@ -108,6 +108,19 @@ class SqlStore : public Store {
                                                int max_per_owner) override;
   Result<std::vector<PushSubscription>> ListPushSubscriptions(const std::string& owner) override;
   Status DeletePushSubscription(const std::string& owner, const std::string& id) override;
+  // A2A push configs (sql_a2a_push.cc).
+  Result<A2aPushConfigRecord> PutA2aPushConfig(const A2aPushConfigRecord& c,
+                                               int max_per_task) override;
+  Result<A2aPushConfigRecord> GetA2aPushConfig(const std::string& task_id, const std::string& owner,
+                                               const std::string& id) override;
+  Result<std::vector<A2aPushConfigRecord>> ListA2aPushConfigs(const std::string& task_id,
+                                                              const std::string& owner) override;
+  Status DeleteA2aPushConfig(const std::string& task_id, const std::string& owner,
+                             const std::string& id) override;
+  Result<std::vector<A2aPushConfigRecord>> ListOpenA2aPushConfigs(int limit) override;
+  Result<bool> ClaimA2aPushDelivery(const std::string& task_id, const std::string& owner,
+                                    const std::string& id, const std::string& expected,
+                                    const std::string& key, bool terminal) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;
