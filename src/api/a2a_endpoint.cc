@@ -136,7 +136,7 @@ A2aEndpoint::A2aEndpoint(Store& store, notify::EventSignal& signal, A2aTaskOps o
       ops_(std::move(ops)),
       options_(std::move(options)),
       push_(
-          signal, [this](const std::string& task_id) { return ReadFacts(task_id, ""); },
+          store, signal, [this](const std::string& task_id) { return ReadFacts(task_id, ""); },
           options_.push) {}
 
 Result<TaskFacts> A2aEndpoint::ReadFacts(const std::string& task_id,
@@ -288,7 +288,10 @@ HttpResponse A2aEndpoint::PushConfigMethod(Method method, const RpcRequest& rpc,
     }
     case Method::kPushConfigGet: {
       auto config = push_.Get(p.task_id, user, p.config_id);
-      if (!config) {
+      if (!config.ok() && config.status().code() != StatusCode::kNotFound) {
+        return fail(ErrorFor(config.status()));
+      }
+      if (!config.ok()) {
         return fail({kInvalidParams,
                      "task " + p.task_id + " has no push notification config" +
                          (p.config_id.empty() ? "" : " " + SafeEcho(p.config_id)),
@@ -297,12 +300,15 @@ HttpResponse A2aEndpoint::PushConfigMethod(Method method, const RpcRequest& rpc,
       return Rpc(200, RpcResult(rpc.id, PushConfigJson(p.task_id, *config)));
     }
     case Method::kPushConfigList: {
+      auto configs = push_.List(p.task_id, user);
+      if (!configs.ok()) return fail(ErrorFor(configs.status()));
       Json all = Json::array();
-      for (const auto& c : push_.List(p.task_id, user)) all.push_back(PushConfigJson(p.task_id, c));
+      for (const auto& c : *configs) all.push_back(PushConfigJson(p.task_id, c));
       return Rpc(200, RpcResult(rpc.id, std::move(all)));
     }
     default:
-      if (!push_.Delete(p.task_id, user, p.config_id)) {
+      if (Status deleted = push_.Delete(p.task_id, user, p.config_id); !deleted.ok()) {
+        if (deleted.code() != StatusCode::kNotFound) return fail(ErrorFor(deleted));
         return fail(
             {kInvalidParams,
              "task " + p.task_id + " has no push notification config " + SafeEcho(p.config_id),

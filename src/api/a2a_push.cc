@@ -9,8 +9,6 @@ namespace maestro::api::a2a {
 
 namespace {
 
-constexpr std::chrono::milliseconds kPollInterval{2000};
-
 // A null policy is the strict one: a push URL is never unchecked.
 PushOptions WithPolicy(PushOptions p) {
   if (!p.egress) p.egress = std::make_shared<const EgressPolicy>();
@@ -27,11 +25,20 @@ HttpClientOptions DeliveryOptions(const PushOptions& p) {
 
 }  // namespace
 
-A2aPushNotifier::A2aPushNotifier(notify::EventSignal& signal, ReadFn read, PushOptions options)
-    : signal_(signal),
+A2aPushNotifier::A2aPushNotifier(A2aPushRecords& records, notify::EventSignal& signal, ReadFn read,
+                                 PushOptions options)
+    : records_(records),
+      signal_(signal),
       read_(std::move(read)),
       options_(WithPolicy(std::move(options))),
-      http_(DeliveryOptions(options_)) {}
+      http_(DeliveryOptions(options_)) {
+  // Started now, not by a first Set: configs kept from before a restart (or
+  // set through another process) are served by this one too.
+  thread_ = std::thread([this] { Run(); });
+  for (size_t i = 0; i < std::max<size_t>(1, options_.senders); ++i) {
+    senders_.emplace_back([this] { Send(); });
+  }
+}
 
 A2aPushNotifier::~A2aPushNotifier() {
   stopping_ = true;
@@ -45,16 +52,11 @@ A2aPushNotifier::~A2aPushNotifier() {
     stop_ = true;
     queue_cv_.SignalAll();
   }
-  std::thread thread;
-  std::vector<std::thread> senders;
-  {
-    MutexLock lock(&mu_);
-    for (auto& [id, w] : tasks_) signal_.Unwatch(w.watch);
-    thread.swap(thread_);
-    senders.swap(senders_);
-  }
-  if (thread.joinable()) thread.join();
-  for (auto& s : senders) s.join();
+  if (thread_.joinable()) thread_.join();
+  for (auto& s : senders_) s.join();
+  MutexLock lock(&mu_);
+  for (const auto& [id, watch] : watches_) signal_.Unwatch(watch);
+  watches_.clear();
 }
 
 void A2aPushNotifier::MarkDirty(const std::string& task_id) {
@@ -63,13 +65,31 @@ void A2aPushNotifier::MarkDirty(const std::string& task_id) {
   wakeup_->cv.SignalAll();
 }
 
-void A2aPushNotifier::StartThreads() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
-  for (size_t i = 0; i < std::max<size_t>(1, options_.senders); ++i) {
-    senders_.emplace_back([this] { Send(); });
-  }
+void A2aPushNotifier::WatchLocked(const std::string& task_id) {
+  if (watches_.count(task_id)) return;
+  // The wake only marks the task: the watcher thread reads and claims.
+  watches_[task_id] = signal_.WatchTask(task_id, [w = std::weak_ptr<Wakeup>(wakeup_), task_id] {
+    if (auto wakeup = w.lock()) {
+      MutexLock l(&wakeup->mu);
+      wakeup->dirty.insert(task_id);
+      wakeup->cv.SignalAll();
+    }
+  });
 }
+
+namespace {
+
+PushConfig A2aPushConfigOf(const A2aPushConfigRecord& r) {
+  PushConfig c;
+  c.id = r.id;
+  c.url = r.url;
+  c.token = r.token;
+  c.auth_scheme = r.auth_scheme;
+  c.credentials = r.credentials;
+  return c;
+}
+
+}  // namespace
 
 Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, const std::string& owner,
                                         PushConfig config) {
@@ -79,143 +99,127 @@ Result<PushConfig> A2aPushNotifier::Set(const std::string& task_id, const std::s
   if (auto checked = options_.egress->Check(config.url); !checked.ok()) {
     return InvalidArgument(checked.status().message(), "url");
   }
-  MutexLock lock(&mu_);
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end()) {
-    if (tasks_.size() >= kMaxTasks) {
-      // A finished task's configs have nothing more to say: they make room.
-      auto done = std::find_if(tasks_.begin(), tasks_.end(),
-                               [](const auto& entry) { return entry.second.finished; });
-      if (done == tasks_.end()) {
-        return Status(StatusCode::kResourceExhausted,
-                      "too many tasks with push notification configs on this server",
-                      "pushNotificationConfig");
-      }
-      Forget(std::string(done->first));
-    }
-    it = tasks_.emplace(task_id, Watched{}).first;
-    // The wake only marks the task: the watcher thread reads and queues.
-    it->second.watch = signal_.WatchTask(task_id, [w = std::weak_ptr<Wakeup>(wakeup_), task_id] {
-      if (auto wakeup = w.lock()) {
-        MutexLock l(&wakeup->mu);
-        wakeup->dirty.insert(task_id);
-        wakeup->cv.SignalAll();
-      }
-    });
-  }
-  auto& configs = it->second.configs;
-  auto same = std::find_if(configs.begin(), configs.end(), [&](const Owned& c) {
-    return c.owner == owner && c.config.id == config.id;
-  });
-  const size_t mine = std::count_if(configs.begin(), configs.end(),
-                                    [&](const Owned& c) { return c.owner == owner; });
-  if (same != configs.end()) {
-    *same = Owned{owner, config, ""};  // the current status goes out to the new URL
-  } else if (mine >= kMaxConfigsPerTask) {
-    return Status(StatusCode::kResourceExhausted,
-                  "a user may set at most " + std::to_string(kMaxConfigsPerTask) +
-                      " push notification configs on a task",
-                  "pushNotificationConfig");
-  } else {
-    configs.push_back(Owned{owner, config, ""});
+  A2aPushConfigRecord r;
+  r.task_id = task_id;
+  r.owner = owner;
+  r.id = config.id;
+  r.url = config.url;
+  r.token = config.token;
+  r.auth_scheme = config.auth_scheme;
+  r.credentials = config.credentials;
+  MAESTRO_ASSIGN_OR_RETURN(auto stored, records_.PutA2aPushConfig(r, kMaxConfigsPerTask));
+  {
+    MutexLock lock(&mu_);
+    WatchLocked(task_id);
   }
   MarkDirty(task_id);
-  StartThreads();
-  return config;
+  return A2aPushConfigOf(stored);
 }
 
-std::optional<PushConfig> A2aPushNotifier::Get(const std::string& task_id, const std::string& owner,
-                                               const std::string& config_id) const {
-  MutexLock lock(&mu_);
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end()) return std::nullopt;
-  for (const auto& c : it->second.configs) {
-    if (c.owner == owner && (config_id.empty() || c.config.id == config_id)) return c.config;
-  }
-  return std::nullopt;
+Result<PushConfig> A2aPushNotifier::Get(const std::string& task_id, const std::string& owner,
+                                        const std::string& config_id) const {
+  MAESTRO_ASSIGN_OR_RETURN(auto r, records_.GetA2aPushConfig(task_id, owner, config_id));
+  return A2aPushConfigOf(r);
 }
 
-std::vector<PushConfig> A2aPushNotifier::List(const std::string& task_id,
-                                              const std::string& owner) const {
-  MutexLock lock(&mu_);
+Result<std::vector<PushConfig>> A2aPushNotifier::List(const std::string& task_id,
+                                                      const std::string& owner) const {
+  MAESTRO_ASSIGN_OR_RETURN(auto rows, records_.ListA2aPushConfigs(task_id, owner));
   std::vector<PushConfig> out;
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end()) return out;
-  for (const auto& c : it->second.configs) {
-    if (c.owner == owner) out.push_back(c.config);
-  }
+  for (const auto& r : rows) out.push_back(A2aPushConfigOf(r));
   return out;
 }
 
-bool A2aPushNotifier::Delete(const std::string& task_id, const std::string& owner,
-                             const std::string& config_id) {
-  MutexLock lock(&mu_);
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end()) return false;
-  auto& configs = it->second.configs;
-  const size_t before = configs.size();
-  configs.erase(
-      std::remove_if(configs.begin(), configs.end(),
-                     [&](const Owned& c) { return c.owner == owner && c.config.id == config_id; }),
-      configs.end());
-  const bool removed = configs.size() != before;
-  if (configs.empty()) Forget(task_id);
-  return removed;
-}
-
-void A2aPushNotifier::Forget(const std::string& task_id) {
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end()) return;
-  signal_.Unwatch(it->second.watch);
-  tasks_.erase(it);
+Status A2aPushNotifier::Delete(const std::string& task_id, const std::string& owner,
+                               const std::string& config_id) {
+  MAESTRO_RETURN_IF_ERROR(records_.DeleteA2aPushConfig(task_id, owner, config_id));
+  MarkDirty(task_id);  // the next pass drops the watch when no open config is left
+  return Status::Ok();
 }
 
 void A2aPushNotifier::Run() {
   Wakeup& w = *wakeup_;
+  const std::chrono::milliseconds poll(std::max<int64_t>(10, options_.poll_ms));
+  bool first = true;
   while (true) {
     std::set<std::string> pass;
-    {
+    bool woken = false;
+    if (!first) {
       MutexLock lock(&w.mu);
-      const bool woken = w.cv.WaitFor(&w.mu, kPollInterval,
-                                      [&]() REQUIRES(w.mu) { return w.stop || !w.dirty.empty(); });
+      woken =
+          w.cv.WaitFor(&w.mu, poll, [&]() REQUIRES(w.mu) { return w.stop || !w.dirty.empty(); });
       if (w.stop) return;
       if (woken) pass.swap(w.dirty);
     }
-    if (pass.empty()) {  // the poll tick: what another process committed is seen here
-      MutexLock lock(&mu_);
-      for (const auto& [id, watched] : tasks_) pass.insert(id);
-    }
-    for (const auto& task_id : pass) Deliver(task_id);
+    first = false;
+    // The poll tick (and the first pass) looks at every open config: what
+    // another process committed, or set, is seen here.
+    Pass(woken ? &pass : nullptr);
   }
 }
 
-void A2aPushNotifier::Deliver(const std::string& task_id) {
-  auto facts = read_(task_id);
-  const std::string key = facts.ok() ? StatusKey(*facts) : "";
-  std::vector<Owned> due;
+void A2aPushNotifier::Pass(const std::set<std::string>* only) {
+  auto open = records_.ListOpenA2aPushConfigs(kMaxOpenPerPass);
+  if (!open.ok()) {
+    if (open.status().code() != StatusCode::kUnimplemented) {
+      spdlog::warn("a2a push: reading the configs: {}", open.status().ToString());
+    }
+    return;
+  }
+  std::map<std::string, std::vector<A2aPushConfigRecord>> by_task;
+  for (auto& c : *open) by_task[c.task_id].push_back(std::move(c));
   {
     MutexLock lock(&mu_);
-    auto it = tasks_.find(task_id);
-    if (it == tasks_.end()) return;
-    if (!facts.ok()) {
-      spdlog::warn("a2a push: task {}: {}", task_id, facts.status().ToString());
-      if (facts.status().code() == StatusCode::kNotFound) Forget(task_id);
-      return;
+    // A task with no open config left is not watched any more (unless the
+    // list was cut at its limit: then what is missing is unknown).
+    const bool whole = open->size() < static_cast<size_t>(kMaxOpenPerPass);
+    for (auto it = watches_.begin(); it != watches_.end();) {
+      if (!whole || by_task.count(it->first)) {
+        ++it;
+      } else {
+        signal_.Unwatch(it->second);
+        it = watches_.erase(it);
+      }
     }
-    it->second.finished = IsTerminal(StateOf(*facts));
-    for (auto& c : it->second.configs) {
-      if (c.sent_key == key) continue;
-      c.sent_key = key;
-      due.push_back(c);
-    }
+    for (const auto& [task_id, configs] : by_task) WatchLocked(task_id);
   }
-  if (due.empty()) return;
-  auto body = std::make_shared<const std::string>(DumpJson(TaskJson(*facts, 0)));
-  for (const auto& c : due) {
-    Delivery d{task_id, c.config.url, {{"Content-Type", "application/json"}}, body};
-    if (!c.config.token.empty()) d.headers.emplace_back("X-A2A-Notification-Token", c.config.token);
-    if (!c.config.auth_scheme.empty()) {
-      d.headers.emplace_back("Authorization", c.config.auth_scheme + " " + c.config.credentials);
+  for (const auto& [task_id, configs] : by_task) {
+    if (only && !only->count(task_id)) continue;
+    Deliver(task_id, configs);
+  }
+}
+
+void A2aPushNotifier::Deliver(const std::string& task_id,
+                              const std::vector<A2aPushConfigRecord>& configs) {
+  auto facts = read_(task_id);
+  if (!facts.ok()) {
+    spdlog::warn("a2a push: task {}: {}", task_id, facts.status().ToString());
+    if (facts.status().code() != StatusCode::kNotFound) return;
+    // The task is gone: its configs have nothing more to say.
+    for (const auto& c : configs) {
+      (void)records_.ClaimA2aPushDelivery(c.task_id, c.owner, c.id, c.sent_key, "gone", true);
+    }
+    return;
+  }
+  const std::string key = StatusKey(*facts);
+  const bool terminal = IsTerminal(StateOf(*facts));
+  std::shared_ptr<const std::string> body;
+  for (const auto& c : configs) {
+    if (c.sent_key == key) continue;
+    // Of the processes that saw this change, one wins the claim and sends.
+    auto claimed =
+        records_.ClaimA2aPushDelivery(c.task_id, c.owner, c.id, c.sent_key, key, terminal);
+    if (!claimed.ok()) {
+      spdlog::warn("a2a push: task {}: claiming a delivery: {}", task_id,
+                   claimed.status().ToString());
+      continue;
+    }
+    if (!*claimed) continue;
+    if (!body) body = std::make_shared<const std::string>(DumpJson(TaskJson(*facts, 0)));
+    Delivery d{task_id, c.url, {{"Content-Type", "application/json"}}, body};
+    if (!c.token.empty()) d.headers.emplace_back("X-A2A-Notification-Token", c.token);
+    if (!c.auth_scheme.empty()) {
+      d.headers.emplace_back("Authorization", c.auth_scheme + " " + c.credentials);
     }
     Enqueue(c.owner, std::move(d));
   }

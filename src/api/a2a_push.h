@@ -5,12 +5,20 @@
 // to each of the task's URLs with the config's token in
 // X-A2A-Notification-Token and its credentials in Authorization.
 //
-// Where it sits: owned by the A2A endpoint (a2a_endpoint.h). maestro's
-// webhooks (notify/webhooks.h) are a different contract — configured URLs
-// receiving every event, HMAC-signed, with a durable cursor — so A2A's
-// per-task, client-set URLs are kept here, in memory: they are lost on a
-// restart (a client sets them again), and delivery is best effort (one
-// attempt per change, failures logged).
+// Where it sits: owned by the A2A endpoint (a2a_endpoint.h). The configs
+// live in the store (store/a2a_push_records.h, table a2a_push_configs;
+// issue 48 item 3), so a restart keeps them and every API process on one
+// database sees them. maestro's webhooks (notify/webhooks.h) are a
+// different contract — configured URLs receiving every event, HMAC-signed.
+//
+// Once across processes: each process's watcher sees a status change (its
+// own commits through EventSignal, other processes' through the store's
+// wakes and a 2 s poll of the open configs); before it queues a delivery it
+// claims it in the store (ClaimA2aPushDelivery: the config's last sent
+// status key moves from what was read to the new one in one conditional
+// UPDATE), so exactly one process sends each change. The claim precedes the
+// POST: delivery is at most once and best effort (one attempt, failures
+// logged); a config that has sent a terminal state gets nothing more.
 //
 // Ownership: a config belongs to the user who set it. Get/List/Delete/Set
 // see and change only the caller's own configs of the task; ids are unique
@@ -22,18 +30,19 @@
 // "url" — and again at each delivery, whose connection is pinned to the
 // address checked then (HttpClientOptions::egress).
 //
-// Delivery: the watcher thread turns status changes into deliveries, one
-// FIFO per config owner; a small pool of sender threads serves the owners
-// round-robin with at most one delivery in flight per owner, each bounded
-// by a short connect timeout and a total timeout. One user's receivers that
-// never answer hold one sender at a time, never another user's
-// notifications. A user's queue keeps at most kMaxQueuedPerUser (the
-// oldest is dropped).
+// Delivery: the watcher thread turns claimed status changes into
+// deliveries, one FIFO per config owner; a small pool of sender threads
+// serves the owners round-robin with at most one delivery in flight per
+// owner, each bounded by a short connect timeout and a total timeout. One
+// user's receivers that never answer hold one sender at a time, never
+// another user's notifications. A user's queue keeps at most
+// kMaxQueuedPerUser (the oldest is dropped).
 //
-// Thread safety: every method may be called from any thread. The watcher is
-// woken by EventSignal::WatchTask for the tasks with configs and re-reads
-// them every 2 s for commits made by other processes; it and the senders
-// start with the first config; the destructor stops and joins them.
+// Thread safety: every method may be called from any thread. The watcher
+// and the senders start with the notifier (configs set before a restart are
+// served without a new Set); the watcher is woken by EventSignal::WatchTask
+// for the tasks with open configs and polls every 2 s; the destructor stops
+// and joins them.
 #pragma once
 
 #include <atomic>
@@ -42,7 +51,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -55,6 +63,7 @@
 #include "core/mutex.h"
 #include "core/status.h"
 #include "notify/event_signal.h"
+#include "store/a2a_push_records.h"
 
 namespace maestro::api::a2a {
 
@@ -64,6 +73,7 @@ struct PushOptions {
   size_t senders = 4;                  // delivery threads shared by all users
   int64_t connect_timeout_ms = 2'000;  // per delivery
   int64_t total_timeout_ms = 5'000;    // per delivery
+  int64_t poll_ms = 2'000;             // how often the open configs are read again
 };
 
 class A2aPushNotifier {
@@ -71,43 +81,32 @@ class A2aPushNotifier {
   // Reads a task's facts for a notification (the config's owner was checked
   // when it was set).
   using ReadFn = std::function<Result<TaskFacts>(const std::string& task_id)>;
-  static constexpr size_t kMaxConfigsPerTask = 10;  // per user and task
-  static constexpr size_t kMaxTasks = 10000;
+  static constexpr int kMaxConfigsPerTask = 10;  // per user and task
+  static constexpr int kMaxOpenPerPass = 10000;  // open configs one watcher pass reads
   static constexpr size_t kMaxQueuedPerUser = 200;
 
-  A2aPushNotifier(notify::EventSignal& signal, ReadFn read, PushOptions options = {});
+  A2aPushNotifier(A2aPushRecords& records, notify::EventSignal& signal, ReadFn read,
+                  PushOptions options = {});
   ~A2aPushNotifier();
   A2aPushNotifier(const A2aPushNotifier&) = delete;
   A2aPushNotifier& operator=(const A2aPushNotifier&) = delete;
 
   // Adds `owner`'s config (id "" → the task id) or replaces `owner`'s one
-  // with its id. Returns the stored config; kInvalidArgument (field "url")
-  // for a URL the egress policy refuses; kResourceExhausted over the limits
-  // above (a new task over kMaxTasks first evicts the configs of a task
-  // whose terminal state was already sent).
+  // with its id (the current status then goes to it). Returns the stored
+  // config; kInvalidArgument (field "url") for a URL the egress policy
+  // refuses; kResourceExhausted over kMaxConfigsPerTask.
   Result<PushConfig> Set(const std::string& task_id, const std::string& owner, PushConfig config)
       EXCLUDES(mu_);
-  // `owner`'s config `config_id` of the task ("" → their first); nullopt if
-  // none.
-  std::optional<PushConfig> Get(const std::string& task_id, const std::string& owner,
-                                const std::string& config_id) const EXCLUDES(mu_);
-  std::vector<PushConfig> List(const std::string& task_id, const std::string& owner) const
-      EXCLUDES(mu_);
-  // False when `owner` has no such config on the task.
-  bool Delete(const std::string& task_id, const std::string& owner, const std::string& config_id)
+  // `owner`'s config `config_id` of the task ("" → their oldest);
+  // kNotFound if none.
+  Result<PushConfig> Get(const std::string& task_id, const std::string& owner,
+                         const std::string& config_id) const;
+  Result<std::vector<PushConfig>> List(const std::string& task_id, const std::string& owner) const;
+  // kNotFound when `owner` has no such config on the task.
+  Status Delete(const std::string& task_id, const std::string& owner, const std::string& config_id)
       EXCLUDES(mu_);
 
  private:
-  struct Owned {
-    std::string owner;
-    PushConfig config;
-    std::string sent_key;  // StatusKey of its last notification ("" = none yet)
-  };
-  struct Watched {
-    std::vector<Owned> configs;
-    bool finished = false;  // the last status seen was terminal
-    uint64_t watch = 0;     // EventSignal watch id
-  };
   struct Delivery {
     std::string task_id;
     std::string url;
@@ -124,15 +123,19 @@ class A2aPushNotifier {
   };
   void Run() EXCLUDES(mu_);
   void MarkDirty(const std::string& task_id);
-  // Queues the task's Task for its configs whose last notification was of
-  // another status.
-  void Deliver(const std::string& task_id) EXCLUDES(mu_, queue_mu_);
+  // Watches `task_id` (its commits wake the watcher); no-op if watched.
+  void WatchLocked(const std::string& task_id) REQUIRES(mu_);
+  // One watcher pass: reads the open configs, keeps the watches to their
+  // tasks, and for the tasks in `only` (all when null) claims and queues
+  // each config's notification of a new status.
+  void Pass(const std::set<std::string>* only) EXCLUDES(mu_, queue_mu_);
+  void Deliver(const std::string& task_id, const std::vector<A2aPushConfigRecord>& configs)
+      EXCLUDES(queue_mu_);
   void Enqueue(const std::string& owner, Delivery d) EXCLUDES(queue_mu_);
   // A sender thread: takes the next owner's oldest delivery, in turn.
   void Send() EXCLUDES(queue_mu_);
-  void StartThreads() REQUIRES(mu_);
-  void Forget(const std::string& task_id) REQUIRES(mu_);
 
+  A2aPushRecords& records_;
   notify::EventSignal& signal_;
   const ReadFn read_;
   const PushOptions options_;
@@ -141,9 +144,9 @@ class A2aPushNotifier {
   std::atomic<bool> stopping_{false};  // ends a delivery in flight
   // Lock order: mu_ before wakeup_->mu; queue_mu_ is never held with mu_.
   mutable Mutex mu_;
-  std::map<std::string, Watched> tasks_ GUARDED_BY(mu_);
-  std::thread thread_ GUARDED_BY(mu_);                // the watcher, started by the first Set
-  std::vector<std::thread> senders_ GUARDED_BY(mu_);  // started with it
+  std::map<std::string, uint64_t> watches_ GUARDED_BY(mu_);  // task id → EventSignal watch
+  std::thread thread_;                                       // the watcher
+  std::vector<std::thread> senders_;
 
   Mutex queue_mu_;
   CondVar queue_cv_;

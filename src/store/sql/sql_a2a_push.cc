@@ -4,6 +4,8 @@
 // changes another's config. The delivery claim is one conditional UPDATE of
 // sent_key, so of several processes that saw the same status change exactly
 // one is told to send.
+#include <algorithm>
+
 #include "store/sql/sql_store.h"
 
 namespace maestro {
@@ -73,8 +75,9 @@ Result<A2aPushConfigRecord> SqlStore::PutA2aPushConfig(const A2aPushConfigRecord
       upd->Bind(6, c.auth_scheme).Bind(7, c.credentials).Bind(8, tx.now);
       return upd->Exec();
     }
-    auto count =
-        tx.conn.Prepare("SELECT COUNT(*) FROM a2a_push_configs WHERE task_id = ?1 AND owner = ?2");
+    auto count = tx.conn.Prepare(
+        "SELECT COUNT(*), COALESCE(MAX(created_at), 0) FROM a2a_push_configs "
+        "WHERE task_id = ?1 AND owner = ?2");
     if (!count.ok()) return count.status();
     count->Bind(1, c.task_id).Bind(2, c.owner);
     auto crow = count->Step();
@@ -85,13 +88,16 @@ Result<A2aPushConfigRecord> SqlStore::PutA2aPushConfig(const A2aPushConfigRecord
                         " push notification configs on a task",
                     "pushNotificationConfig");
     }
+    // After the owner's previous config on the task, even within one
+    // millisecond: "the oldest" (a get without an id) is the first set.
+    if (*crow) out.created_at = std::max<TimeMs>(tx.now, count->Int(1) + 1);
     auto ins = tx.conn.Prepare(
         "INSERT INTO a2a_push_configs(task_id, owner, id, url, token, auth_scheme, credentials, "
         "sent_key, done, created_at, updated_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', 0, ?8, ?8)");
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', 0, ?8, ?9)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, c.task_id).Bind(2, c.owner).Bind(3, c.id).Bind(4, c.url).Bind(5, c.token);
-    ins->Bind(6, c.auth_scheme).Bind(7, c.credentials).Bind(8, tx.now);
+    ins->Bind(6, c.auth_scheme).Bind(7, c.credentials).Bind(8, out.created_at).Bind(9, tx.now);
     return ins->Exec();
   });
   if (!st.ok()) return st;

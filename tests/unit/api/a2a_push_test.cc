@@ -1,10 +1,13 @@
-// The A2A push notification configs (api/a2a_push.h): set (id defaults to
-// the task's, the same id replaces), get (the first without an id), list,
-// delete and the per-task limit — each user seeing and changing only their
-// own configs of a shared task; URLs the egress policy refuses are refused
-// at set time; and the delivery pool: one user's receivers that never
-// answer do not hold another user's notification back. Delivery through
-// the real server is covered by tests/integration/api_engine/a2a_server_test.cc.
+// The A2A push notification configs (api/a2a_push.h) over a real
+// SqliteStore: set (id defaults to the task's, the same id replaces), get
+// (the first without an id), list, delete and the per-task limit — each
+// user seeing and changing only their own configs of a shared task; URLs
+// the egress policy refuses are refused at set time; configs outlive the
+// notifier (a restart) and a new one delivers them; two notifiers on one
+// database (two API processes) deliver each change once; and the delivery
+// pool: one user's receivers that never answer do not hold another user's
+// notification back. Delivery through the real server is covered by
+// tests/integration/api_engine/a2a_server_test.cc.
 #include "api/a2a_push.h"
 
 #include <arpa/inet.h>
@@ -17,7 +20,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
+
+#include "store/sqlite/sqlite_store.h"
+#include "support/temp_dir.h"
 
 namespace maestro::api::a2a {
 namespace {
@@ -50,32 +59,54 @@ Result<TaskFacts> FactsOf(const std::string& task_id) {
   return f;
 }
 
+// A store for the configs (a real SqliteStore in a temp dir).
+struct Db {
+  testing::TempDir dir;
+  std::unique_ptr<SqliteStore> store;
+  Db() {
+    auto s = SqliteStore::Open(dir.File("maestro.db"), StoreOptions{});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) store = std::move(*s);
+  }
+};
+
+bool WaitUntil(const std::function<bool()>& done, int ms = 5000) {
+  const auto until = Steady::now() + std::chrono::milliseconds(ms);
+  while (!done()) {
+    if (Steady::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 class A2aPushTest : public ::testing::Test {
  protected:
+  Db db_;
   notify::EventSignal signal_;
-  A2aPushNotifier push_{signal_, FactsOf, AllowLoopback()};
+  A2aPushNotifier push_{*db_.store, signal_, FactsOf, AllowLoopback()};
 };
 
 TEST_F(A2aPushTest, SetGetListDelete) {
-  EXPECT_FALSE(push_.Get("t1", "alice", ""));
-  EXPECT_TRUE(push_.List("t1", "alice").empty());
+  EXPECT_EQ(push_.Get("t1", "alice", "").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(push_.List("t1", "alice")->empty());
   auto first = push_.Set("t1", "alice", Config(""));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->id, "t1") << "no id: the task's";
   ASSERT_TRUE(push_.Set("t1", "alice", Config("p2", "a")).ok());
   ASSERT_TRUE(push_.Set("t1", "alice", Config("p2", "b")).ok()) << "the same id replaces";
-  ASSERT_EQ(push_.List("t1", "alice").size(), 2u);
+  ASSERT_EQ(push_.List("t1", "alice")->size(), 2u);
   EXPECT_EQ(push_.Get("t1", "alice", "")->id, "t1") << "without an id: the first";
   EXPECT_EQ(push_.Get("t1", "alice", "p2")->token, "b");
-  EXPECT_FALSE(push_.Get("t1", "alice", "nope"));
-  EXPECT_TRUE(push_.List("t2", "alice").empty()) << "configs are per task";
+  EXPECT_FALSE(push_.Get("t1", "alice", "nope").ok());
+  EXPECT_TRUE(push_.List("t2", "alice")->empty()) << "configs are per task";
   EXPECT_EQ(signal_.watchers(), 1u) << "one watch per task with configs";
 
-  EXPECT_FALSE(push_.Delete("t1", "alice", "nope"));
-  EXPECT_TRUE(push_.Delete("t1", "alice", "p2"));
-  EXPECT_TRUE(push_.Delete("t1", "alice", "t1"));
-  EXPECT_TRUE(push_.List("t1", "alice").empty());
-  EXPECT_EQ(signal_.watchers(), 0u) << "no config left: the task is not watched";
+  EXPECT_EQ(push_.Delete("t1", "alice", "nope").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(push_.Delete("t1", "alice", "p2").ok());
+  EXPECT_TRUE(push_.Delete("t1", "alice", "t1").ok());
+  EXPECT_TRUE(push_.List("t1", "alice")->empty());
+  EXPECT_TRUE(WaitUntil([&] { return signal_.watchers() == 0u; }))
+      << "no config left: the task is not watched";
 }
 
 TEST_F(A2aPushTest, AUserTakesAtMostTheLimitOnATask) {
@@ -94,27 +125,172 @@ TEST_F(A2aPushTest, AUserTakesAtMostTheLimitOnATask) {
 // other's config, even under the same (default) id.
 TEST_F(A2aPushTest, EachUserSeesAndChangesOnlyTheirOwnConfigs) {
   ASSERT_TRUE(push_.Set("t1", "alice", Config("", "alice-secret")).ok());
-  EXPECT_TRUE(push_.List("t1", "bob").empty()) << "alice's token is never listed to bob";
-  EXPECT_FALSE(push_.Get("t1", "bob", ""));
-  EXPECT_FALSE(push_.Get("t1", "bob", "t1"));
-  EXPECT_FALSE(push_.Delete("t1", "bob", "t1")) << "bob cannot delete alice's config";
+  EXPECT_TRUE(push_.List("t1", "bob")->empty()) << "alice's token is never listed to bob";
+  EXPECT_EQ(push_.Get("t1", "bob", "").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(push_.Get("t1", "bob", "t1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(push_.Delete("t1", "bob", "t1").code(), StatusCode::kNotFound)
+      << "bob cannot delete alice's config";
 
   auto bobs = push_.Set("t1", "bob", Config("", "bob-token"));
   ASSERT_TRUE(bobs.ok()) << bobs.status().ToString();
   EXPECT_EQ(bobs->id, "t1") << "the default id, now unique per user";
   EXPECT_EQ(push_.Get("t1", "alice", "t1")->token, "alice-secret") << "bob replaced nothing";
-  ASSERT_EQ(push_.List("t1", "bob").size(), 1u);
-  EXPECT_EQ(push_.List("t1", "bob")[0].token, "bob-token");
+  ASSERT_EQ(push_.List("t1", "bob")->size(), 1u);
+  EXPECT_EQ((*push_.List("t1", "bob"))[0].token, "bob-token");
 
-  EXPECT_TRUE(push_.Delete("t1", "bob", "t1"));
-  ASSERT_TRUE(push_.Get("t1", "alice", "t1").has_value()) << "bob's delete took only his own";
+  EXPECT_TRUE(push_.Delete("t1", "bob", "t1").ok());
+  ASSERT_TRUE(push_.Get("t1", "alice", "t1").ok()) << "bob's delete took only his own";
   EXPECT_EQ(push_.Get("t1", "alice", "t1")->token, "alice-secret");
-  EXPECT_EQ(push_.List("t1", "alice").size(), 1u);
+  EXPECT_EQ(push_.List("t1", "alice")->size(), 1u);
+}
+
+// A task whose newest job moves through `steps` (a status change per step).
+class SteppingTask {
+ public:
+  void Step(JobStatus status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Job j;
+    j.id = "j" + std::to_string(++n_);
+    j.status = status;
+    jobs_.push_back(j);
+  }
+  A2aPushNotifier::ReadFn Reader() {
+    return [this](const std::string& task_id) -> Result<TaskFacts> {
+      std::lock_guard<std::mutex> lock(mu_);
+      TaskFacts f;
+      f.task.id = task_id;
+      f.jobs = jobs_;
+      return f;
+    };
+  }
+
+ private:
+  std::mutex mu_;
+  int n_ = 0;
+  std::vector<Job> jobs_;
+};
+
+// Counts POSTs per (token, status state + job) at 127.0.0.1.
+class Receiver {
+ public:
+  Receiver() {
+    server_.Post("/push", [this](const httplib::Request& req, httplib::Response& res) {
+      auto body = Json::parse(req.body, nullptr, false);
+      std::string key = req.get_header_value("X-A2A-Notification-Token");
+      if (!body.is_discarded()) {
+        key += "|" + body["status"]["state"].get<std::string>();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      got_.push_back(key);
+      res.status = 204;
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~Receiver() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/push"; }
+  std::vector<std::string> got() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return got_;
+  }
+  size_t count() { return got().size(); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> got_;
+};
+
+PushOptions FastPoll() {
+  PushOptions o = AllowLoopback();
+  o.poll_ms = 50;  // other "processes'" commits are seen by the poll
+  return o;
+}
+
+// A restart: the config set through one notifier is read, listed and
+// served by a new one on the same database, with no Set after the restart.
+TEST(A2aPushDurable, ConfigsSurviveARestartAndTheNewNotifierDeliversTheNextChange) {
+  Receiver receiver;
+  SteppingTask task;
+  task.Step(JobStatus::kQueued);
+  testing::TempDir dir;
+  StoreOptions so;
+  {
+    auto store = SqliteStore::Open(dir.File("maestro.db"), so);
+    ASSERT_TRUE(store.ok());
+    notify::EventSignal signal;
+    A2aPushNotifier push(**store, signal, task.Reader(), FastPoll());
+    ASSERT_TRUE(push.Set("t1", "alice", Config("c1", "alice-tok", receiver.url())).ok());
+    ASSERT_TRUE(WaitUntil([&] { return receiver.count() == 1; })) << "the current status";
+  }
+  task.Step(JobStatus::kRunning);  // while no notifier runs
+  auto store = SqliteStore::Open(dir.File("maestro.db"), so);
+  ASSERT_TRUE(store.ok());
+  notify::EventSignal signal;
+  A2aPushNotifier push(**store, signal, task.Reader(), FastPoll());
+  auto got = push.Get("t1", "alice", "c1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->token, "alice-tok");
+  EXPECT_EQ(got->url, receiver.url());
+  EXPECT_EQ(push.List("t1", "alice")->size(), 1u);
+  EXPECT_EQ(push.Get("t1", "bob", "c1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(push.Delete("t1", "bob", "c1").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(WaitUntil([&] { return receiver.count() == 2; }))
+      << "the change made while down, delivered after the restart";
+  task.Step(JobStatus::kSucceeded);
+  signal.Notify({{"t1", "", "job.status"}});
+  ASSERT_TRUE(WaitUntil([&] { return receiver.count() == 3; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several polls
+  const auto all = receiver.got();
+  ASSERT_EQ(all.size(), 3u) << "each change once";
+  EXPECT_EQ(all[0], "alice-tok|submitted");
+  EXPECT_EQ(all[1], "alice-tok|working");
+  EXPECT_EQ(all[2], "alice-tok|completed");
+  EXPECT_TRUE((*store)->ListOpenA2aPushConfigs(10)->empty()) << "a terminal state closes it";
+}
+
+// Two API processes on one database (two stores, two notifiers, each its
+// own EventSignal): every status change reaches the receiver exactly once.
+TEST(A2aPushDurable, TwoNotifiersOnOneDatabaseDeliverEachChangeOnce) {
+  Receiver receiver;
+  SteppingTask task;
+  task.Step(JobStatus::kQueued);
+  testing::TempDir dir;
+  auto a = SqliteStore::Open(dir.File("maestro.db"), StoreOptions{});
+  auto b = SqliteStore::Open(dir.File("maestro.db"), StoreOptions{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  notify::EventSignal signal_a;
+  notify::EventSignal signal_b;
+  A2aPushNotifier push_a(**a, signal_a, task.Reader(), FastPoll());
+  A2aPushNotifier push_b(**b, signal_b, task.Reader(), FastPoll());
+  ASSERT_TRUE(push_a.Set("t1", "alice", Config("c1", "a1", receiver.url())).ok());
+  ASSERT_TRUE(push_b.Set("t1", "bob", Config("c1", "b1", receiver.url())).ok());
+  ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= 2; })) << "each config's current status";
+  constexpr int kChanges = 20;
+  for (int i = 0; i < kChanges; ++i) {
+    task.Step(i % 2 == 0 ? JobStatus::kRunning : JobStatus::kQueued);
+    // Both see the commit at once: the race the claim decides.
+    signal_a.Notify({{"t1", "", "job.status"}});
+    signal_b.Notify({{"t1", "", "job.status"}});
+    const size_t want = 2u * (i + 2);
+    ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= want; }))
+        << "change " << i << ": " << ::testing::PrintToString(receiver.got());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several polls of both
+  const auto all = receiver.got();
+  std::printf("two notifiers, %d changes x 2 configs: %zu deliveries\n", kChanges + 1, all.size());
+  EXPECT_EQ(all.size(), 2u * (kChanges + 1)) << "each change once per config";
 }
 
 TEST(A2aPushEgress, InternalUrlsAreRefusedWhenSet) {
+  Db db;
   notify::EventSignal signal;
-  A2aPushNotifier push(signal, FactsOf);  // the default policy: no internal address
+  A2aPushNotifier push(*db.store, signal, FactsOf);  // the default policy: no internal address
   for (const char* url :
        {"http://127.0.0.1:9/", "http://localhost/", "http://127.1/", "http://2130706433/",
         "http://0x7f000001/", "http://[::1]/", "http://0.0.0.0/", "http://user:pass@93.184.216.34/",
@@ -124,8 +300,9 @@ TEST(A2aPushEgress, InternalUrlsAreRefusedWhenSet) {
     EXPECT_EQ(set.status().code(), StatusCode::kInvalidArgument) << url;
     EXPECT_EQ(set.status().field(), "url") << url;
   }
-  EXPECT_TRUE(push.List("t1", "alice").empty());
+  EXPECT_TRUE(push.List("t1", "alice")->empty());
   EXPECT_EQ(signal.watchers(), 0u) << "nothing refused is watched";
+  EXPECT_TRUE(db.store->ListOpenA2aPushConfigs(10)->empty()) << "nothing refused is stored";
 }
 
 // DNS rebinding: the name resolved to an allowed address when the config
@@ -150,8 +327,9 @@ TEST(A2aPushEgress, ANameThatRebindsToAnInternalAddressIsRefusedAtDelivery) {
   PushOptions o;
   o.egress = std::make_shared<const EgressPolicy>(*policy);
   {
+    Db db;
     notify::EventSignal signal;
-    A2aPushNotifier push(signal, FactsOf, o);
+    A2aPushNotifier push(*db.store, signal, FactsOf, o);
     auto set = push.Set("t1", "alice",
                         Config("", "", "http://rebind.test:" + std::to_string(port) + "/push"));
     ASSERT_TRUE(set.ok()) << set.status().ToString();
@@ -205,8 +383,9 @@ int64_t BobsDelayBehindAlicesTarpits(PushOptions options) {
   std::thread serving([&] { receiver.listen_after_bind(); });
   int64_t delay_ms = -1;
   {
+    Db db;
     notify::EventSignal signal;
-    A2aPushNotifier push(signal, FactsOf, std::move(options));
+    A2aPushNotifier push(*db.store, signal, FactsOf, std::move(options));
     for (int i = 0; i < 20; ++i) {
       const std::string task = i < 10 ? "alice-1" : "alice-2";
       EXPECT_TRUE(push.Set(task, "alice", Config("p" + std::to_string(i), "", tarpit.url())).ok());

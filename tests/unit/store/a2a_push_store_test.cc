@@ -89,6 +89,20 @@ TEST_P(A2aPushStoreTest, ACapPerOwnerAndTask) {
   EXPECT_EQ(first->id, "c1") << "no id: the owner's oldest";
 }
 
+TEST_P(A2aPushStoreTest, TheOldestIsTheFirstSetEvenWithinOneMillisecond) {
+  ASSERT_TRUE(Put("alice", "zz").ok());  // the fake clock stands still
+  ASSERT_TRUE(Put("alice", "aa").ok());
+  ASSERT_TRUE(Put("alice", "mm").ok());
+  auto first = store_->GetA2aPushConfig("task-1", "alice", "");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->id, "zz");
+  auto list = store_->ListA2aPushConfigs("task-1", "alice");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[1].id, "aa");
+  EXPECT_EQ((*list)[2].id, "mm");
+}
+
 TEST_P(A2aPushStoreTest, AnotherUsersConfigIsNotFoundAndUntouched) {
   ASSERT_TRUE(Put("alice", "same").ok());
   ASSERT_TRUE(Put("bob", "same", "https://bob.example.net/").ok());
