@@ -272,6 +272,78 @@ TEST_F(A2aServerTest, PushConfigsAreTheSettersOwnAndInternalUrlsAreRefused) {
   EXPECT_EQ(canary.count(), 0u);
 }
 
+// The configs are in the database (issue 48 item 3): one set before a
+// restart of serve is there after it (get, list; another user's get and
+// delete find nothing) and receives the task's later status update once.
+TEST_F(A2aServerTest, PushConfigsSurviveARestartAndGetTheLaterUpdate) {
+  extra_config_ = "egress:\n  allow: [127.0.0.1]\n";  // the receiver below is local
+  Start(Json::array({For("RESTART-ANSWER", SucceedReply("RESTART-DONE"), "last_message_contains"),
+                     For("A2A-RESTART", Ask("A2A-RESTART-Q which?"))}));
+  PushReceiver receiver;
+  ASSERT_GT(receiver.port, 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port) + "/push";
+  auto states = [&](const std::string& state) {
+    MutexLock lock(&receiver.mu);
+    size_t n = 0;
+    for (const auto& [token, body] : receiver.got) {
+      n += body.is_object() && body["status"].value("state", "") == state;
+    }
+    return n;
+  };
+  auto [s_sent, sent] = Rpc(Request(
+      "message/send",
+      {{"message",
+        {{"role", "user"},
+         {"messageId", "m-restart"},
+         {"parts", {{{"kind", "text"}, {"text", "A2A-RESTART go"}}}}}},
+       {"configuration",
+        {{"blocking", false},
+         {"pushNotificationConfig", {{"id", "r1"}, {"url", url}, {"token", "restart-tok"}}}}}}));
+  ASSERT_TRUE(sent["result"].is_object()) << sent.dump();
+  const std::string task_id = sent["result"]["id"];
+  for (int i = 0; i < 400 && states("input-required") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(states("input-required"), 1u) << LogTail();
+
+  RestartServe();
+  ASSERT_FALSE(HasFatalFailure());
+  auto [s_get, got] = Rpc(Request("tasks/pushNotificationConfig/get",
+                                  {{"id", task_id}, {"pushNotificationConfigId", "r1"}}));
+  EXPECT_EQ(got["result"]["pushNotificationConfig"]["url"], url) << got.dump();
+  EXPECT_EQ(got["result"]["pushNotificationConfig"]["token"], "restart-tok") << got.dump();
+  auto [s_list, listed] = Rpc(Request("tasks/pushNotificationConfig/list", {{"id", task_id}}));
+  EXPECT_EQ(listed["result"].size(), 1u) << listed.dump();
+  auto [token_status, token] = Post("/api/local/tokens", {{"user", "bob"}});
+  ASSERT_EQ(token_status, 201) << token.dump();
+  const std::string bob = token["token"];
+  auto [s_bget, bob_got] = Rpc(Request("tasks/pushNotificationConfig/get",
+                                       {{"id", task_id}, {"pushNotificationConfigId", "r1"}}),
+                               bob);
+  EXPECT_TRUE(bob_got.contains("error")) << bob_got.dump();
+  EXPECT_EQ(bob_got.dump().find("restart-tok"), std::string::npos);
+  auto [s_bdel, bob_del] = Rpc(Request("tasks/pushNotificationConfig/delete",
+                                       {{"id", task_id}, {"pushNotificationConfigId", "r1"}}),
+                               bob);
+  EXPECT_TRUE(bob_del.contains("error")) << bob_del.dump();
+
+  auto [s_ans, answered] = Rpc(
+      Request("message/send", {{"message",
+                                {{"role", "user"},
+                                 {"messageId", "m-restart-answer"},
+                                 {"taskId", task_id},
+                                 {"parts", {{{"kind", "text"}, {"text", "RESTART-ANSWER blue"}}}}}},
+                               {"configuration", {{"blocking", false}}}}));
+  ASSERT_TRUE(answered["result"].is_object()) << answered.dump();
+  for (int i = 0; i < 400 && states("completed") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the 2 s poll
+  EXPECT_EQ(states("completed"), 1u) << LogTail();
+  EXPECT_EQ(states("input-required"), 1u) << "not sent again after the restart";
+  for (const auto& t : receiver.tokens()) EXPECT_EQ(t, "restart-tok");
+}
+
 TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
   const std::string dir = MAESTRO_A2A_TEST_DIR;
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/@a2a-js/sdk/package.json"))
