@@ -67,7 +67,12 @@ if ((prebuilt)); then
   rm -rf build/image-root
   cmake --install build/release --prefix "$PWD/build/image-root/opt/maestro" --strip >/dev/null
   # The tree is copied into the image: the install paths must be /opt/maestro.
-  args+=(--build-arg BINARIES=prebuilt --target runtime)
+  args+=(--target runtime-prebuilt)
+fi
+if ((!prebuilt)) && compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  # The CAs this host adds (a TLS-inspecting proxy's, say), for the build
+  # stage's npm install only (deploy/Containerfile).
+  args+=(-v /usr/local/share/ca-certificates:/run/host-ca:ro)
 fi
 podman build "${args[@]}" .
 size=$(podman image inspect "$image:$version" --format '{{.Size}}')

@@ -29,6 +29,9 @@ test('the image is labelled, runs as a non-root user and keeps /data as its volu
   console.log(`# image ${IMAGE}: ${(size / 1e6).toFixed(0)} MB`);
 });
 
+let backup = '';
+let backedUp = [];
+
 test('podman run serves the UI and completes a demo task; SIGTERM drains and exits 0', async () => {
   podman('run', '-d', '--name', name, ...sandboxOpts, '-p', `127.0.0.1:${port}:8080`,
     '-v', `${name}-data:/data`, '-e', `MAESTRO_ADMIN_TOKEN=${TOKEN}`, IMAGE);
@@ -58,6 +61,10 @@ test('podman run serves the UI and completes a demo task; SIGTERM drains and exi
   assert.equal(long.status, 201);
   await waitFor('the long task to run', async () =>
     (await taskStatus(base, long.json.task.id)).latest_job.status === 'running');
+  // An online backup while the job runs (the server keeps committing).
+  backup = run('podman', ['exec', name, 'maestro', 'backup', '/data/backup.db']).out;
+  console.log(`# backup while a job runs: ${backup.split('\n')[0]}`);
+  backedUp = [taskId, long.json.task.id];
   const t0 = Date.now();
   podman('stop', '-t', '45', name);
   const stopMs = Date.now() - t0;
@@ -77,6 +84,24 @@ test('podman run serves the UI and completes a demo task; SIGTERM drains and exi
   const again = (await taskStatus(base, long.json.task.id)).latest_job.status;
   assert.notEqual(again, 'failed');
   await api(base, 'POST', `/api/local/tasks/${long.json.task.id}/cancel`);
+  assert.match(backup, /backup\.db/);
+});
+
+test('backup → wipe → restore: every task committed before the backup is there', async () => {
+  assert.ok(backedUp.length, 'the backup was taken in the test before');
+  podman('stop', '-t', '45', name);
+  // The database goes; the backup file (in the same volume) is restored
+  // with the server stopped, by the image's own `maestro restore`.
+  run('podman', ['run', '--rm', '-v', `${name}-data:/data`, '--entrypoint', 'sh', IMAGE, '-c',
+    'rm -f /data/maestro.db /data/maestro.db-wal /data/maestro.db-shm && maestro restore /data/backup.db']);
+  podman('start', name);
+  await waitFor('the API after the restore', async () =>
+    (await api(base, 'GET', '/api/ready')).status === 200, { timeoutMs: 60_000 });
+  for (const id of backedUp) {
+    const t = await api(base, 'GET', `/api/local/tasks/${id}`);
+    assert.equal(t.status, 200, `task ${id} after the restore: ${JSON.stringify(t.json)}`);
+  }
+  assert.equal((await taskStatus(base, backedUp[0])).latest_job.status, 'succeeded');
 });
 
 test('without the settings the sandbox needs the container refuses to start and says why', () => {
