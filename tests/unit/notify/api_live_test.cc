@@ -115,7 +115,8 @@ TEST_F(ApiLiveTest, ClientDisconnectDoesNotAffectThePublisher) {
 }
 
 TEST_F(ApiLiveTest, RequestsWithoutAValidTokenAre401) {
-  for (const char* path : {"/api/local/tasks", "/metrics", "/api/local/notifications"}) {
+  for (const char* path :
+       {"/api/local/tasks", "/metrics", "/api/local/notifications", "/api/pieces"}) {
     auto anon = Client("").Get(path);
     ASSERT_TRUE(anon);
     EXPECT_EQ(anon->status, 401) << path;
