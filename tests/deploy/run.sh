@@ -14,5 +14,9 @@ if ! why=$(podman info 2>&1 >/dev/null); then
   exit 0
 fi
 ./scripts/npm_pinned.sh tests/deploy
+# Each run rebuilds the images under the same names: the previous ones become
+# dangling layers. Pruned when the run ends, so a machine that runs CI again
+# and again does not fill its disk with them.
+trap 'podman image prune -f >/dev/null 2>&1 || true' EXIT
 ./scripts/image.sh --prebuilt --postgres
 node --test --test-concurrency=1 --test-reporter=spec tests/deploy/
