@@ -53,7 +53,8 @@ Status ConfigureSandboxLimits(const Config& cfg, const tools::SpaceRegistry& spa
 }  // namespace
 
 Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
-                                    bool git_spares) {
+                                    bool git_spares,
+                                    std::function<void(const std::string&, int64_t)> on_run_start) {
   EngineSetup s;
   // The one place the engine's OS is chosen: the real one (tests build the
   // executor with their own Env).
@@ -132,6 +133,7 @@ Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::Del
   if (auto b = budget::SettingsFromConfig(cfg); b.ok()) o.budgets = *b;  // checked by serve
   o.limits.max_delegate_depth = cfg.jobs.delegate_max_depth;
   o.on_delta = std::move(on_delta);
+  o.on_run_start = std::move(on_run_start);
   o.packages = s.packages.get();
   MAESTRO_ASSIGN_OR_RETURN(o.mcp_servers,
                            mcp::ServersFromConfig(cfg.mcp_servers, cfg.mcp_servers_where));

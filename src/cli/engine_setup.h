@@ -48,8 +48,10 @@ struct EngineSetup {
 // `git_spares`: keep cfg.workers ready repositories for new ephemeral
 // workspaces (workspace/git_spares.h) and as many new context directories
 // (ContextDirs::NewSpares).
-Result<EngineSetup> MakeEngineSetup(const Config& cfg, Store& store, engine::DeltaFn on_delta,
-                                    bool git_spares);
+// `on_run_start`: see PieceExecutorOptions (may be empty).
+Result<EngineSetup> MakeEngineSetup(
+    const Config& cfg, Store& store, engine::DeltaFn on_delta, bool git_spares,
+    std::function<void(const std::string&, int64_t)> on_run_start = {});
 
 // The pieces (re-read from the piece directories on each call, like GET
 // /api/pieces), registered spaces and configured LLM profiles a task may

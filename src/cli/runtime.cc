@@ -115,6 +115,7 @@ Runtime::~Runtime() {
 void Runtime::Stop() {
   if (notifier) notifier->StopDispatchers();
   if (pool) pool->Shutdown();
+  if (browser_calls) browser_calls->Stop();
   // The job spans ended with the jobs: send them, waiting a bounded time.
   if (engine.tracer) engine.tracer->Shutdown(std::chrono::milliseconds(3000));
   if (sweeper) sweeper->Stop();
@@ -124,7 +125,9 @@ void Runtime::Stop() {
 Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role, const StartupWaiting& waiting) {
   Runtime rt;
   // Before the store: its hooks point at the Notifier from the first commit.
-  rt.notifier = std::make_unique<notify::Notifier>();
+  notify::NotifierOptions no;
+  no.hear_deltas = role == DataDirRole::kOwner && !cfg.database.url.empty() && cfg.database.notify;
+  rt.notifier = std::make_unique<notify::Notifier>(no);
   auto store = OpenStore(cfg, rt.notifier.get(), role, waiting);
   if (!store.ok()) return store.status();
   rt.store = std::move(store).value();
@@ -139,8 +142,22 @@ Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role, const StartupWa
   return rt;
 }
 
-Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bool git_spares) {
-  auto engine = MakeEngineSetup(cfg, *rt.store, std::move(on_delta), git_spares);
+Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bool git_spares,
+                    bool relay) {
+  std::function<void(const std::string&, int64_t)> on_run_start;
+  auto* pg = dynamic_cast<PgStore*>(rt.store.get());
+  if (relay && pg && cfg.database.notify && cfg.workers > 0) {
+    rt.notifier->StartDeltaRelay([pg](const std::vector<std::string>& payloads) {
+      return pg->Notify(notify::kDeltasChannel, payloads);
+    });
+  }
+  if (relay) {
+    on_run_start = [n = rt.notifier.get()](const std::string& job_id, int64_t token) {
+      n->BeginRun(job_id, token);
+    };
+  }
+  auto engine =
+      MakeEngineSetup(cfg, *rt.store, std::move(on_delta), git_spares, std::move(on_run_start));
   if (!engine.ok()) return engine.status();
   rt.engine = std::move(engine).value();
   WorkerPoolOptions wo;
@@ -158,6 +175,11 @@ Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bo
   rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, cfg.jobs.sweep_interval_ms);
   rt.pool->Start();
   rt.sweeper->Start();
+  if (rt.engine.browsers && cfg.workers > 0) {
+    rt.browser_calls = std::make_unique<browser::BrowserCallServicer>(
+        *rt.store, *rt.engine.browsers, wo.worker_id_prefix);
+    rt.browser_calls->Start();
+  }
   return Status::Ok();
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "api/readiness.h"
+#include "browser/browser_call_servicer.h"
 #include "context/context_startup.h"
 #include "core/config.h"
 #include "core/status.h"
@@ -75,6 +76,9 @@ struct Runtime {
   std::unique_ptr<WorkerPool> pool;          // null until StartWorkers
   notify::Notifier::Subscription pool_wake;  // on_job_available → pool->Notify()
   std::unique_ptr<LeaseSweeper> sweeper;
+  // Serves the live view of this process's browsers to API processes
+  // elsewhere (browser/browser_call_servicer.h); null without browsers.
+  std::unique_ptr<browser::BrowserCallServicer> browser_calls;
   std::unique_ptr<context::ContextJanitor> janitor;
 
   // Stops the Notifier's dispatchers, the workers (grace, then release), the
@@ -83,7 +87,9 @@ struct Runtime {
 };
 
 // The Notifier, the store with its hooks bound to it, the context directories
-// reconciled with it and the janitor started. No job is claimed yet.
+// reconciled with it and the janitor started. No job is claimed yet. The
+// owner (`serve`) on PostgreSQL with `database.notify` hears other
+// processes' relayed deltas (NotifierOptions::hear_deltas).
 Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role = DataDirRole::kOwner,
                             const StartupWaiting& waiting = {});
 
@@ -91,7 +97,12 @@ Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role = DataDirRole::k
 // starts the worker pool and the lease sweeper. `git_spares`: keep ready
 // repositories for new ephemeral workspaces (workspace/git_spares.h); off for
 // `maestro run`, which runs one task.
+//
+// On PostgreSQL with `database.notify`, `relay` = true also starts the
+// Notifier's delta relay (notify/delta_relay.h) before the first claim: the
+// deltas `on_delta` publishes through Notifier::PublishDelta reach the
+// API processes of other hosts, numbered per run (on_run_start).
 Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta,
-                    bool git_spares = true);
+                    bool git_spares = true, bool relay = false);
 
 }  // namespace maestro::cli

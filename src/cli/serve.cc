@@ -44,12 +44,12 @@ int WaitForSignal() {
 }
 
 // Engine deltas (text, tool calls, retries...) go to the Notifier's live job
-// streams, which the API reads, stamped (notify/delta_stamp.h); `maestro
-// worker` has no API and drops them.
+// streams, stamped (notify/delta_stamp.h): the API of this process reads
+// them there, and on PostgreSQL the relay carries them to the API processes
+// of other hosts (a `maestro worker` has no API of its own).
 engine::DeltaFn PublishToStreams(notify::Notifier* notifier) {
   return [notifier](const std::string& job_id, const Json& delta) {
-    if (!notifier) return;
-    notifier->job_streams().Publish(job_id, StampDelta(delta, SystemClock::Default()->NowMs()));
+    notifier->PublishDelta(job_id, StampDelta(delta, SystemClock::Default()->NowMs()));
   };
 }
 
@@ -228,8 +228,8 @@ int Serve(const std::string& config_path, bool with_api, int workers_override,
     if (!started.ok()) return Fail(started.status());
     demo = std::move(started).value();
   }
-  if (Status st =
-          StartWorkers(*rt, *cfg, PublishToStreams(with_api ? rt->notifier.get() : nullptr));
+  if (Status st = StartWorkers(*rt, *cfg, PublishToStreams(rt->notifier.get()),
+                               /*git_spares=*/true, /*relay=*/true);
       !st.ok()) {
     return Fail(st);
   }

@@ -1,24 +1,74 @@
 #include "notify/job_stream.h"
 
+#include <algorithm>
+
 namespace maestro {
 
 JobStreamHub::JobStreamHub(size_t ring_capacity, size_t max_jobs)
     : capacity_(ring_capacity == 0 ? 1 : ring_capacity), max_jobs_(max_jobs == 0 ? 1 : max_jobs) {}
 
-uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta) {
+namespace {
+
+// The first sequence number of a run (job_stream.h).
+uint64_t RunStart(int64_t fencing_token) {
+  return fencing_token > 0 ? (static_cast<uint64_t>(fencing_token) << 32) + 1 : 1;
+}
+
+}  // namespace
+
+JobStreamHub::Ring& JobStreamHub::RingFor(const std::string& job_id) {
+  if (rings_.find(job_id) == rings_.end()) EvictIfFull();
+  Ring& ring = rings_[job_id];
+  ring.touched = ++publishes_;
+  return ring;
+}
+
+void JobStreamHub::Append(Ring& ring, JobDelta delta) {
+  ring.next_seq = delta.seq + 1;
+  ring.deltas.push_back(std::move(delta));
+  if (ring.deltas.size() > capacity_) {
+    ring.lost_through = std::max(ring.lost_through, ring.deltas.front().seq);
+    ring.deltas.pop_front();
+  }
+}
+
+uint64_t JobStreamHub::Publish(const std::string& job_id, const Json& delta,
+                               std::string* json_out) {
   uint64_t seq = 0;
+  std::string json = DumpJson(delta);
+  if (json_out) *json_out = json;
   {
     MutexLock lock(&mu_);
-    if (rings_.find(job_id) == rings_.end()) EvictIfFull();
-    Ring& ring = rings_[job_id];
-    seq = ring.next_seq++;
-    ring.deltas.push_back(JobDelta{seq, delta, DumpJson(delta)});
-    if (ring.deltas.size() > capacity_) ring.deltas.pop_front();
-    ring.touched = ++publishes_;
+    Ring& ring = RingFor(job_id);
+    seq = ring.next_seq;
+    Append(ring, JobDelta{seq, delta, std::move(json)});
   }
   cv_.SignalAll();
   wakers_.Wake(job_id);
   return seq;
+}
+
+void JobStreamHub::BeginRun(const std::string& job_id, int64_t fencing_token) {
+  MutexLock lock(&mu_);
+  Ring& ring = RingFor(job_id);
+  ring.next_seq = std::max(ring.next_seq, RunStart(fencing_token));
+}
+
+bool JobStreamHub::Inject(const std::string& job_id, uint64_t seq, Json data, std::string json) {
+  {
+    MutexLock lock(&mu_);
+    Ring& ring = RingFor(job_id);
+    if (seq < ring.next_seq) return false;
+    // A gap inside one run (the same high half) is deltas that never came
+    // (a LISTEN reconnect, a dropped batch); a new run starting at its +1 is
+    // not a loss, nor is the first delta of a run this process joins late.
+    const bool run_start = (seq & 0xffffffffu) == 1;
+    if (seq > ring.next_seq && !run_start) ring.lost_through = seq - 1;
+    Append(ring, JobDelta{seq, std::move(data), std::move(json)});
+  }
+  cv_.SignalAll();
+  wakers_.Wake(job_id);
+  return true;
 }
 
 JobStreamHub::PublishFn JobStreamHub::Publisher() {
@@ -41,13 +91,11 @@ JobStreamHub::ReadResult JobStreamHub::Collect(const std::string& job_id, uint64
   auto it = rings_.find(job_id);
   if (it == rings_.end()) return out;
   const auto& deltas = it->second.deltas;
-  if (!deltas.empty() && deltas.front().seq > after + 1) out.truncated = true;
-  // Sequence numbers in a ring are consecutive: start right after `after`.
-  size_t first = 0;
-  if (!deltas.empty() && after >= deltas.front().seq) {
-    first = static_cast<size_t>(after - deltas.front().seq + 1);
-  }
-  for (size_t i = first; i < deltas.size(); ++i) {
+  if (after < it->second.lost_through) out.truncated = true;
+  // Sequence numbers only grow: the first one after `after`.
+  auto first = std::partition_point(deltas.begin(), deltas.end(),
+                                    [after](const JobDelta& d) { return d.seq <= after; });
+  for (size_t i = static_cast<size_t>(first - deltas.begin()); i < deltas.size(); ++i) {
     const JobDelta& d = deltas[i];
     if (with_data) {
       out.deltas.push_back(d);
@@ -72,7 +120,7 @@ JobStreamHub::ReadResult JobStreamHub::ReadAfter(const std::string& job_id, uint
   cv_.WaitFor(&mu_, timeout, [&]() REQUIRES(mu_) {
     if (stopped_) return true;
     auto it = rings_.find(job_id);
-    return it != rings_.end() && it->second.next_seq > after + 1;
+    return it != rings_.end() && !it->second.deltas.empty() && it->second.deltas.back().seq > after;
   });
   return Collect(job_id, after);
 }

@@ -7,10 +7,19 @@
 // the task's events table stays the durable record.
 //
 // Each job has a bounded ring buffer of its newest deltas, each with a
-// sequence number starting at 1, so a client that reconnects with
-// Last-Event-ID gets what it missed while it is still in the buffer (the
-// reply says `truncated` when older deltas were already dropped). Publish
-// never blocks on readers: a slow or vanished client cannot slow a job.
+// sequence number, so a client that reconnects with Last-Event-ID gets what
+// it missed while it is still in the buffer (the reply says `truncated` when
+// deltas after its id were dropped or never arrived). Publish never blocks
+// on readers: a slow or vanished client cannot slow a job.
+//
+// Sequence numbers across processes (scale-out, notify/delta_relay.h): the
+// process that runs the job numbers its deltas; every API process shows the
+// same numbers, so Last-Event-ID works whichever one a client reaches. A run
+// (one claim of the job) starts at (fencing token << 32) + 1 (BeginRun): the
+// token grows with every claim, so the deltas of a retry on another worker
+// still sort after the dead run's. Without BeginRun numbers start at 1.
+// Inject adds a delta numbered elsewhere (the relay); an older or repeated
+// number is ignored.
 // A reader either waits in ReadAfter or, without a thread, registers a
 // waker with Watch() and reads with a zero timeout when woken.
 // At most `max_jobs` buffers are kept; the least recently published is
@@ -46,8 +55,17 @@ class JobStreamHub {
   explicit JobStreamHub(size_t ring_capacity = 1024, size_t max_jobs = 512);
 
   // Appends `delta` to the job's buffer with the next sequence number and
-  // wakes the readers. Returns the sequence number.
-  uint64_t Publish(const std::string& job_id, const Json& delta);
+  // wakes the readers. Returns the sequence number; `json_out` (may be null)
+  // gets the delta as serialized for the readers.
+  uint64_t Publish(const std::string& job_id, const Json& delta, std::string* json_out = nullptr);
+  // A new run (claim) of the job starts in this process: its deltas are
+  // numbered from (fencing_token << 32) + 1 on (never backwards).
+  void BeginRun(const std::string& job_id, int64_t fencing_token);
+  // Adds a delta another process numbered `seq` (notify/delta_relay.h) and
+  // wakes the readers; false (nothing added) when the job's buffer already
+  // has `seq` or a later one. A jump within a run marks what was skipped as
+  // lost (`truncated` for readers before it).
+  bool Inject(const std::string& job_id, uint64_t seq, Json data, std::string json);
   // A callable for the engine (valid while the hub lives).
   PublishFn Publisher();
 
@@ -74,10 +92,13 @@ class JobStreamHub {
 
  private:
   struct Ring {
-    std::deque<JobDelta> deltas;
+    std::deque<JobDelta> deltas;  // seq strictly increasing, not always consecutive
     uint64_t next_seq = 1;
-    uint64_t touched = 0;  // publish counter at the last publish (LRU)
+    uint64_t lost_through = 0;  // deltas up to this seq were dropped or never came
+    uint64_t touched = 0;       // publish counter at the last publish (LRU)
   };
+  Ring& RingFor(const std::string& job_id) REQUIRES(mu_);
+  void Append(Ring& ring, JobDelta delta) REQUIRES(mu_);
   ReadResult Collect(const std::string& job_id, uint64_t after, bool with_data = true) const
       REQUIRES(mu_);
   void EvictIfFull() REQUIRES(mu_);

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "core/ids.h"
+
 namespace maestro::notify {
 
 Notifier::Subscription::Subscription(Subscription&& other) noexcept
@@ -22,13 +24,46 @@ void Notifier::Subscription::Cancel() {
   if (Notifier* n = std::exchange(notifier_, nullptr)) n->Unsubscribe(id_);
 }
 
-Notifier::Notifier(NotifierOptions options) : hub_(options.job_stream_buffer) {}
+Notifier::Notifier(NotifierOptions options)
+    : options_(options),
+      origin_(NewUuid()),
+      hub_(options.job_stream_buffer),
+      reader_(origin_,
+              [this](const std::string& job_id, uint64_t seq, Json data, std::string json) {
+                hub_.Inject(job_id, seq, std::move(data), std::move(json));
+              }) {}
 
 Notifier::~Notifier() { StopDispatchers(); }
 
 void Notifier::Bind(StoreOptions& so) {
   so.on_commit = [this](const std::vector<CommittedEvent>& events) { Committed(events); };
   so.on_job_available = [this] { JobAvailable(); };
+  if (options_.hear_deltas) {
+    so.on_deltas = [this](const std::string& payload) { RelayedDeltas(payload); };
+  }
+}
+
+void Notifier::PublishDelta(const std::string& job_id, const Json& delta) {
+  DeltaRelay* relay = relay_.load(std::memory_order_acquire);
+  std::string json;
+  const uint64_t seq = hub_.Publish(job_id, delta, relay ? &json : nullptr);
+  if (relay) relay->Publish(job_id, seq, json);
+}
+
+void Notifier::StartDeltaRelay(DeltaRelay::SendFn send, DeltaRelayOptions options) {
+  MutexLock lock(&dispatch_mu_);
+  if (relay_owner_) {
+    spdlog::warn("the delta relay runs already; a second start is ignored");
+    return;
+  }
+  options.origin = origin_;
+  relay_owner_ = std::make_unique<DeltaRelay>(std::move(options), std::move(send));
+  relay_.store(relay_owner_.get(), std::memory_order_release);
+}
+
+DeltaRelay::Stats Notifier::relay_stats() const {
+  DeltaRelay* relay = relay_.load(std::memory_order_acquire);
+  return relay ? relay->stats() : DeltaRelay::Stats{};
 }
 
 void Notifier::Committed(const std::vector<CommittedEvent>& events) {
@@ -113,6 +148,9 @@ void Notifier::StopDispatchers() {
   if (push_) push_->Stop();
   webhooks_.reset();
   push_.reset();
+  // Stopped, not freed: a worker still draining may publish (it is then
+  // only in this process's hub).
+  if (relay_owner_) relay_owner_->Stop();
 }
 
 }  // namespace maestro::notify

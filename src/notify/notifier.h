@@ -15,8 +15,12 @@
 //                         worker pool's Notify, subscribed once it started)
 // On PostgreSQL with `database.notify` both hooks are also called by the
 // store's LISTEN thread for other processes' commits (notify/event_signal.h).
-// The engine publishes a running job's deltas into job_streams(); the API
-// reads them (and the EventSignal) through a reference, it owns neither.
+// The engine publishes a running job's deltas through PublishDelta into
+// job_streams(); the API reads them (and the EventSignal) through a
+// reference, it owns neither. Across processes (PostgreSQL): a process that
+// runs jobs also relays its deltas (StartDeltaRelay, notify/delta_relay.h),
+// and a process that serves streams (`hear_deltas`) hears the others'
+// through the store's LISTEN thread (on_deltas) into the same hub.
 //
 // Subscriptions: Subscribe() returns a move-only Subscription; destroying
 // it (or Cancel()) unsubscribes. After Cancel() returns the callback is not
@@ -36,6 +40,7 @@
 // one controlling thread (they are still locked against each other).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -43,6 +48,7 @@
 #include <vector>
 
 #include "core/mutex.h"
+#include "notify/delta_relay.h"
 #include "notify/event_signal.h"
 #include "notify/job_stream.h"
 #include "notify/push_dispatcher.h"
@@ -53,6 +59,9 @@ namespace maestro::notify {
 
 struct NotifierOptions {
   size_t job_stream_buffer = 1024;  // newest deltas kept per job (JobStreamHub)
+  // Take other processes' relayed deltas into job_streams() (an API process
+  // on PostgreSQL); Bind then sets the store's on_deltas.
+  bool hear_deltas = false;
 };
 
 class Notifier {
@@ -100,6 +109,21 @@ class Notifier {
   EventSignal& signal() { return signal_; }
   JobStreamHub& job_streams() { return hub_; }
 
+  // A job's delta from the engine of this process: into job_streams(), and
+  // to the other processes when a relay runs.
+  void PublishDelta(const std::string& job_id, const Json& delta);
+  // A run (claim) of the job starts here (JobStreamHub::BeginRun).
+  void BeginRun(const std::string& job_id, int64_t fencing_token) {
+    hub_.BeginRun(job_id, fencing_token);
+  }
+  // Relays this process's deltas through `send` (PgStore::Notify on
+  // kDeltasChannel) from now on; before the workers start. Once.
+  void StartDeltaRelay(DeltaRelay::SendFn send, DeltaRelayOptions options = {});
+  // The relay's counters (all zero without one).
+  DeltaRelay::Stats relay_stats() const;
+  // Other processes' relayed deltas heard (the store's on_deltas).
+  void RelayedDeltas(const std::string& payload) { reader_.Receive(payload); }
+
   // Calls `wake` on every event of `topic` until the Subscription goes.
   [[nodiscard]] Subscription Subscribe(Topic topic, std::function<void()> wake) EXCLUDES(mu_);
 
@@ -108,8 +132,8 @@ class Notifier {
   // ignored with a warning.
   void StartWebhooks(NotificationRecords& store, WebhookOptions options) EXCLUDES(dispatch_mu_);
   void StartPush(NotificationRecords& store, PushOptions options) EXCLUDES(dispatch_mu_);
-  // Unsubscribes the dispatchers, then stops them (their threads joined).
-  // Idempotent.
+  // Unsubscribes the dispatchers, then stops them (their threads joined),
+  // and sends what the delta relay still holds. Idempotent.
   void StopDispatchers() EXCLUDES(dispatch_mu_);
 
   // Live subscriptions (tests).
@@ -125,8 +149,14 @@ class Notifier {
   void Fan(Topic topic) EXCLUDES(mu_);
   void Unsubscribe(uint64_t id) EXCLUDES(mu_);
 
+  const NotifierOptions options_;
+  const std::string origin_;  // this process, in relayed payloads
   EventSignal signal_;
   JobStreamHub hub_;
+  DeltaRelayReader reader_;
+  // Set once before the workers start; read on every delta.
+  std::unique_ptr<DeltaRelay> relay_owner_ GUARDED_BY(dispatch_mu_);
+  std::atomic<DeltaRelay*> relay_{nullptr};
 
   mutable Mutex mu_;
   CondVar idle_;  // a call ended: Unsubscribe may be waiting for it

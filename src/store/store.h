@@ -118,6 +118,10 @@ struct StoreOptions {
   // (possibly none). The API's live streams use it to wake exactly the
   // streams of those tasks and jobs instead of polling.
   std::function<void(const std::vector<CommittedEvent>& events)> on_commit;
+  // PostgreSQL: each payload other processes relayed on `maestro_deltas`
+  // (their running jobs' live deltas, notify/delta_relay.h). Unset: that
+  // channel is not listened to (a process that serves no streams).
+  std::function<void(const std::string& payload)> on_deltas;
 };
 
 }  // namespace maestro

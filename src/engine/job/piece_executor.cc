@@ -168,7 +168,8 @@ PieceExecutor::PieceExecutor(PieceExecutorOptions options)
   }
 }
 
-Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease&, CancelToken& cancel) {
+Result<JobOutcome> PieceExecutor::Execute(const Job& job, const Lease& lease, CancelToken& cancel) {
+  if (opt_.on_run_start) opt_.on_run_start(job.id, lease.fencing_token);
   MAESTRO_ASSIGN_OR_RETURN(Task task, opt_.store->GetTask(job.task_id));
   std::string piece_name = job.piece.empty() ? task.piece : job.piece;
   if (piece_name == kRoutedPiece) {

@@ -79,7 +79,11 @@ struct PieceExecutorOptions {
   LlmFactory llm_factory;  // required
   LoopLimits limits;
   int max_asks = 3;
-  DeltaFn on_delta;                                   // may be empty
+  DeltaFn on_delta;  // may be empty
+  // Called as each run (one claim) of a job starts, with the claim's fencing
+  // token: the live stream numbers the run's deltas from it, so they keep
+  // growing across a retry in another process (notify/job_stream.h).
+  std::function<void(const std::string& job_id, int64_t fencing_token)> on_run_start;
   const tools::PackageInstaller* packages = nullptr;  // may be null
   // MCP servers (src/mcp/mcp_tools.h) and the sandbox their stdio servers
   // run in; empty: no MCP tools.

@@ -21,6 +21,7 @@ constexpr int64_t kEventOrderLock = 7283451;
 
 constexpr const char* kJobsChannel = "maestro_jobs";
 constexpr const char* kEventsChannel = "maestro_events";
+constexpr const char* kDeltasChannel = "maestro_deltas";
 
 // A write transaction's statements find their rows by key (ids, the claim
 // order of jobs_queued); the planner is told to keep to those indexes. With
@@ -282,6 +283,18 @@ Result<int> PgEngine::SchemaVersion() {
   return PgSchemaVersion(**lease);
 }
 
+Status PgEngine::Notify(const std::string& channel, const std::vector<std::string>& payloads) {
+  if (payloads.empty()) return Status::Ok();
+  auto lease = Acquire();
+  if (!lease.ok()) return lease.status();
+  PgConn& conn = **lease;
+  std::string script;
+  for (const std::string& p : payloads) {
+    script += "SELECT pg_notify(" + conn.Quote(channel) + ", " + conn.Quote(p) + ");";
+  }
+  return conn.ExecScript(script);
+}
+
 Result<std::string> PgEngine::DatabaseId() {
   auto lease = Acquire();
   if (!lease.ok()) return lease.status();
@@ -299,6 +312,8 @@ void PgEngine::Dispatch(const std::string& channel, const std::string& payload) 
     if (hooks_->on_job_available) hooks_->on_job_available();
   } else if (channel == kEventsChannel) {
     if (hooks_->on_commit) hooks_->on_commit(ParseEventPayload(payload));
+  } else if (channel == kDeltasChannel) {
+    if (hooks_->on_deltas) hooks_->on_deltas(payload);
   }
 }
 
@@ -309,8 +324,9 @@ void PgEngine::ListenLoop() {
   while (!stop_) {
     if (!conn) {
       auto c = PgConn::Open(options_.url);
-      Status st =
-          c.ok() ? (*c)->ExecScript("LISTEN maestro_jobs; LISTEN maestro_events") : c.status();
+      const std::string listen = std::string("LISTEN maestro_jobs; LISTEN maestro_events") +
+                                 (hooks_->on_deltas ? "; LISTEN maestro_deltas" : "");
+      Status st = c.ok() ? (*c)->ExecScript(listen) : c.status();
       if (!st.ok()) {
         int64_t wait = std::min<int64_t>(5000, int64_t{100} << std::min(failures, 6));
         ++failures;

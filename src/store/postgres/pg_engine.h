@@ -22,7 +22,9 @@
 // `maestro_jobs` when a job became claimable, `maestro_events` with a JSON
 // array of {task_id, job_id, type} (split below PostgreSQL's 8000-byte
 // payload limit). With `listen`, a background thread LISTENs on both and
-// calls the hooks (on_job_available, on_commit); it also hears this
+// calls the hooks (on_job_available, on_commit) — and, when on_deltas is
+// set, LISTENs on `maestro_deltas` too (other processes' live job deltas,
+// notify/delta_relay.h); it also hears this
 // process's own commits (the hooks are idempotent wake-ups) and calls
 // on_job_available after every reconnect, since notifications may have been
 // missed in between. Write does NOT call the hooks: SqlStore fires them for
@@ -72,6 +74,11 @@ class PgEngine final : public sql::SqlEngine {
   Status Read(const std::function<Status(sql::Conn&)>& body) override;
   Result<int> SchemaVersion() override;
   Result<std::string> DatabaseId();
+  // NOTIFY `channel` with each payload (each under PostgreSQL's 8000-byte
+  // limit), in one round trip on a pooled connection, outside any write
+  // transaction — the delta relay (notify/delta_relay.h). In order: one
+  // caller's payloads arrive in the order given.
+  Status Notify(const std::string& channel, const std::vector<std::string>& payloads);
 
   // Ends the listener thread (idempotent; the destructor calls it).
   void Stop();

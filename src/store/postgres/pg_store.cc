@@ -29,6 +29,10 @@ PgStore::~PgStore() { pg_->Stop(); }
 
 Result<std::string> PgStore::DatabaseId() { return pg_->DatabaseId(); }
 
+Status PgStore::Notify(const std::string& channel, const std::vector<std::string>& payloads) {
+  return pg_->Notify(channel, payloads);
+}
+
 int64_t PgStore::Retries() const { return pg_->retries(); }
 
 }  // namespace maestro

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/sql/sql_store.h"
 
@@ -30,6 +31,8 @@ class PgStore final : public SqlStore {
   // The database's random id, written at its first migration: every host's
   // data dir records it, so a worker refuses a data dir of another database.
   Result<std::string> DatabaseId();
+  // NOTIFY `channel` with each payload, in order (PgEngine::Notify).
+  Status Notify(const std::string& channel, const std::vector<std::string>& payloads);
   // Write attempts rolled back and rerun on a serialization conflict.
   int64_t Retries() const;
 

@@ -91,6 +91,51 @@ TEST(JobStreamHubTest, PublisherFunctionFeedsTheHub) {
   EXPECT_EQ(r.deltas[0].data["text"], "hi");
 }
 
+TEST(JobStreamHubTest, EachRunNumbersFromItsFencingTokenAndNeverBackwards) {
+  JobStreamHub hub;
+  hub.BeginRun("j", 1);
+  const uint64_t run1 = (uint64_t{1} << 32) + 1;
+  EXPECT_EQ(hub.Publish("j", {{"n", 1}}), run1);
+  EXPECT_EQ(hub.Publish("j", {{"n", 2}}), run1 + 1);
+  hub.BeginRun("j", 3);  // a later claim (a resume after a park, a retry)
+  const uint64_t run3 = (uint64_t{3} << 32) + 1;
+  EXPECT_EQ(hub.Publish("j", {{"n", 3}}), run3);
+  hub.BeginRun("j", 2);  // a stale claim never numbers backwards
+  EXPECT_EQ(hub.Publish("j", {{"n", 4}}), run3 + 1);
+  // A reader after the first run's last id gets the later run whole and no
+  // `truncated`: the jump between runs lost nothing.
+  auto r = hub.ReadAfter("j", run1 + 1, 0ms);
+  ASSERT_EQ(r.deltas.size(), 2u);
+  EXPECT_EQ(r.deltas[0].seq, run3);
+  EXPECT_FALSE(r.truncated);
+  EXPECT_EQ(hub.ReadAfter("j", 0, 0ms).deltas.size(), 4u);
+}
+
+TEST(JobStreamHubTest, InjectKeepsTheSendersNumbersAndMarksGapsWithinARun) {
+  JobStreamHub hub;
+  const uint64_t run = (uint64_t{2} << 32) + 1;
+  EXPECT_TRUE(hub.Inject("j", run, {{"n", 1}}, R"({"n":1})"));
+  EXPECT_TRUE(hub.Inject("j", run + 1, {{"n", 2}}, R"({"n":2})"));
+  EXPECT_FALSE(hub.Inject("j", run + 1, {{"n", 2}}, R"({"n":2})")) << "a repeat is ignored";
+  EXPECT_FALSE(hub.Inject("j", run, {{"n", 1}}, R"({"n":1})")) << "an older one too";
+  auto whole = hub.ReadJsonAfter("j", 0);
+  ASSERT_EQ(whole.deltas.size(), 2u);
+  EXPECT_EQ(whole.deltas[1].json, R"({"n":2})");
+  EXPECT_FALSE(whole.truncated);
+  // run+2 and run+3 never came (a LISTEN reconnect): readers before them
+  // are told, readers after them are not.
+  EXPECT_TRUE(hub.Inject("j", run + 4, {{"n", 5}}, R"({"n":5})"));
+  EXPECT_TRUE(hub.ReadJsonAfter("j", run + 1).truncated);
+  EXPECT_FALSE(hub.ReadJsonAfter("j", run + 3).truncated);
+  // The next run's first delta is no gap.
+  const uint64_t next = (uint64_t{5} << 32) + 1;
+  EXPECT_TRUE(hub.Inject("j", next, {{"n", 6}}, R"({"n":6})"));
+  EXPECT_FALSE(hub.ReadJsonAfter("j", run + 4).truncated);
+  // An API process that joins a run late says so to a reader from 0.
+  EXPECT_TRUE(hub.Inject("late", run + 9, {{"n", 10}}, R"({"n":10})"));
+  EXPECT_TRUE(hub.ReadJsonAfter("late", 0).truncated);
+}
+
 TEST(StampDeltaTest, ObjectsGetTheirTimeOtherValuesPassUnchanged) {
   Json stamped = StampDelta({{"type", "text"}, {"text", "hi"}}, 1234);
   EXPECT_EQ(stamped["at"], 1234);
