@@ -150,8 +150,12 @@ struct ApiOptions {
   // admits no internal address.
   std::shared_ptr<const EgressPolicy> egress = std::make_shared<const EgressPolicy>();
   // The jobs' browsers of this process (the live view of a login park);
-  // unset or null: none.
+  // unset or null: none. A browser another process holds is reached
+  // through the store (routes_browser.cc), each call waited for this long
+  // (then 504); a holder not seen for `browser_holder_fresh` is gone (404).
   std::function<browser::BrowserService*()> browsers;
+  std::chrono::milliseconds browser_call_timeout{10'000};
+  std::chrono::milliseconds browser_holder_fresh{5'000};
   // Web Push (routes_push.cc): the VAPID public key (base64url) browsers
   // subscribe with; "" = push off (the routes answer 503).
   std::string push_public_key;

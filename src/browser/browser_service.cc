@@ -219,6 +219,13 @@ int BrowserService::open_count() const {
   return static_cast<int>(by_job_.size());
 }
 
+std::vector<std::string> BrowserService::OpenJobs() const {
+  MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [job, e] : by_job_) out.push_back(job);
+  return out;
+}
+
 void BrowserService::Sweep() {
   std::vector<std::pair<std::string, int64_t>> jobs;
   {

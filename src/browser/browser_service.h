@@ -81,6 +81,9 @@ class BrowserService {
   void MarkLoginHandedOver(const std::string& job_id);
   bool TakeLoginHandedOver(const std::string& job_id);
   int open_count() const;
+  // The jobs whose browser is open here (the BrowserCallServicer serves
+  // their live view to other processes).
+  std::vector<std::string> OpenJobs() const;
   const BrowserConfig& config() const { return config_; }
 
   // One sweep (the periodic one calls this).

@@ -26,7 +26,9 @@
 //     the budget gate;
 //   ScheduleRecords (schedule_records.h): schedules, exactly-once fires;
 //   LessonRecords (lesson_records.h), MissionRecords (mission_records.h);
-//   A2aPushRecords (a2a_push_records.h): A2A push configs, delivery claims.
+//   A2aPushRecords (a2a_push_records.h): A2A push configs, delivery claims;
+//   BrowserCallRecords (browser_call_records.h): the live view's calls to
+//     the worker process that holds a job's browser.
 // Who uses which is in docs/ARCHITECTURE.md (§4, "Store roles").
 //
 // Fencing: ClaimNextJob hands out a Lease whose fencing_token increases on
@@ -53,6 +55,7 @@
 #include "store/api_tokens.h"
 #include "store/api_types.h"
 #include "store/attachment_records.h"
+#include "store/browser_call_records.h"
 #include "store/captcha_pool.h"
 #include "store/event_records.h"
 #include "store/job_queue.h"
@@ -90,7 +93,8 @@ class Store : public TaskRecords,
               public ScheduleRecords,
               public LessonRecords,
               public MissionRecords,
-              public A2aPushRecords {
+              public A2aPushRecords,
+              public BrowserCallRecords {
  public:
   ~Store() override = default;
 };

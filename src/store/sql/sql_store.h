@@ -121,6 +121,20 @@ class SqlStore : public Store {
   Result<bool> ClaimA2aPushDelivery(const std::string& task_id, const std::string& owner,
                                     const std::string& id, const std::string& expected,
                                     const std::string& key, bool terminal) override;
+  // The store-routed BrowseWeb live view (sql_browser_calls.cc).
+  Status PutBrowserHolders(const std::vector<BrowserHolder>& held) override;
+  Status DropBrowserHolder(const std::string& job_id, const std::string& worker_id) override;
+  Result<BrowserHolder> GetBrowserHolder(const std::string& job_id) override;
+  Result<BrowserCall> AddBrowserCall(const BrowserCall& c, int max_pending) override;
+  Result<BrowserCall> GetBrowserCall(const std::string& id) override;
+  Result<std::vector<BrowserCall>> PendingBrowserCalls(const std::string& job_id,
+                                                       const std::string& worker_id,
+                                                       int limit) override;
+  Result<bool> AnswerBrowserCall(const std::string& id, const std::string& worker_id,
+                                 const Status& result, const std::string& answer) override;
+  Status DeleteBrowserCall(const std::string& id) override;
+  Status ResumeBrowserLogin(const std::string& job_id, const std::string& worker_id) override;
+  Status ClearBrowserPin(const std::string& job_id, const std::string& worker_id) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;
