@@ -4,8 +4,8 @@
 // result, a tool approval (park → decide via the API → the same job resumes
 // in a worker and finishes), a subtask (child and parent on the workers),
 // Continue of a finished task; the task's SSE event stream shows a worker's
-// job.status changes within a couple of seconds (LISTEN/NOTIFY), and what
-// the job's live stream shows for a job run in another process. A worker
+// job.status changes within a couple of seconds (LISTEN/NOTIFY), and the
+// job's live stream shows every delta of a job run in another process. A worker
 // whose data_dir has no marker, or another database's, refuses to start.
 #include <future>
 #include <map>
@@ -194,15 +194,23 @@ TEST_F(ScaleoutFlowsTest, TheTaskStreamShowsAWorkersStatusChangesWithinTwoSecond
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"queued", "running", "succeeded"})) << all;
 
-  // The live job stream on serve: the worker publishes its deltas in its own
-  // process only (src/cli/serve.cc, PublishToStreams: `maestro worker` has
-  // no JobStreamHub), so none cross; the stream still ends once the job is
-  // terminal (status read from the database). If deltas start crossing,
-  // assert them here instead.
+  // The live job stream on serve: the worker relays its deltas through
+  // NOTIFY (notify/delta_relay.h), so serve shows every one, in order,
+  // numbered from the claim's fencing token, then `end` once the job is
+  // terminal.
   ASSERT_FALSE(deltas.empty());
-  int delta_frames = 0;
-  for (const auto& f : deltas) delta_frames += f.event == "delta";
-  EXPECT_EQ(delta_frames, 0) << "deltas now cross processes: update this test";
+  std::string streamed;
+  uint64_t last_seq = 0;
+  for (const auto& f : deltas) {
+    if (f.event != "delta") continue;
+    const uint64_t seq = std::stoull(f.id);
+    EXPECT_GT(seq, last_seq) << "in order, each once";
+    EXPECT_GE(seq >> 32, 1u) << "numbered from the run's fencing token";
+    last_seq = seq;
+    Json d = Json::parse(f.data);
+    if (d["type"] == "text") streamed += d["text"].get<std::string>();
+  }
+  EXPECT_EQ(streamed, std::string(64, 'x')) << "every text delta crossed from the worker";
   EXPECT_EQ(deltas.back().event, "end");
   EXPECT_TRUE(Contains(deltas.back().data, "succeeded")) << deltas.back().data;
 }
