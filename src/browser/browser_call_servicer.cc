@@ -52,7 +52,9 @@ void BrowserCallServicer::Tick() {
   const bool beat = now - last_beat_ >= options_.heartbeat;
   bool changed = false;
   for (const auto& job_id : open) {
-    if (held_.count(job_id) && !beat) continue;
+    // Every round, not only on the heartbeat: a job claimed by another
+    // process is let go of within one round, before its BrowseWeb there
+    // has started a Chromium on the same profile (a launch takes ~1 s).
     auto job = store_.GetJob(job_id);
     if (!job.ok()) continue;  // gone: the BrowserService's sweep closes it
     if (job->worker_id.rfind(prefix_, 0) != 0) {

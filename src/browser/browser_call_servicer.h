@@ -10,8 +10,8 @@
 // One round (Tick), every `poll` (~120 ms) on its own thread:
 //   - nothing open in the BrowserService: nothing is read or written (no
 //     polling of the store while this process holds no browser);
-//   - each open browser's job is checked against the job row: it must have
-//     last run on a worker of this process (Job::worker_id starts with
+//   - each open browser's job is checked against the job row, every round:
+//     it must have last run on a worker of this process (Job::worker_id starts with
 //     `worker_id_prefix` + ":"); a job that since ran elsewhere has its
 //     browser closed here, so two Chromiums never keep one task's profile;
 //   - the holder rows are refreshed every `heartbeat` (~1 s), a closed
