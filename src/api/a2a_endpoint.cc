@@ -72,24 +72,41 @@ class OneMessageSource : public StreamSource {
 // message/stream and tasks/resubscribe: the Task first, then one
 // status-update per change of its A2A status (an artifact-update with the
 // result before `completed`), the last with final = true. It keeps only the
-// last status key: each pull reads the task's rows, woken by the task's
-// commits (and once a second for other processes' commits).
+// last status key: a pull reads the task's rows when the task got a commit
+// (and once a second for other processes' commits). Between them, the
+// newest job's text streams as it is written: artifact-update chunks of the
+// artifact `live-<job id>` (append after the first, lastChunk false; the
+// result artifact stays the whole answer), read from the JobStreamHub —
+// which on PostgreSQL also holds the deltas of jobs other hosts run — so a
+// delta costs no database read.
 class A2aTaskStream : public StreamSource {
  public:
   A2aTaskStream(std::shared_ptr<const A2aEndpoint> endpoint, notify::EventSignal& signal,
-                Json request_id, std::string task_id, std::string user)
+                JobStreamHub* live, Json request_id, std::string task_id, std::string user)
       : endpoint_(std::move(endpoint)),
         signal_(signal),
+        live_(live),
         request_id_(std::move(request_id)),
         task_id_(std::move(task_id)),
         user_(std::move(user)) {}
   ~A2aTaskStream() override {
     if (watch_ != 0) signal_.Unwatch(watch_);
+    if (live_watch_ != 0) live_->Unwatch(live_watch_);
   }
   void Watch(std::function<void()> wake) override {
-    watch_ = signal_.WatchTask(task_id_, std::move(wake));
+    wake_ = wake;
+    // The flag outlives this source: a wake may still run after Unwatch.
+    watch_ = signal_.WatchTask(task_id_, [dirty = task_dirty_, wake] {
+      dirty->store(true);
+      wake();
+    });
   }
-  Step Pull(bool, std::string* out) override {
+  Step Pull(bool periodic, std::string* out) override {
+    const bool read_task = task_dirty_->exchange(false) || periodic || key_.empty();
+    if (!read_task) {
+      SendLiveText(out);
+      return Step::kIdle;
+    }
     auto facts = endpoint_->ReadFacts(task_id_, user_);
     if (!facts.ok()) {
       Send(RpcErrorJson(request_id_, ErrorFor(facts.status())), out);
@@ -100,9 +117,15 @@ class A2aTaskStream : public StreamSource {
     if (key_.empty()) {
       Send(RpcResult(request_id_, TaskJson(*facts, std::nullopt)), out);
       key_ = key;
+      task_sent_.store(true);
+      FollowNewestJob(*facts);
+      SendLiveText(out);
       if (!final) return Step::kIdle;
-    } else if (key == key_) {
-      return Step::kIdle;
+    } else {
+      FollowNewestJob(*facts);
+      // The text written before the status changed goes first.
+      SendLiveText(out);
+      if (key == key_) return Step::kIdle;
     }
     key_ = key;
     if (auto artifact = ResultArtifact(*facts)) {
@@ -112,19 +135,72 @@ class A2aTaskStream : public StreamSource {
     return final ? Step::kEnd : Step::kIdle;
   }
   std::chrono::milliseconds poll_interval() const override { return kStreamPoll; }
+  // Live text comes from memory; only a task read needs the store.
+  bool PullsInMemory(bool periodic) const override {
+    return !periodic && task_sent_.load() && !task_dirty_->load();
+  }
 
  private:
   static void Send(const Json& message, std::string* out) {
     out->append(SseFrame("", "", DumpJson(message)));
   }
 
+  // Watches the hub for the task's newest job (a follow-up or a retry makes
+  // a new one).
+  void FollowNewestJob(const TaskFacts& facts) {
+    if (!live_ || facts.jobs.empty() || facts.jobs.back().id == live_job_) return;
+    if (live_watch_ != 0) live_->Unwatch(live_watch_);
+    live_job_ = facts.jobs.back().id;
+    live_cursor_ = 0;
+    live_started_ = false;
+    live_watch_ = live_->Watch(live_job_, wake_);
+  }
+
+  // The job's text deltas since the last pull as one chunk (a delegate's
+  // text is its own conversation: left out).
+  void SendLiveText(std::string* out) {
+    if (!live_ || live_job_.empty()) return;
+    auto read = live_->ReadJsonAfter(live_job_, live_cursor_);
+    std::string text;
+    for (const auto& d : read.deltas) {
+      live_cursor_ = d.seq;
+      auto delta = ParseJson(d.json);
+      if (!delta.ok() || !delta->is_object() || delta->value("type", "") != "text" ||
+          delta->contains("delegate") || !(*delta)["text"].is_string()) {
+        continue;
+      }
+      text += (*delta)["text"].get<std::string>();
+    }
+    if (text.empty()) return;
+    Json update = {{"kind", "artifact-update"},
+                   {"taskId", task_id_},
+                   {"contextId", ContextId(task_id_)},
+                   {"artifact",
+                    {{"artifactId", "live-" + live_job_},
+                     {"name", "live text"},
+                     {"description", "the text of maestro job " + live_job_ + " as it is written"},
+                     {"parts", Json::array({{{"kind", "text"}, {"text", text}}})}}},
+                   {"append", live_started_},
+                   {"lastChunk", false}};
+    live_started_ = true;
+    Send(RpcResult(request_id_, update), out);
+  }
+
   const std::shared_ptr<const A2aEndpoint> endpoint_;
   notify::EventSignal& signal_;
+  JobStreamHub* const live_;
   const Json request_id_;
   const std::string task_id_;
   const std::string user_;
-  std::string key_;  // StatusKey of the last event sent ("" = nothing sent)
+  std::function<void()> wake_;
+  std::shared_ptr<std::atomic<bool>> task_dirty_ = std::make_shared<std::atomic<bool>>(true);
+  std::string key_;                     // StatusKey of the last event sent ("" = nothing sent)
+  std::atomic<bool> task_sent_{false};  // read by PullsInMemory on the I/O thread
   uint64_t watch_ = 0;
+  std::string live_job_;  // the job whose text streams ("" = none yet)
+  uint64_t live_cursor_ = 0;
+  bool live_started_ = false;
+  uint64_t live_watch_ = 0;
 };
 
 }  // namespace
@@ -267,7 +343,8 @@ HttpResponse A2aEndpoint::Send(const HttpRequest& req, const RpcRequest& rpc, bo
 HttpResponse A2aEndpoint::Stream(const HttpRequest& req, const Json& id,
                                  const std::string& task_id) {
   HttpResponse res;
-  res.stream = std::make_shared<A2aTaskStream>(shared_from_this(), signal_, id, task_id, req.user);
+  res.stream = std::make_shared<A2aTaskStream>(shared_from_this(), signal_, options_.live, id,
+                                               task_id, req.user);
   res.stream_key = options_.stream_key(req);
   return res;
 }

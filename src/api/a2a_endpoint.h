@@ -37,6 +37,7 @@
 #include "api/http.h"
 #include "core/mutex.h"
 #include "notify/event_signal.h"
+#include "notify/job_stream.h"
 #include "store/store.h"
 
 namespace maestro::api::a2a {
@@ -66,6 +67,10 @@ struct A2aOptions {
   // Push notifications: the egress policy of their URLs, the senders and
   // their timeouts (a2a_push.h).
   PushOptions push;
+  // The running jobs' live deltas (the Notifier's hub, fed by this process's
+  // workers and, on PostgreSQL, by other hosts' through the relay): a stream
+  // sends the newest job's text as it is written. Null: status changes only.
+  JobStreamHub* live = nullptr;
 };
 
 class A2aEndpoint : public std::enable_shared_from_this<A2aEndpoint> {

@@ -40,6 +40,7 @@ void ApiServer::A2aRoutes() {
   ao.max_blocking_waits = std::max<size_t>(1, options_.http.handler_threads / 2);
   ao.stream_key = [](const HttpRequest& req) { return StreamKey(req); };
   ao.push.egress = options_.egress;
+  ao.live = &hub_;
   a2a_ = std::make_shared<api::a2a::A2aEndpoint>(store_, signal_, std::move(ops), std::move(ao));
   api::a2a::A2aEndpoint* a2a = a2a_.get();
   router_.Add("GET", "/.well-known/agent-card.json", api::Access::kPublic,

@@ -64,6 +64,8 @@ const eventSummary = (ev) => ({
   state: ev.kind === "task" || ev.kind === "status-update" ? ev.status?.state : null,
   final: ev.final ?? null,
   text: ev.artifact?.parts?.[0]?.text ?? null,
+  artifactId: ev.artifact?.artifactId ?? null,
+  append: ev.append ?? null,
 });
 
 async function errorOf(promise) {

@@ -358,6 +358,9 @@ TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
                          [] {
                            Json r = SucceedReply("STREAM-RESULT 1 2 3");
                            r["delay_ms"] = 300;  // the stream sees the task working
+                           // Streamed as it is written (live-<job> chunks).
+                           r["text"] = "counting: one, two, three";
+                           r["chunk_chars"] = 5;
                            return r;
                          }()),
                      For("A2A-CANCEL", Ask("A2A-CANCEL-Q shall I go on?"))}));
@@ -407,6 +410,21 @@ TEST_F(A2aServerTest, TheJavaScriptSdkClientSendsStreamsAnswersAndCancels) {
   bool worked = false;
   for (const auto& e : events) worked = worked || e["state"] == "working";
   EXPECT_TRUE(worked) << "no working state streamed: " << events.dump();
+  // The job's text as it was written: chunks of one live artifact, the first
+  // not appended, the rest appended, before the result.
+  std::string live;
+  int chunks = 0;
+  for (const auto& e : events) {
+    if (e["kind"] != "artifact-update" || !e["artifactId"].is_string() ||
+        e["artifactId"].get<std::string>().rfind("live-", 0) != 0) {
+      continue;
+    }
+    EXPECT_EQ(e["append"], chunks > 0) << events.dump();
+    live += e["text"].get<std::string>();
+    ++chunks;
+  }
+  EXPECT_EQ(live, "counting: one, two, three") << events.dump();
+  EXPECT_GE(chunks, 1);
 
   // The question, and the answer through the same task.
   EXPECT_EQ(ev["asked"]["state"], "input-required") << out;
