@@ -7,13 +7,30 @@
 // session (cookie) and the agent completes quoting the private page. Debian's
 // Chromium (the page, and the server's task browser) against a real
 // `maestro serve` + `maestro-fakellm`; a screenshot per step.
+//
+// Twice: once with the job's worker in serve's process, and once across
+// processes (issue 48) — `serve --workers 0` (the API and the UI) and a
+// separate `maestro worker` process whose BrowserService holds the task's
+// browser; the live view's screenshots, clicks, typing and Done then travel
+// through the store to that process, and the job resumes there.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apiCall, freePort, launchBrowser, screenshot, startStack, TOKEN } from './harness.mjs';
+import {
+  apiCall,
+  ARTIFACTS,
+  freePort,
+  launchBrowser,
+  MAESTRO_BIN,
+  screenshot,
+  startStack,
+  stopChild,
+  TOKEN,
+} from './harness.mjs';
 
 // The site's form, at fixed spots of the 1280×800 viewport (CSS px).
 const USER_FIELD = { x: 40 + 150, y: 80 + 16 }; // centre of #username (300×32 at 40,80)
@@ -96,24 +113,44 @@ function script(port) {
 }
 
 let stack;
+let worker; // the `maestro worker` process of the split stack
 let server;
 let browser;
 let page;
 let scriptDir;
+let scriptPath;
 
 before(async () => {
   const sitePort = await freePort();
   server = await startSite(sitePort);
   scriptDir = mkdtempSync(join(tmpdir(), 'maestro-e2e-browse-'));
-  const scriptPath = join(scriptDir, 'browse-script.json');
+  scriptPath = join(scriptDir, 'browse-script.json');
   writeFileSync(scriptPath, script(sitePort));
+  browser = await launchBrowser();
+});
+
+// A stack (serve with `workers` threads, and with 0 a `maestro worker`
+// process beside it) and a page signed in to its UI.
+async function startBrowsing(name, workers) {
   const chromium = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
   stack = await startStack({
     script: scriptPath,
-    name: 'browser',
+    name,
+    workers,
     config: () => `browser:\n  chromium: ${JSON.stringify(chromium)}\n  allowed_hosts: ["127.0.0.1"]\n`,
   });
-  browser = await launchBrowser();
+  if (workers === 0) {
+    worker = spawn(MAESTRO_BIN(), ['--config', stack.config, 'worker', '--workers', '1'], {
+      env: stack.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const log = createWriteStream(join(ARTIFACTS, `${name}-worker.log`));
+    worker.stdout.pipe(log);
+    worker.stderr.pipe(log);
+  }
+  site.logins = [];
+  site.privateServed = 0;
+  site.formServed = 0;
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   page = await context.newPage();
   page.setDefaultTimeout(30000);
@@ -121,14 +158,24 @@ before(async () => {
   await page.getByLabel('API token').fill(TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'New task' }).waitFor();
-});
+}
+
+async function stopBrowsing() {
+  await page?.context().close();
+  page = null;
+  const workerCode = worker ? await stopChild(worker, 40000) : 0;
+  worker = null;
+  const code = await stack?.stop();
+  stack = null;
+  assert.equal(code, 0, 'maestro serve exits cleanly on SIGTERM');
+  assert.equal(workerCode, 0, 'maestro worker exits cleanly on SIGTERM');
+}
 
 after(async () => {
+  if (stack) await stopBrowsing().catch(() => {});
   await browser?.close();
-  const code = await stack?.stop();
   await new Promise((res) => (server ? server.close(res) : res()));
   if (scriptDir) rmSync(scriptDir, { recursive: true, force: true });
-  assert.equal(code, 0, 'maestro serve exits cleanly on SIGTERM');
 });
 
 async function until(what, fn, ms = 30000) {
@@ -160,7 +207,7 @@ async function clickRemote(img, spot) {
   );
 }
 
-test('log in for the agent through the live view, then Done resumes the task with the session', async () => {
+async function loginThroughTheLiveView() {
   const created = await apiCall(stack, '/api/local/tasks', {
     method: 'POST',
     body: JSON.stringify({ instruction: 'e2e-browse: read the private report', piece: 'research' }),
@@ -231,4 +278,28 @@ test('log in for the agent through the live view, then Done resumes the task wit
   // The password never reached the agent's conversation.
   const comments = await apiCall(stack, `/api/local/tasks/${taskId}/comments`);
   assert.ok(!JSON.stringify(comments.body).includes('hunter2'), 'the password is not in the task comments');
+  return detail.body.latest_job.id;
+}
+
+test('log in for the agent through the live view, then Done resumes the task with the session', async () => {
+  await startBrowsing('browser', 3);
+  await loginThroughTheLiveView();
+  await stopBrowsing();
+});
+
+test('the same login when the job runs on a separate maestro worker process (serve --workers 0)', async () => {
+  await startBrowsing('browser-remote', 0);
+  const jobId = await loginThroughTheLiveView();
+  // The browser was the worker's: serve has no worker threads, and the
+  // worker logged the browser of this job (started, then closed at its end).
+  const health = await apiCall(stack, '/api/health');
+  assert.equal(health.status, 200);
+  const ready = await fetch(`${stack.base}/api/ready`).then((r) => r.json());
+  assert.equal(ready.workers?.configured, 0, `serve runs no worker threads: ${JSON.stringify(ready)}`);
+  await stopBrowsing();
+  await new Promise((r) => setTimeout(r, 300)); // the piped logs reach their files
+  const workerLog = readFileSync(join(ARTIFACTS, 'browser-remote-worker.log'), 'utf8');
+  assert.ok(workerLog.includes(`job ${jobId}: browser started`), 'the worker process ran the browser');
+  const serveLog = readFileSync(join(ARTIFACTS, 'browser-remote-serve.log'), 'utf8');
+  assert.ok(!serveLog.includes(`job ${jobId}: browser started`), 'serve ran no browser');
 });

@@ -116,7 +116,9 @@ const priceYaml = () =>
 // `restart()` stops serve (SIGTERM) and starts it again on the same data dir
 // and port; the fake model keeps running. `config(dataDir)`: more YAML for
 // maestro.yaml (e.g. a `spaces:` block whose paths live in the data dir).
-export async function startStack({ script, demoScript, name, config: extraConfig }) {
+// `workers`: serve's worker threads (0: the API only; a test then starts
+// `maestro worker` processes with stack.env and stack.config).
+export async function startStack({ script, demoScript, name, config: extraConfig, workers = 3 }) {
   suite = name;
   mkdirSync(ARTIFACTS, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
@@ -136,7 +138,7 @@ export async function startStack({ script, demoScript, name, config: extraConfig
     MAESTRO_LISTEN: `127.0.0.1:${port}`,
     MAESTRO_ADMIN_TOKEN: TOKEN,
     MAESTRO_UI_DIR: join(UI_DIR, 'dist'),
-    MAESTRO_WORKERS: '3',
+    MAESTRO_WORKERS: String(workers),
     MAESTRO_LOG_LEVEL: 'info',
   });
   let fake = null;
@@ -164,6 +166,8 @@ export async function startStack({ script, demoScript, name, config: extraConfig
     fake,
     dataDir,
     priced,
+    env,
+    config,
     async restart() {
       const code = await stopChild(stack.serve, 40000);
       stack.serve = await launch();
