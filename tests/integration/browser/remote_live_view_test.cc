@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <iostream>
 
 #include "../api_engine/serve_fixture.h"
 
@@ -186,9 +187,25 @@ TEST_F(RemoteLiveViewTest, ALoginParkOnAWorkerProcessIsCompletedThroughTheApiPro
   EXPECT_EQ(shot->body.substr(0, 4), "\x89PNG");
   EXPECT_GT(shot->body.size(), 1000u);
   auto input = [&](const Json& body) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto [code, out] = Post(base + "/input", body);
     EXPECT_EQ(code, 200) << body.dump() << " " << out.dump();
+    std::cout << "input " << body.value("type", "") << ": "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count()
+              << " ms\n";
   };
+  for (int i = 0; i < 5; ++i) {  // the live view's refresh, as the UI polls it
+    const auto t0 = std::chrono::steady_clock::now();
+    auto again = Client().Get(base + "/screenshot");
+    ASSERT_TRUE(again && again->status == 200);
+    std::cout << "screenshot: "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count()
+              << " ms\n";
+  }
   input({{"type", "click"}, {"x", 50}, {"y", 25}});
   input({{"type", "text"}, {"text", "alice"}});
   input({{"type", "click"}, {"x", 50}, {"y", 75}});
@@ -199,8 +216,14 @@ TEST_F(RemoteLiveViewTest, ALoginParkOnAWorkerProcessIsCompletedThroughTheApiPro
   for (int i = 0; i < 200 && site_.logins() == 0; ++i) std::this_thread::sleep_for(50ms);
   ASSERT_EQ(site_.logins(), 1) << LogTail();
 
+  const auto done_at = std::chrono::steady_clock::now();
   auto [code, out] = Post(base + "/done", Json::object());
   ASSERT_EQ(code, 200) << out.dump();
+  std::cout << "done: "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - done_at)
+                   .count()
+            << " ms\n";
   EXPECT_EQ(out.value("resumed", false), true);
   EXPECT_EQ(out.value("on_browser_holder", false), true) << "the holder's worker took the job";
   Json done = WaitStatus(created, "succeeded", 60s);
