@@ -127,6 +127,8 @@ Result<Runtime> OpenRuntime(const Config& cfg, DataDirRole role, const StartupWa
   // Before the store: its hooks point at the Notifier from the first commit.
   notify::NotifierOptions no;
   no.hear_deltas = role == DataDirRole::kOwner && !cfg.database.url.empty() && cfg.database.notify;
+  // A worker serves no stream: its hub only numbers the deltas it relays.
+  if (role == DataDirRole::kWorker) no.job_stream_buffer = 1;
   rt.notifier = std::make_unique<notify::Notifier>(no);
   auto store = OpenStore(cfg, rt.notifier.get(), role, waiting);
   if (!store.ok()) return store.status();
