@@ -45,6 +45,7 @@ PACKAGES=(
 )
 if ((FOR_TESTS)); then
   PACKAGES+=(openssh-server)  # the RunRemote tests' own sshd on 127.0.0.1
+  PACKAGES+=(iproute2)  # tests/integration/multihost: network namespaces and veths (ip netns)
 fi
 if ((FOR_CONTAINERS)); then
   # runc: crun refuses hosts with hybrid cgroups; catatonit: the pods' infra
