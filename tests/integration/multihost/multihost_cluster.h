@@ -28,6 +28,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -50,8 +51,10 @@ class MultiHostCluster {
   static constexpr int kLlmPort = 8000;
   static constexpr int kPgPort = 5432;
 
-  // `script` is the fake's script (JSON).
-  std::string Start(const Json& script) {
+  // `script(lab)` makes the fake's script (JSON) once the hosts' addresses
+  // are known. The browser may reach the client host (BrowseWeb's
+  // allowed_hosts): a test's web site listens there.
+  std::string Start(const std::function<Json(const NetnsLab&)>& script) {
     current_.store(this);
     InstallCrashHook();
     if (geteuid() != 0) return Skip("needs root (network namespaces, bind mounts)");
@@ -66,7 +69,7 @@ class MultiHostCluster {
                                  : "network lab: " + lab_->error();
     }
     if (std::string e = StartPostgres(pw); !e.empty()) return e;
-    std::ofstream(dir_.File("script.json")) << script.dump();
+    std::ofstream(dir_.File("script.json")) << script(*lab_).dump();
     fake_ = std::make_unique<Process>(
         lab_->Wrap("llm", {MAESTRO_FAKELLM_BIN, "--host", lab_->Addr("llm"), "--port",
                            std::to_string(kLlmPort), "--script", dir_.File("script.json")}),
@@ -85,7 +88,9 @@ class MultiHostCluster {
         << "  sweep_interval_ms: 200\n  shutdown_grace_ms: 1000\n"
         << "  retry:\n    base_delay_ms: 100\n    max_delay_ms: 200\n    max_attempts: 3\n"
         << "llm:\n  base_url: http://" << lab_->Addr("llm") << ":" << kLlmPort << "/v1\n"
-        << "  model: fake\n  max_attempts: 1\n  context_length: 1000000\n";
+        << "  model: fake\n  max_attempts: 1\n  context_length: 1000000\n"
+        << "browser:\n  allowed_hosts: [\"" << lab_->ClientAddr() << "\"]\n"
+        << "  page_timeout_ms: 20000\n";
     serve_ = Launch("api", "serve", {MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
                     {{"MAESTRO_ADMIN_TOKEN", "tok"}});
     if (!WaitHttp(lab_->Addr("api"), kApiPort, "/api/health", *serve_)) {

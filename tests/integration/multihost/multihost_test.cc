@@ -60,6 +60,66 @@ struct Frame {
   std::string id, event, data;
 };
 
+// A login-protected page on the client host: the form until the session
+// cookie is set (as tests/integration/browser/remote_live_view_test.cc).
+class LoginSite {
+ public:
+  explicit LoginSite(const std::string& host) : host_(host) {
+    server_.Get("/private", [](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_header_value("Cookie").find("session=ok") != std::string::npos) {
+        res.set_content("<html><body><main>Welcome alice, SECRET-REPORT-42</main></body></html>",
+                        "text/html");
+        return;
+      }
+      res.set_content(
+          "<html><body style=\"margin:0\"><form method=\"post\" action=\"/login\">"
+          "<input name=\"user\" style=\"position:absolute;left:10px;top:10px;width:300px;"
+          "height:30px\">"
+          "<input name=\"pass\" type=\"password\" style=\"position:absolute;left:10px;top:60px;"
+          "width:300px;height:30px\">"
+          "<button style=\"position:absolute;left:10px;top:110px\">Log in</button>"
+          "</form></body></html>",
+          "text/html");
+    });
+    server_.Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_param_value("user") == "alice" && req.get_param_value("pass") == "pw") {
+        logins_++;
+        res.set_header("Set-Cookie", "session=ok; Path=/");
+      }
+      res.set_redirect("/private");
+    });
+    port_ = server_.bind_to_any_port(host_);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LoginSite() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string Url(const std::string& path) const {
+    return "http://" + host_ + ":" + std::to_string(port_) + path;
+  }
+  int logins() const { return logins_.load(); }
+
+ private:
+  std::string host_;
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> logins_{0};
+};
+
+// Processes whose command line mentions `needle` (a task's browser profile).
+int ProcessesWith(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    if (ReadWholeFile(e.path().string() + "/cmdline").find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
 // SSE frames of GET `path` on host:port, sent with Last-Event-ID `last_id`
 // when given, until `stop(frame)` (the connection is then dropped), the
 // stream's end or `limit`.
@@ -113,27 +173,47 @@ class MultiHostTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     cluster_ = new MultiHostCluster();
-    // MH-RESUME writes a file into the shared data dir, then streams.
-    Json write_note = {{"repeat", 0}};
-    write_note["match"]["any_message_contains"] = "MH-RESUME";
-    Json call = {{"name", "WriteFile"}};
-    call["arguments"]["path"] = kNoteFile;
-    call["arguments"]["content"] = kNote;
-    write_note["tool_calls"] = Json::array({call});
-    Json replies = Json::array();
-    replies.push_back(StreamedReply(Json::array({"MH-RESUME", "bytes to " + kNoteFile}),
-                                    kResumeText, 40, "resume-done"));
-    replies.push_back(write_note);
-    replies.push_back(StreamedReply("MH-KILL", kKillText, 50, "kill-done"));
-    Json script = {{"replies", replies}};
-    script["default"]["text"] = "script exhausted";
-    start_error_ = new std::string(cluster_->Start(script));
+    start_error_ = new std::string(cluster_->Start([](const NetnsLab& lab) {
+      site_ = new LoginSite(lab.ClientAddr());
+      // MH-RESUME writes a file into the shared data dir, then streams.
+      Json write_note = {{"repeat", 0}};
+      write_note["match"]["any_message_contains"] = "MH-RESUME";
+      Json call = {{"name", "WriteFile"}};
+      call["arguments"]["path"] = kNoteFile;
+      call["arguments"]["content"] = kNote;
+      write_note["tool_calls"] = Json::array({call});
+      Json replies = Json::array();
+      replies.push_back(StreamedReply(Json::array({"MH-RESUME", "bytes to " + kNoteFile}),
+                                      kResumeText, 40, "resume-done"));
+      replies.push_back(write_note);
+      replies.push_back(StreamedReply("MH-KILL", kKillText, 50, "kill-done"));
+      // MH-LOGIN opens a login page, parks until a person logs in through the
+      // API process, opens it again and answers with what it read.
+      Json read_it = {{"repeat", 0}};
+      read_it["match"]["any_message_contains"] = Json::array({"MH-LOGIN", "SECRET-REPORT-42"});
+      Json complete = {{"name", "complete"}};
+      complete["arguments"] = {{"status", "success"},
+                               {"result", "The report says SECRET-REPORT-42"}};
+      read_it["tool_calls"] = Json::array({complete});
+      replies.push_back(read_it);
+      Json open_it = {{"repeat", 0}};
+      open_it["match"]["any_message_contains"] = "MH-LOGIN";
+      Json browse = {{"name", "BrowseWeb"}};
+      browse["arguments"] = {{"action", "open"}, {"url", site_->Url("/private")}};
+      open_it["tool_calls"] = Json::array({browse});
+      replies.push_back(open_it);
+      Json script = {{"replies", replies}};
+      script["default"]["text"] = "script exhausted";
+      return script;
+    }));
   }
   static void TearDownTestSuite() {
     delete cluster_;
     cluster_ = nullptr;
     delete start_error_;
     start_error_ = nullptr;
+    delete site_;
+    site_ = nullptr;
   }
   void SetUp() override {
     ASSERT_NE(start_error_, nullptr) << "SetUpTestSuite threw";
@@ -190,10 +270,12 @@ class MultiHostTest : public ::testing::Test {
 
   static MultiHostCluster* cluster_;
   static std::string* start_error_;
+  static LoginSite* site_;
 };
 
 MultiHostCluster* MultiHostTest::cluster_ = nullptr;
 std::string* MultiHostTest::start_error_ = nullptr;
+LoginSite* MultiHostTest::site_ = nullptr;
 
 // Checks the deltas of one run: seqs consecutive from the run's first
 // (fencing token << 32) + 1, all of the run's text. `what` names the run.
@@ -414,6 +496,71 @@ TEST_F(MultiHostTest, EachProcessIsAHostOfItsOwnOnAPrivateNetwork) {
   EXPECT_FALSE(std::filesystem::exists(c().DataPath())) << "the bind mount leaked to the machine";
   std::printf("hosts on %s; data dir %s bind-mounted from %s\n", c().lab().Subnet().c_str(),
               c().DataPath().c_str(), c().DataDirOnMachine().c_str());
+}
+
+}  // namespace
+}  // namespace maestro::testing
+
+namespace maestro::testing {
+namespace {
+
+// BrowseWeb's login park across hosts (issue 48 item 2 through item 5): the
+// job's Chromium runs beside the worker on its host; a person talking only
+// to the API process on another host sees the page, logs in and presses
+// Done; the job resumes on the worker holding that browser. Another user
+// gets 404 on all three routes.
+TEST_F(MultiHostTest, ALoginParkOnARemoteWorkerIsCompletedThroughTheApiProcess) {
+  auto [code, created] =
+      Post("/api/local/tasks",
+           {{"instruction", "MH-LOGIN read the private report"}, {"piece", "research"}});
+  ASSERT_EQ(code, 201) << created.dump();
+  const std::string task_id = created["task"]["id"];
+  Json job = WaitJob(task_id, created["job"]["id"], "waiting_human", 60s);
+  ASSERT_EQ(job.value("wait_reason", ""), "browser_login") << job.dump() << c().LogTail();
+  const std::string job_id = job["id"];
+  const auto holder = c().JobLease(job_id);
+  ASSERT_TRUE(holder.host == "w1" || holder.host == "w2") << holder.worker_id;
+  // The browser runs on the worker's host, on the shared data dir's path.
+  const std::string profile = c().DataPath() + "/tasks/" + task_id + "/browser";
+  EXPECT_GT(ProcessesWith(profile), 0) << "no Chromium on the task's profile";
+  const std::string base = "/api/local/jobs/" + job_id + "/browser";
+
+  // Another user: no such job on every route, nothing reaches the browser.
+  auto [tcode, token] = Post("/api/local/tokens", {{"user", "carol"}});
+  ASSERT_EQ(tcode, 201) << token.dump();
+  const std::string carol = token["token"];
+  auto shot = Api(carol).Get(base + "/screenshot");
+  ASSERT_TRUE(shot);
+  EXPECT_EQ(shot->status, 404) << shot->body;
+  for (const char* path : {"/input", "/done"}) {
+    auto r =
+        Api(carol).Post(base + path, R"({"type":"text","text":"mallory"})", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404) << path << " " << r->body;
+  }
+
+  // Through the API process: the page, then the login.
+  shot = Api().Get(base + "/screenshot");
+  ASSERT_TRUE(shot);
+  ASSERT_EQ(shot->status, 200) << shot->body << c().LogTail();
+  EXPECT_EQ(shot->body.substr(0, 4), "\x89PNG");
+  for (const Json& in :
+       {Json{{"type", "click"}, {"x", 50}, {"y", 25}}, Json{{"type", "text"}, {"text", "alice"}},
+        Json{{"type", "click"}, {"x", 50}, {"y", 75}}, Json{{"type", "text"}, {"text", "pw"}},
+        Json{{"type", "key"}, {"key", "Enter"}}}) {
+    auto [icode, out] = Post(base + "/input", in);
+    EXPECT_EQ(icode, 200) << in.dump() << " " << out.dump();
+  }
+  for (int i = 0; i < 200 && site_->logins() == 0; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(site_->logins(), 1) << c().LogTail();
+  auto [dcode, done] = Post(base + "/done", Json::object());
+  ASSERT_EQ(dcode, 200) << done.dump();
+  EXPECT_EQ(done.value("on_browser_holder", false), true) << done.dump();
+  Json finished = WaitJob(task_id, job_id, "succeeded", 60s);
+  EXPECT_EQ(finished.value("result", ""), "The report says SECRET-REPORT-42") << finished.dump();
+  EXPECT_EQ(c().JobLease(job_id).host, holder.host) << "the holder's worker took the job";
+  EXPECT_EQ(site_->logins(), 1);
+  std::printf("login park on %s completed through the API process\n", holder.host.c_str());
 }
 
 }  // namespace
