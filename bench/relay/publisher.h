@@ -7,10 +7,13 @@
 //
 // The parent drives it over two pipes, one line per message:
 //   child → parent  "ready <claimed>"        the jobs are claimed and running
-//   parent → child  "go"                     start publishing
-//   child → parent  "sent <n> <payloads> <relayed> <dropped> <send_errors>"
-//                   then "job <id> <count>" per job and "done"
-//                                            (the relay has sent everything)
+//   parent → child  "go"                     publish for `seconds` through
+//                   the relay; "go off": into a Notifier without one (the
+//                   baseline: the deltas stay in this process)
+//   child → parent  "sent <n> <payloads> <relayed> <dropped> <send_errors>
+//                   <sends>" (the window's), then "job <id> <count>" per job
+//                   and "done" (the relay has sent everything)
+//   … more "go" windows …
 //   parent → child  "finish"                 finish the jobs (succeeded)
 //   child → parent  "finished"
 // Each delta is {"type":"text","text":" tok","n":<k>,"ns":<CLOCK_REALTIME
@@ -30,7 +33,7 @@ struct PublisherPlan {
   int jobs = 1;        // jobs to claim (the parent queued exactly these)
   double rate = 20;    // deltas per second per job
   double seconds = 6;  // how long to publish
-  bool relay = true;   // false: the deltas stay in this process (the baseline)
+  bool relay = true;   // start the relay (without it every window is "go off")
 };
 
 // Runs the child's whole life; returns its exit code.

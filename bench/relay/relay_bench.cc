@@ -3,28 +3,33 @@
 // serve --workers 0` and out to SSE clients — and what it costs PostgreSQL.
 //
 //  1. Latency publish → serve → SSE client, p50/p99, at 1, 100 and 1,000
-//     concurrent streams (one running job per stream). The publisher is a
-//     child process (publisher.h) using the real Notifier + DeltaRelay +
-//     PgStore as a worker does; the jobs are tasks created through serve's
+//     concurrent streams (one running job per stream). The publishers are
+//     child processes (publisher.h; one per `--jobs-per-worker` jobs, as
+//     workers on several hosts: one process's JobStreamHub keeps 512 jobs)
+//     using the real Notifier + DeltaRelay + PgStore as a worker does; the
+//     jobs are tasks created through serve's
 //     API by a bench user, claimed by the child (so they run and their
 //     streams stay open), and read by that user's SSE clients (one Asio
 //     thread, sse_clients.h). Delay = client receive − the delta's publish
 //     time (CLOCK_REALTIME, one machine; `at`, the product's whole-ms stamp,
 //     gives the same figure within 1 ms: its p50 is printed too). Every
 //     stream must get every delta in order; LOSS is printed otherwise.
-//  2. PostgreSQL load per 1,000 deltas/s: the publisher at `--load-rate`
-//     deltas/s over `--load-jobs` jobs for `--load-seconds`, with the relay
-//     and without (the baseline: deltas stay in the child), alternating
-//     within each round; before/after: pg_stat_database.xact_commit of the
-//     database, the CPU time of the postmaster and its children
-//     (/proc/<pid>/stat utime+stime, the exited ones' through cutime+cstime)
-//     and serve's CPU time. The relay's own counters say how many deltas one
-//     NOTIFY carried.
+//  2. PostgreSQL load per 1,000 deltas/s: one publisher at `--load-rate`
+//     deltas/s over `--load-jobs` jobs, windows of `--load-seconds` with the
+//     relay and without (the baseline: the same deltas into a Notifier with
+//     no relay), alternating; per window: pg_stat_database's committed and
+//     rolled-back transactions of the database (read 10.5 s after the
+//     window: PostgreSQL flushes an idle backend's counts that late), the
+//     CPU time of the postmaster and its children (/proc/<pid>/stat
+//     utime+stime, exited ones through cutime+cstime) and serve's. The
+//     relay's own counters say how many deltas one NOTIFY carried and how
+//     many sends (one round trip and one transaction each) it made.
 //
 // Figures are medians over the rounds. PostgreSQL is a throwaway server
 // (tests/support/pg_server.h); serve is the release binary:
 //   ./build/release/bench/relay/relay_bench [--maestro PATH] [--rounds 2]
-//       [--seconds 6] [--load-rounds 3] [--load-seconds 8]
+//       [--seconds 5] [--load-rounds 3] [--load-seconds 5] [--levels 1:20,100:20,1000:5]
+//       [--jobs-per-worker 250] [--load-jobs 100] [--load-rate 1000]
 // The last line printed is the summary. Exit code 2 when a delta was lost.
 #include <dirent.h>
 #include <httplib.h>
@@ -67,9 +72,9 @@ struct Options {
   std::string maestro = MAESTRO_BIN;
   std::vector<Level> levels{{1, 20}, {100, 20}, {1000, 5}};
   int rounds = 2;
-  double seconds = 6;
+  double seconds = 5;
   int load_rounds = 3;
-  double load_seconds = 8;
+  double load_seconds = 5;
   int load_jobs = 100;
   double load_rate = 1000;  // deltas/s in all
   // Jobs per publisher process at the latency levels (a worker process runs
@@ -213,7 +218,7 @@ class Publisher {
   }
 
   struct Sent {
-    int64_t total = 0, payloads = 0, relayed = 0, dropped = 0, send_errors = 0;
+    int64_t total = 0, payloads = 0, relayed = 0, dropped = 0, send_errors = 0, sends = 0;
     std::map<std::string, int64_t> per_job;
   };
   // After "go": the "sent" line and the per-job counts.
@@ -221,7 +226,7 @@ class Publisher {
     Sent s;
     std::istringstream head(Read());
     std::string word;
-    head >> word >> s.total >> s.payloads >> s.relayed >> s.dropped >> s.send_errors;
+    head >> word >> s.total >> s.payloads >> s.relayed >> s.dropped >> s.send_errors >> s.sends;
     if (word != "sent") Fail("publisher: no sent line");
     for (std::string line; (line = Read()) != "done";) {
       std::istringstream job(line);
@@ -406,36 +411,52 @@ class PgProbe {
 };
 
 struct LoadRound {
-  double deltas_per_s = 0, notifies_per_s = 0, xacts_per_s = 0, pg_cpu_ms_per_s = 0;
-  double serve_cpu_ms_per_s = 0, deltas_per_notify = 0;
+  double deltas_per_s = 0, notifies_per_s = 0, sends_per_s = 0, xacts_per_s = 0;
+  double pg_cpu_ms_per_s = 0, serve_cpu_ms_per_s = 0, deltas_per_notify = 0;
   int64_t dropped = 0;
 };
 
-LoadRound RunLoad(const Serve& s, const std::string& url, PgProbe& probe, const Options& o,
-                  bool relay) {
+// One publisher process holding `load_jobs` running jobs; windows of
+// `load_seconds` with the relay and without, alternating (the first mode
+// alternates by round). PostgreSQL flushes a backend's statistics at most
+// once a second while it works and up to 10 s after it went idle
+// (PGSTAT_IDLE_INTERVAL): so the first window waits `kSettle` after the
+// claims, and each window's transactions are read `kSettle` after it ended
+// (the CPU times at its end).
+std::map<bool, std::vector<LoadRound>> RunLoad(const Serve& s, const std::string& url,
+                                               PgProbe& probe, const Options& o) {
+  constexpr auto kSettle = 10500ms;
   CreateTasks(s, o.load_jobs);
-  Publisher pub(PublisherPlan{url, o.load_jobs, o.load_rate / o.load_jobs, o.load_seconds, relay});
+  Publisher pub(PublisherPlan{url, o.load_jobs, o.load_rate / o.load_jobs, o.load_seconds, true});
   pub.Expect("ready");
-  std::this_thread::sleep_for(1500ms);  // the claims' statistics flushed (PGSTAT_MIN_INTERVAL)
-  PgProbe::Sample before = probe.Take(s.proc->pid());
-  pub.Send("go");
-  Publisher::Sent sent = pub.ReadSent();
-  std::this_thread::sleep_for(1500ms);  // the backends' statistics flushed, serve idle again
-  PgProbe::Sample after = probe.Take(s.proc->pid());
+  std::this_thread::sleep_for(kSettle);
+  std::map<bool, std::vector<LoadRound>> out;
+  for (int r = 0; r < o.load_rounds; ++r) {
+    for (bool relay : {r % 2 == 1, r % 2 == 0}) {
+      PgProbe::Sample before = probe.Take(s.proc->pid());
+      pub.Send(relay ? "go" : "go off");
+      Publisher::Sent sent = pub.ReadSent();
+      PgProbe::Sample end = probe.Take(s.proc->pid());
+      std::this_thread::sleep_for(kSettle);
+      PgProbe::Sample after = probe.Take(s.proc->pid());
+      const double span = std::chrono::duration<double>(end.t - before.t).count();
+      LoadRound lr;
+      lr.deltas_per_s = static_cast<double>(sent.total) / span;
+      lr.notifies_per_s = static_cast<double>(sent.payloads) / span;
+      lr.sends_per_s = static_cast<double>(sent.sends) / span;
+      lr.xacts_per_s = static_cast<double>(after.xacts - before.xacts) / span;
+      lr.pg_cpu_ms_per_s = (end.pg_cpu_ms - before.pg_cpu_ms) / span;
+      lr.serve_cpu_ms_per_s = (end.serve_cpu_ms - before.serve_cpu_ms) / span;
+      lr.deltas_per_notify =
+          sent.payloads > 0 ? static_cast<double>(sent.relayed) / static_cast<double>(sent.payloads)
+                            : 0;
+      lr.dropped = sent.dropped;
+      out[relay].push_back(lr);
+    }
+  }
   pub.Send("finish");
   pub.Expect("finished");
-  const double span = std::chrono::duration<double>(after.t - before.t).count();
-  LoadRound r;
-  r.deltas_per_s = static_cast<double>(sent.total) / o.load_seconds;
-  r.notifies_per_s = static_cast<double>(sent.payloads) / o.load_seconds;
-  r.xacts_per_s = static_cast<double>(after.xacts - before.xacts) / span;
-  r.pg_cpu_ms_per_s = (after.pg_cpu_ms - before.pg_cpu_ms) / span;
-  r.serve_cpu_ms_per_s = (after.serve_cpu_ms - before.serve_cpu_ms) / span;
-  r.deltas_per_notify = sent.payloads > 0
-                            ? static_cast<double>(sent.relayed) / static_cast<double>(sent.payloads)
-                            : 0;
-  r.dropped = sent.dropped;
-  return r;
+  return out;
 }
 
 // ---- main -----------------------------------------------------------------
@@ -540,23 +561,19 @@ int Main(int argc, char** argv) {
       " %d round(s), medians\n",
       o.load_rate, o.load_jobs, o.load_seconds, o.load_rounds);
   PgProbe probe(*url);
-  std::map<bool, std::vector<LoadRound>> by_mode;
-  for (int r = 0; r < o.load_rounds; ++r) {
-    for (bool relay : {r % 2 == 1, r % 2 == 0})
-      by_mode[relay].push_back(RunLoad(serve, *url, probe, o, relay));
-  }
+  std::map<bool, std::vector<LoadRound>> by_mode = RunLoad(serve, *url, probe, o);
   auto med = [&](bool relay, double LoadRound::*field) {
     std::vector<double> v;
     for (const LoadRound& lr : by_mode[relay]) v.push_back(lr.*field);
     return Median(v);
   };
-  std::printf("%-10s %9s %10s %8s %13s %16s %9s\n", "relay", "deltas/s", "NOTIFY/s", "xact/s",
-              "pg CPU ms/s", "serve CPU ms/s", "d/NOTIFY");
+  std::printf("%-6s %9s %10s %10s %8s %13s %16s %9s\n", "relay", "deltas/s", "NOTIFY/s", "sends/s",
+              "xact/s", "pg CPU ms/s", "serve CPU ms/s", "d/NOTIFY");
   for (bool relay : {false, true}) {
-    std::printf("%-10s %9.0f %10.1f %8.1f %13.1f %16.1f %9.1f\n", relay ? "on" : "off",
+    std::printf("%-6s %9.0f %10.1f %10.1f %8.1f %13.1f %16.1f %9.1f\n", relay ? "on" : "off",
                 med(relay, &LoadRound::deltas_per_s), med(relay, &LoadRound::notifies_per_s),
-                med(relay, &LoadRound::xacts_per_s), med(relay, &LoadRound::pg_cpu_ms_per_s),
-                med(relay, &LoadRound::serve_cpu_ms_per_s),
+                med(relay, &LoadRound::sends_per_s), med(relay, &LoadRound::xacts_per_s),
+                med(relay, &LoadRound::pg_cpu_ms_per_s), med(relay, &LoadRound::serve_cpu_ms_per_s),
                 med(relay, &LoadRound::deltas_per_notify));
   }
   const double k = std::max(1e-9, med(true, &LoadRound::deltas_per_s) / 1000.0);
@@ -566,10 +583,10 @@ int Main(int argc, char** argv) {
   const double d_serve =
       med(true, &LoadRound::serve_cpu_ms_per_s) - med(false, &LoadRound::serve_cpu_ms_per_s);
   std::printf(
-      "added per 1,000 deltas/s: %.1f NOTIFY/s, %.1f transactions/s, %.1f ms/s PostgreSQL CPU"
-      " (%.1f%% of a core), %.1f ms/s serve CPU\n",
-      med(true, &LoadRound::notifies_per_s) / k, d_xact / k, d_cpu / k, d_cpu / k / 10.0,
-      d_serve / k);
+      "added per 1,000 deltas/s: %.1f NOTIFY/s in %.1f sends/s, %.1f transactions/s"
+      " (pg_stat_database), %.1f ms/s PostgreSQL CPU (%.1f%% of a core), %.1f ms/s serve CPU\n",
+      med(true, &LoadRound::notifies_per_s) / k, med(true, &LoadRound::sends_per_s) / k, d_xact / k,
+      d_cpu / k, d_cpu / k / 10.0, d_serve / k);
   for (const LoadRound& lr : by_mode[true]) {
     if (lr.dropped) {
       lost = true;
