@@ -331,6 +331,29 @@ TEST_F(MultiHostTest, DeltasOfARemoteWorkersJobReachAnApiClientInOrderAndResumeA
   ASSERT_FALSE(second.empty());
   EXPECT_EQ(second.back().event, "end");
   EXPECT_NE(second.back().data.find("succeeded"), std::string::npos) << second.back().data;
+  // After the end, the API process still holds the relayed backlog: a new
+  // client gets every delta again (same ids, same data), one resuming from
+  // the drop point gets the rest — as for a job run in the API's process.
+  auto after_end = [&](const std::string& from) {
+    std::vector<Frame> got;
+    for (auto& f : ReadFrames(
+             c().ApiHost(), MultiHostCluster::kApiPort, StreamPath(job_id), from,
+             [](const Frame& f) { return f.event == "end"; }, 10s)) {
+      if (f.event == "delta") got.push_back(f);
+    }
+    return got;
+  };
+  auto same = [](const std::vector<Frame>& a, const std::vector<Frame>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].id != b[i].id || a[i].data != b[i].data) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(same(after_end(""), deltas)) << "the backlog after the end differs";
+  EXPECT_TRUE(same(
+      after_end(last_id),
+      std::vector<Frame>(deltas.begin() + std::min<size_t>(seen, deltas.size()), deltas.end())));
   std::printf("remote worker %s, run %lld: %zu deltas before the drop, %zu after the resume\n",
               lease.host.c_str(), static_cast<long long>(lease.fencing_token),
               static_cast<size_t>(seen), deltas.size() - static_cast<size_t>(seen));
