@@ -19,6 +19,9 @@ constexpr const char* kCallCols =
 // Rows older than these go with the next AddBrowserCall.
 constexpr TimeMs kAnsweredKeepMs = 60'000;
 constexpr TimeMs kPendingKeepMs = 30'000;
+// A holder row not refreshed for this long is a process that died without
+// dropping it (kill -9): it goes with the next heartbeat of any holder.
+constexpr TimeMs kHolderKeepMs = 3600'000;
 
 BrowserCall ReadCall(sql::Stmt& s) {
   BrowserCall c;
@@ -56,6 +59,10 @@ Status SqlStore::PutBrowserHolders(const std::vector<BrowserHolder>& held) {
     if (h.worker_id.empty()) return InvalidArgument("worker_id must not be empty", "worker_id");
   }
   return Write([&](Tx& tx) -> Status {
+    auto old = tx.conn.Prepare("DELETE FROM browser_holders WHERE seen_at < ?1");
+    if (!old.ok()) return old.status();
+    old->Bind(1, tx.now - kHolderKeepMs);
+    MAESTRO_RETURN_IF_ERROR(old->Exec());
     auto s = tx.conn.Prepare(
         "INSERT INTO browser_holders(job_id, worker_id, seen_at) VALUES (?1, ?2, ?3) "
         "ON CONFLICT (job_id) DO UPDATE SET worker_id = excluded.worker_id, "

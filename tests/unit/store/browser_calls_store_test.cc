@@ -46,6 +46,13 @@ TEST_P(BrowserCallsStoreTest, HoldersAreUpsertedAndDroppedOnlyByTheirWorker) {
   ASSERT_TRUE(store_->DropBrowserHolder("job-1", "h:2:w0").ok());
   EXPECT_EQ(store_->GetBrowserHolder("job-1").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->PutBrowserHolders({{"", "w", 0}}).code(), StatusCode::kInvalidArgument);
+  // A holder killed without dropping its row: the row goes an hour later,
+  // with another holder's heartbeat.
+  ASSERT_TRUE(store_->PutBrowserHolders({{"job-dead", "h:3:w0", 0}}).ok());
+  clock_.Advance(3600'001);
+  ASSERT_TRUE(store_->PutBrowserHolders({{"job-3", "h:4:w0", 0}}).ok());
+  EXPECT_EQ(store_->GetBrowserHolder("job-dead").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->GetBrowserHolder("job-3").ok());
 }
 
 TEST_P(BrowserCallsStoreTest, ACallReachesOnlyItsWorkerAndIsAnsweredOnce) {
