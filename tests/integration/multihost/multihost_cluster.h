@@ -233,9 +233,25 @@ class MultiHostCluster {
     return "";
   }
 
+  // Removes the PostgreSQL dirs of earlier runs that died before their
+  // destructor (their server was killed by NetnsLab::SweepLeftovers).
+  static void SweepPgDirs() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+      const std::string name = e.path().filename().string();
+      const std::string prefix = "maestro-mhpg-";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+      if (owner <= 0 || owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;
+      std::error_code rm;
+      std::filesystem::remove_all(e.path(), rm);
+    }
+  }
+
   // initdb as postgres, the /24 trusted, the server on the db host's veth.
   std::string StartPostgres(const passwd* pw) {
-    std::string tmpl = "/tmp/maestro-mhpg-XXXXXX";
+    SweepPgDirs();
+    std::string tmpl = "/tmp/maestro-mhpg-" + std::to_string(getpid()) + "-XXXXXX";
     if (!mkdtemp(tmpl.data())) return "mkdtemp for PostgreSQL failed";
     pg_dir_ = tmpl;
     if (chown(pg_dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) return "chown " + pg_dir_ + " failed";
