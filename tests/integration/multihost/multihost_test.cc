@@ -12,7 +12,11 @@
 //   - a worker SIGKILLed mid-stream: the job finishes on the other worker
 //     and its new run's deltas (larger seqs: the fencing token is the high
 //     half) still reach the client that stayed connected;
-//   - another user's GETs of the job's stream and the task's events are 404.
+//   - another user's GETs of the job's stream and the task's events are 404;
+//   - a BrowseWeb login park on a worker host is completed through the API
+//     process (screenshot, input, Done), another user's calls 404;
+//   - each process is what it claims: its own pid, network, mount and UTS
+//     namespace, no route past the /24, the bind mount invisible outside.
 // The fake streams 4 characters a delta with a pause between deltas, so the
 // drop and the kill land mid-stream.
 #include <fmt/format.h>
