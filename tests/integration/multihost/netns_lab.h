@@ -147,6 +147,7 @@ class NetnsLab {
         "h=$1; src=$2; dst=$3; shift 3\n"
         "hostname \"$h\"\n"
         "if [ -n \"$src\" ]; then\n"
+        "  [ -d /srv ] || mkdir /srv\n"  // FHS; absent in some minimal images
         "  mount -t tmpfs -o size=64k,mode=0755 mh-srv /srv\n"
         "  mkdir \"$dst\"\n"
         "  mount --bind \"$src\" \"$dst\"\n"
