@@ -281,6 +281,15 @@ LatencyRound RunLevel(const Serve& s, const std::string& url, const Level& level
     for (auto& c : clients) c->Start();
   });
   std::thread io_thread([&] { io.run(); });
+  // A publisher that fails throws: the io thread still ends first.
+  struct Joiner {
+    asio::io_context& io;
+    std::thread& thread;
+    ~Joiner() {
+      io.stop();
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{io, io_thread};
   const int n = level.streams;
   for (int i = 0; i < 6000 && totals.connected + totals.failed < n; ++i) {
     std::this_thread::sleep_for(10ms);
@@ -305,7 +314,7 @@ LatencyRound RunLevel(const Serve& s, const std::string& url, const Level& level
   });
   guard.reset();
   io.stop();
-  io_thread.join();
+  io_thread.join();  // (Joiner then finds nothing left to do)
 
   out.sent = sent.total;
   out.payloads = sent.payloads;
