@@ -24,6 +24,7 @@
 // browser is touched or any call row written; input is validated
 // (browser/live_input.h) before it goes anywhere.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <optional>
 #include <thread>
@@ -117,11 +118,13 @@ Result<std::string> CallHolder(const BrowserRouteDeps& d, const BrowserHolder& h
                   got->error_field);
   }
   (void)d.store.DeleteBrowserCall(call.id);  // a late answer finds no row
-  return Status(
-      StatusCode::kDeadlineExceeded,
-      fmt::format("the worker holding job {}'s browser ({}) did not answer within {} "
-                  "ms; try again",
-                  holder.job_id, holder.worker_id, d.options.browser_call_timeout.count()));
+  // The worker id (host and pid) stays in the log, not in the user's reply.
+  spdlog::warn("job {}: the browser's holder {} did not answer a {} call within {} ms",
+               holder.job_id, holder.worker_id, kind, d.options.browser_call_timeout.count());
+  return Status(StatusCode::kDeadlineExceeded,
+                fmt::format("the worker holding job {}'s browser did not answer within {} ms; try "
+                            "again",
+                            holder.job_id, d.options.browser_call_timeout.count()));
 }
 
 // GET /api/local/jobs/{id}/browser/screenshot: a PNG of the page now.

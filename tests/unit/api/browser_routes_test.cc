@@ -197,6 +197,7 @@ TEST_F(BrowserRoutesTest, AHolderThatDoesNotAnswerIs504AndItsCallIsGone) {
   ASSERT_TRUE(shot);
   EXPECT_EQ(shot->status, 504) << shot->body;
   EXPECT_NE(shot->body.find("did not answer"), std::string::npos) << shot->body;
+  EXPECT_EQ(shot->body.find(kHolder), std::string::npos) << "the worker's host and pid";
   EXPECT_GE(std::chrono::steady_clock::now() - start, 800ms);
   EXPECT_EQ(PendingCalls(j.id), 0u);
   // Done still resumes the job (unpinned: the holder is not answering).
