@@ -207,7 +207,10 @@ async function clickRemote(img, spot) {
   );
 }
 
-async function loginThroughTheLiveView() {
+// `reloadOnPark`: with SQLite, serve learns of another process's commits on
+// its task stream's 15 s keep-alive tick (PostgreSQL has NOTIFY); the page
+// is reloaded once the API shows the park instead of waiting for it.
+async function loginThroughTheLiveView({ reloadOnPark = false } = {}) {
   const created = await apiCall(stack, '/api/local/tasks', {
     method: 'POST',
     body: JSON.stringify({ instruction: 'e2e-browse: read the private report', piece: 'research' }),
@@ -215,6 +218,13 @@ async function loginThroughTheLiveView() {
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const taskId = created.body.task.id;
   await page.goto(`${stack.base}/tasks/${taskId}`);
+  if (reloadOnPark) {
+    await until('the park', async () => {
+      const t = await apiCall(stack, `/api/local/tasks/${taskId}`);
+      return t.body.latest_job?.status === 'waiting_human';
+    });
+    await page.reload();
+  }
 
   // The job parks on the login page: the card with the live view.
   const card = page.getByRole('group', { name: 'Log in for the agent' });
@@ -289,7 +299,7 @@ test('log in for the agent through the live view, then Done resumes the task wit
 
 test('the same login when the job runs on a separate maestro worker process (serve --workers 0)', async () => {
   await startBrowsing('browser-remote', 0);
-  const jobId = await loginThroughTheLiveView();
+  const jobId = await loginThroughTheLiveView({ reloadOnPark: true });
   // The browser was the worker's: serve has no worker threads, and the
   // worker logged the browser of this job (started, then closed at its end).
   const health = await apiCall(stack, '/api/health');
