@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <set>
 #include <sstream>
@@ -62,7 +63,27 @@ Json StreamedReply(const Json& tag, const std::string& text, int delay_ms,
 
 struct Frame {
   std::string id, event, data;
+  int64_t received_ms = 0;  // wall clock: one machine, one clock for every host
 };
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// p50 and p99 (ms) of the time from a delta's `at` stamp (set by the worker
+// that published it) to its arrival at the client on another host.
+std::pair<int64_t, int64_t> DeltaLag(const std::vector<Frame>& deltas) {
+  std::vector<int64_t> lag;
+  for (const auto& f : deltas) {
+    Json d = Json::parse(f.data, nullptr, false);
+    if (d.is_object() && d.contains("at")) lag.push_back(f.received_ms - d["at"].get<int64_t>());
+  }
+  if (lag.empty()) return {-1, -1};
+  std::sort(lag.begin(), lag.end());
+  return {lag[lag.size() / 2], lag[std::min(lag.size() - 1, lag.size() * 99 / 100)]};
+}
 
 // A login-protected page on the client host: the form until the session
 // cookie is set (as tests/integration/browser/remote_live_view_test.cc).
@@ -151,6 +172,7 @@ std::vector<Frame> ReadFrames(const std::string& host, int port, const std::stri
         if (l.rfind("data: ", 0) == 0) f.data = l.substr(6);
       }
       if (f.event.empty() && f.data.empty()) continue;  // a keep-alive comment
+      f.received_ms = WallMs();
       got.push_back(f);
       if (stop(got.back())) return false;
     }
@@ -469,10 +491,15 @@ TEST_F(MultiHostTest, AWorkerKilledMidStreamTheJobFinishesOnTheOtherAndItsDeltas
   ExpectWholeRun(retry, second.fencing_token, kKillText, "the retry on the other worker");
   ASSERT_FALSE(frames.empty());
   EXPECT_EQ(frames.back().event, "end");
+  // Live all along: worker host -> PostgreSQL host -> API host -> client.
+  const auto [p50, p99] = DeltaLag(retry);
+  EXPECT_GE(p50, 0) << "deltas carry no `at` stamp";
+  EXPECT_LT(p99, 2000) << "deltas of a remote worker reach the client late";
   std::printf(
       "killed %s after %d deltas (%zu of its run reached the client); the retry on %s "
-      "sent %zu\n",
-      first.host.c_str(), at_kill, dead.size(), second.host.c_str(), retry.size());
+      "sent %zu, worker -> client p50 %lld ms, p99 %lld ms\n",
+      first.host.c_str(), at_kill, dead.size(), second.host.c_str(), retry.size(),
+      static_cast<long long>(p50), static_cast<long long>(p99));
 
   // The killed host comes back for the next test.
   ASSERT_EQ(c().StartWorker(victim), "");
