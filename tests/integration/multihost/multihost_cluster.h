@@ -10,13 +10,15 @@
 //
 // PostgreSQL is the Debian server run as the `postgres` user (initdb in a
 // postgres-owned temp dir, pg_hba trusting the /24 only), listening on its
-// veth address. Start() returns "" or what failed; Skippable() says whether
-// that was a missing prerequisite (not root, no PostgreSQL) rather than a
-// fault. The destructor stops everything: maestro processes SIGKILLed,
+// veth address. BrowseWeb may reach the client host only (a test's web
+// site). Start() returns "" or what failed; skippable() says whether that
+// was a missing prerequisite (not root, no PostgreSQL, no ip/unshare)
+// rather than a fault. The destructor stops everything: maestro processes SIGKILLed,
 // PostgreSQL told to quit at once (SIGQUIT), then the lab's teardown kills
 // whatever is left in the namespaces and deletes them. A crash hook SIGKILLs
-// the processes when the test process dies; its namespaces are swept by the
-// next run (NetnsLab::SweepLeftovers).
+// the processes when the test process dies; its namespaces (with anything
+// still running in them) and its PostgreSQL dir are swept by the next run
+// (NetnsLab::SweepLeftovers, SweepPgDirs).
 //
 // Thread safety: one owner thread; JobLease may be called from any thread.
 #pragma once
