@@ -546,6 +546,15 @@ TEST_F(MultiHostTest, EachProcessIsAHostOfItsOwnOnAPrivateNetwork) {
       EXPECT_EQ(line.rfind(c().lab().Subnet() + " ", 0), 0u) << host << ": " << line;
     }
     EXPECT_EQ(n, 1) << host << ": " << routes;
+    // Nothing outside is reachable: the kernel has no route to the
+    // internet, a cloud metadata address or another private range.
+    for (const char* outside : {"1.1.1.1", "169.254.169.254", "192.168.0.1"}) {
+      auto [rc, how] =
+          RunCommand({NetnsLab::IpBin(), "-n", c().lab().Ns(host), "-4", "route", "get", outside},
+                     {}, c().File(std::string("route-get-") + host));
+      EXPECT_NE(rc, 0) << host << " has a route to " << outside << ": " << how;
+      EXPECT_NE(how.find("unreachable"), std::string::npos) << how;
+    }
   }
   EXPECT_FALSE(std::filesystem::exists(c().DataPath())) << "the bind mount leaked to the machine";
   std::printf("hosts on %s; data dir %s bind-mounted from %s\n", c().lab().Subnet().c_str(),
