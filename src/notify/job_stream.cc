@@ -17,10 +17,21 @@ uint64_t RunStart(int64_t fencing_token) {
 }  // namespace
 
 JobStreamHub::Ring& JobStreamHub::RingFor(const std::string& job_id) {
-  if (rings_.find(job_id) == rings_.end()) EvictIfFull();
-  Ring& ring = rings_[job_id];
-  ring.touched = ++publishes_;
-  return ring;
+  auto it = rings_.find(job_id);
+  if (it == rings_.end()) {
+    EvictIfFull();
+    it = rings_.emplace(job_id, Ring{}).first;
+    // A job whose buffer was evicted (a quiet running job while hundreds of
+    // others started) goes on with its numbers, never from 1 again: the API
+    // processes would drop those as old. What the buffer held is lost.
+    if (auto t = evicted_.find(job_id); t != evicted_.end()) {
+      it->second.next_seq = t->second.next_seq;
+      it->second.lost_through = t->second.next_seq - 1;
+      evicted_.erase(t);
+    }
+  }
+  it->second.touched = ++publishes_;
+  return it->second;
 }
 
 void JobStreamHub::Append(Ring& ring, JobDelta delta) {
@@ -80,6 +91,17 @@ void JobStreamHub::EvictIfFull() {
     auto oldest = rings_.begin();
     for (auto it = rings_.begin(); it != rings_.end(); ++it) {
       if (it->second.touched < oldest->second.touched) oldest = it;
+    }
+    // Its next number is kept (a few bytes, bounded) for when it comes back.
+    const uint64_t count = ++evictions_;
+    evicted_[oldest->first] = Evicted{oldest->second.next_seq, count};
+    evicted_order_.emplace_back(oldest->first, count);
+    while (evicted_order_.size() > kEvictedKept) {
+      const auto& [job, when] = evicted_order_.front();
+      if (auto t = evicted_.find(job); t != evicted_.end() && t->second.count == when) {
+        evicted_.erase(t);
+      }
+      evicted_order_.pop_front();
     }
     rings_.erase(oldest);
   }

@@ -23,7 +23,8 @@
 // A reader either waits in ReadAfter or, without a thread, registers a
 // waker with Watch() and reads with a zero timeout when woken.
 // At most `max_jobs` buffers are kept; the least recently published is
-// dropped first.
+// dropped first, its next sequence number remembered (the newest
+// kEvictedKept) so a job that publishes again goes on numbering upwards.
 //
 // Thread safety: all methods may be called from any thread.
 #pragma once
@@ -103,11 +104,23 @@ class JobStreamHub {
       REQUIRES(mu_);
   void EvictIfFull() REQUIRES(mu_);
 
+  static constexpr size_t kEvictedKept = 8192;
+
   const size_t capacity_;
   const size_t max_jobs_;
   mutable Mutex mu_;
   CondVar cv_;
   std::map<std::string, Ring> rings_ GUARDED_BY(mu_);
+  // Evicted jobs' next numbers, with the eviction's count; evicted_order_
+  // lists (job, count) oldest first and forgets an entry only if it is
+  // still that eviction's.
+  struct Evicted {
+    uint64_t next_seq = 1;
+    uint64_t count = 0;
+  };
+  std::map<std::string, Evicted> evicted_ GUARDED_BY(mu_);
+  std::deque<std::pair<std::string, uint64_t>> evicted_order_ GUARDED_BY(mu_);
+  uint64_t evictions_ GUARDED_BY(mu_) = 0;
   uint64_t publishes_ GUARDED_BY(mu_) = 0;
   bool stopped_ GUARDED_BY(mu_) = false;
   Wakers wakers_;

@@ -136,6 +136,31 @@ TEST(JobStreamHubTest, InjectKeepsTheSendersNumbersAndMarksGapsWithinARun) {
   EXPECT_TRUE(hub.ReadJsonAfter("late", 0).truncated);
 }
 
+// A running job that stays quiet while more than max_jobs others publish
+// loses its buffer, not its numbering: it goes on upwards (from 1 the API
+// processes would drop every later delta as old), and readers are told.
+TEST(JobStreamHubTest, AnEvictedRunningJobGoesOnNumberingUpwards) {
+  JobStreamHub hub(/*ring_capacity=*/8, /*max_jobs=*/4);
+  hub.BeginRun("quiet", 3);
+  const uint64_t run = (uint64_t{3} << 32) + 1;
+  EXPECT_EQ(hub.Publish("quiet", {{"n", 1}}), run);
+  for (int i = 0; i < 20; ++i) hub.Publish("other-" + std::to_string(i), {{"n", i}});
+  EXPECT_TRUE(hub.ReadAfter("quiet", 0, 0ms).deltas.empty()) << "evicted";
+  EXPECT_EQ(hub.Publish("quiet", {{"n", 2}}), run + 1);
+  auto r = hub.ReadJsonAfter("quiet", 0);
+  ASSERT_EQ(r.deltas.size(), 1u);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_FALSE(hub.ReadJsonAfter("quiet", run).truncated);
+  // The receiving side too: an injected job evicted and heard again keeps
+  // refusing what it already had.
+  JobStreamHub api(/*ring_capacity=*/8, /*max_jobs=*/2);
+  EXPECT_TRUE(api.Inject("j", run, {{"n", 1}}, "{}"));
+  api.Inject("x", 1, {{"n", 1}}, "{}");
+  api.Inject("y", 1, {{"n", 1}}, "{}");
+  EXPECT_FALSE(api.Inject("j", run, {{"n", 1}}, "{}")) << "older than its next number";
+  EXPECT_TRUE(api.Inject("j", run + 1, {{"n", 2}}, "{}"));
+}
+
 TEST(StampDeltaTest, ObjectsGetTheirTimeOtherValuesPassUnchanged) {
   Json stamped = StampDelta({{"type", "text"}, {"text", "hi"}}, 1234);
   EXPECT_EQ(stamped["at"], 1234);
