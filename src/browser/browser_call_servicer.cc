@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <set>
+#include <thread>
 
 #include "browser/live_input.h"
 
@@ -20,10 +21,12 @@ BrowserCallServicer::BrowserCallServicer(Store& store, BrowserService& browsers,
 BrowserCallServicer::~BrowserCallServicer() { Stop(); }
 
 void BrowserCallServicer::Start() {
+  browsers_.SetBeforeLaunch([this](const std::string& job_id) { ReleaseElsewhere(job_id); });
   loop_.Start(options_.poll, PeriodicTask::FirstRun::kAfterInterval, [this] { Tick(); });
 }
 
 void BrowserCallServicer::Stop() {
+  browsers_.SetBeforeLaunch(nullptr);
   loop_.Stop();
   for (const auto& [job, worker] : held_) (void)store_.DropBrowserHolder(job, worker);
   held_.clear();
@@ -88,6 +91,36 @@ void BrowserCallServicer::Tick() {
     }
     for (const auto& call : *calls) RunCall(call);
   }
+}
+
+void BrowserCallServicer::ReleaseElsewhere(const std::string& job_id) {
+  auto holder = store_.GetBrowserHolder(job_id);
+  if (!holder.ok() || holder->worker_id.rfind(prefix_, 0) == 0) return;  // none, or ours
+  if (options_.clock->NowMs() - holder->seen_at > options_.holder_fresh.count()) return;
+  BrowserCall c;
+  c.job_id = job_id;
+  c.worker_id = holder->worker_id;
+  c.kind = "release";
+  c.request = "{}";
+  auto call = store_.AddBrowserCall(c, /*max_pending=*/64);
+  if (!call.ok()) {
+    spdlog::warn("job {}: the browser {} holds was not asked to close: {}", job_id,
+                 holder->worker_id, call.status().ToString());
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.release_wait;
+  bool answered = false;
+  while (!answered && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto got = store_.GetBrowserCall(call->id);
+    // Answered, or the holder let go by itself (it saw the job move here).
+    auto still = store_.GetBrowserHolder(job_id);
+    answered = !got.ok() || got->status != "pending" || !still.ok() ||
+               still->worker_id != holder->worker_id;
+  }
+  (void)store_.DeleteBrowserCall(call->id);
+  spdlog::info("job {}: the browser {} held {} before this launch", job_id, holder->worker_id,
+               answered ? "was closed" : "did not answer");
 }
 
 Result<std::string> BrowserCallServicer::Answer(const BrowserCall& call) {

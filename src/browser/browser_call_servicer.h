@@ -23,6 +23,14 @@
 //     closes: the job goes on elsewhere). A call for a job this process does
 //     not hold is never read.
 //
+// Before this process launches a job's Chromium (BrowserService's
+// before-launch hook, on the job's worker thread), a browser that another
+// process still holds for the job (a fresh holder row under a worker id not
+// of this process) is released first: a `release` call, waited for up to
+// `release_wait`. So a job resumed other than through the live view's Done
+// (a comment) and claimed here never opens the task's profile beside the
+// holder's Chromium.
+//
 // Thread safety: Start/Stop from the owning thread; Tick runs on the
 // servicer's thread (or a test's, when not started).
 #pragma once
@@ -32,6 +40,7 @@
 #include <string>
 
 #include "browser/browser_service.h"
+#include "core/clock.h"
 #include "core/periodic_task.h"
 #include "store/store.h"
 
@@ -44,6 +53,9 @@ struct BrowserCallServicerOptions {
   std::chrono::milliseconds poll{120};
   std::chrono::milliseconds heartbeat{1000};
   int calls_per_round = 8;  // per job
+  std::chrono::milliseconds holder_fresh{5'000};
+  Clock* clock = SystemClock::Default();  // what the store stamps seen_at with
+  std::chrono::milliseconds release_wait{5'000};
 };
 
 class BrowserCallServicer {
@@ -56,8 +68,13 @@ class BrowserCallServicer {
   BrowserCallServicer(const BrowserCallServicer&) = delete;
   BrowserCallServicer& operator=(const BrowserCallServicer&) = delete;
 
+  // Start also sets the BrowserService's before-launch hook; Stop clears it.
   void Start();
   void Stop();  // also drops this process's holder rows
+
+  // Before a launch here: a browser another process holds for the job is
+  // released (see above). Any thread.
+  void ReleaseElsewhere(const std::string& job_id);
 
   // One round (see above).
   void Tick();

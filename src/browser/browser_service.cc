@@ -152,6 +152,12 @@ Result<std::shared_ptr<BrowserSession>> BrowserService::ForJob(const std::string
                                 config_.max_browsers));
     }
   }
+  std::function<void(const std::string&)> before_launch;
+  {
+    MutexLock lock(&mu_);
+    before_launch = before_launch_;
+  }
+  if (before_launch) before_launch(job_id);
   SessionSpec spec;
   spec.profile_dir = data_dir_ + "/tasks/" + task_id + "/browser";
   spec.command = CommandFor(config_, spec.profile_dir);
@@ -217,6 +223,11 @@ bool BrowserService::TakeLoginHandedOver(const std::string& job_id) {
 int BrowserService::open_count() const {
   MutexLock lock(&mu_);
   return static_cast<int>(by_job_.size());
+}
+
+void BrowserService::SetBeforeLaunch(std::function<void(const std::string&)> fn) {
+  MutexLock lock(&mu_);
+  before_launch_ = std::move(fn);
 }
 
 std::vector<std::string> BrowserService::OpenJobs() const {

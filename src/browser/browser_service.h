@@ -80,6 +80,11 @@ class BrowserService {
   // reported to the agent instead of parking it again (no second card).
   void MarkLoginHandedOver(const std::string& job_id);
   bool TakeLoginHandedOver(const std::string& job_id);
+  // Runs before a job's Chromium is launched here (on the calling thread,
+  // outside the lock): the BrowserCallServicer has a browser another process
+  // still holds for the job closed first, so two Chromiums never share the
+  // task's profile. Null: none. Set before jobs run.
+  void SetBeforeLaunch(std::function<void(const std::string& job_id)> fn);
   int open_count() const;
   // The jobs whose browser is open here (the BrowserCallServicer serves
   // their live view to other processes).
@@ -103,6 +108,7 @@ class BrowserService {
   std::function<bool(const std::string&)> job_active_;
   mutable Mutex mu_;
   std::map<std::string, Entry> by_job_ GUARDED_BY(mu_);
+  std::function<void(const std::string&)> before_launch_ GUARDED_BY(mu_);
   PeriodicTask sweeper_;
 };
 

@@ -128,6 +128,38 @@ TEST_F(BrowserCallServicerTest, RunsOnlyItsOwnCallsRevalidatesInputAndLetsGoWhen
   EXPECT_EQ(Reread(other).status, "pending");
 }
 
+TEST_F(BrowserCallServicerTest, ALaunchInAnotherProcessWaitsUntilTheHolderLetsGo) {
+  Job job = Parked();
+  auto a = service_->ForJob(job.id, task_id_, "");  // process A (h:1) holds the browser
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  servicer_->Tick();
+  // Resumed without the live view (a comment) and claimed by process B.
+  ASSERT_TRUE(store_->ResumeBrowserLogin(job.id, "").ok());
+  EXPECT_EQ(Claim("h:2:w0").id, job.id);
+  BrowserConfig config;
+  config.allowed_hosts = {"127.0.0.1"};
+  BrowserService b(config, dir_.File("data"), Env::Default(), nullptr);  // the same data dir
+  BrowserCallServicerOptions o;
+  o.clock = &clock_;
+  BrowserCallServicer b_servicer(*store_, b, "h:2", o);
+  b_servicer.Start();
+  // A's next round comes 2 s later (a launch takes ~1 s): B's launch waits for it.
+  std::thread a_round([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    servicer_->Tick();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto launched = b.ForJob(job.id, task_id_, "");
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  a_round.join();
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  EXPECT_GE(waited, std::chrono::milliseconds(2000)) << "B started Chromium beside A's";
+  EXPECT_EQ(service_->Find(job.id), nullptr) << "A's browser is still open";
+  EXPECT_TRUE((*launched)->alive());
+  b_servicer.Stop();
+  b.CloseJob(job.id);
+}
+
 TEST(LiveInputTest, OneValidationNamesTheField) {
   EXPECT_TRUE(ParseLiveInput({{"type", "click"}, {"x", 1.5}, {"y", 2}}).ok());
   EXPECT_EQ(ParseLiveInput({{"type", "click"}, {"x", -1}, {"y", 2}}).status().field(), "x");
