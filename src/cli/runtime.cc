@@ -174,7 +174,8 @@ Status StartWorkers(Runtime& rt, const Config& cfg, engine::DeltaFn on_delta, bo
   rt.pool = std::make_unique<WorkerPool>(*rt.store, *rt.engine.executor, wo);
   rt.pool_wake = rt.notifier->Subscribe(notify::Notifier::Topic::kJobAvailable,
                                         [pool = rt.pool.get()] { pool->Notify(); });
-  rt.sweeper = std::make_unique<LeaseSweeper>(*rt.store, cfg.jobs.sweep_interval_ms);
+  rt.sweeper =
+      std::make_unique<LeaseSweeper>(*rt.store, cfg.jobs.sweep_interval_ms, rt.store.get());
   rt.pool->Start();
   rt.sweeper->Start();
   if (rt.engine.browsers && cfg.workers > 0) {

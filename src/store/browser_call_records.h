@@ -120,6 +120,13 @@ class BrowserCallRecords {
   virtual Status ClearBrowserPin(const std::string& /*job_id*/, const std::string& /*worker_id*/) {
     return NotSupportedByStore();
   }
+  // Unpins every queued job pinned to a holder that has not refreshed its
+  // row for `gone_ms` and that has waited that long itself (an API process
+  // stopped during Done, then the holder died: nobody else would ever claim
+  // it). The lease sweeper calls it; returns how many were unpinned.
+  virtual Result<int> UnpinOrphanedBrowserLogins(TimeMs /*gone_ms*/) {
+    return NotSupportedByStore();
+  }
 };
 
 }  // namespace maestro

@@ -6,8 +6,8 @@
 
 namespace maestro {
 
-LeaseSweeper::LeaseSweeper(JobQueue& store, int64_t interval_ms)
-    : store_(store), interval_ms_(interval_ms) {}
+LeaseSweeper::LeaseSweeper(JobQueue& store, int64_t interval_ms, BrowserCallRecords* pins)
+    : store_(store), pins_(pins), interval_ms_(interval_ms) {}
 
 LeaseSweeper::~LeaseSweeper() { Stop(); }
 
@@ -30,6 +30,13 @@ Result<int> LeaseSweeper::SweepOnce() {
   for (const Job& job : *recovered) {
     spdlog::warn("sweeper: job={} lease expired (worker {}) -> {}", job.id, job.worker_id,
                  JobStatusName(job.status));
+  }
+  if (pins_) {
+    auto unpinned = pins_->UnpinOrphanedBrowserLogins(kPinGoneMs);
+    if (!unpinned.ok()) return unpinned.status();
+    if (*unpinned > 0) {
+      spdlog::warn("sweeper: {} browser login(s) pinned to a gone worker unpinned", *unpinned);
+    }
   }
   return static_cast<int>(recovered->size());
 }

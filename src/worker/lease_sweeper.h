@@ -9,6 +9,10 @@
 // Any number of processes may sweep the same database: each recovery is a
 // transaction conditioned on the job still being expired.
 //
+// With `pins`, each sweep also unpins the browser logins pinned to a holder
+// that is gone (BrowserCallRecords::UnpinOrphanedBrowserLogins): a job handed
+// over through the live view is never left queued for a dead worker.
+//
 // Thread safety: Start/Stop from one thread; SweepOnce from any.
 #pragma once
 
@@ -19,7 +23,10 @@ namespace maestro {
 
 class LeaseSweeper {
  public:
-  LeaseSweeper(JobQueue& store, int64_t interval_ms);
+  // A pinned login's holder is gone after this long without a refresh.
+  static constexpr int64_t kPinGoneMs = 30'000;
+
+  LeaseSweeper(JobQueue& store, int64_t interval_ms, BrowserCallRecords* pins = nullptr);
   ~LeaseSweeper();
 
   void Start();
@@ -29,6 +36,7 @@ class LeaseSweeper {
 
  private:
   JobQueue& store_;
+  BrowserCallRecords* const pins_;
   const int64_t interval_ms_;
   PeriodicTask loop_;  // last: stopped before the members it uses go
 };

@@ -237,4 +237,28 @@ Status SqlStore::ClearBrowserPin(const std::string& job_id, const std::string& w
   });
 }
 
+Result<int> SqlStore::UnpinOrphanedBrowserLogins(TimeMs gone_ms) {
+  int unpinned = 0;
+  sql::TxEffects effects;
+  // READ COMMITTED (kRowLocked): the UPDATE re-checks each row it waited
+  // for, so a job a worker claimed meanwhile (no longer queued) is left alone.
+  Status st = Write(
+      [&](Tx& tx) -> Status {
+        auto s = tx.conn.Prepare(
+            "UPDATE jobs SET required_worker = NULL, updated_at = ?1 WHERE status = 'queued' "
+            "AND required_worker IS NOT NULL AND updated_at < ?2 AND NOT EXISTS (SELECT 1 FROM "
+            "browser_holders h WHERE h.job_id = jobs.id AND h.worker_id = jobs.required_worker "
+            "AND h.seen_at >= ?2)");
+        if (!s.ok()) return s.status();
+        s->Bind(1, tx.now).Bind(2, tx.now - gone_ms);
+        MAESTRO_RETURN_IF_ERROR(s->Exec());
+        unpinned = static_cast<int>(tx.conn.Changes());
+        if (unpinned > 0) tx.effects.job_available = true;
+        return Status::Ok();
+      },
+      &effects, sql::TxKind::kRowLocked);
+  if (!st.ok()) return st;
+  return unpinned;
+}
+
 }  // namespace maestro

@@ -135,6 +135,7 @@ class SqlStore : public Store {
   Status DeleteBrowserCall(const std::string& id) override;
   Status ResumeBrowserLogin(const std::string& job_id, const std::string& worker_id) override;
   Status ClearBrowserPin(const std::string& job_id, const std::string& worker_id) override;
+  Result<int> UnpinOrphanedBrowserLogins(TimeMs gone_ms) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;

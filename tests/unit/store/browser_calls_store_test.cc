@@ -164,6 +164,30 @@ TEST_P(BrowserCallsStoreTest, APinnedResumeIsClaimedOnlyByTheHolderAndItsPinClea
   (void)created;
 }
 
+// An API process stopped during Done (the pin not cleared) and then the
+// holder died: the lease sweeper's call unpins the job once the holder's row
+// is 30 s stale, and not while the holder still refreshes it.
+TEST_P(BrowserCallsStoreTest, ALoginPinnedToAGoneHolderIsUnpinnedOnlyOnceItIsGone) {
+  auto created = NewTaskWith("browse");
+  Job ran = Claim("h:1:w0");
+  ASSERT_TRUE(
+      store_->FinishJob(LeaseOf(ran), JobOutcome::WaitingHuman("browser_login", "browse")).ok());
+  ASSERT_TRUE(store_->PutBrowserHolders({{ran.id, "h:1:w0", 0}}).ok());
+  ASSERT_TRUE(store_->ResumeBrowserLogin(ran.id, "h:1:w0").ok());
+  EXPECT_EQ(*store_->UnpinOrphanedBrowserLogins(30'000), 0) << "just pinned";
+  clock_.Advance(20'000);
+  ASSERT_TRUE(store_->PutBrowserHolders({{ran.id, "h:1:w0", 0}}).ok());  // the holder lives
+  clock_.Advance(20'000);
+  EXPECT_EQ(*store_->UnpinOrphanedBrowserLogins(30'000), 0) << "refreshed 20 s ago";
+  EXPECT_TRUE(NothingToClaim("h:2:w0"));
+  clock_.Advance(15'000);  // 35 s without a refresh: the holder is gone
+  EXPECT_EQ(*store_->UnpinOrphanedBrowserLogins(30'000), 1);
+  EXPECT_EQ(store_->GetJob(ran.id)->required_worker, "");
+  EXPECT_EQ(Claim("h:2:w0").id, ran.id) << "any worker runs it now";
+  EXPECT_EQ(*store_->UnpinOrphanedBrowserLogins(30'000), 0) << "a running job is left alone";
+  (void)created;
+}
+
 MAESTRO_STORE_CONFORMANCE(BrowserCallsStoreTest);
 
 }  // namespace
