@@ -2,6 +2,34 @@
 
 namespace maestro::sql {
 
+namespace {
+
+// Change 13's text: the same on both backends (BIGINT is INTEGER to SQLite).
+constexpr const char* kBrowserCallsSql = R"sql(
+CREATE TABLE browser_holders (
+  job_id    TEXT PRIMARY KEY,
+  worker_id TEXT NOT NULL,
+  seen_at   BIGINT NOT NULL
+);
+CREATE TABLE browser_calls (
+  id          TEXT PRIMARY KEY,
+  job_id      TEXT NOT NULL,
+  worker_id   TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  request     TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  answer      TEXT NOT NULL,
+  error_code  BIGINT NOT NULL,
+  error       TEXT NOT NULL,
+  error_field TEXT NOT NULL,
+  created_at  BIGINT NOT NULL,
+  answered_at BIGINT NOT NULL
+);
+CREATE INDEX browser_calls_pending ON browser_calls(job_id, worker_id, status);
+)sql";
+
+}  // namespace
+
 // Append only: never edit a change that has shipped.
 const std::vector<SchemaChange>& SchemaChanges() {
   static const std::vector<SchemaChange> c = {
@@ -73,51 +101,8 @@ CREATE INDEX a2a_push_configs_open ON a2a_push_configs(done, task_id);
        // The store-routed BrowseWeb live view (issue 48 item 2; store/
        // browser_call_records.h): which worker process holds a job's open
        // browser, and the screenshot/input/done calls an API process asks of
-       // it. The same text on both backends (BIGINT is INTEGER to SQLite).
-       R"sql(
-CREATE TABLE browser_holders (
-  job_id    TEXT PRIMARY KEY,
-  worker_id TEXT NOT NULL,
-  seen_at   BIGINT NOT NULL
-);
-CREATE TABLE browser_calls (
-  id          TEXT PRIMARY KEY,
-  job_id      TEXT NOT NULL,
-  worker_id   TEXT NOT NULL,
-  kind        TEXT NOT NULL,
-  request     TEXT NOT NULL,
-  status      TEXT NOT NULL,
-  answer      TEXT NOT NULL,
-  error_code  BIGINT NOT NULL,
-  error       TEXT NOT NULL,
-  error_field TEXT NOT NULL,
-  created_at  BIGINT NOT NULL,
-  answered_at BIGINT NOT NULL
-);
-CREATE INDEX browser_calls_pending ON browser_calls(job_id, worker_id, status);
-)sql",
-       R"sql(
-CREATE TABLE browser_holders (
-  job_id    TEXT PRIMARY KEY,
-  worker_id TEXT NOT NULL,
-  seen_at   BIGINT NOT NULL
-);
-CREATE TABLE browser_calls (
-  id          TEXT PRIMARY KEY,
-  job_id      TEXT NOT NULL,
-  worker_id   TEXT NOT NULL,
-  kind        TEXT NOT NULL,
-  request     TEXT NOT NULL,
-  status      TEXT NOT NULL,
-  answer      TEXT NOT NULL,
-  error_code  BIGINT NOT NULL,
-  error       TEXT NOT NULL,
-  error_field TEXT NOT NULL,
-  created_at  BIGINT NOT NULL,
-  answered_at BIGINT NOT NULL
-);
-CREATE INDEX browser_calls_pending ON browser_calls(job_id, worker_id, status);
-)sql"},
+       // it.
+       kBrowserCallsSql, kBrowserCallsSql},
   };
   return c;
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "../api_engine/serve_fixture.h"
+#include "login_site.h"
 
 namespace maestro::testing {
 namespace {
@@ -47,29 +48,7 @@ class Site {
           "neon.</p></main></body></html>",
           "text/html");
     });
-    server_.Get("/private", [](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_header_value("Cookie").find("session=ok") != std::string::npos) {
-        res.set_content("<html><body><main>Welcome alice, SECRET-REPORT-42</main></body></html>",
-                        "text/html");
-        return;
-      }
-      res.set_content(
-          "<html><body style=\"margin:0\"><form method=\"post\" action=\"/login\">"
-          "<input name=\"user\" style=\"position:absolute;left:10px;top:10px;width:300px;"
-          "height:30px\">"
-          "<input name=\"pass\" type=\"password\" style=\"position:absolute;left:10px;top:60px;"
-          "width:300px;height:30px\">"
-          "<button style=\"position:absolute;left:10px;top:110px\">Log in</button>"
-          "</form></body></html>",
-          "text/html");
-    });
-    server_.Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_param_value("user") == "alice" && req.get_param_value("pass") == "pw") {
-        logins_++;
-        res.set_header("Set-Cookie", "session=ok; Path=/");
-      }
-      res.set_redirect("/private");
-    });
+    AddLoginPages(server_, logins_);
     server_.Get("/tracked", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("<html><body><main>Tracked page</main></body></html>", "text/html");
     });

@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 
+#include "../browser/login_site.h"
 #include "multihost_cluster.h"
 
 namespace maestro::testing {
@@ -84,55 +85,6 @@ std::pair<int64_t, int64_t> DeltaLag(const std::vector<Frame>& deltas) {
   std::sort(lag.begin(), lag.end());
   return {lag[lag.size() / 2], lag[std::min(lag.size() - 1, lag.size() * 99 / 100)]};
 }
-
-// A login-protected page on the client host: the form until the session
-// cookie is set (as tests/integration/browser/remote_live_view_test.cc).
-class LoginSite {
- public:
-  explicit LoginSite(const std::string& host) : host_(host) {
-    server_.Get("/private", [](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_header_value("Cookie").find("session=ok") != std::string::npos) {
-        res.set_content("<html><body><main>Welcome alice, SECRET-REPORT-42</main></body></html>",
-                        "text/html");
-        return;
-      }
-      res.set_content(
-          "<html><body style=\"margin:0\"><form method=\"post\" action=\"/login\">"
-          "<input name=\"user\" style=\"position:absolute;left:10px;top:10px;width:300px;"
-          "height:30px\">"
-          "<input name=\"pass\" type=\"password\" style=\"position:absolute;left:10px;top:60px;"
-          "width:300px;height:30px\">"
-          "<button style=\"position:absolute;left:10px;top:110px\">Log in</button>"
-          "</form></body></html>",
-          "text/html");
-    });
-    server_.Post("/login", [this](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_param_value("user") == "alice" && req.get_param_value("pass") == "pw") {
-        logins_++;
-        res.set_header("Set-Cookie", "session=ok; Path=/");
-      }
-      res.set_redirect("/private");
-    });
-    port_ = server_.bind_to_any_port(host_);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~LoginSite() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string Url(const std::string& path) const {
-    return "http://" + host_ + ":" + std::to_string(port_) + path;
-  }
-  int logins() const { return logins_.load(); }
-
- private:
-  std::string host_;
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
-  std::atomic<int> logins_{0};
-};
 
 // Processes whose command line mentions `needle` (a task's browser profile).
 int ProcessesWith(const std::string& needle) {
