@@ -29,6 +29,10 @@ int HttpStatusFor(StatusCode code) {
       return 409;
     case StatusCode::kInternal:
       return 500;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
   }
   return 500;
 }

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/principal.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -30,7 +31,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // as sent
   std::string body;
   std::vector<std::string> params;  // the route's captures, in order
-  std::string user;                 // set by the API once authenticated
+  std::string user;                 // set by the API once authenticated (= caller.user)
+  Principal caller;                 // the same caller, with its scopes (api/principal.h)
 
   // The first header named `name` (case-insensitive) or "".
   std::string Header(std::string_view name) const;

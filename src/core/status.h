@@ -30,6 +30,8 @@ enum class StatusCode {
   kDeadlineExceeded,   // a timeout elapsed
   kUnimplemented,      // capability arrives in a later release
   kInternal,           // a bug or corrupted state
+  kUnauthenticated,    // no valid credential, or a token that fails a check (HTTP 401)
+  kPermissionDenied,   // a known caller whose role or scope does not allow it (HTTP 403)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -72,6 +74,12 @@ inline Status Unavailable(std::string msg) {
 inline Status Internal(std::string msg) { return Status(StatusCode::kInternal, std::move(msg)); }
 inline Status Unimplemented(std::string msg) {
   return Status(StatusCode::kUnimplemented, std::move(msg));
+}
+inline Status Unauthenticated(std::string msg) {
+  return Status(StatusCode::kUnauthenticated, std::move(msg));
+}
+inline Status PermissionDenied(std::string msg) {
+  return Status(StatusCode::kPermissionDenied, std::move(msg));
 }
 
 // Result<T> holds either a T or a non-OK Status.
