@@ -35,6 +35,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libgit2-dev
+  libcjose-dev  # OIDC sign-in: JWK import and JWS verification of ID tokens (src/identity)
   libhowardhinnant-date-dev tzdata  # schedules: cron in IANA time zones (date/tz over /usr/share/zoneinfo)
   bubblewrap
   curl

@@ -22,6 +22,7 @@ export TEST_REQUIRE_POSTGRES=1
 ./scripts/mcp_servers.sh  # the real MCP servers the MCP tests start
 ./scripts/npm_pinned.sh tests/a2a  # the A2A SDK client the A2A test drives
 ./scripts/npm_pinned.sh tests/push  # http_ece: decrypts what maestro pushes (push test)
+./scripts/npm_pinned.sh tests/oidc  # oidc-provider: the real identity provider of the OIDC tests
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug
