@@ -1,12 +1,21 @@
-// The app shell: token gate, header (demo banner, notification bell), the
-// task list and the chat pane of the selected task. The selected task is in
-// the address (/tasks/<id>) so a reload or a shared link opens it again;
-// /schedules is the Schedules page, /lessons the Lessons page.
+// The app shell: sign-in gate, header (demo banner, who is signed in,
+// notification bell), the task list and the chat pane of the selected task.
+// The selected task is in the address (/tasks/<id>) so a reload or a shared
+// link opens it again; /schedules is the Schedules page, /lessons the Lessons
+// page, /tokens the API tokens page, /audit the audit log (admins).
+// Sign-in (issue 49): on start GET /api/me decides — 200 is signed in (a
+// bearer token from localStorage, or the browser session an SSO sign-in
+// set), 401 the Login screen (token field, and "Sign in with SSO" when the
+// server has OIDC). /api/me's `can` hides what the caller's roles cannot do
+// (the server enforces it regardless).
 // Keyboard: n new task, / search, Escape closes the dialog.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Api, getToken, setToken, setUnauthorizedHandler } from './api';
-import type { ServerInfo } from './types';
+import { Api, ApiError, getToken, setToken, setUnauthorizedHandler } from './api';
+import type { Me, ServerInfo } from './types';
 import { Login } from './components/Login';
+import { TokensPage } from './components/TokensPage';
+import { AuditPage } from './components/AuditPage';
+import { WhoAmI } from './components/WhoAmI';
 import { TaskList } from './components/TaskList';
 import { ChatPane } from './components/ChatPane';
 import { CreateTaskDialog } from './components/CreateTaskDialog';
@@ -23,33 +32,52 @@ function taskFromPath(): string {
 }
 
 // The page beside the task list the address names.
-type Page = 'tasks' | 'schedules' | 'lessons';
+type Page = 'tasks' | 'schedules' | 'lessons' | 'tokens' | 'audit';
 function pageFromPath(): Page {
   const p = window.location.pathname;
   if (p.startsWith('/schedules')) return 'schedules';
   if (p.startsWith('/lessons')) return 'lessons';
+  if (p.startsWith('/tokens')) return 'tokens';
+  if (p.startsWith('/audit')) return 'audit';
   return 'tasks';
 }
 
+// Signed in or not; `me` null: signed in with a token on a server without
+// /api/me (everything shown, as before issue 49).
+type Auth = { state: 'loading' } | { state: 'out' } | { state: 'in'; me: Me | null };
+
 export function App() {
-  const [token, setTok] = useState(getToken());
+  const [auth, setAuth] = useState<Auth>({ state: 'loading' });
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [taskId, setTaskId] = useState(taskFromPath());
   const [page, setPage] = useState<Page>(pageFromPath());
 
+  const loadMe = useCallback(() => {
+    Api.me().then(
+      (me) => setAuth({ state: 'in', me }),
+      (e: unknown) => {
+        // 401: nobody (the handler below forgot the token). Anything else
+        // with a token kept: an older server or a hiccup — stay signed in.
+        if (e instanceof ApiError && e.status === 401) setAuth({ state: 'out' });
+        else setAuth(getToken() ? { state: 'in', me: null } : { state: 'out' });
+      },
+    );
+  }, []);
+
   useEffect(() => {
     setUnauthorizedHandler(() => {
       setToken('');
-      setTok('');
+      setAuth({ state: 'out' });
     });
     Api.info().then(setInfo).catch(() => setInfo(null));
+    loadMe();
     const onPop = () => {
       setTaskId(taskFromPath());
       setPage(pageFromPath());
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
-  }, []);
+  }, [loadMe]);
 
   const open = useCallback((id: string) => {
     window.history.pushState(null, '', id ? `/tasks/${encodeURIComponent(id)}` : '/');
@@ -63,19 +91,39 @@ export function App() {
   }, []);
   const signIn = (t: string) => {
     setToken(t);
-    setTok(t);
+    setAuth({ state: 'loading' });
+    loadMe();
+  };
+  // A session ends on the server (POST /auth/logout expires both cookies);
+  // a token is forgotten. Then the Login screen — or the provider's own
+  // logout page when it named one.
+  const signOut = async (me: Me | null) => {
+    let next = '';
+    if (me?.via === 'session') {
+      try {
+        next = (await Api.logout()).logout_url ?? '';
+      } catch {
+        /* the session is gone or the server is down: signed out here anyway */
+      }
+    }
+    setToken('');
+    setAuth({ state: 'out' });
+    if (next) window.location.href = next;
   };
 
-  if (!token) return <Login demo={info?.demo ?? false} onToken={signIn} />;
+  if (auth.state === 'loading') return <div className="login muted" data-testid="auth-loading">Loading…</div>;
+  if (auth.state === 'out')
+    return <Login demo={info?.demo ?? false} onToken={signIn} sso={info?.auth?.oidc ? info.auth.login_url || '/auth/login' : ''} />;
   return (
     <ToastProvider>
       <Shell
         info={info}
+        me={auth.me}
         taskId={taskId}
         open={open}
         page={page}
         openPage={openPage}
-        onSignOut={() => signIn('')}
+        onSignOut={() => void signOut(auth.me)}
       />
     </ToastProvider>
   );
@@ -83,6 +131,7 @@ export function App() {
 
 interface ShellProps {
   info: ServerInfo | null;
+  me: Me | null;
   taskId: string;
   open: (id: string) => void;
   page: Page; // the Schedules or Lessons page instead of the task list
@@ -92,8 +141,10 @@ interface ShellProps {
 
 // The signed-in page, inside the ToastProvider: the list's tasks also sweep
 // stale toasts, and the shortcuts act on it.
-function Shell({ info, taskId, open, page, openPage, onSignOut }: ShellProps) {
+function Shell({ info, me, taskId, open, page, openPage, onSignOut }: ShellProps) {
   const [creating, setCreating] = useState(false);
+  const canRun = me === null || me.can.run;
+  const canAdmin = me !== null && me.can.admin;
   const [listVersion, setListVersion] = useState(0);
   const listChanged = useCallback(() => setListVersion((v) => v + 1), []);
   const { tasks, loaded, error } = useTasks(listVersion);
@@ -106,7 +157,7 @@ function Shell({ info, taskId, open, page, openPage, onSignOut }: ShellProps) {
     sweep((t) => t.topic === 'needs_you' && !!t.taskId && status.get(t.taskId) !== 'waiting_human');
   }, [tasks, loaded, sweep]);
   useShortcuts({
-    newTask: () => setCreating(true),
+    newTask: () => canRun && setCreating(true),
     focusSearch: () => {
       if (taskId && window.matchMedia('(max-width: 760px)').matches) open('');
       window.setTimeout(() => search.current?.focus(), 0);
@@ -125,17 +176,33 @@ function Shell({ info, taskId, open, page, openPage, onSignOut }: ShellProps) {
           </span>
         )}
         <span className="spacer" />
+        {me && <WhoAmI me={me} />}
         <button className="ghost" onClick={() => openPage('schedules')} aria-current={page === 'schedules' ? 'page' : undefined}>
           Schedules
         </button>
         <button className="ghost" onClick={() => openPage('lessons')} aria-current={page === 'lessons' ? 'page' : undefined}>
           Lessons
         </button>
-        <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
-          New task
+        <button className="ghost" onClick={() => openPage('tokens')} aria-current={page === 'tokens' ? 'page' : undefined}>
+          Tokens
         </button>
+        {canAdmin && (
+          <button className="ghost" data-testid="nav-audit" onClick={() => openPage('audit')} aria-current={page === 'audit' ? 'page' : undefined}>
+            Audit
+          </button>
+        )}
+        {canRun && (
+          <button className="primary" onClick={() => setCreating(true)} title="New task (n)" aria-keyshortcuts="n">
+            New task
+          </button>
+        )}
         <NotificationBell onOpen={open} />
-        <button className="ghost" title="Forget the API token" onClick={onSignOut}>
+        <button
+          className="ghost"
+          data-testid="sign-out"
+          title={me?.via === 'session' ? 'End this browser session' : 'Forget the API token'}
+          onClick={onSignOut}
+        >
           Sign out
         </button>
       </header>
@@ -146,6 +213,14 @@ function Shell({ info, taskId, open, page, openPage, onSignOut }: ShellProps) {
       ) : page === 'lessons' ? (
         <main className="layout" style={{ gridTemplateColumns: 'minmax(0, 1fr)' }}>
           <LessonsPage onOpenTask={open} />
+        </main>
+      ) : page === 'tokens' ? (
+        <main className="layout" style={{ gridTemplateColumns: 'minmax(0, 1fr)' }}>
+          <TokensPage me={me} />
+        </main>
+      ) : page === 'audit' ? (
+        <main className="layout" style={{ gridTemplateColumns: 'minmax(0, 1fr)' }}>
+          <AuditPage onOpenTask={open} />
         </main>
       ) : (
       <main className="layout">

@@ -1,8 +1,13 @@
-// The REST client: every call carries the bearer token kept in localStorage.
-// Errors come back as ApiError with the server's {"error":{code,message,field}}.
+// The REST client. Two ways to be signed in (issue 49): a bearer token kept
+// in localStorage (sent as Authorization), or — with no token — the browser
+// session an SSO sign-in set (the HttpOnly maestro_session cookie goes along
+// same-origin; every state-changing request carries X-CSRF-Token, the value
+// of the readable maestro_csrf cookie, which the server compares with the
+// session's). Errors come back as ApiError with the server's
+// {"error":{code,message,field}}.
 import type {
-  ApprovalRequest, Attachment, BrowserInput, Comment, Job, LedgerCall, Notification, Piece, Profile, ServerInfo, Space, Task, TaskDetail, TaskDiff,
-  Visibility, WorkspaceFile, WorkspaceListing,
+  ApiToken, ApprovalRequest, Attachment, AuditEntry, AuditFilters, BrowserInput, Comment, Job, LedgerCall, Me, Notification, Piece, Profile,
+  Scope, ServerInfo, Space, Task, TaskDetail, TaskDiff, Visibility, WorkspaceFile, WorkspaceListing,
 } from './types';
 
 const TOKEN_KEY = 'maestro.token';
@@ -13,6 +18,29 @@ export function getToken(): string {
 export function setToken(token: string): void {
   if (token) localStorage.setItem(TOKEN_KEY, token);
   else localStorage.removeItem(TOKEN_KEY);
+}
+
+// The maestro_csrf cookie an SSO sign-in set ("" when there is none).
+export function csrfToken(): string {
+  for (const part of document.cookie.split(';')) {
+    const c = part.trim();
+    if (c.startsWith('maestro_csrf=')) return decodeURIComponent(c.slice('maestro_csrf='.length));
+  }
+  return '';
+}
+
+// The credential headers of a request: the bearer token when one is kept
+// (none otherwise: the session cookie speaks), and X-CSRF-Token on every
+// method but GET/HEAD when the session's csrf cookie is there.
+export function authHeaders(method = 'GET', headers: Headers = new Headers()): Headers {
+  const t = getToken();
+  if (t) headers.set('Authorization', `Bearer ${t}`);
+  const m = method.toUpperCase();
+  if (m !== 'GET' && m !== 'HEAD') {
+    const c = csrfToken();
+    if (c) headers.set('X-CSRF-Token', c);
+  }
+  return headers;
 }
 
 export class ApiError extends Error {
@@ -29,13 +57,12 @@ export function setUnauthorizedHandler(fn: () => void): void {
 }
 
 export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const headers = new Headers(init.headers);
-  headers.set('Authorization', `Bearer ${getToken()}`);
+  const headers = authHeaders(init.method ?? 'GET', new Headers(init.headers));
   // A FormData body gets its multipart Content-Type (with the boundary) from fetch.
   if (init.body && !(init.body instanceof FormData)) headers.set('Content-Type', 'application/json');
   let res: Response;
   try {
-    res = await fetch(path, { ...init, headers });
+    res = await fetch(path, { ...init, headers, credentials: 'same-origin' });
   } catch (e) {
     throw new ApiError(0, 'NETWORK', `cannot reach the server (${String(e)})`);
   }
@@ -74,6 +101,18 @@ const postWithFiles = (fields: Record<string, unknown>, files: File[]): RequestI
 
 export const Api = {
   info: () => api<ServerInfo>('/api/info'),
+  // Who is signed in (401: nobody — the Login screen).
+  me: () => api<Me>('/api/me'),
+  // Ends the browser session; logout_url: the provider's end-session page or "".
+  logout: () => api<{ logout_url?: string }>('/auth/logout', post()),
+  tokens: () => api<{ tokens: ApiToken[] }>('/api/local/tokens'),
+  createToken: (b: { name: string; scopes: Scope[]; expires_in_s?: number }) =>
+    api<ApiToken & { token: string }>('/api/local/tokens', post(b)),
+  revokeToken: (id: string) => api<unknown>(`/api/local/tokens/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  audit: (f: AuditFilters, beforeId?: number | string | null) =>
+    api<{ entries: AuditEntry[]; next_before_id: number | string | null }>(
+      `/api/local/audit${auditQuery(f, beforeId !== null && beforeId !== undefined ? { before_id: String(beforeId), limit: '100' } : { limit: '100' })}`,
+    ),
   checkToken: () => api<{ notifications: Notification[] }>('/api/local/notifications?unread=true'),
   tasks: () => api<{ tasks: Task[] }>('/api/local/tasks'),
   task: (id: string) => api<TaskDetail>(`/api/local/tasks/${id}`),
@@ -156,7 +195,8 @@ export async function browserScreenshot(jobId: string, signal?: AbortSignal): Pr
   let res: Response;
   try {
     res = await fetch(`/api/local/jobs/${jobId}/browser/screenshot?t=${Date.now()}`, {
-      headers: { Authorization: `Bearer ${getToken()}` },
+      headers: authHeaders(),
+      credentials: 'same-origin',
       cache: 'no-store',
       signal,
     });
@@ -180,17 +220,28 @@ export function encodePath(path: string): string {
 // Downloads a workspace file's bytes (?raw=1) with the bearer token — a plain
 // link could not send it — and saves them under the file's name.
 export async function downloadFile(taskId: string, path: string): Promise<void> {
-  const res = await fetch(`/api/local/tasks/${taskId}/files/${encodePath(path)}?raw=1`, {
-    headers: { Authorization: `Bearer ${getToken()}` },
-  });
+  await downloadUrl(`/api/local/tasks/${taskId}/files/${encodePath(path)}?raw=1`, path.split('/').pop() || 'download');
+}
+
+// Fetches `url` with the caller's credentials and saves the bytes as `name`.
+export async function downloadUrl(url: string, name: string): Promise<void> {
+  const res = await fetch(url, { headers: authHeaders(), credentials: 'same-origin' });
   if (!res.ok) throw new ApiError(res.status, String(res.status), `download failed (HTTP ${res.status})`);
   const blob = await res.blob();
-  const url = URL.createObjectURL(blob);
+  const href = URL.createObjectURL(blob);
   const a = document.createElement('a');
-  a.href = url;
-  a.download = path.split('/').pop() || 'download';
+  a.href = href;
+  a.download = name;
   document.body.appendChild(a);
   a.click();
   a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 10000);
+  window.setTimeout(() => URL.revokeObjectURL(href), 10000);
+}
+
+// The audit filters as a query string (empty ones left out).
+export function auditQuery(f: AuditFilters, extra: Record<string, string> = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...f, ...extra })) if (v) q.set(k, String(v).trim());
+  const s = q.toString();
+  return s ? `?${s}` : '';
 }

@@ -1,9 +1,9 @@
 // Server-sent events over fetch(), because EventSource cannot send the
-// Authorization header. Each frame's `id:` is remembered; after a dropped
+// Authorization header (a session sign-in needs none: its cookie goes along). Each frame's `id:` is remembered; after a dropped
 // connection the stream is reopened with `Last-Event-ID` after a backoff
 // (0.5 s doubling to 8 s), so nothing is lost or duplicated. `onState` lets
 // the caller show the connection and switch to REST polling while it is down.
-import { getToken } from './api';
+import { authHeaders } from './api';
 
 export interface SseFrame {
   id: string;
@@ -34,12 +34,10 @@ export function openSse(opts: SseOptions): () => void {
       opts.onState?.('connecting', failures);
       let ended = false;
       try {
-        const headers: Record<string, string> = {
-          Authorization: `Bearer ${getToken()}`,
-          Accept: 'text/event-stream',
-        };
-        if (lastId) headers['Last-Event-ID'] = lastId;
-        const res = await fetch(opts.url, { headers, signal: ctrl.signal, cache: 'no-store' });
+        const headers = authHeaders();
+        headers.set('Accept', 'text/event-stream');
+        if (lastId) headers.set('Last-Event-ID', lastId);
+        const res = await fetch(opts.url, { headers, signal: ctrl.signal, cache: 'no-store', credentials: 'same-origin' });
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
         failures = 0;
         opts.onState?.('open', 0);

@@ -22,6 +22,17 @@ export interface Task {
   created_at: number;
   updated_at: number;
   completed_at: number;
+  // Issue 49: the team whose space the task runs in ("" for none) and what
+  // the caller may do on it (absent from older servers: everything).
+  team?: string;
+  can?: TaskCan;
+}
+
+// What the caller may do on one task: run (continue, cancel, comment,
+// rename) and decide (approvals, budget raises). Hiding is UX only.
+export interface TaskCan {
+  run: boolean;
+  decide: boolean;
 }
 
 // The task's effective budget limits and what it spent (docs/api.md "Budget").
@@ -165,12 +176,57 @@ export interface Space {
   edit_allowed: boolean;
   shell_allowed: boolean;
   tools: string[];
+  team?: string; // the team the space belongs to ("" or absent: none)
 }
 
 export interface ServerInfo {
   version: string;
   demo: boolean;
   model: string;
+  // Issue 49: oidc true offers "Sign in with SSO" (GET login_url).
+  auth?: { oidc: boolean; login_url?: string };
+}
+
+// GET /api/me (issue 49): who the caller is and what it may do anywhere.
+export type Role = 'viewer' | 'approver' | 'operator' | 'admin';
+export interface Me {
+  user: string;
+  via: 'session' | 'token' | 'admin_token' | 'open' | string;
+  scopes: string[];
+  admin: boolean;
+  default_role: Role | string;
+  teams: { team: string; role: Role | string }[];
+  can: { read: boolean; run: boolean; decide: boolean; admin: boolean };
+}
+
+// One scoped API token of GET /api/local/tokens (times ms; 0 = none).
+export type Scope = 'read' | 'run' | 'decide' | 'admin';
+export interface ApiToken {
+  id: string;
+  name: string;
+  user: string;
+  scopes: Scope[] | string[];
+  created_at: number;
+  expires_at: number;
+  revoked_at: number;
+}
+
+// One entry of the audit log (GET /api/local/audit), newest first.
+export interface AuditEntry {
+  id: number | string;
+  at: number;
+  actor: string;
+  action: string;
+  task_id: string;
+  team: string;
+  detail: Record<string, unknown>;
+}
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  task_id?: string;
+  since?: string;
+  until?: string;
 }
 
 // One live delta of GET /api/local/jobs/:id/stream (src/engine/agent_loop.cc).

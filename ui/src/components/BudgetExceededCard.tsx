@@ -1,11 +1,13 @@
 // BudgetExceededCard: the card for a job parked on its task's budget
 // (wait_reason budget_exceeded): what was spent of which limit (the engine's
 // system note), a field to raise that limit, "Raise and continue" (POST
-// …/budget: the job resumes the same movement) and "Stop" (cancel).
+// …/budget: the job resumes the same movement) and "Stop" (cancel). The
+// raise needs `canDecide`, Stop `canRun` (the caller's role, issue 49).
 import { useState } from 'react';
 import { Api } from '../api';
 import type { Budget, Comment, Job } from '../types';
 import { useToast } from './Toasts';
+import { NoDecide } from './ToolRequestApproval';
 
 // The limit the note names, by its unit ("spent X of Y tokens …").
 const UNITS: [string, keyof Budget][] = [
@@ -21,9 +23,11 @@ interface Props {
   budget?: Budget;
   comments: Comment[];
   onDone: () => void;
+  canDecide?: boolean;
+  canRun?: boolean;
 }
 
-export function BudgetExceededCard({ taskId, job, budget, comments, onDone }: Props) {
+export function BudgetExceededCard({ taskId, job, budget, comments, onDone, canDecide = true, canRun = true }: Props) {
   const note = [...comments].reverse().find((c) => c.author === 'system' && c.job_id === job.id && c.body.includes('raise the budget'));
   const text = note?.body ?? 'The next model call would pass the task’s budget.';
   const which = UNITS.find(([unit]) => text.includes(` ${unit}`))?.[1] ?? 'max_tokens';
@@ -48,11 +52,15 @@ export function BudgetExceededCard({ taskId, job, budget, comments, onDone }: Pr
     <div className="approval card" role="group" aria-label="budget exceeded" data-testid="budget-exceeded">
       <div className="approval-title">Budget reached — the agent paused before its next model call</div>
       <p className="approval-reason">{text.replace(/^Budget reached: /, '')}</p>
+      {!canDecide && <NoDecide />}
+      {canDecide && (
       <label className="row wrap">
         <span className="label">New {which.replace('max_', '').replace('_', ' ')} limit</span>
         <input aria-label="New budget limit" type="number" min={1} value={value} onChange={(e) => setValue(e.target.value)} />
       </label>
+      )}
       <div className="row wrap">
+        {canDecide && (
         <button
           className="primary"
           disabled={busy || !(raised > 0)}
@@ -60,9 +68,12 @@ export function BudgetExceededCard({ taskId, job, budget, comments, onDone }: Pr
         >
           Raise and continue
         </button>
+        )}
+        {canRun && (
         <button className="danger" disabled={busy} onClick={() => void run(() => Api.cancel(taskId), 'Stopped')}>
           Stop
         </button>
+        )}
       </div>
     </div>
   );

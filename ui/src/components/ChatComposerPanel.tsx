@@ -5,10 +5,13 @@
 // Enter sends, Shift+Enter is a newline. A comment while the job runs is an
 // interjection the agent reads at its next step. Files attach by the picker,
 // a drop onto the composer or a paste (AttachmentPicker); a message may be
-// files alone.
+// files alone. The caller's role on the task (`can`, issue 49) decides what
+// is offered: approval cards without can.decide show the request but no
+// buttons; without can.run there is no message box (and no live view or
+// CAPTCHA card to act on) — a read-only note says why.
 import { useEffect, useState } from 'react';
 import { Api, ApiError } from '../api';
-import type { ApprovalRequest, Budget, Comment, Job } from '../types';
+import type { ApprovalRequest, Budget, Comment, Job, TaskCan } from '../types';
 import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
 import { BrowserLoginCard } from './BrowserLoginCard';
 import { BudgetExceededCard } from './BudgetExceededCard';
@@ -30,10 +33,11 @@ interface Props {
   requests: ApprovalRequest[];
   comments: Comment[];
   budget?: Budget;
+  can?: TaskCan;
   onChanged: () => void;
 }
 
-export function ChatComposerPanel({ taskId, job, requests, comments, budget, onChanged }: Props) {
+export function ChatComposerPanel({ taskId, job, requests, comments, budget, can = { run: true, decide: true }, onChanged }: Props) {
   const [text, setText] = useState('');
   const [gate, setGate] = useState('');
   const [busy, setBusy] = useState(false);
@@ -77,22 +81,33 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
     <div className="composer" data-testid="composer" {...attached.dropProps}>
       {pending.map((r) =>
         r.kind === 'tool' ? (
-          <ToolRequestApproval key={r.id} request={r} onDone={onChanged} />
+          <ToolRequestApproval key={r.id} request={r} onDone={onChanged} canDecide={can.decide} />
         ) : (
-          <PackageRequestApproval key={r.id} request={r} onDone={onChanged} />
+          <PackageRequestApproval key={r.id} request={r} onDone={onChanged} canDecide={can.decide} />
         ),
       )}
-      {pending.length > 0 && !gate && <p className="gate-note muted">Messages are held until the request above is decided.</p>}
+      {pending.length > 0 && !gate && can.run && <p className="gate-note muted">Messages are held until the request above is decided.</p>}
       {gate && <p className="gate-note error" role="alert">{gate}</p>}
-      {overBudget && job && <BudgetExceededCard taskId={taskId} job={job} budget={budget} comments={comments} onDone={onChanged} />}
-      {loginPark && job && <BrowserLoginCard key={job.id} job={job} onDone={onChanged} />}
-      {captchaPark && job && <CaptchaCard key={job.id} job={job} onDone={onChanged} />}
+      {overBudget && job && (
+        <BudgetExceededCard taskId={taskId} job={job} budget={budget} comments={comments} onDone={onChanged} canDecide={can.decide} canRun={can.run} />
+      )}
+      {loginPark && job && can.run && <BrowserLoginCard key={job.id} job={job} onDone={onChanged} />}
+      {captchaPark && job && can.run && <CaptchaCard key={job.id} job={job} onDone={onChanged} />}
       {asking && (
         <div className="ask card" data-testid="ask-question">
           <div className="label">The agent asks — awaiting your answer</div>
           <MarkdownView className="msg-body" text={question?.body ?? job?.result ?? 'The agent needs your input.'} />
         </div>
       )}
+      {!can.run && (
+        <p className="muted read-only-note" data-testid="read-only-note">
+          {can.decide
+            ? 'Your role on this task can decide its requests but not write to it or run it.'
+            : 'Your role on this task is read-only: you can follow it, not write to it or decide its requests.'}
+        </p>
+      )}
+      {can.run && (
+      <>
       <div className="composer-row">
         <textarea
           aria-label="Message"
@@ -115,6 +130,8 @@ export function ChatComposerPanel({ taskId, job, requests, comments, budget, onC
       </div>
       <AttachmentChips files={attached.files} onRemove={attached.remove} />
       <small className="muted hint">Enter sends · Shift+Enter for a new line · drop or paste files to attach them</small>
+      </>
+      )}
     </div>
   );
 }

@@ -2,7 +2,10 @@
 // task's live conversation — header (editable title, status, tokens and
 // cost, Cancel / Continue / Continue with another piece, Files, Activity),
 // the feed, the composer with approval cards, the activity timeline and the
-// workspace pane.
+// workspace pane. What the caller's role on the task cannot do (the task's
+// `can`, issue 49) is not offered: no Cancel/Continue/rename/composer without
+// can.run, no Approve/Deny/raise without can.decide (the server refuses
+// them anyway).
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Api } from '../api';
 import { buildFeed } from '../feed';
@@ -83,6 +86,8 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
   };
 
   const t = detail?.task;
+  // An older server sends no `can`: everything, as before.
+  const can = t?.can ?? { run: true, decide: true };
   return (
     <OpenFileContext.Provider value={ws.available ? openFile : null}>
       <section className="chat-pane" aria-label="Chat">
@@ -94,6 +99,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
             {t ? (
               <TaskTitle
                 task={t}
+                canRename={can.run}
                 onSaved={() => {
                   live.refresh();
                   onChanged();
@@ -106,6 +112,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
               <small className="muted chat-meta" data-testid="chat-meta">
                 {t.piece}
                 {t.space ? ` · space ${t.space}` : ''}
+                {t.team ? ` · team ${t.team}` : ''}
                 {t.visibility === 'shared' ? ' · shared' : ''}
                 {latest?.profile && latest.profile !== 'default' ? ` · profile ${latest.profile}` : ''} · {plural(t.usage?.llm_calls ?? t.llm_call_count, 'model call')} ·{' '}
                 {plural(toolCards ?? t.tool_call_count, 'tool call')}
@@ -122,17 +129,17 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
           <span className={`conn conn-${live.connection}`} title="live connection" data-testid="connection">
             {live.connection === 'open' ? 'live' : live.connection}
           </span>
-          {active && (
+          {active && can.run && (
             <button className="danger" onClick={cancel}>
               Cancel
             </button>
           )}
-          {latest && !active && (
+          {latest && !active && can.run && (
             <button onClick={doContinue} title="Start a new job that continues from this conversation">
               Continue
             </button>
           )}
-          {latest && !active && (
+          {latest && !active && can.run && (
             <button className="ghost" onClick={() => setContinuing(true)} aria-label="Continue with another piece" title="Pick a piece and write a note for a new job">
               Continue with…
             </button>
@@ -157,6 +164,7 @@ export function ChatPane({ taskId, onBack, onChanged }: { taskId: string; onBack
                 requests={detail.pending_requests}
                 comments={live.comments}
                 budget={detail.task.budget}
+                can={can}
                 onChanged={() => {
                   live.refresh();
                   onChanged();

@@ -9,7 +9,9 @@
 // it offers instructions that trigger each demo feature; choosing one also
 // picks the `chat` piece the demo script answers for. Files may come along (a
 // picker, drop onto the dialog, or paste into the instruction;
-// AttachmentPicker). Escape or a press on the backdrop closes it.
+// AttachmentPicker). Escape or a press on the backdrop closes it. The
+// server lists only the spaces the caller may see (issue 49); a team's space
+// shows its team beside the name.
 import { useEffect, useRef, useState } from 'react';
 import { Api, ApiError } from '../api';
 import type { Piece, Profile, Space, Visibility } from '../types';
@@ -148,6 +150,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
               {spaces.map((s) => (
                 <option key={s.name} value={s.name} title={s.description}>
                   {s.name}
+                  {s.team ? ` · team ${s.team}` : ''}
                 </option>
               ))}
             </select>
@@ -179,6 +182,7 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
         </div>
         {chosen && (
           <p className="space-hint" data-testid="space-hint">
+            {chosen.team ? `team ${chosen.team} · ` : ''}
             {chosen.description ? `${chosen.description} · ` : ''}
             {chosen.path} · {chosen.edit_allowed ? 'edits allowed' : 'read-only'} · {chosen.shell_allowed ? 'shell' : 'no shell'} ·{' '}
             {chosen.network_allowed ? 'network' : 'no network'}

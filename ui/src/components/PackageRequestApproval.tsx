@@ -1,10 +1,11 @@
 // PackageRequestApproval: the card for a RequestPackage park (ecosystem,
 // package, version, reason) with approve / deny. Spawn requests (SpinOffTask
-// into another space) use the same card with their own title.
+// into another space) use the same card with their own title. Without
+// `canDecide` (issue 49): the request, no buttons.
 import type { ApprovalRequest } from '../types';
-import { useDecide } from './ToolRequestApproval';
+import { NoDecide, useDecide } from './ToolRequestApproval';
 
-export function PackageRequestApproval({ request, onDone }: { request: ApprovalRequest; onDone: () => void }) {
+export function PackageRequestApproval({ request, onDone, canDecide = true }: { request: ApprovalRequest; onDone: () => void; canDecide?: boolean }) {
   const { busy, decide } = useDecide(onDone);
   const a = (request.args ?? {}) as Record<string, unknown>;
   const isPackage = request.kind === 'package';
@@ -25,6 +26,8 @@ export function PackageRequestApproval({ request, onDone }: { request: ApprovalR
       {request.reason && <p className="approval-reason">{request.reason}</p>}
       <div className="label">Exact request</div>
       <pre className="approval-args">{JSON.stringify(request.args, null, 2)}</pre>
+      {!canDecide && <NoDecide />}
+      {canDecide && (
       <div className="row wrap">
         <button className="primary" disabled={busy} onClick={() => decide(request, 'approve')}>
           Approve
@@ -33,6 +36,7 @@ export function PackageRequestApproval({ request, onDone }: { request: ApprovalR
           Deny
         </button>
       </div>
+      )}
     </div>
   );
 }

@@ -1,6 +1,7 @@
 // TaskTitle: the chat header's title; "Rename" turns it into a field —
 // Enter saves (PATCH /tasks/:id), Escape cancels; the server's refusal
-// (empty, too long) is shown under it.
+// (empty, too long) is shown under it. No "Rename" without `canRename`
+// (the caller's role on the task cannot run it).
 import { useEffect, useState } from 'react';
 import { Api } from '../api';
 import type { Task } from '../types';
@@ -10,7 +11,7 @@ export function taskName(t: Task): string {
   return t.title || t.instruction.split('\n')[0].slice(0, 80);
 }
 
-export function TaskTitle({ task, onSaved }: { task: Task; onSaved: () => void }) {
+export function TaskTitle({ task, onSaved, canRename = true }: { task: Task; onSaved: () => void; canRename?: boolean }) {
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState(task.title);
   const [error, setError] = useState('');
@@ -39,9 +40,11 @@ export function TaskTitle({ task, onSaved }: { task: Task; onSaved: () => void }
     return (
       <div className="title-row">
         <h2 title={task.instruction}>{taskName(task)}</h2>
-        <button className="ghost small" aria-label="Rename task" title="Rename" onClick={() => setEditing(true)}>
-          ✎
-        </button>
+        {canRename && (
+          <button className="ghost small" aria-label="Rename task" title="Rename" onClick={() => setEditing(true)}>
+            ✎
+          </button>
+        )}
       </div>
     );
   }

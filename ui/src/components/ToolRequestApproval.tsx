@@ -2,6 +2,8 @@
 // arguments the agent will call it with, its reason, and approve once
 // (bound to these arguments) / approve for this task / deny. (A tool the
 // movement forbids never gets here: the server refuses that RequestTool.)
+// Without `canDecide` (the caller's role on the task, issue 49) the card
+// shows the request and says who may decide, with no buttons.
 import { useState } from 'react';
 import { Api } from '../api';
 import type { ApprovalRequest } from '../types';
@@ -30,7 +32,16 @@ function toolArgs(r: ApprovalRequest): unknown {
   return a && typeof a === 'object' && 'arguments' in a ? a.arguments : r.args;
 }
 
-export function ToolRequestApproval({ request, onDone }: { request: ApprovalRequest; onDone: () => void }) {
+// What a card shows instead of its buttons when the caller may not decide.
+export function NoDecide() {
+  return (
+    <p className="muted" data-testid="cannot-decide">
+      Waiting for an approver: your role on this task cannot decide requests.
+    </p>
+  );
+}
+
+export function ToolRequestApproval({ request, onDone, canDecide = true }: { request: ApprovalRequest; onDone: () => void; canDecide?: boolean }) {
   const { busy, decide } = useDecide(onDone);
   return (
     <div className="approval card" role="group" aria-label={`Tool request ${request.name}`} data-testid="tool-request">
@@ -40,6 +51,8 @@ export function ToolRequestApproval({ request, onDone }: { request: ApprovalRequ
       {request.reason && <p className="approval-reason">{request.reason}</p>}
       <div className="label">Exact arguments</div>
       <pre className="approval-args">{JSON.stringify(toolArgs(request), null, 2)}</pre>
+      {!canDecide && <NoDecide />}
+      {canDecide && (
       <div className="row wrap">
         <button className="primary" disabled={busy} onClick={() => decide(request, 'approve', 'once')}>
           Approve once
@@ -51,6 +64,7 @@ export function ToolRequestApproval({ request, onDone }: { request: ApprovalRequ
           Deny
         </button>
       </div>
+      )}
     </div>
   );
 }
