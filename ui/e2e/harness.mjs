@@ -117,8 +117,11 @@ const priceYaml = () =>
 // and port; the fake model keeps running. `config(dataDir)`: more YAML for
 // maestro.yaml (e.g. a `spaces:` block whose paths live in the data dir).
 // `workers`: serve's worker threads (0: the API only; a test then starts
-// `maestro worker` processes with stack.env and stack.config).
-export async function startStack({ script, demoScript, name, config: extraConfig, workers = 3 }) {
+// `maestro worker` processes with stack.env and stack.config). `port`: serve
+// listens there instead of a free port picked here (a config that names its
+// own URL, e.g. auth.oidc.redirect_uri, needs it first); `env`: more
+// environment for serve.
+export async function startStack({ script, demoScript, name, config: extraConfig, workers = 3, port: fixedPort, env: extraEnv }) {
   suite = name;
   mkdirSync(ARTIFACTS, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-`));
@@ -130,7 +133,7 @@ export async function startStack({ script, demoScript, name, config: extraConfig
     'packages:\n  installers:\n    pip: "echo {name}{version_spec} > {target}/INSTALLED"\n';
   const priced = supportsPrice(base);
   writeFileSync(config, base + (priced ? priceYaml() : '') + (extraConfig ? extraConfig(dataDir) : ''));
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const env = { ...process.env };
   delete env.MAESTRO_LLM_BASE_URL;
   Object.assign(env, {
@@ -140,6 +143,7 @@ export async function startStack({ script, demoScript, name, config: extraConfig
     MAESTRO_UI_DIR: join(UI_DIR, 'dist'),
     MAESTRO_WORKERS: String(workers),
     MAESTRO_LOG_LEVEL: 'info',
+    ...(extraEnv ?? {}),
   });
   let fake = null;
   if (script) {
@@ -181,6 +185,42 @@ export async function startStack({ script, demoScript, name, config: extraConfig
     },
   };
   return stack;
+}
+
+// The test OpenID Connect provider (tests/oidc/provider.mjs, npm
+// oidc-provider; its packages installed by scripts/npm_pinned.sh tests/oidc
+// here when missing) on a free 127.0.0.1 port with a fresh RS256 key and one
+// client; users alice/bob/carol/dave (password = name; groups eng-platform,
+// platform-approvers, platform-viewers, other-team). Resolves once it prints
+// READY: {issuer, port, clientId, clientSecret, child, stop()}.
+export async function startOidcProvider({ name, redirectUri, postLogoutRedirectUri, clientId = 'maestro', clientSecret = 'e2e-oidc-secret' }) {
+  const dir = join(REPO, 'tests', 'oidc');
+  if (!existsSync(join(dir, 'node_modules', 'oidc-provider'))) {
+    const r = spawnSync(join(REPO, 'scripts', 'npm_pinned.sh'), ['tests/oidc'], { cwd: REPO, encoding: 'utf8', timeout: 300000 });
+    if (r.status !== 0) throw new Error(`scripts/npm_pinned.sh tests/oidc failed: ${r.stdout}${r.stderr}`);
+  }
+  const keysDir = mkdtempSync(join(tmpdir(), `maestro-e2e-${name}-oidc-`));
+  const keys = join(keysDir, 'keys.json');
+  const made = spawnSync(process.execPath, [join(dir, 'provider.mjs'), '--make-keys', keys], { encoding: 'utf8', timeout: 60000 });
+  if (made.status !== 0) throw new Error(`provider.mjs --make-keys failed: ${made.stderr}`);
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const args = [join(dir, 'provider.mjs'), '--port', String(port), '--issuer', issuer, '--keys', keys, '--client-id', clientId,
+    '--client-secret', clientSecret, '--redirect-uri', redirectUri];
+  if (postLogoutRedirectUri) args.push('--post-logout-redirect-uri', postLogoutRedirectUri);
+  const child = start(process.execPath, args, {}, `${name}-oidc-provider.log`);
+  await firstLine(child, 'READY ', 30000);
+  return {
+    issuer,
+    port,
+    clientId,
+    clientSecret,
+    child,
+    async stop() {
+      await stopChild(child);
+      rmSync(keysDir, { recursive: true, force: true });
+    },
+  };
 }
 
 // A REST call with the admin token (setup and checks beside the page).
