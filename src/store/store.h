@@ -28,7 +28,9 @@
 //   LessonRecords (lesson_records.h), MissionRecords (mission_records.h);
 //   A2aPushRecords (a2a_push_records.h): A2A push configs, delivery claims;
 //   BrowserCallRecords (browser_call_records.h): the live view's calls to
-//     the worker process that holds a job's browser.
+//     the worker process that holds a job's browser;
+//   IdentityRecords (identity_records.h): scoped tokens, OIDC identities
+//     and groups, browser sessions, pending sign-ins, the audit log.
 // Who uses which is in docs/ARCHITECTURE.md (§4, "Store roles").
 //
 // Fencing: ClaimNextJob hands out a Lease whose fencing_token increases on
@@ -58,6 +60,7 @@
 #include "store/browser_call_records.h"
 #include "store/captcha_pool.h"
 #include "store/event_records.h"
+#include "store/identity_records.h"
 #include "store/job_queue.h"
 #include "store/job_records.h"
 #include "store/judgement_types.h"
@@ -94,7 +97,8 @@ class Store : public TaskRecords,
               public LessonRecords,
               public MissionRecords,
               public A2aPushRecords,
-              public BrowserCallRecords {
+              public BrowserCallRecords,
+              public IdentityRecords {
  public:
   ~Store() override = default;
 };

@@ -74,7 +74,7 @@ TEST_F(ServeTest, ServesHealthAndTasksAndStopsCleanlyOnSigterm) {
   ASSERT_TRUE(health);
   Json h = Json::parse(health->body);
   EXPECT_EQ(h["status"], "ok");
-  EXPECT_EQ(h["schema_version"], 13);  // shared schema change 13: browser calls
+  EXPECT_EQ(h["schema_version"], 14);  // shared schema change 14: identity (issue 49)
   EXPECT_TRUE(std::ifstream(dir_.File("data/maestro.db")).good()) << "SQLite under the data dir";
 
   auto created = Client().Post("/api/local/tasks", R"({"instruction":"say hi","piece":"chat"})",

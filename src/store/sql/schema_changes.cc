@@ -1,5 +1,7 @@
 #include "store/sql/schema_changes.h"
 
+#include <string>
+
 namespace maestro::sql {
 
 namespace {
@@ -28,10 +30,80 @@ CREATE TABLE browser_calls (
 CREATE INDEX browser_calls_pending ON browser_calls(job_id, worker_id, status);
 )sql";
 
+// Change 14's text but the audit log, the same on both backends: scoped
+// tokens, OIDC identities and groups, browser sessions, pending OIDC logins
+// (issue 49; store/identity_records.h). A token made before this change gets
+// an id from its hash: 26 of [0-9A-F], inside the router's {ulid}
+// ([0-9A-Z]{26}), so its owner can revoke it. The id index is partial: rows
+// an older binary writes without an id ('') do not collide.
+constexpr const char* kIdentitySql = R"sql(
+ALTER TABLE api_tokens ADD COLUMN id TEXT NOT NULL DEFAULT '';
+ALTER TABLE api_tokens ADD COLUMN name TEXT NOT NULL DEFAULT '';
+ALTER TABLE api_tokens ADD COLUMN scopes TEXT NOT NULL DEFAULT '*';
+ALTER TABLE api_tokens ADD COLUMN expires_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE api_tokens ADD COLUMN revoked_at BIGINT NOT NULL DEFAULT 0;
+UPDATE api_tokens SET id = upper(substr(token_hash, 1, 26));
+CREATE UNIQUE INDEX api_tokens_id ON api_tokens(id) WHERE id <> '';
+CREATE INDEX api_tokens_by_user ON api_tokens("user", created_at);
+CREATE TABLE oidc_identities (
+  issuer     TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  "user"     TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (issuer, subject)
+);
+CREATE TABLE user_groups (
+  "user"     TEXT PRIMARY KEY,
+  "groups"   TEXT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE sessions (
+  id_hash    TEXT PRIMARY KEY,
+  "user"     TEXT NOT NULL,
+  csrf       TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX sessions_expiry ON sessions(expires_at);
+CREATE TABLE oidc_logins (
+  state_hash    TEXT PRIMARY KEY,
+  nonce         TEXT NOT NULL,
+  code_verifier TEXT NOT NULL,
+  return_to     TEXT NOT NULL,
+  created_at    BIGINT NOT NULL
+);
+CREATE INDEX oidc_logins_age ON oidc_logins(created_at);
+)sql";
+
+// The audit log after its id column (change 14 too). The id increases with
+// every append and is never reused (the paging cursor `before_id`):
+// AUTOINCREMENT on SQLite (a plain rowid may reuse the largest after a
+// delete), a sequence on PostgreSQL.
+constexpr const char* kAuditLogSqliteId =
+    "\nCREATE TABLE audit_log (\n  id INTEGER PRIMARY KEY AUTOINCREMENT,";
+constexpr const char* kAuditLogPostgresId =
+    "\nCREATE TABLE audit_log (\n  id BIGSERIAL PRIMARY KEY,";
+constexpr const char* kAuditLogRestSql = R"sql(
+  at      BIGINT NOT NULL,
+  actor   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  team    TEXT NOT NULL,
+  detail  TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log(at);
+CREATE INDEX audit_log_actor ON audit_log(actor, id);
+CREATE INDEX audit_log_task ON audit_log(task_id, id);
+)sql";
+
 }  // namespace
 
 // Append only: never edit a change that has shipped.
 const std::vector<SchemaChange>& SchemaChanges() {
+  static const std::string identity_sqlite =
+      std::string(kIdentitySql) + kAuditLogSqliteId + kAuditLogRestSql;
+  static const std::string identity_postgres =
+      std::string(kIdentitySql) + kAuditLogPostgresId + kAuditLogRestSql;
   static const std::vector<SchemaChange> c = {
       {11, "web push subscriptions",
        // A browser's Web Push subscription (issue 45 item 6): the push
@@ -103,6 +175,12 @@ CREATE INDEX a2a_push_configs_open ON a2a_push_configs(done, task_id);
        // browser, and the screenshot/input/done calls an API process asks of
        // it.
        kBrowserCallsSql, kBrowserCallsSql},
+      {14, "identity",
+       // Teams (issue 49; store/identity_records.h): scoped, revocable,
+       // expiring API tokens; OIDC identities bound to user names and the
+       // groups the provider reported; browser sessions; pending sign-ins;
+       // the audit log.
+       identity_sqlite.c_str(), identity_postgres.c_str()},
   };
   return c;
 }

@@ -3,6 +3,7 @@
 // the aggregates /metrics reads. Each method is one read or one transaction.
 #include <charconv>
 
+#include "core/ids.h"
 #include "store/sql/rows.h"
 #include "store/sql/sql_store.h"
 
@@ -41,10 +42,11 @@ Result<int64_t> ScalarInt(sql::Conn& conn, const std::string& sql) {
 Status SqlStore::AddApiToken(const std::string& token_hash, const std::string& user) {
   if (user.empty()) return InvalidArgument("user must not be empty", "user");
   return Write([&](Tx& tx) -> Status {
+    // With an id (schema change 14), so its owner can list and revoke it.
     auto s = tx.conn.Prepare(
-        "INSERT INTO api_tokens(token_hash, \"user\", created_at) VALUES (?1, ?2, ?3)");
+        "INSERT INTO api_tokens(token_hash, \"user\", created_at, id) VALUES (?1, ?2, ?3, ?4)");
     if (!s.ok()) return s.status();
-    s->Bind(1, token_hash).Bind(2, user).Bind(3, tx.now);
+    s->Bind(1, token_hash).Bind(2, user).Bind(3, tx.now).Bind(4, NewSortableId(tx.now));
     return s->Exec();
   });
 }
@@ -52,9 +54,13 @@ Status SqlStore::AddApiToken(const std::string& token_hash, const std::string& u
 Result<std::optional<std::string>> SqlStore::UserForToken(const std::string& token_hash) {
   std::optional<std::string> user;
   Status st = Read([&](sql::Conn& conn) -> Status {
-    auto s = conn.Prepare("SELECT \"user\" FROM api_tokens WHERE token_hash = ?1");
+    // A revoked or expired token is no token (IdentityRecords::TokenByHash
+    // returns those too, for a caller that names the reason).
+    auto s = conn.Prepare(
+        "SELECT \"user\" FROM api_tokens WHERE token_hash = ?1 AND revoked_at = 0 "
+        "AND (expires_at = 0 OR expires_at > ?2)");
     if (!s.ok()) return s.status();
-    s->Bind(1, token_hash);
+    s->Bind(1, token_hash).Bind(2, options_.clock->NowMs());
     auto row = s->Step();
     if (!row.ok()) return row.status();
     if (*row) user = s->Text(0);

@@ -136,6 +136,27 @@ class SqlStore : public Store {
   Status ResumeBrowserLogin(const std::string& job_id, const std::string& worker_id) override;
   Status ClearBrowserPin(const std::string& job_id, const std::string& worker_id) override;
   Result<int> UnpinOrphanedBrowserLogins(TimeMs gone_ms) override;
+  // Scoped tokens, identities, sessions, sign-ins, the audit log
+  // (sql_identity.cc).
+  Status AddScopedToken(const std::string& token_hash, const ApiTokenRecord& rec) override;
+  Result<std::optional<ApiTokenRecord>> TokenByHash(const std::string& token_hash) override;
+  Result<std::vector<ApiTokenRecord>> ListTokens(const std::string& user) override;
+  Result<bool> RevokeToken(const std::string& user, const std::string& id, TimeMs now) override;
+  Result<bool> BindIdentity(const std::string& issuer, const std::string& subject,
+                            const std::string& user, TimeMs now) override;
+  Status SetUserGroups(const std::string& user, const std::vector<std::string>& groups,
+                       TimeMs now) override;
+  Result<std::vector<std::string>> UserGroups(const std::string& user) override;
+  Status AddSession(const std::string& id_hash, const SessionRecord& rec) override;
+  Result<std::optional<SessionRecord>> SessionByHash(const std::string& id_hash,
+                                                     TimeMs now) override;
+  Status DeleteSession(const std::string& id_hash) override;
+  Status AddPendingLogin(const std::string& state_hash, const PendingLogin& login, TimeMs now,
+                         TimeMs max_age) override;
+  Result<std::optional<PendingLogin>> TakePendingLogin(const std::string& state_hash, TimeMs now,
+                                                       TimeMs max_age) override;
+  Result<int64_t> AppendAudit(const AuditEntry& e) override;
+  Result<std::vector<AuditEntry>> ListAudit(const AuditFilter& f) override;
   Result<ApiMetrics> ComputeApiMetrics() override;
   Result<std::vector<JobUsage>> ListJobUsage(const std::vector<std::string>& task_ids) override;
   Result<std::vector<JobUsage>> ListTaskTreeUsage(const std::string& task_id) override;
