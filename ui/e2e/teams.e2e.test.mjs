@@ -215,7 +215,7 @@ test('the admin sees alice and bob in the audit log, and the JSON-lines export h
   const admin = await newPage('admin');
   await admin.goto(stack.base);
   await admin.getByLabel('API token').fill(TOKEN);
-  await admin.getByRole('button', { name: 'Sign in' }).click();
+  await admin.getByRole('button', { name: 'Sign in', exact: true }).click();
   await admin.getByTestId('nav-audit').click();
   await admin.waitForURL(/\/audit$/);
   const create = admin.locator(`[data-testid="audit-row"][data-actor="alice"][data-action="task.create"][data-task="${taskId}"]`);
