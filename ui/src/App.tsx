@@ -243,6 +243,7 @@ function Shell({ info, me, taskId, open, page, openPage, onSignOut }: ShellProps
       {creating && (
         <CreateTaskDialog
           demo={info?.demo ?? false}
+          me={me}
           onClose={() => setCreating(false)}
           onCreated={(id) => {
             setCreating(false);

@@ -11,10 +11,12 @@
 // picker, drop onto the dialog, or paste into the instruction;
 // AttachmentPicker). Escape or a press on the backdrop closes it. The
 // server lists only the spaces the caller may see (issue 49); a team's space
-// shows its team beside the name.
+// shows its team beside the name, and one where the caller's role cannot run
+// tasks (viewer, approver: /api/me's teams, else its default_role) is
+// offered disabled with the role named.
 import { useEffect, useRef, useState } from 'react';
 import { Api, ApiError } from '../api';
-import type { Piece, Profile, Space, Visibility } from '../types';
+import type { Me, Piece, Profile, Space, Visibility } from '../types';
 import { AttachButton, AttachmentChips, useAttachments } from './AttachmentPicker';
 import { useToast } from './Toasts';
 
@@ -27,7 +29,27 @@ export const DEMO_PROMPTS: { label: string; text: string }[] = [
   { label: 'Retry after a model error', text: 'Demo: survive a flaky model' },
 ];
 
-export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => void; onCreated: (id: string) => void; demo: boolean }) {
+// The caller's role where a task in `space` would run ("" when unknown).
+function roleIn(me: Me | null | undefined, space: Space): string {
+  if (!me || me.admin) return '';
+  if (!space.team) return me.default_role;
+  return me.teams.find((t) => t.team === space.team)?.role ?? 'none';
+}
+const RUNS = new Set(['', 'operator', 'admin']);
+// Whether the caller may run a task outside team spaces (the ephemeral workspace).
+const runsOutside = (me: Me | null | undefined) => !me || me.admin || RUNS.has(me.default_role);
+
+export function CreateTaskDialog({
+  onClose,
+  onCreated,
+  demo,
+  me,
+}: {
+  onClose: () => void;
+  onCreated: (id: string) => void;
+  demo: boolean;
+  me?: Me | null;
+}) {
   const [instruction, setInstruction] = useState('');
   const [piece, setPiece] = useState('chat');
   const [space, setSpace] = useState('');
@@ -49,11 +71,19 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
       .then((r) => setPieces(r.pieces))
       .catch(() => setPieces([{ name: 'chat', description: '' }]));
     Api.spaces()
-      .then(setSpaces)
+      .then((list) => {
+        setSpaces(list);
+        // Outside team spaces the caller cannot run: preselect a space it can.
+        if (!runsOutside(me)) {
+          const first = list.find((s) => RUNS.has(roleIn(me, s)));
+          if (first) setSpace(first.name);
+        }
+      })
       .catch(() => setSpaces([]));
     Api.profiles()
       .then(setProfiles)
       .catch(() => setProfiles([]));
+    // Once, when the dialog opens (`me` does not change meanwhile).
   }, []);
   const chosen = spaces.find((s) => s.name === space);
   const defaultModel = profiles.find((p) => p.name === 'default')?.model ?? '';
@@ -146,13 +176,19 @@ export function CreateTaskDialog({ onClose, onCreated, demo }: { onClose: () => 
           <label>
             Space
             <select name="space" value={space} onChange={(e) => setSpace(e.target.value)} aria-label="Space" {...invalid('space')}>
-              <option value="">ephemeral workspace (new for this task)</option>
-              {spaces.map((s) => (
-                <option key={s.name} value={s.name} title={s.description}>
-                  {s.name}
-                  {s.team ? ` · team ${s.team}` : ''}
-                </option>
-              ))}
+              <option value="" disabled={!runsOutside(me)}>
+                ephemeral workspace (new for this task){runsOutside(me) ? '' : ` (your role: ${me?.default_role})`}
+              </option>
+              {spaces.map((s) => {
+                const role = roleIn(me, s);
+                return (
+                  <option key={s.name} value={s.name} title={s.description} disabled={!RUNS.has(role)}>
+                    {s.name}
+                    {s.team ? ` · team ${s.team}` : ''}
+                    {RUNS.has(role) ? '' : ` (your role: ${role})`}
+                  </option>
+                );
+              })}
             </select>
           </label>
         </div>
