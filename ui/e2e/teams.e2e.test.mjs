@@ -132,6 +132,9 @@ test('alice creates a shared task in the team space; it parks on a tool approval
   const space = dialog.getByLabel('Space', { exact: true });
   await space.locator('option[value="platform-repo"]').waitFor({ state: 'attached' });
   assert.match(await space.locator('option[value="platform-repo"]').innerText(), /team platform/, 'the team beside the space');
+  // alice is a viewer outside team spaces: no ephemeral workspace for her, the team space preselected.
+  assert.equal(await space.locator('option[value=""]').evaluate((o) => o.disabled), true, 'the ephemeral workspace is disabled');
+  assert.equal(await space.inputValue(), 'platform-repo');
   await space.selectOption('platform-repo');
   await dialog.getByLabel('Visibility').selectOption('shared');
   await dialog.getByRole('button', { name: 'Create task' }).click();
