@@ -174,6 +174,10 @@ struct OidcClient::Keys {
   // Of the last JWKS fetch tried (also a failed one: a provider that is
   // down is not asked more often either); the first is always due.
   TimeMs jwks_fetched_ms = std::numeric_limits<TimeMs>::min() / 2;
+  // One fetch at a time: the others wait for its keys instead of failing
+  // on the rate limit or asking the provider again.
+  bool fetching = false;
+  CondVar fetch_done;
 };
 
 namespace {
@@ -350,6 +354,23 @@ Result<OidcIdentity> OidcClient::Finish(const std::string& code, const std::stri
   return VerifyIdToken((*doc)["id_token"].get<std::string>(), nonce);
 }
 
+namespace {
+
+Result<std::vector<Key>> FetchJwks(const HttpClient& http, const std::string& jwks_uri) {
+  auto reply = http.Request("GET", jwks_uri, {{"Accept", "application/json"}});
+  if (!reply.ok()) {
+    return Unavailable("cannot read the identity provider's keys " + RedactUrl(jwks_uri) + ": " +
+                       reply.status().message());
+  }
+  if (reply->status != 200) {
+    return Unavailable("the identity provider's keys " + RedactUrl(jwks_uri) + " answered HTTP " +
+                       std::to_string(reply->status));
+  }
+  return ParseJwks(reply->body, jwks_uri);
+}
+
+}  // namespace
+
 Result<OidcIdentity> OidcClient::VerifyIdToken(const std::string& id_token,
                                                const std::string& nonce) {
   // The header first, by hand (base64url JSON, no signature yet): its alg
@@ -389,39 +410,43 @@ Result<OidcIdentity> OidcClient::VerifyIdToken(const std::string& id_token,
   bool fetch = false;
   {
     MutexLock lock(&mu_);
-    if (keys_->endpoints) jwks_uri = keys_->endpoints->jwks_uri;
-    keys = keys_->keys;
+    Keys* cache = keys_.get();
+    cache->fetch_done.WaitFor(&mu_, std::chrono::milliseconds(3 * settings_.http_timeout_ms),
+                              [cache] { return !cache->fetching; });
+    if (cache->endpoints) jwks_uri = cache->endpoints->jwks_uri;
+    keys = cache->keys;
     const bool known = std::any_of(keys.begin(), keys.end(), [&](const Key& k) {
       return kid.empty() ? KeyFits(k, alg, *needs) : k.kid == kid;
     });
     const TimeMs now = clock_->NowMs();
-    fetch = (!keys_->have_keys || !known) &&
-            now - keys_->jwks_fetched_ms >= settings_.jwks_min_refresh_s * 1000;
-    if (fetch) keys_->jwks_fetched_ms = now;
-    if (!fetch && !keys_->have_keys) {
+    fetch = !cache->fetching && (!cache->have_keys || !known) &&
+            now - cache->jwks_fetched_ms >= settings_.jwks_min_refresh_s * 1000;
+    if (fetch) {
+      cache->jwks_fetched_ms = now;
+      cache->fetching = true;
+    } else if (!cache->have_keys) {
       return Unavailable("the identity provider's keys could not be read; try again shortly");
     }
   }
   if (fetch) {
+    Result<std::vector<Key>> fetched = std::vector<Key>{};
     if (jwks_uri.empty()) {
-      MAESTRO_RETURN_IF_ERROR(Discover());
-      MutexLock lock(&mu_);
-      jwks_uri = keys_->endpoints->jwks_uri;
+      Status discovered = Discover();
+      if (discovered.ok()) {
+        MutexLock lock(&mu_);
+        jwks_uri = keys_->endpoints->jwks_uri;
+      } else {
+        fetched = discovered;
+      }
     }
-    auto reply = http_.Request("GET", jwks_uri, {{"Accept", "application/json"}});
-    if (!reply.ok()) {
-      return Unavailable("cannot read the identity provider's keys " + RedactUrl(jwks_uri) + ": " +
-                         reply.status().message());
-    }
-    if (reply->status != 200) {
-      return Unavailable("the identity provider's keys " + RedactUrl(jwks_uri) + " answered HTTP " +
-                         std::to_string(reply->status));
-    }
-    MAESTRO_ASSIGN_OR_RETURN(std::vector<Key> fetched, ParseJwks(reply->body, jwks_uri));
-    keys = fetched;
+    if (fetched.ok()) fetched = FetchJwks(http_, jwks_uri);
     MutexLock lock(&mu_);
-    keys_->keys = std::move(fetched);
+    keys_->fetching = false;
+    keys_->fetch_done.SignalAll();
+    if (!fetched.ok()) return fetched.status();
+    keys_->keys = *fetched;
     keys_->have_keys = true;
+    keys = std::move(*fetched);
   }
 
   std::vector<const Key*> candidates;

@@ -283,4 +283,9 @@ const server = http.createServer(async (req, res) => {
 server.listen(Number(args.port), '127.0.0.1', () => {
   console.log(`READY ${args.issuer}`);
 });
-for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => server.close(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  });
+}
