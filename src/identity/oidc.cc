@@ -292,10 +292,11 @@ Result<OidcStart> OidcClient::Start() {
   }
   const std::string challenge =
       Base64Url(std::string_view(reinterpret_cast<const char*>(digest), len));
-  std::string scope;
-  for (const std::string& s : settings_.scopes) scope += (scope.empty() ? "" : " ") + s;
-  if (scope.find("openid") == std::string::npos)
-    scope = "openid" + (scope.empty() ? "" : " " + scope);
+  // `openid` always (without it this is plain OAuth and no ID token comes).
+  std::string scope = "openid";
+  for (const std::string& s : settings_.scopes) {
+    if (s != "openid") scope += " " + s;
+  }
   start.url = authorization + (authorization.find('?') == std::string::npos ? "?" : "&") +
               "response_type=code&client_id=" + UrlEncode(settings_.client_id) +
               "&redirect_uri=" + UrlEncode(settings_.redirect_uri) + "&scope=" + UrlEncode(scope) +
