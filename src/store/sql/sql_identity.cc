@@ -45,6 +45,10 @@ AuditEntry ReadAuditRow(sql::Stmt& s) {
 // The most entries one ListAudit returns (the header's 1..1000).
 constexpr int kMaxAuditPage = 1000;
 
+// PostgreSQL's advisory lock that orders audit appends (AppendAudit); the
+// engine's event-order lock is 7283451.
+constexpr int64_t kAuditOrderLock = 7283453;
+
 }  // namespace
 
 // ---- scoped tokens
@@ -304,6 +308,17 @@ Result<int64_t> SqlStore::AppendAudit(const AuditEntry& e) {
   int64_t id = 0;
   Status st = Write([&](Tx& tx) -> Status {
     id = 0;
+    if (dialect() == sql::Dialect::kPostgres) {
+      // PostgreSQL assigns the id at the insert, not at the commit: without
+      // this lock (held to the commit) a later id could become visible
+      // first, and a reader paging down by before_id would pass the earlier
+      // one for good. Appends are rare (human actions): serializing them is
+      // cheap. SQLite's writers are serialized already.
+      auto lock =
+          tx.conn.Prepare("SELECT pg_advisory_xact_lock(" + std::to_string(kAuditOrderLock) + ")");
+      if (!lock.ok()) return lock.status();
+      MAESTRO_RETURN_IF_ERROR(lock->Exec());
+    }
     auto s = tx.conn.Prepare(
         "INSERT INTO audit_log(at, actor, action, task_id, team, detail) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id");
