@@ -505,6 +505,51 @@ TEST_F(OidcTest, ConcurrentVerificationsShareOneKeyCache) {
   EXPECT_EQ(provider_->JwksHits() - hits_before, 1);
 }
 
+// A provider with its users from a file (what the UI's end-to-end tests use).
+TEST(OidcUsersFileTest, AUsersFileGivesItsUsersAndTheirClaims) {
+  if (NodePath().empty()) GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
+  TempDir dir;
+  WriteFile(dir.File("users.json"),
+            Json{{"erin",
+                  {{"password", "pw-erin"}, {"email", "erin@corp.test"}, {"groups", "solo-group"}}},
+                 {"frank",
+                  {{"password", "pw-frank"},
+                   {"claims", {{"preferred_username", "frank.f"}, {"groups", {"g1", 5, "g2"}}}}}}}
+                .dump());
+  Provider provider(dir, FreePort(), dir.File("users.json"));
+  provider.MakeKey("k", false);
+  provider.Start();
+  OidcSettings s;
+  s.issuer = provider.issuer();
+  s.client_id = "maestro";
+  s.client_secret = kSecret;
+  s.redirect_uri = kRedirect;
+  s.scopes = {"profile", "email", "groups"};  // openid is added
+  OidcClient client(s);
+  auto sign_in = [&](const std::string& user, const std::string& password) {
+    auto start = client.Start();
+    EXPECT_TRUE(start.ok());
+    LoginResult login = Login(dir, start->url, user, password);
+    if (login.code != 0) return Result<OidcIdentity>(Unauthenticated(login.err));
+    return client.Finish(Param(login.out, "code"), start->code_verifier, start->nonce);
+  };
+  auto erin = sign_in("erin", "pw-erin");
+  ASSERT_TRUE(erin.ok()) << erin.status().message();
+  EXPECT_EQ(erin->username, "erin");
+  EXPECT_EQ(erin->email, "erin@corp.test");
+  EXPECT_EQ(erin->groups, std::vector<std::string>{"solo-group"});
+  auto frank = sign_in("frank", "pw-frank");
+  ASSERT_TRUE(frank.ok()) << frank.status().message();
+  EXPECT_EQ(frank->username, "frank.f");
+  EXPECT_EQ(frank->subject, "frank");
+  EXPECT_EQ(frank->groups, (std::vector<std::string>{"g1", "g2"}));
+  // The built-in users are gone.
+  auto alice = sign_in("alice", "alice");
+  ASSERT_FALSE(alice.ok());
+  EXPECT_NE(alice.status().message().find("login refused"), std::string::npos);
+  provider.Stop();
+}
+
 // Its own provider: restarted with a rotated key file.
 TEST(OidcRotationTest, ARotatedKeyIsFetchedOnceAndAFloodOfUnknownKidsIsRateLimited) {
   if (NodePath().empty()) GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
