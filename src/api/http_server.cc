@@ -100,6 +100,18 @@ HttpResponse ServerError(int http_status, StatusCode code, const std::string& me
   return res;
 }
 
+// A handler's header onto the reply: Set-Cookie is added (a reply may set
+// several cookies, e.g. the sign-in's session and CSRF cookies and the
+// expired login cookie); any other name replaces the default (Content-Type).
+template <class Message>
+void SetHeader(Message& msg, const std::string& name, const std::string& value) {
+  if (beast::iequals(name, "Set-Cookie")) {
+    msg.insert(name, value);
+  } else {
+    msg.set(name, value);
+  }
+}
+
 }  // namespace
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -247,7 +259,7 @@ class Session : public std::enable_shared_from_this<Session> {
         static_cast<http::status>(res.status), version_);
     msg->set(http::field::server, "maestro");
     msg->set(http::field::content_type, res.content_type);
-    for (const auto& [k, v] : res.headers) msg->set(k, v);
+    for (const auto& [k, v] : res.headers) SetHeader(*msg, k, v);
     msg->body() = std::move(res.body);
     msg->keep_alive(keep_alive_ && !stopping_);
     msg->prepare_payload();
@@ -305,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session> {
     head->set(http::field::content_type, "text/event-stream");
     head->set(http::field::cache_control, "no-cache");
     head->set("X-Accel-Buffering", "no");
-    for (const auto& [k, v] : res.headers) head->set(k, v);
+    for (const auto& [k, v] : res.headers) SetHeader(*head, k, v);
     head->chunked(true);
     // The connection closes when the stream ends (FinishStream), so say so:
     // a keep-alive client would otherwise put the socket back in its pool

@@ -160,6 +160,15 @@ class HttpServerTest : public ::testing::Test {
                          {"h", req.Header("x-test")}});
     }
     if (req.path == "/inline") return Reply(200, {{"inline", true}});
+    if (req.path == "/cookies") {
+      HttpResponse res = Reply(200, {{"cookies", 3}});
+      res.headers.emplace_back("Set-Cookie", "a=1; Path=/");
+      res.headers.emplace_back("Set-Cookie", "b=2; Path=/; HttpOnly");
+      res.headers.emplace_back("set-cookie", "c=; Max-Age=0");
+      res.headers.emplace_back("X-One", "first");
+      res.headers.emplace_back("X-One", "second");
+      return res;
+    }
     if (req.path == "/throw") throw std::runtime_error("secret detail /etc/passwd");
     if (req.path == "/block") {
       std::unique_lock<std::mutex> lock(block_mu_);
@@ -203,6 +212,21 @@ TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   EXPECT_NE(got.find(R"("h":"yes")"), std::string::npos) << got;
   EXPECT_NE(got.find(R"("body":"hello")"), std::string::npos) << got;
   EXPECT_EQ(server_->stats().connections, 1u);
+}
+
+// A reply that sets several cookies sends every one (a sign-in sets the
+// session and CSRF cookies and expires the login cookie in one reply);
+// other repeated names keep the last value.
+TEST_F(HttpServerTest, EverySetCookieHeaderIsSent) {
+  StartServer();
+  RawClient c(port_);
+  ASSERT_TRUE(c.Send(Get("/cookies")));
+  std::string got = c.ReadUntil("}");
+  EXPECT_NE(got.find("Set-Cookie: a=1; Path=/\r\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("Set-Cookie: b=2; Path=/; HttpOnly\r\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("c=; Max-Age=0\r\n"), std::string::npos) << got;
+  EXPECT_EQ(got.find("X-One: first"), std::string::npos) << got;
+  EXPECT_NE(got.find("X-One: second\r\n"), std::string::npos) << got;
 }
 
 TEST_F(HttpServerTest, OversizedBodyIs413AndTheClientReadsTheAnswer) {
