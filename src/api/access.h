@@ -42,17 +42,18 @@
 #include <string_view>
 #include <vector>
 
+#include "api/access_config.h"
 #include "api/principal.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/mutex.h"
 #include "core/status.h"
 #include "store/identity_records.h"
+#include "store/judgement_types.h"
+#include "store/schedule_types.h"
 #include "store/types.h"
 
 namespace maestro::api {
-
-enum class Role { kNone = 0, kViewer = 1, kApprover = 2, kOperator = 3, kAdmin = 4 };
 
 // What a route needs (Router::Add).
 enum class Need { kPublic, kRead, kRun, kDecide, kAdmin };
@@ -70,7 +71,9 @@ std::string ScopesText(uint32_t caps);  // "read run" ("*" for kAllCaps)
 class Access {
  public:
   // `groups` may be null (no OIDC: members only).
-  Access(const Config& config, IdentityRecords* groups, Clock* clock = SystemClock::Default());
+  Access(AccessSettings settings, IdentityRecords* groups, Clock* clock = SystemClock::Default());
+  // Single-user / admin-token mode: no teams, default role operator.
+  Access() : Access(AccessSettings{}, nullptr) {}
 
   // The user's role in `team` ("" = outside team spaces: default_role;
   // kAdmin for the admin user everywhere).
@@ -102,18 +105,14 @@ class Access {
   Status AllowRoute(const Principal& p, Need need) const;
 
   // Forget cached groups of `user` (after a sign-in changed them).
-  void Forget(const std::string& user);
+  void Forget(const std::string& user) const;
+
+  const AccessSettings& settings() const { return settings_; }
 
  private:
   std::vector<std::string> GroupsOf(const std::string& user) const;
 
-  struct Team {
-    std::map<std::string, Role> members;
-    std::map<std::string, Role> groups;
-  };
-  std::map<std::string, Team> teams_;
-  std::map<std::string, std::string> space_team_;  // space -> team
-  Role default_role_ = Role::kOperator;
+  const AccessSettings settings_;
   IdentityRecords* const store_;
   Clock* const clock_;
   mutable Mutex mu_;

@@ -14,8 +14,10 @@ namespace maestro {
 namespace {
 
 // The TaskService's part of the server's options.
-api::TaskServiceOptions TaskServiceOptionsOf(const ApiOptions& o) {
+api::TaskServiceOptions TaskServiceOptionsOf(Store& store, const ApiOptions& o) {
   api::TaskServiceOptions t;
+  t.access = o.access ? o.access : std::make_shared<const api::Access>();
+  t.audit = std::make_shared<api::AuditLog>(store, o.clock);
   t.choices = o.choices;
   t.budgets = o.budgets;
   t.prices = o.prices;
@@ -31,10 +33,12 @@ api::TaskServiceOptions TaskServiceOptionsOf(const ApiOptions& o) {
 ApiServer::ApiServer(Store& store, notify::Notifier& notifier, ApiOptions options)
     : store_(store),
       options_(std::move(options)),
-      tasks_(store, TaskServiceOptionsOf(options_)),
+      tasks_(store, TaskServiceOptionsOf(store, options_)),
       reads_(store, tasks_),
       signal_(notifier.signal()),
-      auth_(store, options_.admin_token),
+      access_(tasks_.options().access),
+      audit_(tasks_.options().audit),
+      auth_(store, options_.admin_token, options_.oidc != nullptr, options_.clock),
       hub_(notifier.job_streams()) {
   Routes();
   api::HttpApp app;
@@ -103,20 +107,35 @@ std::optional<Status> MalformedId(std::string_view path) {
 
 api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* pattern) {
   const std::string& path = req.path;
-  api::Access access = api::Access::kPublic;
-  const auto* handler = router_.Match(req.method, path, &req.params, pattern, &access);
-  // The route's own rule (stated at its registration); a path no route of
-  // this method matches asks for the token when a route of another method
+  api::Need need = api::Need::kPublic;
+  const auto* handler = router_.Match(req.method, path, &req.params, pattern, &need);
+  // The route's own need (stated at its registration); a path no route of
+  // this method matches asks for a credential when a route of another method
   // does, and everywhere under /api/local/, so the table is not probed
   // without one.
-  bool guarded = handler ? access == api::Access::kToken
+  bool guarded = handler ? need != api::Need::kPublic
                          : router_.NeedsToken(path) || path.rfind("/api/local/", 0) == 0;
   if (guarded) {
-    auto user = auth_.UserFor(req.Header("Authorization"));
+    auto caller = auth_.Authenticate(req);
     // MCP and A2A clients read the scheme from the challenge (no OAuth: a
     // maestro token).
-    if (!user) return api::ReplyUnauthenticated(path == "/mcp" || path == "/a2a");
-    req.user = *user;
+    if (!caller.ok()) {
+      if (caller.status().code() != StatusCode::kUnauthenticated) {
+        return api::ReplyError(caller.status());
+      }
+      return api::ReplyUnauthenticated(path == "/mcp" || path == "/a2a", caller.status().message());
+    }
+    req.caller = *std::move(caller);
+    req.user = req.caller.user;
+    // Then: a session's write carries its CSRF token; the credential's
+    // scopes and the user's roles grant what the route needs (403 naming
+    // what is missing; a task's own team is checked by TaskService).
+    if (Status st = api::Authenticator::CheckCsrf(req, req.caller); !st.ok()) {
+      return api::ReplyError(st);
+    }
+    if (handler) {
+      if (Status st = access_->AllowRoute(req.caller, need); !st.ok()) return api::ReplyError(st);
+    }
   }
   if (handler) return (*handler)(req);
   if (auto bad = MalformedId(path)) return api::ReplyError(*bad);
@@ -125,17 +144,46 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
   return api::ReplyError(NotFound("no such route"));
 }
 
+namespace {
+
+std::string_view NeedName(api::Need n) {
+  switch (n) {
+    case api::Need::kPublic:
+      return "public";
+    case api::Need::kRead:
+      return "read";
+    case api::Need::kRun:
+      return "run";
+    case api::Need::kDecide:
+      return "decide";
+    case api::Need::kAdmin:
+      return "admin";
+  }
+  return "?";
+}
+
+}  // namespace
+
 void ApiServer::Routes() {
-  router_.Add("GET", "/api/health", api::Access::kPublic, [this](const api::HttpRequest&) {
+  // The route table itself (who may call what): the routes-by-role test
+  // walks it, so a route added without a row in that test fails it.
+  router_.Add("GET", "/api/routes", api::Need::kRead, [this](const api::HttpRequest&) {
+    Json arr = Json::array();
+    for (const auto& r : router_.Routes()) {
+      arr.push_back({{"method", r.method}, {"pattern", r.pattern}, {"need", NeedName(r.need)}});
+    }
+    return api::Reply(200, {{"routes", arr}});
+  });
+  router_.Add("GET", "/api/health", api::Need::kPublic, [this](const api::HttpRequest&) {
     return api::Reply(200, {{"status", "ok"},
                             {"version", options_.version},
                             {"schema_version", options_.schema_version},
                             {"workers", options_.workers},
                             {"demo", options_.demo}});
   });
-  router_.Add("GET", "/api/live", api::Access::kPublic,
+  router_.Add("GET", "/api/live", api::Need::kPublic,
               [](const api::HttpRequest&) { return api::LiveReply(); });
-  router_.Add("GET", "/api/ready", api::Access::kPublic, [this](const api::HttpRequest&) {
+  router_.Add("GET", "/api/ready", api::Need::kPublic, [this](const api::HttpRequest&) {
     if (!options_.startup) {
       return api::Reply(503, {{"ready", false}, {"waiting_for", Json::array({"startup"})}});
     }
@@ -156,6 +204,9 @@ void ApiServer::Routes() {
   CaptchaRoutes();
   BrowserRoutes();
   PushRoutes();
+  AuthRoutes();
+  RoutesTokens();
+  RoutesAudit();
   UiRoutes();
 }
 

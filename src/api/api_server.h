@@ -26,7 +26,10 @@
 //   POST /api/local/captcha-pool/resolve          {"space_id","screen"}: requeue every
 //                                                 job the caller may resolve parked on
 //                                                 that CAPTCHA screen (routes_captcha.cc)
-//   POST /api/local/tokens                        admin: a bearer token for a user
+//   GET|POST /api/local/tokens, DELETE .../{ulid}  the caller's scoped tokens; the admin
+//                                                 makes any user's (routes_tokens.cc)
+//   GET  /api/local/audit[/export]                admins: the audit log, JSON lines
+//                                                 (routes_audit.cc)
 //   GET  /api/pieces                              the piece catalog
 //   GET  /api/spaces                              the configured persistent spaces
 //   GET  /api/profiles                            the LLM profiles' names and models
@@ -84,6 +87,7 @@
 #include "core/egress.h"
 #include "core/env.h"
 #include "core/status.h"
+#include "identity/oidc.h"
 #include "notify/job_stream.h"
 #include "notify/notifier.h"
 #include "store/budget.h"
@@ -160,6 +164,13 @@ struct ApiOptions {
   // subscribe with; "" = push off (the routes answer 503).
   std::string push_public_key;
   int push_max_subscriptions = 10;
+  // Who may see and do what (`teams:`, `auth.default_role`; api/access.h);
+  // null: the single-user rules.
+  std::shared_ptr<const api::Access> access;
+  // OIDC sign-in for the web UI (`auth.oidc`; routes_auth.cc); null: bearer
+  // tokens only. Sessions last `session_ttl_s`.
+  std::shared_ptr<identity::OidcClient> oidc;
+  int64_t session_ttl_s = 12 * 3600;
 };
 
 class ApiServer {
@@ -187,7 +198,7 @@ class ApiServer {
 
  private:
   // Each registers its file's routes (routes_<name>.cc): one named handler
-  // per route, bound with its access rule (api::Access) in one line.
+  // per route, bound with what it needs (api::Need) in one line.
   void Routes();
   void TaskRoutes();
   void RequestRoutes();
@@ -205,6 +216,9 @@ class ApiServer {
   void CaptchaRoutes();   // routes_captcha.cc
   void BrowserRoutes();   // routes_browser.cc
   void PushRoutes();      // routes_push.cc
+  void AuthRoutes();      // routes_auth.cc: /auth/login, /auth/callback, /auth/logout, /api/me
+  void RoutesTokens();    // routes_tokens.cc: the caller's scoped tokens
+  void RoutesAudit();     // routes_audit.cc: the audit log and its export
   // Dispatch, counting the answer by route pattern for /metrics.
   api::HttpResponse Handle(api::HttpRequest& req);
   // Auth, then the route, then the UI fallback, then 404 (a malformed task
@@ -221,7 +235,9 @@ class ApiServer {
   // options_), and the JSON they answer with.
   api::TaskService tasks_;
   api::TaskReads reads_;
-  notify::EventSignal& signal_;  // the Notifier's
+  notify::EventSignal& signal_;                // the Notifier's
+  std::shared_ptr<const api::Access> access_;  // options_.access or the single-user rules
+  std::shared_ptr<api::AuditLog> audit_;
   api::Authenticator auth_;
   JobStreamHub& hub_;             // the Notifier's; Stop() stops it (the streams end)
   api::JobStatusCache statuses_;  // for the job streams

@@ -1,55 +1,149 @@
 #include "api/auth.h"
 
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include "api/access.h"
 #include "core/hash.h"
 
 namespace maestro::api {
 
-Authenticator::Authenticator(ApiTokens& store, std::string admin_token)
-    : store_(store), admin_token_hash_(admin_token.empty() ? "" : Sha256Hex(admin_token)) {}
+Authenticator::Authenticator(Store& store, std::string admin_token, bool sessions, Clock* clock)
+    : store_(store),
+      admin_token_hash_(admin_token.empty() ? "" : Sha256Hex(admin_token)),
+      sessions_(sessions),
+      clock_(clock) {}
 
-std::optional<std::string> Authenticator::UserFor(const std::string& header) {
-  static const std::string kPrefix = "Bearer ";
-  if (admin_token_hash_.empty()) {
-    // Open mode lasts only while no token exists at all.
-    auto n = store_.CountApiTokens();
-    if (n.ok() && *n == 0) return "local";
+std::string CookieValue(const HttpRequest& req, std::string_view name) {
+  for (const auto& [k, v] : req.headers) {
+    if (k.size() != 6 || strncasecmp(k.c_str(), "cookie", 6) != 0) continue;
+    std::string_view rest = v;
+    while (!rest.empty()) {
+      size_t semi = rest.find(';');
+      std::string_view pair = rest.substr(0, semi);
+      rest = semi == std::string_view::npos ? "" : rest.substr(semi + 1);
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      size_t eq = pair.find('=');
+      if (eq != std::string_view::npos && pair.substr(0, eq) == name) {
+        return std::string(pair.substr(eq + 1));
+      }
+    }
   }
-  if (header.rfind(kPrefix, 0) != 0 || header.size() == kPrefix.size()) return std::nullopt;
-  std::string hash = Sha256Hex(std::string_view(header).substr(kPrefix.size()));
-  if (!admin_token_hash_.empty() && hash == admin_token_hash_) return kAdminUser;
+  return "";
+}
+
+Result<Principal> Authenticator::Authenticate(const HttpRequest& req) {
+  static const std::string kPrefix = "Bearer ";
+  if (!sessions_ && admin_token_hash_.empty()) {
+    // Open mode lasts only while no token exists at all (never with OIDC).
+    auto n = store_.CountApiTokens();
+    if (n.ok() && *n == 0) {
+      Principal p;
+      p.user = "local";
+      p.via = Principal::Via::kOpen;
+      return p;
+    }
+  }
+  const std::string header = req.Header("Authorization");
+  if (!header.empty()) {
+    if (header.rfind(kPrefix, 0) != 0 || header.size() == kPrefix.size()) {
+      return Unauthenticated("missing or wrong bearer token");
+    }
+    return FromToken(header.substr(kPrefix.size()));
+  }
+  if (sessions_) {
+    const std::string cookie = CookieValue(req, kSessionCookie);
+    if (!cookie.empty()) {
+      auto s = store_.SessionByHash(Sha256Hex(cookie), clock_->NowMs());
+      if (!s.ok()) return s.status();
+      if (!s->has_value()) return Unauthenticated("the session has ended: sign in again");
+      Principal p;
+      p.user = (*s)->user;
+      p.via = Principal::Via::kSession;
+      p.csrf = (*s)->csrf;
+      return p;
+    }
+  }
+  return Unauthenticated("missing or wrong bearer token");
+}
+
+Result<Principal> Authenticator::FromToken(const std::string& token) {
+  const std::string hash = Sha256Hex(token);
+  Principal p;
+  if (!admin_token_hash_.empty() && hash == admin_token_hash_) {
+    p.user = kAdminUser;
+    p.via = Principal::Via::kAdminToken;
+    return p;
+  }
+  const TimeMs now = clock_->NowMs();
+  std::optional<ApiTokenRecord> rec;
   {
     MutexLock lock(&mu_);
-    if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
+    auto it = cache_.find(hash);
+    if (it != cache_.end() && now - it->second.at < kTokenCacheMs) rec = it->second.rec;
   }
-  auto user = store_.UserForToken(hash);
-  if (!user.ok() || !user->has_value()) return std::nullopt;
+  if (!rec) {
+    auto r = store_.TokenByHash(hash);
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return Unauthenticated("missing or wrong bearer token");
+    rec = **r;
+    MutexLock lock(&mu_);
+    if (cache_.size() > 10'000) cache_.clear();  // bounded; refills on use
+    cache_[hash] = {*rec, now};
+  }
+  if (rec->revoked_at != 0) return Unauthenticated("this token has been revoked");
+  if (rec->expires_at != 0 && rec->expires_at <= now) {
+    return Unauthenticated("this token has expired");
+  }
+  auto scopes = ParseScopes(rec->scopes);
+  p.user = rec->user;
+  p.scopes = scopes.ok() ? *scopes : 0;  // a damaged row grants nothing
+  p.via = rec->user == kAdminUser ? Principal::Via::kAdminToken : Principal::Via::kToken;
+  p.token_id = rec->id;
+  return p;
+}
+
+Status Authenticator::CheckCsrf(const HttpRequest& req, const Principal& caller) {
+  if (caller.via != Principal::Via::kSession) return Status::Ok();
+  if (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS") return Status::Ok();
+  const std::string sent = req.Header(kCsrfHeader);
+  // Compared as hashes: equal length, and no early exit on the secret.
+  if (sent.empty() || caller.csrf.empty() || Sha256Hex(sent) != Sha256Hex(caller.csrf)) {
+    return PermissionDenied("missing or wrong X-CSRF-Token");
+  }
+  return Status::Ok();
+}
+
+Result<Authenticator::NewSession> Authenticator::StartSession(const std::string& user,
+                                                              TimeMs ttl_ms) {
+  auto cookie = NewSecretToken();
+  if (!cookie.ok()) return cookie.status();
+  auto csrf = NewSecretToken();
+  if (!csrf.ok()) return csrf.status();
+  SessionRecord rec;
+  rec.user = user;
+  rec.csrf = *csrf;
+  rec.created_at = clock_->NowMs();
+  rec.expires_at = rec.created_at + ttl_ms;
+  MAESTRO_RETURN_IF_ERROR(store_.AddSession(Sha256Hex(*cookie), rec));
+  return NewSession{*cookie, *csrf};
+}
+
+void Authenticator::EndSession(const HttpRequest& req) {
+  const std::string cookie = CookieValue(req, kSessionCookie);
+  if (cookie.empty()) return;
+  (void)store_.DeleteSession(Sha256Hex(cookie));
+}
+
+void Authenticator::ForgetTokenId(const std::string& id) {
   MutexLock lock(&mu_);
-  cache_[hash] = **user;
-  return **user;
-}
-
-namespace {
-bool VisibleTo(const std::string& visibility, const std::string& owner, const std::string& user) {
-  return visibility == "shared" || owner.empty() || owner == user;
-}
-}  // namespace
-
-bool Authenticator::Visible(const Task& task, const std::string& user) {
-  return VisibleTo(task.visibility, task.owner, user);
-}
-
-bool Authenticator::Visible(const Schedule& schedule, const std::string& user) {
-  return VisibleTo(schedule.visibility, schedule.owner, user);
-}
-
-bool Authenticator::Visible(const Mission& mission, const std::string& user) {
-  return VisibleTo(mission.visibility, mission.owner, user);
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    it = it->second.rec.id == id ? cache_.erase(it) : std::next(it);
+  }
 }
 
 Result<std::string> NewSecretToken() {

@@ -55,11 +55,10 @@ HttpResponse ReplyError(int http_status, const Status& st) {
   return res;
 }
 
-HttpResponse ReplyUnauthenticated(bool challenge) {
+HttpResponse ReplyUnauthenticated(bool challenge, const std::string& message) {
   HttpResponse res;
   res.status = 401;
-  res.body = DumpJson(
-      Json{{"error", {{"code", "UNAUTHENTICATED"}, {"message", "missing or wrong bearer token"}}}});
+  res.body = DumpJson(Json{{"error", {{"code", "UNAUTHENTICATED"}, {"message", message}}}});
   if (challenge) res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"maestro\"");
   return res;
 }

@@ -27,10 +27,12 @@ std::string ErrorBody(const Status& st);
 HttpResponse ReplyError(const Status& st);
 HttpResponse ReplyError(int http_status, const Status& st);
 
-// 401 UNAUTHENTICATED "missing or wrong bearer token"; `challenge` adds
+// 401 UNAUTHENTICATED "missing or wrong bearer token" (or `message`: "this
+// token has expired", ...); `challenge` adds
 // WWW-Authenticate: Bearer (the MCP and A2A endpoints: their clients read
 // the scheme from it).
-HttpResponse ReplyUnauthenticated(bool challenge);
+HttpResponse ReplyUnauthenticated(bool challenge,
+                                  const std::string& message = "missing or wrong bearer token");
 // 429 with `st`'s body (RESOURCE_EXHAUSTED, its message and field) and, when
 // `retry_after_s` > 0, Retry-After in seconds.
 HttpResponse ReplyTooMany(const Status& st, int64_t retry_after_s = 0);

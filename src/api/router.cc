@@ -52,8 +52,14 @@ std::string Decode(std::string_view s, bool plus_is_space = true) {
 
 std::string DecodePath(std::string_view path) { return Decode(path, /*plus_is_space=*/false); }
 
-void Router::Add(std::string method, std::string_view pattern, Access access, Handler handler) {
-  Route route{std::move(method), std::string(pattern), {}, access, std::move(handler)};
+std::vector<Router::RouteInfo> Router::Routes() const {
+  std::vector<RouteInfo> out;
+  for (const auto& r : routes_) out.push_back({r.method, r.pattern, r.need});
+  return out;
+}
+
+void Router::Add(std::string method, std::string_view pattern, Need need, Handler handler) {
+  Route route{std::move(method), std::string(pattern), {}, need, std::move(handler)};
   for (std::string_view part : SplitPath(pattern)) {
     Segment seg;
     struct {
@@ -177,7 +183,7 @@ bool Router::MatchPath(const Route& route, std::string_view path,
 
 const Router::Handler* Router::Match(std::string_view method, std::string_view path,
                                      std::vector<std::string>* params, std::string* pattern,
-                                     Access* access) const {
+                                     Need* need) const {
   if (pattern) pattern->clear();
   if (path.empty() || path.front() != '/') return nullptr;
   const std::vector<std::string_view> parts = SplitPath(path);
@@ -186,7 +192,7 @@ const Router::Handler* Router::Match(std::string_view method, std::string_view p
     if (route.method != method || !MatchPath(route, path, parts, &captures)) continue;
     *params = std::move(captures);
     if (pattern) *pattern = route.pattern;
-    if (access) *access = route.access;
+    if (need) *need = route.need;
     return &route.handler;
   }
   return nullptr;
@@ -197,7 +203,7 @@ bool Router::NeedsToken(std::string_view path) const {
   const std::vector<std::string_view> parts = SplitPath(path);
   std::vector<std::string> captures;
   for (const Route& route : routes_) {
-    if (route.access == Access::kToken && MatchPath(route, path, parts, &captures)) return true;
+    if (route.need != Need::kPublic && MatchPath(route, path, parts, &captures)) return true;
   }
   return false;
 }

@@ -30,30 +30,40 @@
 #include <tuple>
 #include <vector>
 
+#include "api/access.h"
 #include "api/http.h"
 #include "core/mutex.h"
 
 namespace maestro::api {
 
-// Who may call a route, stated where the route is registered: anyone, or a
-// caller with a valid bearer token (ApiServer::Dispatch answers 401 before
-// the handler runs).
-enum class Access { kPublic, kToken };
+// What a route needs — Need (api/access.h): kPublic (anyone) or a caller
+// with a credential whose scopes and roles grant read, run, decide or admin
+// — is stated where the route is registered, so Add() calls are the one
+// table of who may call what (ApiServer::Dispatch answers 401 / 403 before
+// the handler runs; the routes-by-role test walks Routes()).
 
 class Router {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
-  void Add(std::string method, std::string_view pattern, Access access, Handler handler);
+  void Add(std::string method, std::string_view pattern, Need need, Handler handler);
   // The handler for (method, path) with its captures, or nullptr. When
   // `pattern` is given it receives the matched route's pattern ("" when
-  // none matched); `access`, the matched route's access rule.
+  // none matched); `need`, the matched route's need.
   const Handler* Match(std::string_view method, std::string_view path,
                        std::vector<std::string>* params, std::string* pattern = nullptr,
-                       Access* access = nullptr) const;
+                       Need* need = nullptr) const;
   // Whether a route of `path` under any method needs a token: a request with
   // another method is refused 401 like the route's own, not told 404.
   bool NeedsToken(std::string_view path) const;
+
+  // Every route as registered: (method, pattern, need), in Add() order.
+  struct RouteInfo {
+    std::string method;
+    std::string pattern;
+    Need need;
+  };
+  std::vector<RouteInfo> Routes() const;
 
   // Whether `value` fits a placeholder ("{uuid}", "{id}", "{ulid}") as a
   // whole path segment; false for an unknown placeholder.
@@ -83,7 +93,7 @@ class Router {
     std::string method;
     std::string pattern;
     std::vector<Segment> segments;
-    Access access = Access::kToken;
+    Need need = Need::kRead;
     Handler handler;
   };
   static bool MatchSegment(const Segment& seg, std::string_view part, std::string* capture);

@@ -43,9 +43,9 @@ void ApiServer::A2aRoutes() {
   ao.live = &hub_;
   a2a_ = std::make_shared<api::a2a::A2aEndpoint>(store_, signal_, std::move(ops), std::move(ao));
   api::a2a::A2aEndpoint* a2a = a2a_.get();
-  router_.Add("GET", "/.well-known/agent-card.json", api::Access::kPublic,
+  router_.Add("GET", "/.well-known/agent-card.json", api::Need::kPublic,
               [a2a](const HttpRequest& req) { return a2a->Card(req); });
-  router_.Add("POST", "/a2a", api::Access::kToken,
+  router_.Add("POST", "/a2a", api::Need::kRun,
               [a2a](const HttpRequest& req) { return a2a->Post(req); });
 }
 

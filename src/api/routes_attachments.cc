@@ -24,7 +24,7 @@ api::HttpResponse ListAttachments(api::TaskService& tasks, api::TaskReads& reads
 }  // namespace
 
 void ApiServer::AttachmentRoutes() {
-  router_.Add("GET", "/api/local/tasks/{uuid}/attachments", api::Access::kToken,
+  router_.Add("GET", "/api/local/tasks/{uuid}/attachments", api::Need::kRead,
               [this](const api::HttpRequest& r) { return ListAttachments(tasks_, reads_, r); });
 }
 

@@ -212,14 +212,14 @@ api::HttpResponse BrowserDone(const BrowserRouteDeps& d, const api::HttpRequest&
 }  // namespace
 
 void ApiServer::BrowserRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
   const BrowserRouteDeps d{tasks_, store_, options_};
-  router_.Add("GET", "/api/local/jobs/{id}/browser/screenshot", Access::kToken,
+  router_.Add("GET", "/api/local/jobs/{id}/browser/screenshot", Need::kRead,
               [d](const Req& r) { return BrowserScreenshot(d, r); });
-  router_.Add("POST", "/api/local/jobs/{id}/browser/input", Access::kToken,
+  router_.Add("POST", "/api/local/jobs/{id}/browser/input", Need::kRun,
               [d](const Req& r) { return BrowserInput(d, r); });
-  router_.Add("POST", "/api/local/jobs/{id}/browser/done", Access::kToken,
+  router_.Add("POST", "/api/local/jobs/{id}/browser/done", Need::kRun,
               [d](const Req& r) { return BrowserDone(d, r); });
 }
 

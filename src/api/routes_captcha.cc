@@ -44,7 +44,7 @@ api::HttpResponse ResolveCaptcha(Store& store, const api::HttpRequest& req) {
 }  // namespace
 
 void ApiServer::CaptchaRoutes() {
-  router_.Add("POST", "/api/local/captcha-pool/resolve", api::Access::kToken,
+  router_.Add("POST", "/api/local/captcha-pool/resolve", api::Need::kRun,
               [this](const api::HttpRequest& r) { return ResolveCaptcha(store_, r); });
 }
 

@@ -133,17 +133,17 @@ api::HttpResponse DeleteLesson(Store& store, const api::HttpRequest& req) {
 }  // namespace
 
 void ApiServer::LessonRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
-  router_.Add("GET", kLessonsPath, Access::kToken,
+  router_.Add("GET", kLessonsPath, Need::kRead,
               [this](const Req& r) { return ListLessons(store_, r); });
-  router_.Add("POST", kLessonsPath, Access::kToken,
+  router_.Add("POST", kLessonsPath, Need::kRun,
               [this](const Req& r) { return AddLesson(store_, options_.choices, r); });
-  router_.Add("GET", kLessonPath, Access::kToken,
+  router_.Add("GET", kLessonPath, Need::kRead,
               [this](const Req& r) { return ShowLesson(store_, r); });
-  router_.Add("PATCH", kLessonPath, Access::kToken,
+  router_.Add("PATCH", kLessonPath, Need::kRun,
               [this](const Req& r) { return CorrectLesson(store_, options_.choices, r); });
-  router_.Add("DELETE", kLessonPath, Access::kToken,
+  router_.Add("DELETE", kLessonPath, Need::kRun,
               [this](const Req& r) { return DeleteLesson(store_, r); });
 }
 

@@ -1,5 +1,5 @@
 // Live and per-user routes: the job delta stream (SSE from the JobStreamHub),
-// the notification inbox, token issuing (admin) and the piece catalog.
+// the notification inbox and the piece catalog (tokens: routes_tokens.cc).
 //
 // The job stream: `id:` is the delta's sequence number, so a client that
 // reconnects with Last-Event-ID gets the deltas it missed while they are
@@ -12,7 +12,6 @@
 #include "api/http_util.h"
 #include "api/notification_view.h"
 #include "api/views.h"
-#include "core/hash.h"
 
 namespace maestro {
 
@@ -125,23 +124,6 @@ api::HttpResponse ListPieces(const ApiOptions& options) {
   return Reply(200, options.pieces_json());
 }
 
-// POST /api/local/tokens: {user} — the admin makes a user's bearer token.
-api::HttpResponse CreateToken(Store& store, const api::HttpRequest& req) {
-  if (req.user != api::kAdminUser) {
-    // Not 401: the caller is authenticated, just not allowed.
-    return ReplyError(NotFound("no such route"));
-  }
-  auto body = api::ParseObject(req.body);
-  if (!body.ok()) return ReplyError(body.status());
-  std::string user;
-  if (Status st = api::RequiredString(*body, "user", &user); !st.ok()) return ReplyError(st);
-  auto token = api::NewSecretToken();
-  if (!token.ok()) return ReplyError(token.status());
-  if (Status st = store.AddApiToken(Sha256Hex(*token), user); !st.ok()) return ReplyError(st);
-  // The only time the token is shown; the store keeps its hash.
-  return Reply(201, {{"user", user}, {"token", *token}});
-}
-
 // GET /api/local/notifications[?unread=true]: the caller's inbox.
 api::HttpResponse ListNotifications(Store& store, const api::HttpRequest& req) {
   bool unread = req.Query("unread") == "true" || req.Query("unread") == "1";
@@ -185,23 +167,21 @@ api::HttpResponse MarkNotificationsRead(Store& store, const api::HttpRequest& re
 }  // namespace
 
 void ApiServer::LiveRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
-  router_.Add("GET", "/api/local/jobs/{id}/stream", Access::kToken, [this](const Req& r) {
+  router_.Add("GET", "/api/local/jobs/{id}/stream", Need::kRead, [this](const Req& r) {
     return JobStream(tasks_, store_, hub_, signal_, statuses_, StreamKey(r), r);
   });
-  router_.Add("GET", "/api/pieces", Access::kToken,
+  router_.Add("GET", "/api/pieces", Need::kRead,
               [this](const Req&) { return ListPieces(options_); });
-  router_.Add("POST", "/api/local/tokens", Access::kToken,
-              [this](const Req& r) { return CreateToken(store_, r); });
 }
 
 void ApiServer::InboxRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
-  router_.Add("GET", "/api/local/notifications", Access::kToken,
+  router_.Add("GET", "/api/local/notifications", Need::kRead,
               [this](const Req& r) { return ListNotifications(store_, r); });
-  router_.Add("POST", "/api/local/notifications/read", Access::kToken,
+  router_.Add("POST", "/api/local/notifications/read", Need::kRead,
               [this](const Req& r) { return MarkNotificationsRead(store_, r); });
 }
 

@@ -582,12 +582,12 @@ void ApiServer::McpRoutes() {
                       options_.mcp_max_sessions_per_user, options_.mcp_session_idle,
                       [](const HttpRequest& req) { return StreamKey(req); }});
   McpEndpoint* mcp = mcp_.get();
-  router_.Add("POST", "/mcp", api::Access::kToken,
+  router_.Add("POST", "/mcp", api::Need::kRun,
               [mcp](const HttpRequest& req) { return mcp->Post(req); });
-  router_.Add("DELETE", "/mcp", api::Access::kToken,
+  router_.Add("DELETE", "/mcp", api::Need::kRead,
               [mcp](const HttpRequest& req) { return mcp->Delete(req); });
   // No server-initiated stream: everything arrives on the POST's answer.
-  router_.Add("GET", "/mcp", api::Access::kToken, [](const HttpRequest&) {
+  router_.Add("GET", "/mcp", api::Need::kRead, [](const HttpRequest&) {
     HttpResponse res = Rpc(405, mcp::RpcError(nullptr, mcp::kInvalidRequest,
                                               "GET /mcp is not supported: POST JSON-RPC messages"));
     res.headers.emplace_back("Allow", "POST, DELETE");

@@ -92,7 +92,7 @@ api::HttpResponse ShowMission(const MissionRouteDeps& d, const api::HttpRequest&
   if (!tasks.ok()) return ReplyError(tasks.status());
   Json arr = Json::array();
   for (const Task& t : *tasks) {
-    if (api::Authenticator::Visible(t, req.user)) arr.push_back(api::TaskJson(t));
+    if (d.tasks.access().Visible(t, req.user)) arr.push_back(api::TaskJson(t));
   }
   return Reply(200, {{"mission", MissionJson(*m)}, {"tasks", arr}});
 }
@@ -116,16 +116,13 @@ api::HttpResponse ChangeMission(const MissionRouteDeps& d, const api::HttpReques
 }  // namespace
 
 void ApiServer::MissionRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
   const MissionRouteDeps d{tasks_, store_, options_};
-  router_.Add("POST", kMissionsPath, Access::kToken,
-              [d](const Req& r) { return CreateMission(d, r); });
-  router_.Add("GET", kMissionsPath, Access::kToken,
-              [d](const Req& r) { return ListMissions(d, r); });
-  router_.Add("GET", kMissionPath, Access::kToken, [d](const Req& r) { return ShowMission(d, r); });
-  router_.Add("PATCH", kMissionPath, Access::kToken,
-              [d](const Req& r) { return ChangeMission(d, r); });
+  router_.Add("POST", kMissionsPath, Need::kRun, [d](const Req& r) { return CreateMission(d, r); });
+  router_.Add("GET", kMissionsPath, Need::kRead, [d](const Req& r) { return ListMissions(d, r); });
+  router_.Add("GET", kMissionPath, Need::kRead, [d](const Req& r) { return ShowMission(d, r); });
+  router_.Add("PATCH", kMissionPath, Need::kRun, [d](const Req& r) { return ChangeMission(d, r); });
 }
 
 }  // namespace maestro

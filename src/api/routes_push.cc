@@ -137,15 +137,15 @@ api::HttpResponse Unsubscribe(const ApiOptions& o, Store& store, const api::Http
 }  // namespace
 
 void ApiServer::PushRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
-  router_.Add("GET", "/api/local/push/key", Access::kToken,
+  router_.Add("GET", "/api/local/push/key", Need::kRead,
               [this](const Req&) { return PushKey(options_); });
-  router_.Add("GET", "/api/local/push/subscriptions", Access::kToken,
+  router_.Add("GET", "/api/local/push/subscriptions", Need::kRead,
               [this](const Req& r) { return ListSubscriptions(options_, store_, r); });
-  router_.Add("POST", "/api/local/push/subscriptions", Access::kToken,
+  router_.Add("POST", "/api/local/push/subscriptions", Need::kRead,
               [this](const Req& r) { return Subscribe(options_, store_, r); });
-  router_.Add("DELETE", kSubscriptionPath, Access::kToken,
+  router_.Add("DELETE", kSubscriptionPath, Need::kRead,
               [this](const Req& r) { return Unsubscribe(options_, store_, r); });
 }
 

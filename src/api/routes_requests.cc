@@ -50,9 +50,9 @@ void ApiServer::RequestRoutes() {
   for (RequestKind kind : {RequestKind::kTool, RequestKind::kPackage, RequestKind::kSpawn}) {
     const std::string base =
         "/api/local/tasks/{uuid}/" + std::string(RequestKindName(kind)) + "-requests";
-    router_.Add("GET", base, api::Access::kToken,
+    router_.Add("GET", base, api::Need::kRead,
                 [this, kind](const Req& r) { return ListRequests(tasks_, store_, kind, r); });
-    router_.Add("POST", base + "/{ulid}/decide", api::Access::kToken,
+    router_.Add("POST", base + "/{ulid}/decide", api::Need::kDecide,
                 [this, kind](const Req& r) { return DecideRequest(tasks_, kind, r); });
   }
 }

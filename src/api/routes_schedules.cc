@@ -155,9 +155,10 @@ Json DefaultBudget(const api::TaskService& tasks, const Schedule& s) {
 // The schedule if it exists and `user` may see it (the task rule);
 // kNotFound "no such schedule: <id>" otherwise — a missing and another
 // user's private schedule answer alike.
-Result<Schedule> VisibleSchedule(Store& store, const std::string& id, const std::string& user) {
+Result<Schedule> VisibleSchedule(Store& store, const api::Access& access, const std::string& id,
+                                 const std::string& user) {
   auto s = store.GetSchedule(id);
-  const bool hidden = s.ok() && !api::Authenticator::Visible(*s, user);
+  const bool hidden = s.ok() && !access.Visible(*s, user);
   if ((!s.ok() && s.status().code() == StatusCode::kNotFound) || hidden) {
     return NotFound("no such schedule: " + api::SafeEcho(id));
   }
@@ -180,6 +181,17 @@ api::HttpResponse CreateSchedule(const ScheduleRouteDeps& d, const api::HttpRequ
   Schedule s;
   if (Status st = ApplyFields(*body, &s); !st.ok()) return ReplyError(st);
   if (Status st = CheckSchedule(d.tasks, &s); !st.ok()) return ReplyError(st);
+  // A team space's schedule: the caller must be able to run tasks there.
+  if (!d.tasks.access().SpaceVisible(s.space, req.user)) {
+    return ReplyError(InvalidArgument("unknown space: " + api::SafeEcho(s.space), "space"));
+  }
+  {
+    Task as_created;
+    as_created.space = s.space;
+    if (Status st = d.tasks.access().Allow(as_created, req.user, api::kCapRun); !st.ok()) {
+      return ReplyError(st);
+    }
+  }
   s.owner = req.user;
   s.budget = DefaultBudget(d.tasks, s);
   if (Status st = CheckScheduleLimit(d.store, d.options.budgets.quotas, req.user); !st.ok()) {
@@ -196,13 +208,15 @@ api::HttpResponse ListSchedules(const ScheduleRouteDeps& d, const api::HttpReque
   if (!list.ok()) return ReplyError(list.status());
   const TimeMs now = d.options.clock->NowMs();
   Json arr = Json::array();
-  for (const auto& s : *list) arr.push_back(ScheduleJson(s, now));
+  for (const auto& s : *list) {
+    if (d.tasks.access().Visible(s, req.user)) arr.push_back(ScheduleJson(s, now));
+  }
   return Reply(200, {{"schedules", arr}});
 }
 
 // GET /api/local/schedules/{id}
 api::HttpResponse ShowSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
-  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  auto s = VisibleSchedule(d.store, d.tasks.access(), req.params[0], req.user);
   if (!s.ok()) return ReplyError(s.status());
   return Reply(200, {{"schedule", ScheduleJson(*s, d.options.clock->NowMs())}});
 }
@@ -210,7 +224,7 @@ api::HttpResponse ShowSchedule(const ScheduleRouteDeps& d, const api::HttpReques
 // PATCH /api/local/schedules/{id}: any subset of the create fields;
 // pause/resume is {"enabled": false|true}.
 api::HttpResponse ChangeSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
-  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  auto s = VisibleSchedule(d.store, d.tasks.access(), req.params[0], req.user);
   if (!s.ok()) return ReplyError(s.status());
   if (!MayChange(*s, req.user)) return NotOwner(*s);
   auto body = api::ParseObject(req.body);
@@ -225,7 +239,7 @@ api::HttpResponse ChangeSchedule(const ScheduleRouteDeps& d, const api::HttpRequ
 
 // DELETE /api/local/schedules/{id}
 api::HttpResponse DeleteSchedule(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
-  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  auto s = VisibleSchedule(d.store, d.tasks.access(), req.params[0], req.user);
   if (!s.ok()) return ReplyError(s.status());
   if (!MayChange(*s, req.user)) return NotOwner(*s);
   if (Status st = d.store.DeleteSchedule(s->id); !st.ok()) return ReplyError(st);
@@ -235,7 +249,7 @@ api::HttpResponse DeleteSchedule(const ScheduleRouteDeps& d, const api::HttpRequ
 // POST /api/local/schedules/{id}/run: a task at once, whatever the overlap
 // rule and the cron say.
 api::HttpResponse RunScheduleNow(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
-  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  auto s = VisibleSchedule(d.store, d.tasks.access(), req.params[0], req.user);
   if (!s.ok()) return ReplyError(s.status());
   // Its task is the owner's and spends the owner's quota.
   if (!MayChange(*s, req.user)) return NotOwner(*s);
@@ -258,7 +272,7 @@ api::HttpResponse RunScheduleNow(const ScheduleRouteDeps& d, const api::HttpRequ
 // GET /api/local/schedules/{id}/tasks: the fires, newest first, each with
 // its task when it made one.
 api::HttpResponse ScheduleHistory(const ScheduleRouteDeps& d, const api::HttpRequest& req) {
-  auto s = VisibleSchedule(d.store, req.params[0], req.user);
+  auto s = VisibleSchedule(d.store, d.tasks.access(), req.params[0], req.user);
   if (!s.ok()) return ReplyError(s.status());
   auto fires = d.store.ListScheduleFires(s->id, kHistory);
   if (!fires.ok()) return ReplyError(fires.status());
@@ -279,20 +293,19 @@ api::HttpResponse ScheduleHistory(const ScheduleRouteDeps& d, const api::HttpReq
 }  // namespace
 
 void ApiServer::ScheduleRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
   const ScheduleRouteDeps d{tasks_, store_, options_};
   const std::string one = kSchedulePath;
-  router_.Add("POST", kSchedulesPath, Access::kToken,
+  router_.Add("POST", kSchedulesPath, Need::kRun,
               [d](const Req& r) { return CreateSchedule(d, r); });
-  router_.Add("GET", kSchedulesPath, Access::kToken,
+  router_.Add("GET", kSchedulesPath, Need::kRead,
               [d](const Req& r) { return ListSchedules(d, r); });
-  router_.Add("GET", one, Access::kToken, [d](const Req& r) { return ShowSchedule(d, r); });
-  router_.Add("PATCH", one, Access::kToken, [d](const Req& r) { return ChangeSchedule(d, r); });
-  router_.Add("DELETE", one, Access::kToken, [d](const Req& r) { return DeleteSchedule(d, r); });
-  router_.Add("POST", one + "/run", Access::kToken,
-              [d](const Req& r) { return RunScheduleNow(d, r); });
-  router_.Add("GET", one + "/tasks", Access::kToken,
+  router_.Add("GET", one, Need::kRead, [d](const Req& r) { return ShowSchedule(d, r); });
+  router_.Add("PATCH", one, Need::kRun, [d](const Req& r) { return ChangeSchedule(d, r); });
+  router_.Add("DELETE", one, Need::kRun, [d](const Req& r) { return DeleteSchedule(d, r); });
+  router_.Add("POST", one + "/run", Need::kRun, [d](const Req& r) { return RunScheduleNow(d, r); });
+  router_.Add("GET", one + "/tasks", Need::kRead,
               [d](const Req& r) { return ScheduleHistory(d, r); });
 }
 

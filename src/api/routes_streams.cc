@@ -212,12 +212,12 @@ api::HttpResponse Metrics(Store& store, const ApiOptions& options,
 }  // namespace
 
 void ApiServer::StreamRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
-  router_.Add("GET", "/api/local/tasks/{uuid}/events", Access::kToken, [this](const Req& r) {
+  router_.Add("GET", "/api/local/tasks/{uuid}/events", Need::kRead, [this](const Req& r) {
     return TaskEvents(tasks_, store_, signal_, StreamKey(r), r);
   });
-  router_.Add("GET", "/metrics", Access::kToken, [this](const Req&) {
+  router_.Add("GET", "/metrics", Need::kRead, [this](const Req&) {
     return Metrics(store_, options_, router_.RequestCounts(), server_->stats());
   });
 }

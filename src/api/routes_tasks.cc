@@ -52,9 +52,29 @@ api::HttpResponse CreateTask(const TaskRouteDeps& d, const api::HttpRequest& req
                      {"attachments", *attached}});
 }
 
-// GET /api/spaces: the spaces a task may name.
-api::HttpResponse ListSpaces(const TaskRouteDeps& d) {
-  return Reply(200, api::SpacesJson(d.options.choices));
+// GET /api/spaces: the spaces a task may name — of the caller's teams and
+// of none (another team's space is not shown), each with its team.
+api::HttpResponse ListSpaces(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  const api::Access& access = d.tasks.access();
+  Json all = api::SpacesJson(d.options.choices);
+  Json seen = Json::array();
+  for (auto& s : all["spaces"]) {
+    const std::string name = s.value("name", "");
+    if (!access.SpaceVisible(name, req.user)) continue;
+    s["team"] = access.TeamOfSpace(name);
+    seen.push_back(std::move(s));
+  }
+  return Reply(200, {{"spaces", seen}});
+}
+
+// A task's JSON gains its team and what the caller may do on it (the UI
+// shows Approve only with can.decide; the server checks again).
+void AddTeamAndCan(const api::Access& access, const api::HttpRequest& req, Json* task) {
+  Task t;
+  t.space = task->value("space", "");
+  const uint32_t caps = access.CapsOn(t, req.user) & req.caller.scopes;
+  (*task)["team"] = access.TeamOfSpace(t.space);
+  (*task)["can"] = {{"run", (caps & api::kCapRun) != 0}, {"decide", (caps & api::kCapDecide) != 0}};
 }
 
 // GET /api/profiles: the LLM profiles a create may name (the web UI's
@@ -70,6 +90,7 @@ api::HttpResponse ListTasks(const TaskRouteDeps& d, const api::HttpRequest& req)
   if (!filter.ok()) return ReplyError(filter.status());
   auto tasks = d.reads.VisibleTasks(*filter, req.user);
   if (!tasks.ok()) return ReplyError(tasks.status());
+  for (auto& t : (*tasks)["tasks"]) AddTeamAndCan(d.tasks.access(), req, &t);
   return Reply(200, *tasks);
 }
 
@@ -77,6 +98,7 @@ api::HttpResponse ListTasks(const TaskRouteDeps& d, const api::HttpRequest& req)
 api::HttpResponse ShowTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
   auto detail = d.reads.TaskDetail(req.params[0], req.user);
   if (!detail.ok()) return ReplyError(detail.status());
+  AddTeamAndCan(d.tasks.access(), req, &(*detail)["task"]);
   return Reply(200, *detail);
 }
 
@@ -84,7 +106,7 @@ api::HttpResponse ShowTask(const TaskRouteDeps& d, const api::HttpRequest& req) 
 // characters after trimming, no control characters); a task.updated event
 // makes live views refresh.
 api::HttpResponse RenameTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
-  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+  if (auto t = d.tasks.TaskAllowing(req.params[0], req.user, api::kCapRun); !t.ok()) {
     return ReplyError(t.status());
   }
   auto body = api::ParseObject(req.body);
@@ -96,7 +118,7 @@ api::HttpResponse RenameTask(const TaskRouteDeps& d, const api::HttpRequest& req
   }
   std::string title;
   if (Status st = CheckTitle(it->get<std::string>(), &title); !st.ok()) return ReplyError(st);
-  auto task = d.store.SetTaskTitle(req.params[0], title);
+  auto task = d.tasks.Rename(req.params[0], req.user, title);
   if (!task.ok()) return ReplyError(task.status());
   auto with_usage = d.reads.TasksWithUsage({*task});
   if (!with_usage.ok()) return ReplyError(with_usage.status());
@@ -175,28 +197,27 @@ api::HttpResponse CancelTask(const TaskRouteDeps& d, const api::HttpRequest& req
 }  // namespace
 
 void ApiServer::TaskRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
   const TaskRouteDeps d{tasks_, reads_, store_, options_};
   const std::string task = kTaskPath;
-  router_.Add("POST", "/api/local/tasks", Access::kToken,
+  router_.Add("POST", "/api/local/tasks", Need::kRun,
               [d](const Req& r) { return CreateTask(d, r); });
-  router_.Add("GET", "/api/spaces", Access::kToken, [d](const Req&) { return ListSpaces(d); });
-  router_.Add("GET", "/api/profiles", Access::kToken, [d](const Req&) { return ListProfiles(d); });
-  router_.Add("GET", "/api/local/tasks", Access::kToken,
+  router_.Add("GET", "/api/spaces", Need::kRead, [d](const Req& r) { return ListSpaces(d, r); });
+  router_.Add("GET", "/api/profiles", Need::kRead, [d](const Req&) { return ListProfiles(d); });
+  router_.Add("GET", "/api/local/tasks", Need::kRead,
               [d](const Req& r) { return ListTasks(d, r); });
-  router_.Add("GET", task, Access::kToken, [d](const Req& r) { return ShowTask(d, r); });
-  router_.Add("PATCH", task, Access::kToken, [d](const Req& r) { return RenameTask(d, r); });
-  router_.Add("GET", task + "/comments", Access::kToken,
+  router_.Add("GET", task, Need::kRead, [d](const Req& r) { return ShowTask(d, r); });
+  router_.Add("PATCH", task, Need::kRun, [d](const Req& r) { return RenameTask(d, r); });
+  router_.Add("GET", task + "/comments", Need::kRead,
               [d](const Req& r) { return ListComments(d, r); });
-  router_.Add("POST", task + "/comments", Access::kToken,
+  router_.Add("POST", task + "/comments", Need::kRun,
               [d](const Req& r) { return PostComment(d, r); });
-  router_.Add("POST", task + "/continue", Access::kToken,
+  router_.Add("POST", task + "/continue", Need::kRun,
               [d](const Req& r) { return ContinueTask(d, r); });
-  router_.Add("POST", task + "/budget", Access::kToken,
+  router_.Add("POST", task + "/budget", Need::kDecide,
               [d](const Req& r) { return RaiseBudget(d, r); });
-  router_.Add("POST", task + "/cancel", Access::kToken,
-              [d](const Req& r) { return CancelTask(d, r); });
+  router_.Add("POST", task + "/cancel", Need::kRun, [d](const Req& r) { return CancelTask(d, r); });
 }
 
 }  // namespace maestro

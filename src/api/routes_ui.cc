@@ -86,15 +86,17 @@ api::HttpResponse Html(int status, std::string body) {
 
 // GET /api/info (no token): what the sign-in page and the UI's header show.
 api::HttpResponse ServerInfo(const ApiOptions& o) {
-  return api::Reply(
-      200,
-      {{"version", o.version}, {"demo", o.demo}, {"model", o.model}, {"ui", !o.ui_dir.empty()}});
+  return api::Reply(200, {{"version", o.version},
+                          {"demo", o.demo},
+                          {"model", o.model},
+                          {"ui", !o.ui_dir.empty()},
+                          {"auth", {{"oidc", o.oidc != nullptr}, {"login_url", "/auth/login"}}}});
 }
 
 }  // namespace
 
 void ApiServer::UiRoutes() {
-  router_.Add("GET", "/api/info", api::Access::kPublic,
+  router_.Add("GET", "/api/info", api::Need::kPublic,
               [this](const api::HttpRequest&) { return ServerInfo(options_); });
 }
 

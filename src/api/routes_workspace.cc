@@ -284,17 +284,17 @@ api::HttpResponse ListToolCalls(const WorkspaceRouteDeps& d, const api::HttpRequ
 }  // namespace
 
 void ApiServer::WorkspaceRoutes() {
-  using api::Access;
+  using api::Need;
   using Req = api::HttpRequest;
   const WorkspaceRouteDeps d{tasks_, store_, options_};
   const std::string base = "/api/local/tasks/{uuid}";
-  router_.Add("GET", base + "/files", Access::kToken,
+  router_.Add("GET", base + "/files", Need::kRead,
               [d](const Req& r) { return ListWorkspaceFiles(d, r); });
-  router_.Add("GET", base + "/files/{rest}", Access::kToken,
+  router_.Add("GET", base + "/files/{rest}", Need::kRead,
               [d](const Req& r) { return ShowWorkspaceFile(d, r); });
-  router_.Add("GET", base + "/diff", Access::kToken,
+  router_.Add("GET", base + "/diff", Need::kRead,
               [d](const Req& r) { return WorkspaceDiff(d, r); });
-  router_.Add("GET", base + "/tool-calls", Access::kToken,
+  router_.Add("GET", base + "/tool-calls", Need::kRead,
               [d](const Req& r) { return ListToolCalls(d, r); });
 }
 

@@ -77,7 +77,7 @@ Result<Json> TaskReads::VisibleTasks(std::optional<JobStatus> status, const std:
   if (!tasks.ok()) return tasks.status();
   std::vector<Task> visible;
   for (auto& t : *tasks) {
-    if (Authenticator::Visible(t, user)) visible.push_back(std::move(t));
+    if (tasks_.access().Visible(t, user)) visible.push_back(std::move(t));
   }
   auto arr = TasksWithUsage(visible);
   if (!arr.ok()) return arr.status();

@@ -5,6 +5,7 @@
 #include "api/attachments.h"
 #include "api/auth.h"
 #include "api/http_util.h"
+#include "core/hash.h"
 #include "core/ids.h"
 #include "store/quota_gate.h"
 #include "workspace/workspace.h"
@@ -26,6 +27,8 @@ Result<NewTask> NewTaskFromJson(const Json& body) {
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "title", &t.title));
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "piece", &t.piece));
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "space", &t.space));
+  // Unset: the space decides (a team space's tasks are the team's).
+  t.visibility.clear();
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "visibility", &t.visibility));
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "model", &t.model));
   MAESTRO_RETURN_IF_ERROR(OptionalString(body, "profile", &t.profile));
@@ -49,7 +52,33 @@ double LastParkEstimate(Store& store, const std::string& task_id) {
 }  // namespace
 
 TaskService::TaskService(Store& store, TaskServiceOptions options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store),
+      options_(std::move(options)),
+      access_(options_.access ? options_.access : std::make_shared<const Access>()) {}
+
+void TaskService::Audit(const std::string& user, const std::string& action, const Task& task,
+                        Json detail) {
+  if (!options_.audit) return;
+  options_.audit->Record(user, action, task.id, access_->TeamOfSpace(task.space),
+                         std::move(detail));
+}
+
+Result<Task> TaskService::TaskAllowing(const std::string& task_id, const std::string& user,
+                                       uint32_t cap) {
+  auto task = VisibleTask(task_id, user);
+  if (!task.ok()) return task.status();
+  MAESTRO_RETURN_IF_ERROR(access_->Allow(*task, user, cap));
+  return task;
+}
+
+Result<Task> TaskService::Rename(const std::string& task_id, const std::string& user,
+                                 const std::string& title) {
+  auto task = TaskAllowing(task_id, user, kCapRun);
+  if (!task.ok()) return task.status();
+  auto renamed = store_.SetTaskTitle(task_id, title);
+  if (renamed.ok()) Audit(user, "task.rename", *renamed, {{"title", renamed->title}});
+  return renamed;
+}
 
 Status TaskService::CheckChoices(const TaskChoices& choices, NewTask* task) {
   MAESTRO_RETURN_IF_ERROR(ChoosePiece(choices, task));
@@ -90,7 +119,7 @@ Result<Store::CreatedTask> TaskService::Create(const Json& body, const std::stri
                                                const std::vector<UploadedFile>& files) {
   auto in = NewTaskFromJson(body);
   if (!in.ok()) return in.status();
-  MAESTRO_RETURN_IF_ERROR(CheckVisibility(in->visibility));
+  if (!in->visibility.empty()) MAESTRO_RETURN_IF_ERROR(CheckVisibility(in->visibility));
   auto asked = budget::ParseLimits(body.contains("budget") ? body["budget"] : Json(), "budget");
   if (!asked.ok()) return asked.status();
   return Create(*std::move(in), *asked, user, files);
@@ -100,9 +129,22 @@ Result<Store::CreatedTask> TaskService::Create(NewTask in, const budget::Limits&
                                                const std::string& user,
                                                const std::vector<UploadedFile>& files) {
   // Refused here, before anything is written (no task, no job).
-  MAESTRO_RETURN_IF_ERROR(CheckVisibility(in.visibility));
+  if (!in.visibility.empty()) MAESTRO_RETURN_IF_ERROR(CheckVisibility(in.visibility));
   MAESTRO_RETURN_IF_ERROR(ApplyMission(user, &in));
   MAESTRO_RETURN_IF_ERROR(CheckChoices(options_.choices, &in));
+  if (in.visibility.empty()) {
+    in.visibility = access_->TeamOfSpace(in.space).empty() ? "private" : "shared";
+  }
+  // Another team's space is as unknown as a missing one; in the caller's
+  // own team the role must allow running.
+  if (!access_->SpaceVisible(in.space, user)) {
+    return InvalidArgument("unknown space: " + SafeEcho(in.space), "space");
+  }
+  {
+    Task as_created;
+    as_created.space = in.space;
+    MAESTRO_RETURN_IF_ERROR(access_->Allow(as_created, user, kCapRun));
+  }
   in.owner = user;
   const budget::Limits limits = BudgetFor(in.piece, user, asked);
   const std::string profile = in.profile.empty() ? "default" : in.profile;
@@ -116,15 +158,25 @@ Result<Store::CreatedTask> TaskService::Create(NewTask in, const budget::Limits&
   }
   in.budget = budget::LimitsJson(limits);
   MAESTRO_RETURN_IF_ERROR(CheckQuota(user));
-  if (files.empty()) return store_.CreateTask(in);
-  // The files go into the workspace first and the rows with the task, so
-  // its first job cannot start without them.
-  in.id = NewUuid();
-  auto written = StageFiles(in.id, in.space, files);
-  if (!written.ok()) return written.status();
-  in.attachments = *written;
-  auto created = store_.CreateTask(in);
-  if (!created.ok()) RemoveAttachments(*options_.env, WorkspaceDirOf(in.id, in.space), *written);
+  auto created = [&]() -> Result<Store::CreatedTask> {
+    if (files.empty()) return store_.CreateTask(in);
+    // The files go into the workspace first and the rows with the task, so
+    // its first job cannot start without them.
+    in.id = NewUuid();
+    auto written = StageFiles(in.id, in.space, files);
+    if (!written.ok()) return written.status();
+    in.attachments = *written;
+    auto c = store_.CreateTask(in);
+    if (!c.ok()) RemoveAttachments(*options_.env, WorkspaceDirOf(in.id, in.space), *written);
+    return c;
+  }();
+  if (created.ok()) {
+    Audit(user, "task.create", created->task,
+          {{"piece", created->task.piece},
+           {"space", created->task.space},
+           {"visibility", created->task.visibility},
+           {"files", files.size()}});
+  }
   return created;
 }
 
@@ -132,7 +184,7 @@ Result<TaskService::Commented> TaskService::Comment(const std::string& task_id,
                                                     const std::string& user,
                                                     const std::string& body,
                                                     const std::vector<UploadedFile>& files) {
-  auto task = VisibleTask(task_id, user);
+  auto task = TaskAllowing(task_id, user, kCapRun);
   if (!task.ok()) return task.status();
   auto written = StageFiles(task_id, task->space, files);
   if (!written.ok()) return written.status();
@@ -142,6 +194,10 @@ Result<TaskService::Commented> TaskService::Comment(const std::string& task_id,
     return r.status();
   }
   Commented out{*std::move(r), {}};
+  Audit(user, "task.comment", *task,
+        {{"comment_id", out.result.comment.id},
+         {"outcome", std::string(CommentOutcomeName(out.result.outcome))},
+         {"files", written->size()}});
   if (written->empty()) return out;
   // Read back as stored (ids, comment id, times).
   auto all = store_.ListAttachments(task_id);
@@ -156,7 +212,7 @@ Result<Store::ContinueResult> TaskService::Continue(const std::string& task_id,
                                                     const std::string& user,
                                                     const std::string& piece,
                                                     const std::string& note) {
-  auto task = VisibleTask(task_id, user);
+  auto task = TaskAllowing(task_id, user, kCapRun);
   if (!task.ok()) return task.status();
   if (!piece.empty()) {  // "" keeps the task's piece
     MAESTRO_RETURN_IF_ERROR(CheckPiece(options_.choices, piece));
@@ -166,11 +222,14 @@ Result<Store::ContinueResult> TaskService::Continue(const std::string& task_id,
     as_created.piece = piece;
     MAESTRO_RETURN_IF_ERROR(ChoosePiece(options_.choices, &as_created));
   }
-  return store_.ContinueTask(task_id, piece, user, note);
+  auto continued = store_.ContinueTask(task_id, piece, user, note);
+  if (continued.ok()) Audit(user, "task.continue", *task, {{"piece", piece}});
+  return continued;
 }
 
 Result<CancelReport> TaskService::Cancel(const std::string& task_id, const std::string& user) {
-  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
+  auto task = TaskAllowing(task_id, user, kCapRun);
+  if (!task.ok()) return task.status();
   auto jobs = store_.ListJobs(task_id);
   if (!jobs.ok()) return jobs.status();
   CancelReport total;
@@ -189,6 +248,7 @@ Result<CancelReport> TaskService::Cancel(const std::string& task_id, const std::
       }
     }
   }
+  Audit(user, "task.cancel", *task, {{"cancelled", total.cancelled}, {"flagged", total.flagged}});
   return total;
 }
 
@@ -197,7 +257,8 @@ Result<TaskService::Decided> TaskService::Decide(const std::string& task_id, Req
                                                  const std::string& decision,
                                                  const std::string& scope,
                                                  const std::string& user) {
-  if (auto t = VisibleTask(task_id, user); !t.ok()) return t.status();
+  auto task = TaskAllowing(task_id, user, kCapDecide);
+  if (!task.ok()) return task.status();
   auto existing = store_.GetRequest(request_id);
   if (!existing.ok()) return existing.status();
   if (existing->task_id != task_id || existing->kind != kind) {
@@ -206,6 +267,13 @@ Result<TaskService::Decided> TaskService::Decide(const std::string& task_id, Req
   auto decided = store_.DecideRequest(request_id, decision, scope, user);
   if (!decided.ok()) return decided.status();
   Decided out{*std::move(decided), std::nullopt};
+  Audit(user, "request.decide", *task,
+        {{"request_id", request_id},
+         {"kind", std::string(RequestKindName(kind))},
+         {"name", existing->name},
+         {"decision", decision},
+         {"scope", scope},
+         {"args_sha256", Sha256Hex(DumpJson(existing->args))}});
   if (!out.request.job_id.empty()) {
     if (auto job = store_.GetJob(out.request.job_id); job.ok()) out.job = *std::move(job);
   }
@@ -214,7 +282,7 @@ Result<TaskService::Decided> TaskService::Decide(const std::string& task_id, Req
 
 Result<Job> TaskService::RaiseBudget(const std::string& task_id, const std::string& user,
                                      const Json& limits) {
-  auto task = VisibleTask(task_id, user);
+  auto task = TaskAllowing(task_id, user, kCapDecide);
   if (!task.ok()) return task.status();
   auto raise = budget::ParseLimits(limits, "");
   if (!raise.ok()) return raise.status();
@@ -245,7 +313,9 @@ Result<Job> TaskService::RaiseBudget(const std::string& task_id, const std::stri
                   "the budget would still be exceeded: " + budget::ExceededText(still),
                   still.which);
   }
-  return store_.RaiseTaskBudget(task_id, budget::LimitsJson(raised));
+  auto resumed = store_.RaiseTaskBudget(task_id, budget::LimitsJson(raised));
+  if (resumed.ok()) Audit(user, "budget.raise", *task, {{"limits", budget::LimitsJson(raised)}});
+  return resumed;
 }
 
 Result<Task> TaskService::VisibleTask(const std::string& task_id, const std::string& user) {
@@ -253,7 +323,7 @@ Result<Task> TaskService::VisibleTask(const std::string& task_id, const std::str
   // Same answer for a missing task and another user's private one: the id
   // of a private task does not leak.
   if ((!task.ok() && task.status().code() == StatusCode::kNotFound) ||
-      (task.ok() && !Authenticator::Visible(*task, user))) {
+      (task.ok() && !access_->Visible(*task, user))) {
     return NotFound("no such task: " + SafeEcho(task_id));
   }
   return task;
@@ -261,7 +331,7 @@ Result<Task> TaskService::VisibleTask(const std::string& task_id, const std::str
 
 Result<Mission> TaskService::VisibleMission(const std::string& id, const std::string& user) {
   auto m = store_.GetMission(id);
-  const bool hidden = m.ok() && !Authenticator::Visible(*m, user);
+  const bool hidden = m.ok() && !access_->Visible(*m, user);
   if ((!m.ok() && m.status().code() == StatusCode::kNotFound) || hidden) {
     return NotFound("no such mission: " + SafeEcho(id));
   }

@@ -18,7 +18,13 @@
 //     task's workspace first and recorded with the task or comment in one
 //     transaction, and removed again when the store refuses it;
 //   - visibility: a task, mission or request `user` may not see is
-//     kNotFound, the same answer as a missing one (its id does not leak).
+//     kNotFound, the same answer as a missing one (its id does not leak);
+//   - roles (issue 49): an operation on a visible task needs the role in
+//     the task's team (api/access.h): run for create, comment, continue,
+//     cancel, rename; decide for a decision or a budget raise — else
+//     kPermissionDenied (403) naming the role and the team;
+//   - the audit log: each operation that succeeds is recorded with its
+//     actor (api/audit.h).
 // Task semantics beyond these checks (the write gate, the continue gate, a
 // decision's compare-and-set) stay in the Store.
 //
@@ -32,10 +38,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "api/access.h"
+#include "api/audit.h"
 #include "api/task_validation.h"
 #include "api/uploaded_file.h"
 #include "core/clock.h"
@@ -68,6 +77,12 @@ struct TaskServiceOptions {
   std::function<void(const std::string& job_id)> cancel_running;
   // The path a quota refusal's event names ("api", "cli").
   std::string via = "api";
+  // Who may see and do what (roles per team, api/access.h); null: the
+  // single-user rules (owner, shared, unowned; everyone an operator).
+  std::shared_ptr<const Access> access;
+  // Where each operation is recorded (api/audit.h); null: not recorded
+  // (`maestro run`, tests).
+  std::shared_ptr<AuditLog> audit;
 };
 
 class TaskService {
@@ -141,10 +156,17 @@ class TaskService {
   // Returns the resumed job.
   Result<Job> RaiseBudget(const std::string& task_id, const std::string& user, const Json& limits);
 
-  // ---- visibility and where a task's files are
+  // Renames the task (a title of CheckTitle's rules).
+  Result<Task> Rename(const std::string& task_id, const std::string& user,
+                      const std::string& title);
+
+  // ---- visibility, roles and where a task's files are
   // The task if it exists and `user` may see it; kNotFound "no such task:
   // <id>" otherwise.
   Result<Task> VisibleTask(const std::string& task_id, const std::string& user);
+  // The visible task when `user`'s role on it grants `cap` (kCapRun,
+  // kCapDecide: api/access.h); kPermissionDenied naming the role otherwise.
+  Result<Task> TaskAllowing(const std::string& task_id, const std::string& user, uint32_t cap);
   // The mission if it exists and `user` may see it; kNotFound "no such
   // mission: <id>" otherwise.
   Result<Mission> VisibleMission(const std::string& id, const std::string& user);
@@ -153,6 +175,7 @@ class TaskService {
   std::string WorkspaceDirOf(const std::string& task_id, const std::string& space) const;
 
   const TaskServiceOptions& options() const { return options_; }
+  const Access& access() const { return *access_; }
 
  private:
   // Writes `files` into the task's workspace (api/attachments.h).
@@ -161,8 +184,12 @@ class TaskService {
   // The mission's rules on `in` (visible; its space, if any, is the task's).
   Status ApplyMission(const std::string& user, NewTask* in);
 
+  // Records `action` of `user` on the task (no-op without an audit log).
+  void Audit(const std::string& user, const std::string& action, const Task& task, Json detail);
+
   Store& store_;
   const TaskServiceOptions options_;
+  const std::shared_ptr<const Access> access_;  // options_.access, or the single-user rules
 };
 
 }  // namespace maestro::api

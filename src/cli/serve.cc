@@ -5,16 +5,20 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
+#include "api/access_config.h"
 #include "api/api_server.h"
+#include "api/audit.h"
 #include "api/push_notice.h"
 #include "api/readiness.h"
 #include "cli/demo_mode.h"
 #include "cli/engine_setup.h"
 #include "cli/runtime.h"
 #include "core/egress.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "engine/piece/piece_catalog.h"
 #include "notify/delta_stamp.h"
@@ -53,9 +57,53 @@ engine::DeltaFn PublishToStreams(notify::Notifier* notifier) {
   };
 }
 
+// `auth:` and `teams:` (api/access_config.h), the client secret possibly
+// from MAESTRO_OIDC_CLIENT_SECRET.
+Result<api::AccessSettings> AccessSettingsOf(const Config& cfg) {
+  const char* secret = std::getenv("MAESTRO_OIDC_CLIENT_SECRET");
+  return api::AccessSettingsFrom(cfg, secret ? secret : "");
+}
+
+// Audits a change of the config file since the last start (config.change:
+// the old and new SHA-256 of its bytes), so who-changed-what shows the
+// operator's edits beside the users' actions. The file's first start is a
+// change from "".
+void AuditConfigChange(Store& store, const std::string& config_path) {
+  if (config_path.empty()) return;
+  auto bytes = ReadFileToString(*Env::Default(), config_path);
+  if (!bytes.ok()) return;
+  const std::string now_sha = Sha256Hex(*bytes);
+  AuditFilter f;
+  f.action = "config.change";
+  f.limit = 1;
+  auto last = store.ListAudit(f);
+  std::string before;
+  if (last.ok() && !last->empty()) {
+    Json d = Json::parse((*last)[0].detail, nullptr, /*allow_exceptions=*/false);
+    if (d.is_object()) before = d.value("new_sha256", "");
+  }
+  if (before == now_sha) return;
+  api::AuditLog(store, SystemClock::Default())
+      .Record("system", "config.change", "", "",
+              {{"path", config_path}, {"old_sha256", before}, {"new_sha256", now_sha}});
+}
+
 ApiOptions MakeApiOptions(const Config& cfg, Runtime& rt, const std::string& ui_dir) {
   SqlStore& store = *rt.store;
   ApiOptions ao;
+  // Validated by Serve before the API is made.
+  if (auto a = AccessSettingsOf(cfg); a.ok()) {
+    ao.session_ttl_s = a->session_ttl_s;
+    if (a->oidc) {
+      ao.oidc = std::make_shared<identity::OidcClient>(*a->oidc);
+      // Early and loud, but not fatal: the provider may start after maestro
+      // (start in any order); a sign-in reads discovery again.
+      if (Status st = ao.oidc->Discover(); !st.ok()) {
+        spdlog::warn("auth.oidc: {} (a sign-in tries again)", st.message());
+      }
+    }
+    ao.access = std::make_shared<const api::Access>(*std::move(a), &store);
+  }
   ao.http.host = cfg.listen_host;
   ao.http.port = cfg.listen_port;
   ao.http.io_threads = cfg.http.io_threads;
@@ -173,6 +221,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override,
   if (auto b = budget::SettingsFromConfig(*cfg); !b.ok()) return Fail(b.status());
   auto egress = EgressPolicyFrom(cfg->egress, cfg->egress_where);
   if (!egress.ok()) return Fail(egress.status());
+  if (auto a = AccessSettingsOf(*cfg); !a.ok()) return Fail(a.status());
   if (Status st = InitLogging(cfg->log_level, cfg->log_format); !st.ok()) return Fail(st);
   // What /api/ready reports (api/readiness.h): the startup's waits, the
   // store's schema against this binary's, the worker pool.
@@ -223,6 +272,7 @@ int Serve(const std::string& config_path, bool with_api, int workers_override,
     api = std::make_unique<ApiServer>(*rt->store, *rt->notifier, std::move(ao));
     if (auto bound = api->Bind(); !bound.ok()) return FailBind(*cfg, bound.status());
     if (Status st = EnsureAdmin(*cfg, *rt->store); !st.ok()) return Fail(st);
+    AuditConfigChange(*rt->store, config_path);
     // Demo mode: no LLM server configured → the bundled scripted model.
     auto started = cli::MaybeStartDemo(*cfg);
     if (!started.ok()) return Fail(started.status());

@@ -87,6 +87,9 @@ struct SpaceConfig {
   // is refused (issue 21, piece routing).
   std::string piece;
   bool grounded = false;
+  // `team:` the team (top-level `teams:`) the space belongs to: its members
+  // see its tasks, their roles say what they may do (api/access.h); "" = none.
+  std::string team;
   // `ssh:` the hosts RunRemote may reach from this space, in file order;
   // empty: no RunRemote.
   std::vector<SshHostConfig> ssh;
@@ -232,6 +235,14 @@ struct Config {
   // core/egress.h; docs/security.md).
   Json egress = Json::object();
   std::string egress_where;
+  // The `auth` section (sign-in: OIDC, sessions, the default role) and the
+  // `teams` section (members and provider groups with their roles),
+  // validated by src/api (AccessSettingsFrom, api/access_config.h; docs/
+  // operations.md "Teams and sign-in").
+  Json auth = Json::object();
+  std::string auth_where;
+  Json teams = Json::object();
+  std::string teams_where;
   JobsConfig jobs;
   SchedulesConfig schedules;
   PushConfig push;

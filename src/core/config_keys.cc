@@ -338,6 +338,11 @@ const std::vector<KeyDef>& KeyTable() {
       {"mcp_servers", JsonSectionKey(&Config::mcp_servers, &Config::mcp_servers_where,
                                      /*mapping=*/false)},
       {"egress", JsonSectionKey(&Config::egress, &Config::egress_where)},
+      {"auth", JsonSectionKey(&Config::auth, &Config::auth_where)},
+      {"teams", JsonSectionKey(&Config::teams, &Config::teams_where)},
+      // Read by api/access_config.cc when auth.oidc has no client_secret
+      // (a secret kept out of the file).
+      {"", DocOnly(""), "MAESTRO_OIDC_CLIENT_SECRET", "auth.oidc.client_secret (else the file's)"},
       {"webhooks",
        SectionKey([](Config& c, const YAML::Node& node, const std::string& path, const std::string&,
                      const std::string&) { return ApplyWebhooks(c, node, path); })},

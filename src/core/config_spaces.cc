@@ -7,9 +7,8 @@ namespace {
 
 const std::vector<std::string>& SpaceKeys() {
   static const std::vector<std::string> keys = {
-      "path",          "description",     "tools",  "edit_allowed",
-      "shell_allowed", "network_allowed", "limits", "mcp_servers",
-      "piece",         "grounded",        "ssh"};
+      "path",   "description", "tools", "edit_allowed", "shell_allowed", "network_allowed",
+      "limits", "mcp_servers", "piece", "grounded",     "ssh",           "team"};
   return keys;
 }
 
@@ -35,10 +34,13 @@ Status Bool(const YAML::Node& v, const std::string& pos, const std::string& key,
 
 Status ApplySpaceKey(SpaceConfig& s, const std::string& name, const YAML::Node& v,
                      const std::string& pos, const std::string& key, const std::string& path) {
-  if (name == "path" || name == "description" || name == "piece") {
+  if (name == "path" || name == "description" || name == "piece" || name == "team") {
     if (!v.IsScalar())
       return InvalidArgument(fmt::format("{}: '{}' must be a string", pos, key), key);
-    (name == "path" ? s.path : name == "piece" ? s.piece : s.description) = v.Scalar();
+    (name == "path"    ? s.path
+     : name == "piece" ? s.piece
+     : name == "team"  ? s.team
+                       : s.description) = v.Scalar();
     return Status::Ok();
   }
   if (name == "grounded") return Bool(v, pos, key, &s.grounded);

@@ -21,11 +21,11 @@ HttpResponse Named(const std::string& name) {
 
 TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+  router.Add("GET", "/api/local/tasks/{uuid}", Need::kRead,
              [](const HttpRequest&) { return Named("task"); });
-  router.Add("POST", "/api/local/tasks/{uuid}/tool-requests/{ulid}/decide", Access::kToken,
+  router.Add("POST", "/api/local/tasks/{uuid}/tool-requests/{ulid}/decide", Need::kRead,
              [](const HttpRequest&) { return Named("decide"); });
-  router.Add("GET", "/api/local/jobs/{id}/stream", Access::kToken,
+  router.Add("GET", "/api/local/jobs/{id}/stream", Need::kRead,
              [](const HttpRequest&) { return Named("job"); });
   std::vector<std::string> p;
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
@@ -51,9 +51,9 @@ TEST(RouterTest, PlaceholdersCaptureTypedSegments) {
 
 TEST(RouterTest, ARestPlaceholderTakesTheRemainingSegmentsAsSent) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}/files", Access::kToken,
+  router.Add("GET", "/api/local/tasks/{uuid}/files", Need::kRead,
              [](const HttpRequest&) { return Named("list"); });
-  router.Add("GET", "/api/local/tasks/{uuid}/files/{rest}", Access::kToken,
+  router.Add("GET", "/api/local/tasks/{uuid}/files/{rest}", Need::kRead,
              [](const HttpRequest&) { return Named("file"); });
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
   const std::string base = "/api/local/tasks/" + task + "/files";
@@ -108,9 +108,9 @@ TEST(SseFrameTest, FramesIdEventAndEveryDataLine) {
 
 TEST(RouterCountsTest, RequestsAreCountedByPatternMethodAndCode) {
   Router router;
-  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+  router.Add("GET", "/api/local/tasks/{uuid}", Need::kRead,
              [](const HttpRequest&) { return Named("task"); });
-  router.Add("PATCH", "/api/local/tasks/{uuid}", Access::kToken,
+  router.Add("PATCH", "/api/local/tasks/{uuid}", Need::kRead,
              [](const HttpRequest&) { return Named("patch"); });
   const std::string task = "0b7e6f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
   std::vector<std::string> p;
@@ -145,16 +145,16 @@ TEST(RouterCountsTest, RequestsAreCountedByPatternMethodAndCode) {
 // route there is, so a wrong method is refused 401 like the right one.
 TEST(RouterTest, EachRouteCarriesItsAccessRule) {
   Router router;
-  router.Add("GET", "/api/health", Access::kPublic, [](const HttpRequest&) { return Named("h"); });
-  router.Add("GET", "/api/local/tasks/{uuid}", Access::kToken,
+  router.Add("GET", "/api/health", Need::kPublic, [](const HttpRequest&) { return Named("h"); });
+  router.Add("GET", "/api/local/tasks/{uuid}", Need::kRead,
              [](const HttpRequest&) { return Named("task"); });
   std::vector<std::string> p;
-  Access access = Access::kToken;
+  Need access = Need::kRead;
   ASSERT_NE(router.Match("GET", "/api/health", &p, nullptr, &access), nullptr);
-  EXPECT_EQ(access, Access::kPublic);
+  EXPECT_EQ(access, Need::kPublic);
   const std::string task = "/api/local/tasks/0123456789abcdef0123456789abcdef0123";
   ASSERT_NE(router.Match("GET", task, &p, nullptr, &access), nullptr);
-  EXPECT_EQ(access, Access::kToken);
+  EXPECT_EQ(access, Need::kRead);
   EXPECT_EQ(router.Match("DELETE", task, &p, nullptr, &access), nullptr);
   EXPECT_TRUE(router.NeedsToken(task));
   EXPECT_FALSE(router.NeedsToken("/api/health"));
@@ -164,8 +164,8 @@ TEST(RouterTest, EachRouteCarriesItsAccessRule) {
 
 TEST(RouterCountsTest, ConcurrentCountsAreNotLost) {
   Router router;
-  router.Add("GET", "/a", Access::kToken, [](const HttpRequest&) { return Named("a"); });
-  router.Add("POST", "/b", Access::kToken, [](const HttpRequest&) { return Named("b"); });
+  router.Add("GET", "/a", Need::kRead, [](const HttpRequest&) { return Named("a"); });
+  router.Add("POST", "/b", Need::kRead, [](const HttpRequest&) { return Named("b"); });
   constexpr int kThreads = 8;
   constexpr int kEach = 5000;
   std::vector<std::thread> threads;

@@ -169,9 +169,10 @@ TEST_F(ApiLiveTest, AnotherUsersPrivateTaskIsNotFoundOnEveryRoute) {
   Json shared = CreateTask(alice, "shared");
   EXPECT_EQ(Client(bob).Get("/api/local/tasks/" + shared["task"]["id"].get<std::string>())->status,
             200);
-  // Only the admin issues tokens.
+  // Only the admin issues tokens for other users (403 since issue 49: the
+  // route exists for everyone's own tokens).
   EXPECT_EQ(Client(bob).Post("/api/local/tokens", R"({"user":"eve"})", "application/json")->status,
-            404);
+            403);
 }
 
 TEST_F(ApiLiveTest, TokensAreStoredHashed) {
