@@ -7,14 +7,16 @@
 #include "identity/oidc.h"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
+#include "core/base64.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -503,6 +505,148 @@ TEST_F(OidcTest, ConcurrentVerificationsShareOneKeyCache) {
   EXPECT_EQ(refused.load(), 100);
   // The first callers waited for one fetch instead of each asking.
   EXPECT_EQ(provider_->JwksHits() - hits_before, 1);
+}
+
+// A hostile or broken provider: documents served by the test itself, keys
+// (and signatures) from the real provider.
+class FakeProvider {
+ public:
+  FakeProvider() {
+    server_.Get("/.well-known/openid-configuration",
+                [this](const httplib::Request&, httplib::Response& res) {
+                  res.set_content(Get(discovery_), "application/json");
+                });
+    server_.Get("/jwks", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(Get(jwks_), "application/json");
+    });
+    server_.Post("/token", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        authorization_ = req.get_header_value("Authorization");
+        form_ = req.body;
+      }
+      res.status = token_status_;
+      res.set_content(Get(token_reply_), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    Set(discovery_, Json{{"issuer", issuer()},
+                         {"authorization_endpoint", issuer() + "/auth"},
+                         {"token_endpoint", issuer() + "/token"},
+                         {"jwks_uri", issuer() + "/jwks"}}
+                        .dump());
+  }
+  ~FakeProvider() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string issuer() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Set(std::string& field, std::string value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    field = std::move(value);
+  }
+  std::string Get(const std::string& field) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return field;
+  }
+
+  std::string discovery_, jwks_, token_reply_, authorization_, form_;
+  int token_status_ = 200;
+
+ private:
+  std::mutex mu_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(OidcTest, AHostileProvidersDocumentsAreRefused) {
+  FakeProvider fake;
+  OidcSettings s = Settings();
+  s.issuer = fake.issuer();
+  // Discovery: too big, not JSON, a jwks_uri that is no http(s) URL.
+  const std::string good_discovery = fake.Get(fake.discovery_);
+  fake.Set(fake.discovery_,
+           Json{{"issuer", fake.issuer()}, {"pad", std::string(2 << 20, 'x')}}.dump());
+  EXPECT_EQ(OidcClient(s, &clock_).Discover().code(), StatusCode::kUnavailable);
+  fake.Set(fake.discovery_, "<html>");
+  EXPECT_NE(OidcClient(s, &clock_).Discover().message().find("not a JSON object"),
+            std::string::npos);
+  Json file_jwks = Json::parse(good_discovery);
+  file_jwks["jwks_uri"] = "file:///etc/passwd";
+  fake.Set(fake.discovery_, file_jwks.dump());
+  Status st = OidcClient(s, &clock_).Discover();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("jwks_uri"), std::string::npos) << st.message();
+  fake.Set(fake.discovery_, good_discovery);
+
+  // Keys: the real provider's, tampered with. Tokens: signed by its real key.
+  auto real = HttpClient().Request("GET", provider_->issuer() + "/jwks");
+  ASSERT_TRUE(real.ok());
+  const Json jwks = Json::parse(real->body);
+  Json claims = GoodClaims();
+  claims["iss"] = fake.issuer();
+  const std::string token = provider_->Sign(claims);
+  {
+    Json enc = jwks;
+    enc["keys"][0]["use"] = "enc";  // an encryption key never verifies a signature
+    fake.Set(fake.jwks_, enc.dump());
+    OidcClient client(s, &clock_);
+    ExpectRefused(client, token, "bad signature");
+    fake.Set(fake.jwks_, jwks.dump());
+    ExpectRefused(client, token, "bad signature");  // the kid was just looked for
+    clock_.Advance(10'000);
+    EXPECT_TRUE(client.VerifyIdToken(token, "n-1").ok()) << "refetched after the window";
+  }
+  {
+    Json pinned = jwks;
+    pinned["keys"][0]["alg"] = "RS512";  // the key is only for RS512
+    fake.Set(fake.jwks_, pinned.dump());
+    OidcClient client(s, &clock_);
+    ExpectRefused(client, token, "bad signature");
+  }
+  {
+    Json oct = {{"keys", {{{"kty", "oct"}, {"kid", "k1"}, {"k", Base64Url("secret")}}}}};
+    fake.Set(fake.jwks_, oct.dump());
+    OidcClient client(s, &clock_);
+    ExpectRefused(client, token, "bad signature");
+    fake.Set(fake.jwks_, "[]");
+    clock_.Advance(10'000);
+    auto r = OidcClient(s, &clock_).VerifyIdToken(token, "n-1");
+    EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().message();
+  }
+
+  // The token endpoint: Basic over the form-urlencoded id and secret, the
+  // form; its error words cleaned and cut; a reply without an ID token.
+  fake.Set(fake.jwks_, jwks.dump());
+  fake.token_status_ = 400;
+  fake.Set(fake.token_reply_,
+           Json{{"error", "invalid_grant"},
+                {"error_description", "bad\n\x1b[31mred " + std::string(1000, 'x')}}
+               .dump());
+  OidcClient client(s, &clock_);
+  auto refused = client.Finish("the-code", "the-verifier", "n-1");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
+  const std::string& m = refused.status().message();
+  EXPECT_NE(m.find("invalid_grant: bad??[31mred xxx"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 400u);
+  EXPECT_EQ(fake.Get(fake.authorization_),
+            "Basic " + Base64Encode("maestro:s3cret%20with%20spaces%20%26%20symbols%3A%2F"));
+  const std::string form = fake.Get(fake.form_);
+  EXPECT_NE(form.find("grant_type=authorization_code"), std::string::npos) << form;
+  EXPECT_NE(form.find("code=the-code"), std::string::npos) << form;
+  EXPECT_NE(form.find("code_verifier=the-verifier"), std::string::npos) << form;
+  EXPECT_NE(form.find("redirect_uri=" + UrlEncode(kRedirect)), std::string::npos) << form;
+  fake.token_status_ = 200;
+  fake.Set(fake.token_reply_, Json{{"access_token", "x"}}.dump());
+  auto no_id = client.Finish("the-code", "the-verifier", "n-1");
+  ASSERT_FALSE(no_id.ok());
+  EXPECT_NE(no_id.status().message().find("no id_token"), std::string::npos);
+  fake.Set(fake.token_reply_, Json{{"id_token", token}}.dump());
+  auto fine = client.Finish("the-code", "the-verifier", "n-1");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ(fine->issuer, fake.issuer());
 }
 
 // A provider with its users from a file (what the UI's end-to-end tests use).
