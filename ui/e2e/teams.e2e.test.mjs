@@ -252,6 +252,45 @@ test('the admin sees alice and bob in the audit log, and the JSON-lines export h
   assert.ok(lines.findIndex((e) => e === bobs) > lines.findIndex((e) => e.actor === 'alice' && e.action === 'task.create'), 'oldest first');
 });
 
+test('alice makes a read+run token on the Tokens page: shown once, works as scoped, dave cannot see or revoke it, Revoke ends it', async () => {
+  const alice = pages.alice;
+  await alice.getByRole('button', { name: 'Tokens' }).click();
+  await alice.waitForURL(/\/tokens$/);
+  const form = alice.locator('form.token-form');
+  await form.getByLabel('Name').fill('ci-e2e');
+  await form.getByRole('checkbox', { name: /^run/ }).check();
+  await form.getByLabel('Expires after').selectOption({ label: '1 day' });
+  await form.getByRole('button', { name: 'Create token' }).click();
+  const plain = await alice.getByTestId('new-token-value').inputValue();
+  assert.ok(plain.length >= 20, 'the plain token is shown');
+  const row = alice.locator('[data-testid="token-row"]', { hasText: 'ci-e2e' });
+  await row.waitFor();
+  assert.equal(await row.locator('[data-part="state"]').innerText(), 'active');
+  assert.doesNotMatch(await alice.getByTestId('tokens-table').innerText(), new RegExp(plain), 'the table never shows the token');
+  await screenshot(alice, 'alice-token-created');
+  const tokenId = await row.getAttribute('data-token-id');
+
+  const bearer = (path, init = {}) =>
+    fetch(`${stack.base}${path}`, { ...init, headers: { Authorization: `Bearer ${plain}`, 'Content-Type': 'application/json' } });
+  const me = await (await bearer('/api/me')).json();
+  assert.equal(me.user, 'alice');
+  assert.deepEqual([...me.scopes].sort(), ['read', 'run']);
+  const wider = await bearer('/api/local/tokens', { method: 'POST', body: JSON.stringify({ name: 'x', scopes: ['decide'] }) });
+  assert.equal(wider.status, 403, 'a read+run token cannot mint a decide token');
+
+  const dave = pages.dave;
+  const daveList = await fromPage(dave, '/api/local/tokens');
+  assert.ok(!daveList.body.tokens.some((t) => t.id === tokenId), "alice's token is not listed for dave");
+  const daveRevoke = await fromPage(dave, `/api/local/tokens/${tokenId}`, { method: 'DELETE' });
+  assert.equal(daveRevoke.status, 404);
+  assert.equal((await bearer('/api/me')).status, 200, 'still valid after dave tried');
+
+  alice.once('dialog', (d) => d.accept());
+  await row.getByRole('button', { name: 'Revoke ci-e2e' }).click();
+  await row.locator('[data-part="state"]', { hasText: 'revoked' }).waitFor();
+  assert.equal((await bearer('/api/me')).status, 401, 'revoked: refused at once');
+});
+
 test("sign out ends alice's session: /api/me is 401 for her browser afterwards", async () => {
   const alice = pages.alice;
   const before = await alice.context().request.get(`${stack.base}/api/me`);
