@@ -422,6 +422,12 @@ HttpResponse McpEndpoint::CallTool(const HttpRequest& req, const std::string& se
       params["_meta"].contains("progressToken") && ValidId(params["_meta"]["progressToken"])) {
     progress_token = params["_meta"]["progressToken"];
   }
+  // /mcp needs `run`; a decision also needs the credential's `decide`
+  // scope (the role in the task's team is TaskService's check).
+  if (name == "decide_request" && !(req.caller.scopes & api::kCapDecide)) {
+    return Rpc(200,
+               mcp::RpcResult(id, mcp::ToolError("this token's scopes do not include decide")));
+  }
   if (name == "create_task") return CreateTask(req, session_id, session, id, args, progress_token);
   return Rpc(200, mcp::RpcResult(id, RunTool(name, args, req.user, session.version)));
 }

@@ -78,7 +78,8 @@ TEST_F(EdgeTest, SpacesAreListedBehindTheBearerToken) {
                                         {"network_allowed", false},
                                         {"edit_allowed", true},
                                         {"shell_allowed", false},
-                                        {"tools", {"ListDir", "ReadFile", "WriteFile"}}}})}};
+                                        {"tools", {"ListDir", "ReadFile", "WriteFile"}},
+                                        {"team", ""}}})}};  // no team: every user's
   EXPECT_EQ(body, want) << body.dump();
 }
 
