@@ -8,6 +8,9 @@ export default defineConfig({
   server: {
     proxy: {
       '/api': { target: process.env.MAESTRO_URL ?? 'http://127.0.0.1:8080', changeOrigin: true },
+      // The SSO sign-in's redirects and cookies (a provider's redirect_uri
+      // must then name the dev server's /auth/callback).
+      '/auth': { target: process.env.MAESTRO_URL ?? 'http://127.0.0.1:8080', changeOrigin: true },
     },
   },
 });
