@@ -4,8 +4,14 @@
 // login.mjs, which signs a user in through the provider's own login page
 // without a browser and returns the callback URL (code + state).
 // `dir` is tests/oidc (the MAESTRO_OIDC_TEST_DIR definition of the test).
+// With a `users_file` the provider's users come from it (provider.mjs
+// --users) instead of the built-in ones. Its --test-endpoints are reached
+// with Post, Sign (a JWS over any claims, with its real key or a stranger's)
+// and JwksHits (whose failed requests are gtest failures; everything else
+// returns what went wrong for the test to check).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/http_client.h"
+#include "core/json.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -38,12 +46,13 @@ inline std::string NodeBinary() {
 class OidcProvider {
  public:
   OidcProvider(std::string oidc_dir, const TempDir& work, int port, std::string redirect_uri,
-               std::string secret)
+               std::string secret, std::string users_file = "")
       : oidc_dir_(std::move(oidc_dir)),
         work_(work),
         port_(port),
         redirect_(std::move(redirect_uri)),
-        secret_(std::move(secret)) {}
+        secret_(std::move(secret)),
+        users_(std::move(users_file)) {}
   ~OidcProvider() { Stop(); }
 
   std::string issuer() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -62,13 +71,21 @@ class OidcProvider {
   // Starts it and waits for its READY line; "" or what went wrong.
   std::string Start() {
     const std::string n = std::to_string(++starts_);
-    process_ = std::make_unique<Process>(
-        std::vector<std::string>{NodeBinary(), oidc_dir_ + "/provider.mjs", "--port",
-                                 std::to_string(port_), "--issuer", issuer(), "--keys", keys_file(),
-                                 "--client-id", "maestro", "--client-secret", secret_,
-                                 "--redirect-uri", redirect_, "--test-endpoints"},
-        std::map<std::string, std::string>{}, work_.File("provider" + n + ".out"),
-        work_.File("provider" + n + ".err"));
+    std::vector<std::string> argv = {NodeBinary(),      oidc_dir_ + "/provider.mjs",
+                                     "--port",          std::to_string(port_),
+                                     "--issuer",        issuer(),
+                                     "--keys",          keys_file(),
+                                     "--client-id",     "maestro",
+                                     "--client-secret", secret_,
+                                     "--redirect-uri",  redirect_,
+                                     "--test-endpoints"};
+    if (!users_.empty()) {
+      argv.push_back("--users");
+      argv.push_back(users_);
+    }
+    process_ = std::make_unique<Process>(argv, std::map<std::string, std::string>{},
+                                         work_.File("provider" + n + ".out"),
+                                         work_.File("provider" + n + ".err"));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (process_->Stdout().find("READY " + issuer()) == std::string::npos) {
       if (!process_->running()) return "the provider exited: " + process_->Stderr();
@@ -109,11 +126,39 @@ class OidcProvider {
     return r;
   }
 
+  // POSTs `body` as JSON to the test endpoint `path`: the reply's JSON. The
+  // one place with gtest checks (kept from oidc_test.cc): no answer or not
+  // 200 is a test failure (and a null Json).
+  Json Post(const std::string& path, const Json& body) const {
+    auto reply = HttpClient().Request("POST", issuer() + path,
+                                      {{"Content-Type", "application/json"}}, body.dump());
+    EXPECT_TRUE(reply.ok()) << reply.status().message();
+    if (!reply.ok()) return Json();
+    EXPECT_EQ(reply->status, 200) << reply->body;
+    return Json::parse(reply->body, nullptr, false);
+  }
+
+  // A compact JWS over `claims` (see provider.mjs /test/sign; `extra` picks
+  // the key, kid or alg).
+  std::string Sign(const Json& claims, const Json& extra = Json::object()) const {
+    Json body = extra;
+    body["claims"] = claims;
+    return Post("/test/sign", body).value("token", "");
+  }
+
+  // How many times its /jwks was fetched since it started (-1: no answer,
+  // a test failure).
+  int64_t JwksHits() const {
+    auto reply = HttpClient().Request("GET", issuer() + "/test/stats");
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? Json::parse(reply->body).value("jwks", int64_t{-1}) : -1;
+  }
+
  private:
   const std::string oidc_dir_;
   const TempDir& work_;
   const int port_;
-  const std::string redirect_, secret_;
+  const std::string redirect_, secret_, users_;
   int starts_ = 0;
   std::unique_ptr<Process> process_;
 };

@@ -15,7 +15,7 @@
 
 #include "core/json.h"
 #include "support/oidc_provider.h"
-#include "support/process.h"
+#include "support/serve_process.h"
 #include "support/temp_dir.h"
 
 namespace maestro {
@@ -23,7 +23,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::OidcProvider;
-using testing::Process;
 
 const std::string kSecret = "signin-test-secret";
 
@@ -58,7 +57,6 @@ class OidcSigninTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (testing::NodeBinary().empty()) GTEST_SKIP() << "node is not installed";
-    port_ = testing::FreePort();
     provider_ = std::make_unique<OidcProvider>(MAESTRO_OIDC_TEST_DIR, dir_, testing::FreePort(),
                                                Base() + "/auth/callback", kSecret);
     ASSERT_TRUE(provider_->MakeKey("k1", false));
@@ -78,23 +76,11 @@ class OidcSigninTest : public ::testing::Test {
            "platform-viewers: viewer}\n"
         << "spaces:\n"
         << "  plat: {path: " << dir_.File("plat") << ", team: platform}\n";
-    serve_ = std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
-        std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", dir_.File("data")},
-                                           {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
-                                           {"MAESTRO_WORKERS", "0"},
-                                           {"MAESTRO_ADMIN_TOKEN", "adm"},
-                                           {"MAESTRO_OIDC_CLIENT_SECRET", kSecret}},
-        dir_.File("serve.out"), dir_.File("serve.err"));
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 500; ++i) {
-      if (auto r = c.Get("/api/health"); r && r->status == 200) return;
-      std::this_thread::sleep_for(10ms);
-    }
-    FAIL() << "serve did not start: " << serve_->Stderr();
+    ASSERT_EQ(serve_.Start(dir_.File("maestro.yaml"), {{"MAESTRO_OIDC_CLIENT_SECRET", kSecret}}),
+              "");
   }
 
-  std::string Base() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string Base() const { return serve_.base(); }
 
   // A started sign-in: the provider URL and this browser's login cookie.
   struct Started {
@@ -102,7 +88,7 @@ class OidcSigninTest : public ::testing::Test {
     std::string login_cookie;
   };
   Started StartLogin(const std::string& return_to = "/tasks") {
-    httplib::Client c("127.0.0.1", port_);
+    httplib::Client c("127.0.0.1", serve_.port());
     auto r = c.Get("/auth/login?return_to=" + return_to);
     EXPECT_TRUE(r);
     if (!r) return {};
@@ -120,7 +106,7 @@ class OidcSigninTest : public ::testing::Test {
     Started s = StartLogin(return_to);
     auto login = provider_->SignIn(s.url, user, user);
     EXPECT_EQ(login.code, 0) << login.err;
-    httplib::Client c("127.0.0.1", port_);
+    httplib::Client c("127.0.0.1", serve_.port());
     auto r = c.Get(PathOf(login.callback), {{"Cookie", "maestro_login=" + s.login_cookie}});
     EXPECT_TRUE(r);
     if (!r) return {};
@@ -132,31 +118,17 @@ class OidcSigninTest : public ::testing::Test {
             r->get_header_value("Location")};
   }
 
-  struct Answer {
-    int code = 0;
-    Json body;
-    std::string text;
-  };
+  using Answer = testing::ServeProcess::Answer;
   Answer As(const Session& s, const std::string& method, const std::string& path,
             const Json& body = Json(), bool with_csrf = true, const std::string& csrf = "") {
-    httplib::Client c("127.0.0.1", port_);
     httplib::Headers h = {{"Cookie", "maestro_session=" + s.cookie + "; maestro_csrf=" + s.csrf}};
     if (with_csrf) h.emplace("X-CSRF-Token", csrf.empty() ? s.csrf : csrf);
-    auto r = method == "POST"
-                 ? c.Post(path, h, body.is_null() ? "{}" : body.dump(), "application/json")
-                 : c.Get(path, h);
-    Answer a;
-    if (!r) return a;
-    a.code = r->status;
-    a.text = r->body;
-    a.body = Json::parse(r->body, nullptr, false);
-    return a;
+    return serve_.Call(method == "POST" ? "POST" : "GET", path, body, "", h);
   }
 
   testing::TempDir dir_;
-  int port_ = 0;
+  testing::ServeProcess serve_{dir_};
   std::unique_ptr<OidcProvider> provider_;
-  std::unique_ptr<Process> serve_;
 };
 
 TEST_F(OidcSigninTest, TeamsRolesCsrfAndAudit) {
@@ -203,7 +175,7 @@ TEST_F(OidcSigninTest, TeamsRolesCsrfAndAudit) {
   EXPECT_EQ(hidden.text.find("deploy the thing"), std::string::npos);
 
   // The audit log (the admin's view) names both users' actions with times.
-  httplib::Client admin("127.0.0.1", port_);
+  httplib::Client admin("127.0.0.1", serve_.port());
   admin.set_bearer_token_auth("adm");
   auto audit = admin.Get("/api/local/audit?limit=100");
   ASSERT_TRUE(audit);
@@ -229,7 +201,7 @@ TEST_F(OidcSigninTest, ReplayedForeignAndRedirectingCallbacksAreRefused) {
   Started s = StartLogin();
   auto login = provider_->SignIn(s.url, "alice", "alice");
   ASSERT_EQ(login.code, 0) << login.err;
-  httplib::Client c("127.0.0.1", port_);
+  httplib::Client c("127.0.0.1", serve_.port());
   httplib::Headers cookie = {{"Cookie", "maestro_login=" + s.login_cookie}};
   auto first = c.Get(PathOf(login.callback), cookie);
   ASSERT_TRUE(first);

@@ -22,14 +22,13 @@
 #include <thread>
 
 #include "core/json.h"
-#include "support/process.h"
+#include "support/serve_process.h"
 #include "support/temp_dir.h"
 
 namespace maestro {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::Process;
 
 constexpr uint32_t kRead = 1, kRun = 2, kDecide = 4, kAdmin = 8;
 
@@ -75,51 +74,22 @@ class RolesRoutesTest : public ::testing::Test {
         << "spaces:\n"
         << "  plat: {path: " << dir_.File("plat") << ", team: platform}\n"
         << "  oth: {path: " << dir_.File("oth") << ", team: other}\n";
-    port_ = testing::FreePort();
-    serve_ = std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
-        std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", dir_.File("data")},
-                                           {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
-                                           {"MAESTRO_WORKERS", "0"},
-                                           {"MAESTRO_ADMIN_TOKEN", "adm"}},
-        dir_.File("serve.out"), dir_.File("serve.err"));
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 500; ++i) {
-      if (auto r = c.Get("/api/health"); r && r->status == 200) break;
-      std::this_thread::sleep_for(10ms);
-    }
+    ASSERT_EQ(serve_.Start(dir_.File("maestro.yaml")), "");
     for (auto [name, role] : std::vector<std::pair<std::string, std::string>>{{"op", "operator"},
                                                                               {"appr", "approver"},
                                                                               {"view", "viewer"},
                                                                               {"tadm", "admin"},
                                                                               {"stranger", ""}}) {
       auto a = Call("POST", "/api/local/tokens", Json{{"user", name}}, "adm");
-      ASSERT_EQ(a.code, 201) << a.text << serve_->Stderr();
+      ASSERT_EQ(a.code, 201) << a.text << serve_.Stderr();
       users_.push_back({name, role, a.body["token"]});
     }
   }
 
-  struct Answer {
-    int code = 0;
-    Json body;
-    std::string text;
-  };
+  using Answer = testing::ServeProcess::Answer;
   Answer Call(const std::string& method, const std::string& path, const Json& body,
               const std::string& token) {
-    httplib::Client c("127.0.0.1", port_);
-    if (!token.empty()) c.set_bearer_token_auth(token);
-    c.set_read_timeout(10s);
-    const std::string text = body.is_null() ? "{}" : body.dump();
-    httplib::Result r = method == "POST"     ? c.Post(path, text, "application/json")
-                        : method == "PATCH"  ? c.Patch(path, text, "application/json")
-                        : method == "DELETE" ? c.Delete(path)
-                                             : c.Get(path);
-    Answer a;
-    if (!r) return a;
-    a.code = r->status;
-    a.text = r->body;
-    a.body = Json::parse(r->body, nullptr, false);
-    return a;
+    return serve_.Call(method, path, body, token);
   }
   const User& U(const std::string& name) {
     for (const auto& u : users_) {
@@ -129,8 +99,7 @@ class RolesRoutesTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  int port_ = 0;
-  std::unique_ptr<Process> serve_;
+  testing::ServeProcess serve_{dir_};
   std::vector<User> users_;
 };
 
@@ -267,7 +236,7 @@ TEST_F(RolesRoutesTest, ForgedAndMalformedCredentialsAre401) {
     EXPECT_EQ(a.text.find(token.substr(0, 20)), std::string::npos);  // never echoed
   }
   // A session cookie nobody issued.
-  httplib::Client c("127.0.0.1", port_);
+  httplib::Client c("127.0.0.1", serve_.port());
   auto r = c.Get("/api/local/tasks", {{"Cookie", "maestro_session=forged"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 401);

@@ -16,14 +16,13 @@
 #include <thread>
 
 #include "core/json.h"
-#include "support/process.h"
+#include "support/serve_process.h"
 #include "support/temp_dir.h"
 
 namespace maestro {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::Process;
 
 class TokensAuditServeTest : public ::testing::Test {
  protected:
@@ -39,50 +38,20 @@ class TokensAuditServeTest : public ::testing::Test {
         << "spaces:\n"
         << "  plat: {path: " << dir_.File("plat") << ", team: platform}\n"
         << "  dat: {path: " << dir_.File("dat") << ", team: data}\n";
-    port_ = testing::FreePort();
-    serve_ = std::make_unique<Process>(
-        std::vector<std::string>{MAESTRO_BIN, "--config", dir_.File("maestro.yaml"), "serve"},
-        std::map<std::string, std::string>{{"MAESTRO_DATA_DIR", dir_.File("data")},
-                                           {"MAESTRO_LISTEN", "127.0.0.1:" + std::to_string(port_)},
-                                           {"MAESTRO_WORKERS", "0"},
-                                           {"MAESTRO_ADMIN_TOKEN", "adm"}},
-        dir_.File("serve.out"), dir_.File("serve.err"));
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 500; ++i) {
-      if (auto r = c.Get("/api/health"); r && r->status == 200) break;
-      std::this_thread::sleep_for(10ms);
-    }
+    ASSERT_EQ(serve_.Start(dir_.File("maestro.yaml")), "");
     for (const char* u : {"alice", "bob", "carol"}) {
       // The admin's old call, unchanged.
       auto [code, out] = Call("POST", "/api/local/tokens", Json{{"user", u}});
-      ASSERT_EQ(code, 201) << out.dump() << serve_->Stderr();
+      ASSERT_EQ(code, 201) << out.dump() << serve_.Stderr();
       ASSERT_EQ(out["user"], u);
       tokens_[u] = out["token"];
     }
   }
 
-  struct Answer {
-    int code = 0;
-    Json body;
-    std::string text;
-    std::string content_type;
-  };
+  using Answer = testing::ServeProcess::Answer;
   Answer Raw(const std::string& method, const std::string& path, const Json& body,
              const std::string& token) {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_bearer_token_auth(token);
-    c.set_read_timeout(10s);
-    const std::string text = body.is_null() ? "" : body.dump();
-    httplib::Result r = method == "POST"     ? c.Post(path, text, "application/json")
-                        : method == "DELETE" ? c.Delete(path)
-                                             : c.Get(path);
-    Answer a;
-    if (!r) return a;
-    a.code = r->status;
-    a.text = r->body;
-    a.body = Json::parse(r->body, nullptr, false);
-    a.content_type = r->get_header_value("Content-Type");
-    return a;
+    return serve_.Call(method, path, body, token);
   }
   std::pair<int, Json> Call(const std::string& method, const std::string& path,
                             const Json& body = Json(), const std::string& token = "adm") {
@@ -91,8 +60,7 @@ class TokensAuditServeTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  int port_ = 0;
-  std::unique_ptr<Process> serve_;
+  testing::ServeProcess serve_{dir_};
   std::map<std::string, std::string> tokens_;
 };
 
@@ -193,7 +161,7 @@ TEST_F(TokensAuditServeTest, TheAuditLogShowsWhoDidWhatToItsAdminsOnly) {
   // The export: JSON lines, oldest first, the right type.
   Answer ex = Raw("GET", "/api/local/audit/export", Json(), "adm");
   ASSERT_EQ(ex.code, 200);
-  EXPECT_EQ(ex.content_type, "application/x-ndjson");
+  EXPECT_EQ(ex.header("Content-Type"), "application/x-ndjson");
   std::istringstream lines(ex.text);
   std::string line;
   int n = 0;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/base64.h"
+#include "support/oidc_provider.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -24,7 +25,8 @@ namespace maestro::identity {
 namespace {
 
 using maestro::testing::FreePort;
-using maestro::testing::Process;
+using maestro::testing::NodeBinary;
+using maestro::testing::OidcProvider;
 using maestro::testing::ReadWholeFile;
 using maestro::testing::TempDir;
 using maestro::testing::WriteFile;
@@ -33,122 +35,6 @@ using namespace std::chrono_literals;
 const std::string kDir = MAESTRO_OIDC_TEST_DIR;
 const std::string kRedirect = "http://127.0.0.1:9/auth/callback";
 const std::string kSecret = "s3cret with spaces & symbols:/";
-
-// The node binary on PATH ("" when there is none).
-std::string NodePath() {
-  const char* path = getenv("PATH");
-  std::string rest = path ? path : "";
-  while (!rest.empty()) {
-    const size_t colon = rest.find(':');
-    const std::string dir = rest.substr(0, colon);
-    rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
-    const std::string candidate = dir + "/node";
-    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
-// One provider process on its own port and keys file.
-class Provider {
- public:
-  Provider(const TempDir& dir, int port, std::string users_file = "")
-      : dir_(dir), port_(port), users_(std::move(users_file)) {}
-
-  std::string issuer() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string keys_file() const { return dir_.File("keys.json"); }
-
-  // Writes (or with prepend, rotates in) a key with `kid`.
-  void MakeKey(const std::string& kid, bool prepend) {
-    std::vector<std::string> argv = {
-        NodePath(), kDir + "/provider.mjs", "--make-keys", keys_file(), "--kid", kid};
-    if (prepend) argv.push_back("--prepend");
-    Process p(argv, {}, dir_.File("make.out"), dir_.File("make.err"));
-    auto code = p.Wait(30s);
-    ASSERT_TRUE(code.has_value() && *code == 0) << p.Stderr();
-  }
-
-  void Start() {
-    const std::string n = std::to_string(++starts_);
-    std::vector<std::string> argv = {NodePath(),        kDir + "/provider.mjs",
-                                     "--port",          std::to_string(port_),
-                                     "--issuer",        issuer(),
-                                     "--keys",          keys_file(),
-                                     "--client-id",     "maestro",
-                                     "--client-secret", kSecret,
-                                     "--redirect-uri",  kRedirect,
-                                     "--test-endpoints"};
-    if (!users_.empty()) {
-      argv.push_back("--users");
-      argv.push_back(users_);
-    }
-    process_ = std::make_unique<Process>(argv, std::map<std::string, std::string>{},
-                                         dir_.File("provider" + n + ".out"),
-                                         dir_.File("provider" + n + ".err"));
-    ASSERT_TRUE(process_->started());
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (process_->Stdout().find("READY " + issuer()) == std::string::npos) {
-      ASSERT_TRUE(process_->running()) << process_->Stderr();
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << process_->Stderr();
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-
-  void Stop() {
-    if (!process_) return;
-    process_->Signal(SIGTERM);
-    process_->Wait(5s);
-    process_.reset();
-  }
-
-  Json Post(const std::string& path, const Json& body) const {
-    auto reply = HttpClient().Request("POST", issuer() + path,
-                                      {{"Content-Type", "application/json"}}, body.dump());
-    EXPECT_TRUE(reply.ok()) << reply.status().message();
-    if (!reply.ok()) return Json();
-    EXPECT_EQ(reply->status, 200) << reply->body;
-    return Json::parse(reply->body, nullptr, false);
-  }
-
-  // A compact JWS over `claims` (see provider.mjs /test/sign).
-  std::string Sign(const Json& claims, const Json& extra = Json::object()) const {
-    Json body = extra;
-    body["claims"] = claims;
-    return Post("/test/sign", body).value("token", "");
-  }
-
-  int64_t JwksHits() const {
-    auto reply = HttpClient().Request("GET", issuer() + "/test/stats");
-    EXPECT_TRUE(reply.ok());
-    return reply.ok() ? Json::parse(reply->body).value("jwks", int64_t{-1}) : -1;
-  }
-
- private:
-  const TempDir& dir_;
-  int port_;
-  std::string users_;
-  int starts_ = 0;
-  std::unique_ptr<Process> process_;
-};
-
-// Runs login.mjs; {exit code, stdout (the callback URL), stderr}.
-struct LoginResult {
-  int code = -1;
-  std::string out, err;
-};
-LoginResult Login(const TempDir& dir, const std::string& url, const std::string& user,
-                  const std::string& password) {
-  static std::atomic<int> runs{0};
-  const std::string n = std::to_string(++runs);
-  Process p({NodePath(), kDir + "/login.mjs", url, user, password}, {},
-            dir.File("login" + n + ".out"), dir.File("login" + n + ".err"));
-  auto code = p.Wait(30s);
-  LoginResult r;
-  r.code = code.value_or(-1);
-  r.out = p.Stdout();
-  r.err = p.Stderr();
-  while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == '\r')) r.out.pop_back();
-  return r;
-}
 
 // The value of query parameter `name` in `url` (no percent-decoding: the
 // values here are base64url).
@@ -167,11 +53,11 @@ std::string B64UrlJson(const Json& j) { return Base64Url(j.dump()); }
 class OidcTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (NodePath().empty()) return;
+    if (NodeBinary().empty()) return;
     dir_ = new TempDir();
-    provider_ = new Provider(*dir_, FreePort());
-    provider_->MakeKey("k1", false);
-    provider_->Start();
+    provider_ = new OidcProvider(kDir, *dir_, FreePort(), kRedirect, kSecret);
+    ASSERT_TRUE(provider_->MakeKey("k1", false));
+    ASSERT_EQ(provider_->Start(), "");
   }
   static void TearDownTestSuite() {
     if (provider_) provider_->Stop();
@@ -181,7 +67,7 @@ class OidcTest : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (NodePath().empty())
+    if (NodeBinary().empty())
       GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
     ASSERT_TRUE(std::filesystem::exists(kDir + "/node_modules/oidc-provider/package.json"))
         << "oidc-provider is not installed: run scripts/npm_pinned.sh tests/oidc";
@@ -229,12 +115,12 @@ class OidcTest : public ::testing::Test {
   }
 
   static TempDir* dir_;
-  static Provider* provider_;
+  static OidcProvider* provider_;
   FakeClock clock_;
   int64_t now_s_ = 0;
 };
 TempDir* OidcTest::dir_ = nullptr;
-Provider* OidcTest::provider_ = nullptr;
+OidcProvider* OidcTest::provider_ = nullptr;
 
 TEST_F(OidcTest, DiscoveryReadsTheProvidersEndpointsAndRefusesAnotherIssuer) {
   OidcClient client(Settings(), &clock_);
@@ -277,12 +163,12 @@ TEST_F(OidcTest, ARealCodeFlowSignsInWithUsernameAndGroups) {
            {"alice", "eng-platform"}, {"bob", "platform-approvers"}}) {
     auto s = client.Start();
     ASSERT_TRUE(s.ok());
-    LoginResult login = Login(*dir_, s->url, user, user);
+    auto login = provider_->SignIn(s->url, user, user);
     ASSERT_EQ(login.code, 0) << login.err;
-    ASSERT_EQ(login.out.rfind(kRedirect + "?", 0), 0u) << login.out;
-    EXPECT_EQ(Param(login.out, "state"), s->state);
-    const std::string code = Param(login.out, "code");
-    ASSERT_FALSE(code.empty()) << login.out;
+    ASSERT_EQ(login.callback.rfind(kRedirect + "?", 0), 0u) << login.callback;
+    EXPECT_EQ(Param(login.callback, "state"), s->state);
+    const std::string code = Param(login.callback, "code");
+    ASSERT_FALSE(code.empty()) << login.callback;
     auto id = client.Finish(code, s->code_verifier, s->nonce);
     ASSERT_TRUE(id.ok()) << id.status().message();
     EXPECT_EQ(id->username, user);
@@ -303,7 +189,7 @@ TEST_F(OidcTest, ARealCodeFlowSignsInWithUsernameAndGroups) {
   // A wrong password stays at the provider's login page.
   auto s = client.Start();
   ASSERT_TRUE(s.ok());
-  LoginResult refused = Login(*dir_, s->url, "alice", "bob");
+  auto refused = provider_->SignIn(s->url, "alice", "bob");
   EXPECT_NE(refused.code, 0);
   EXPECT_NE(refused.err.find("login refused"), std::string::npos) << refused.err;
 }
@@ -311,9 +197,9 @@ TEST_F(OidcTest, ARealCodeFlowSignsInWithUsernameAndGroups) {
 TEST_F(OidcTest, PkceNonceAndClientSecretAreChecked) {
   OidcClient client(Settings(), &clock_);
   auto code_for = [&](const OidcStart& s) {
-    LoginResult login = Login(*dir_, s.url, "carol", "carol");
+    auto login = provider_->SignIn(s.url, "carol", "carol");
     EXPECT_EQ(login.code, 0) << login.err;
-    return Param(login.out, "code");
+    return Param(login.callback, "code");
   };
   // Another login's verifier: the provider's PKCE check says no (HTTP 400).
   auto a = client.Start();
@@ -651,7 +537,8 @@ TEST_F(OidcTest, AHostileProvidersDocumentsAreRefused) {
 
 // A provider with its users from a file (what the UI's end-to-end tests use).
 TEST(OidcUsersFileTest, AUsersFileGivesItsUsersAndTheirClaims) {
-  if (NodePath().empty()) GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
+  if (NodeBinary().empty())
+    GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
   TempDir dir;
   WriteFile(dir.File("users.json"),
             Json{{"erin",
@@ -660,9 +547,9 @@ TEST(OidcUsersFileTest, AUsersFileGivesItsUsersAndTheirClaims) {
                   {{"password", "pw-frank"},
                    {"claims", {{"preferred_username", "frank.f"}, {"groups", {"g1", 5, "g2"}}}}}}}
                 .dump());
-  Provider provider(dir, FreePort(), dir.File("users.json"));
-  provider.MakeKey("k", false);
-  provider.Start();
+  OidcProvider provider(kDir, dir, FreePort(), kRedirect, kSecret, dir.File("users.json"));
+  ASSERT_TRUE(provider.MakeKey("k", false));
+  ASSERT_EQ(provider.Start(), "");
   OidcSettings s;
   s.issuer = provider.issuer();
   s.client_id = "maestro";
@@ -673,9 +560,9 @@ TEST(OidcUsersFileTest, AUsersFileGivesItsUsersAndTheirClaims) {
   auto sign_in = [&](const std::string& user, const std::string& password) {
     auto start = client.Start();
     EXPECT_TRUE(start.ok());
-    LoginResult login = Login(dir, start->url, user, password);
+    auto login = provider.SignIn(start->url, user, password);
     if (login.code != 0) return Result<OidcIdentity>(Unauthenticated(login.err));
-    return client.Finish(Param(login.out, "code"), start->code_verifier, start->nonce);
+    return client.Finish(Param(login.callback, "code"), start->code_verifier, start->nonce);
   };
   auto erin = sign_in("erin", "pw-erin");
   ASSERT_TRUE(erin.ok()) << erin.status().message();
@@ -696,11 +583,12 @@ TEST(OidcUsersFileTest, AUsersFileGivesItsUsersAndTheirClaims) {
 
 // Its own provider: restarted with a rotated key file.
 TEST(OidcRotationTest, ARotatedKeyIsFetchedOnceAndAFloodOfUnknownKidsIsRateLimited) {
-  if (NodePath().empty()) GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
+  if (NodeBinary().empty())
+    GTEST_SKIP() << "node is not installed (scripts/setup.sh): no OIDC test";
   TempDir dir;
-  Provider provider(dir, FreePort());
-  provider.MakeKey("old", false);
-  provider.Start();
+  OidcProvider provider(kDir, dir, FreePort(), kRedirect, kSecret);
+  ASSERT_TRUE(provider.MakeKey("old", false));
+  ASSERT_EQ(provider.Start(), "");
   FakeClock clock(std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count());
@@ -727,8 +615,8 @@ TEST(OidcRotationTest, ARotatedKeyIsFetchedOnceAndAFloodOfUnknownKidsIsRateLimit
 
   // Rotation: a new first key, the old one still published.
   provider.Stop();
-  provider.MakeKey("new", true);
-  provider.Start();
+  ASSERT_TRUE(provider.MakeKey("new", true));
+  ASSERT_EQ(provider.Start(), "");
   const std::string new_token = provider.Sign(claims);
   ASSERT_EQ(Json::parse(ReadWholeFile(provider.keys_file()))["keys"][0]["kid"], "new");
   // Within jwks_min_refresh_s of the last fetch the unknown kid is not fetched...
