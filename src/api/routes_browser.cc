@@ -67,15 +67,19 @@ Status NoLiveBrowser(const std::string& job_id) {
 }
 
 // The job named by the route's {id}, for a job of a task the caller may see
-// ("no such job" otherwise, as for a missing one), and where its browser is.
-Result<BrowserPlace> FindBrowser(const BrowserRouteDeps& d, const api::HttpRequest& req) {
+// ("no such job" otherwise, as for a missing one) and whose role there
+// grants `cap` (watching: read; clicking, typing, Done: run — else 403), and
+// where its browser is.
+Result<BrowserPlace> FindBrowser(const BrowserRouteDeps& d, const api::HttpRequest& req,
+                                 uint32_t cap) {
   const std::string job_id = req.params[0];
   auto job = d.store.GetJob(job_id);
   if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
     return NotFound("no such job: " + api::SafeEcho(job_id));
   }
   if (!job.ok()) return job.status();
-  if (auto t = d.tasks.VisibleTask(job->task_id, req.user); !t.ok()) {
+  if (auto t = d.tasks.TaskAllowing(job->task_id, req.user, cap); !t.ok()) {
+    if (t.status().code() == StatusCode::kPermissionDenied) return t.status();
     return NotFound("no such job: " + api::SafeEcho(job_id));
   }
   BrowserPlace place;
@@ -129,7 +133,7 @@ Result<std::string> CallHolder(const BrowserRouteDeps& d, const BrowserHolder& h
 
 // GET /api/local/jobs/{id}/browser/screenshot: a PNG of the page now.
 api::HttpResponse BrowserScreenshot(const BrowserRouteDeps& d, const api::HttpRequest& req) {
-  auto place = FindBrowser(d, req);
+  auto place = FindBrowser(d, req, api::kCapRead);
   if (!place.ok()) return ReplyError(place.status());
   if (!place->found()) return ReplyError(NoLiveBrowser(place->job.id));
   auto png = place->local ? place->local->Screenshot()
@@ -147,7 +151,7 @@ api::HttpResponse BrowserScreenshot(const BrowserRouteDeps& d, const api::HttpRe
 api::HttpResponse BrowserInput(const BrowserRouteDeps& d, const api::HttpRequest& req) {
   auto body = api::ParseObject(req.body);
   if (!body.ok()) return ReplyError(body.status());
-  auto place = FindBrowser(d, req);
+  auto place = FindBrowser(d, req, api::kCapRun);
   if (!place.ok()) return ReplyError(place.status());
   auto in = browser::ParseLiveInput(*body);
   if (!in.ok()) return ReplyError(in.status());
@@ -189,7 +193,7 @@ Result<bool> HandOverRemote(const BrowserRouteDeps& d, const Job& job,
 // POST /api/local/jobs/{id}/browser/done: the person finished the login;
 // the job parked on it resumes.
 api::HttpResponse BrowserDone(const BrowserRouteDeps& d, const api::HttpRequest& req) {
-  auto place = FindBrowser(d, req);
+  auto place = FindBrowser(d, req, api::kCapRun);
   if (!place.ok()) return ReplyError(place.status());
   const Job& job = place->job;
   if (job.status != JobStatus::kWaitingHuman || job.wait_reason != browser::kBrowserLoginWait) {

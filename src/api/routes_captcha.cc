@@ -12,7 +12,9 @@
 // the jobs of tasks they may see, without a space (the "personal" pool)
 // their own tasks' jobs. When none of those waits on the screen the answer
 // is 404, alike for "nobody waits" and "only another user's private task
-// waits", so another user's wait is neither requeued nor revealed.
+// waits", so another user's wait is neither requeued nor revealed. A team
+// space's pool (issue 49) is resolved only by its team's members whose role
+// runs tasks: a non-member gets the same 404, a viewer 403.
 #include "api/api_server.h"
 #include "api/http_util.h"
 
@@ -25,7 +27,8 @@ namespace {
 
 // POST /api/local/captcha-pool/resolve: requeues the caller's jobs waiting
 // on the screen; 404 when none of theirs waits (another's is not revealed).
-api::HttpResponse ResolveCaptcha(Store& store, const api::HttpRequest& req) {
+api::HttpResponse ResolveCaptcha(Store& store, const api::Access& access,
+                                 const api::HttpRequest& req) {
   auto body = api::ParseObject(req.body);
   if (!body.ok()) return ReplyError(body.status());
   std::string space_id, screen;
@@ -33,6 +36,14 @@ api::HttpResponse ResolveCaptcha(Store& store, const api::HttpRequest& req) {
     return ReplyError(st);
   }
   if (Status st = api::RequiredString(*body, "screen", &screen); !st.ok()) return ReplyError(st);
+  // A team space's pool is its members' (others: the same 404 as no wait),
+  // and resolving resumes jobs: the role there must allow running.
+  if (!access.SpaceVisible(space_id, req.user)) {
+    return ReplyError(NotFound("no job you may resolve waits on that CAPTCHA screen"));
+  }
+  Task in_space;
+  in_space.space = space_id;
+  if (Status st = access.Allow(in_space, req.user, api::kCapRun); !st.ok()) return ReplyError(st);
   auto resumed = store.ResumeCaptchaJobs(space_id, screen, req.user);
   if (!resumed.ok()) return ReplyError(resumed.status());
   if (*resumed == 0) {
@@ -45,7 +56,7 @@ api::HttpResponse ResolveCaptcha(Store& store, const api::HttpRequest& req) {
 
 void ApiServer::CaptchaRoutes() {
   router_.Add("POST", "/api/local/captcha-pool/resolve", api::Need::kRun,
-              [this](const api::HttpRequest& r) { return ResolveCaptcha(store_, r); });
+              [this](const api::HttpRequest& r) { return ResolveCaptcha(store_, *access_, r); });
 }
 
 }  // namespace maestro

@@ -30,7 +30,10 @@ api::HttpResponse DecideRequest(api::TaskService& tasks, RequestKind kind,
                                 const api::HttpRequest& req) {
   const std::string& task_id = req.params[0];
   const std::string& rid = req.params[1];
-  if (auto t = tasks.VisibleTask(task_id, req.user); !t.ok()) return ReplyError(t.status());
+  // Visibility (404) and the role (403) before the body is read.
+  if (auto t = tasks.TaskAllowing(task_id, req.user, api::kCapDecide); !t.ok()) {
+    return ReplyError(t.status());
+  }
   auto body = api::ParseObject(req.body);
   if (!body.ok()) return ReplyError(body.status());
   std::string decision, scope;

@@ -138,7 +138,7 @@ api::HttpResponse ListComments(const TaskRouteDeps& d, const api::HttpRequest& r
 
 // POST /api/local/tasks/{id}/comments: the write gate (JSON or multipart).
 api::HttpResponse PostComment(const TaskRouteDeps& d, const api::HttpRequest& req) {
-  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+  if (auto t = d.tasks.TaskAllowing(req.params[0], req.user, api::kCapRun); !t.ok()) {
     return ReplyError(t.status());
   }
   auto upload = api::ParseUploadRequest(req, d.options.attachments);
@@ -155,8 +155,9 @@ api::HttpResponse PostComment(const TaskRouteDeps& d, const api::HttpRequest& re
 
 // POST /api/local/tasks/{id}/continue: {piece?, note?}.
 api::HttpResponse ContinueTask(const TaskRouteDeps& d, const api::HttpRequest& req) {
-  // Visibility first: another user's task is a 404 whatever the body.
-  if (auto t = d.tasks.VisibleTask(req.params[0], req.user); !t.ok()) {
+  // Visibility first: another user's task is a 404 whatever the body (and
+  // a role that cannot run, a 403).
+  if (auto t = d.tasks.TaskAllowing(req.params[0], req.user, api::kCapRun); !t.ok()) {
     return ReplyError(t.status());
   }
   Json body = Json::object();
@@ -177,6 +178,9 @@ api::HttpResponse ContinueTask(const TaskRouteDeps& d, const api::HttpRequest& r
 // parked on it, {max_tokens?, ...}; the job resumes the same movement
 // (store/budget.h, docs/api.md).
 api::HttpResponse RaiseBudget(const TaskRouteDeps& d, const api::HttpRequest& req) {
+  if (auto t = d.tasks.TaskAllowing(req.params[0], req.user, api::kCapDecide); !t.ok()) {
+    return ReplyError(t.status());
+  }
   auto body = api::ParseObject(req.body);
   if (!body.ok()) return ReplyError(body.status());
   auto job = d.tasks.RaiseBudget(req.params[0], req.user, *body);

@@ -49,11 +49,13 @@ uint32_t NeedCap(const std::string& need) {
   return 0;
 }
 
-// A user of the test: its role in team platform ("" = not a member), its
-// role outside team spaces (auth.default_role: viewer for all), its token.
+// A user of the test: its role in team platform ("" = not a member) and in
+// team other, its role outside team spaces (auth.default_role: viewer for
+// all), its token.
 struct User {
   std::string name;
   std::string platform_role;
+  std::string other_role;
   std::string token;
   uint32_t scopes = kRead | kRun | kDecide | kAdmin;
 };
@@ -68,21 +70,23 @@ class RolesRoutesTest : public ::testing::Test {
         << "  default_role: viewer\n"
         << "teams:\n"
         << "  platform:\n"
-        << "    members: {op: operator, appr: approver, view: viewer, tadm: admin}\n"
+        << "    members: {op: operator, appr: approver, view: viewer, tadm: admin, mixed: viewer}\n"
         << "  other:\n"
-        << "    members: {stranger: operator}\n"
+        << "    members: {stranger: operator, mixed: operator}\n"
         << "spaces:\n"
         << "  plat: {path: " << dir_.File("plat") << ", team: platform}\n"
         << "  oth: {path: " << dir_.File("oth") << ", team: other}\n";
     ASSERT_EQ(serve_.Start(dir_.File("maestro.yaml")), "");
-    for (auto [name, role] : std::vector<std::pair<std::string, std::string>>{{"op", "operator"},
-                                                                              {"appr", "approver"},
-                                                                              {"view", "viewer"},
-                                                                              {"tadm", "admin"},
-                                                                              {"stranger", ""}}) {
-      auto a = Call("POST", "/api/local/tokens", Json{{"user", name}}, "adm");
+    struct Member {
+      const char *name, *platform, *other;
+    };
+    for (const Member m :
+         {Member{"op", "operator", ""}, Member{"appr", "approver", ""},
+          Member{"view", "viewer", ""}, Member{"tadm", "admin", ""},
+          Member{"stranger", "", "operator"}, Member{"mixed", "viewer", "operator"}}) {
+      auto a = Call("POST", "/api/local/tokens", Json{{"user", m.name}}, "adm");
       ASSERT_EQ(a.code, 201) << a.text << serve_.Stderr();
-      users_.push_back({name, role, a.body["token"]});
+      users_.push_back({m.name, m.platform, m.other, a.body["token"]});
     }
   }
 
@@ -157,8 +161,7 @@ TEST_F(RolesRoutesTest, EveryRouteByEveryRole) {
     const std::string path = Fill(pattern, ids);
     for (const User& u : users_) {
       // The user's capabilities where the route acts.
-      const uint32_t anywhere =
-          Caps("viewer") | Caps(u.platform_role) | (u.name == "stranger" ? Caps("operator") : 0);
+      const uint32_t anywhere = Caps("viewer") | Caps(u.platform_role) | Caps(u.other_role);
       const uint32_t on_target = team_task ? Caps(u.platform_role) : anywhere;
       const bool member = !u.platform_role.empty();
       const bool route_ok = (anywhere & NeedCap(need)) != 0;
@@ -267,6 +270,59 @@ TEST_F(RolesRoutesTest, SpacesAndMeFollowTheTeams) {
   auto vme = Call("GET", "/api/me", Json(), U("view").token);
   EXPECT_EQ(vme.body["can"]["decide"], false);
   EXPECT_EQ(vme.body["can"]["run"], false);
+}
+
+// A team space's lessons, CAPTCHA pool and the live view of its jobs follow
+// the team: a non-member gets 404 (as for nothing there), a member whose role
+// there cannot run gets 403 on a change — here "mixed", viewer in platform
+// but operator in another team, so the routes' own check lets it through.
+TEST_F(RolesRoutesTest, ATeamSpacesLessonsCaptchaAndLiveViewFollowTheTeam) {
+  auto lesson = Call("POST", "/api/local/lessons",
+                     Json{{"space", "plat"}, {"lesson", "deploy on Tuesdays only"}}, U("op").token);
+  ASSERT_EQ(lesson.code, 201) << lesson.text;
+  const std::string id = lesson.body["lesson"]["id"];
+  const std::string path = "/api/local/lessons/" + id;
+  // Another team: not shown, not listed, not changed; not addable either.
+  auto hidden = Call("GET", path, Json(), U("stranger").token);
+  EXPECT_EQ(hidden.code, 404);
+  EXPECT_EQ(hidden.text.find("Tuesdays"), std::string::npos);
+  auto list = Call("GET", "/api/local/lessons", Json(), U("stranger").token);
+  ASSERT_EQ(list.code, 200);
+  EXPECT_EQ(list.text.find("Tuesdays"), std::string::npos);
+  EXPECT_EQ(Call("PATCH", path, Json{{"lesson", "x"}}, U("stranger").token).code, 404);
+  EXPECT_EQ(Call("DELETE", path, Json(), U("stranger").token).code, 404);
+  EXPECT_EQ(Call("POST", "/api/local/lessons", Json{{"space", "plat"}, {"lesson", "y"}},
+                 U("stranger").token)
+                .code,
+            400);
+  // A viewer of the team reads it but changes nothing.
+  EXPECT_EQ(Call("GET", path, Json(), U("mixed").token).code, 200);
+  EXPECT_EQ(Call("PATCH", path, Json{{"lesson", "x"}}, U("mixed").token).code, 403);
+  EXPECT_EQ(Call("DELETE", path, Json(), U("mixed").token).code, 403);
+  EXPECT_EQ(
+      Call("POST", "/api/local/lessons", Json{{"space", "plat"}, {"lesson", "y"}}, U("mixed").token)
+          .code,
+      403);
+  EXPECT_EQ(Call("PATCH", path, Json{{"lesson", "deploy on Wednesdays"}}, U("op").token).code, 200);
+  // The CAPTCHA pool of the team's space.
+  const Json captcha = {{"space_id", "plat"}, {"screen", "s1"}};
+  EXPECT_EQ(Call("POST", "/api/local/captcha-pool/resolve", captcha, U("stranger").token).code,
+            404);
+  EXPECT_EQ(Call("POST", "/api/local/captcha-pool/resolve", captcha, U("mixed").token).code, 403);
+  EXPECT_EQ(Call("POST", "/api/local/captcha-pool/resolve", captcha, U("op").token).code, 404);
+  // The live view of a team task's job: watching is read, input is run.
+  auto created = Call("POST", "/api/local/tasks", Json{{"instruction", "x"}, {"space", "plat"}},
+                      U("op").token);
+  ASSERT_EQ(created.code, 201);
+  const std::string job = "/api/local/jobs/" + created.body["job"]["id"].get<std::string>();
+  EXPECT_EQ(Call("GET", job + "/browser/screenshot", Json(), U("stranger").token).code, 404);
+  EXPECT_EQ(Call("POST", job + "/browser/input", Json{{"type", "key"}, {"key", "Enter"}},
+                 U("mixed").token)
+                .code,
+            403);
+  EXPECT_EQ(Call("POST", job + "/browser/done", Json(), U("mixed").token).code, 403);
+  EXPECT_EQ(Call("GET", job + "/browser/screenshot", Json(), U("mixed").token).code, 404)
+      << "readable, but no browser is open";
 }
 
 }  // namespace
