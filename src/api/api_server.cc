@@ -166,7 +166,7 @@ std::string_view NeedName(api::Need n) {
 
 void ApiServer::Routes() {
   // The route table itself (who may call what): the routes-by-role test
-  // walks it, so a route added without a row in that test fails it.
+  // walks it, so every route, a later one too, is called by every role.
   router_.Add("GET", "/api/routes", api::Need::kRead, [this](const api::HttpRequest&) {
     Json arr = Json::array();
     for (const auto& r : router_.Routes()) {

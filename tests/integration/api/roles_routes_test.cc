@@ -1,15 +1,16 @@
 // Every route × every role (issue 49 item 6), on a real `maestro serve` (no
 // workers: tasks stay queued) with teams in its config. The route list
-// comes from the server itself (GET /api/routes), so a route added without a
-// row here fails the test; each row says what the route targets (a task of
-// the platform team, or nothing), and the expectation follows from the
-// role's capabilities (api/access.h):
+// comes from the server itself (GET /api/routes), so a route added later is
+// called by every role without being listed here; what it targets (a task or
+// job of the platform team by its pattern, or nothing in particular) and its
+// need give the expectation from the role's capabilities (api/access.h):
 //   - a credential without the capability → 403, and never the task's data;
 //   - a user of another team on a team task → 404 (exactly like a missing
 //     one), never the task's data;
 //   - otherwise the route runs (any answer but 401/403).
-// Also: a read-scoped token of an operator is refused every run/decide
-// route; a forged, revoked or malformed token is 401 everywhere.
+// Also: a read-scoped token of an operator is refused the run and decide
+// routes; a forged or malformed token or session cookie is 401; a team
+// space's lessons, CAPTCHA pool and live view follow the team.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
