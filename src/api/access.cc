@@ -12,10 +12,6 @@ namespace {
 // have seen a sign-in that changed them).
 constexpr TimeMs kGroupsTtlMs = 30'000;
 
-// The admin token's user (auth.h's kAdminUser; repeated to keep this file
-// free of the Authenticator).
-constexpr const char* kAdmin = "admin";
-
 struct CapNames {
   uint32_t cap;
   const char* name;
@@ -113,6 +109,14 @@ Result<uint32_t> ParseScopes(std::string_view text) {
   return caps;
 }
 
+std::vector<std::string> ScopeList(uint32_t caps) {
+  std::vector<std::string> out;
+  for (const auto& c : kCapNames) {
+    if (caps & c.cap) out.push_back(c.name);
+  }
+  return out;
+}
+
 std::string ScopesText(uint32_t caps) {
   if ((caps & kAllCaps) == kAllCaps) return "*";
   std::string out;
@@ -127,7 +131,7 @@ std::string ScopesText(uint32_t caps) {
 Access::Access(AccessSettings settings, IdentityRecords* groups, Clock* clock)
     : settings_(std::move(settings)), store_(groups), clock_(clock) {}
 
-bool Access::IsAdmin(const std::string& user) const { return user == kAdmin; }
+bool Access::IsAdmin(const std::string& user) const { return user == kAdminUser; }
 
 std::vector<std::string> Access::GroupsOf(const std::string& user) const {
   if (!store_ || !settings_.oidc) return {};

@@ -66,7 +66,9 @@ std::string_view CapName(uint32_t one_cap);  // "read", "run", "decide", "admin"
 // "read run" / "*" → bits; kInvalidArgument (field "scopes") naming an
 // unknown scope.
 Result<uint32_t> ParseScopes(std::string_view space_separated);
-std::string ScopesText(uint32_t caps);  // "read run" ("*" for kAllCaps)
+std::string ScopesText(uint32_t caps);
+// The names of `caps`, in the order read, run, decide, admin.
+std::vector<std::string> ScopeList(uint32_t caps);  // "read run" ("*" for kAllCaps)
 
 class Access {
  public:

@@ -147,19 +147,7 @@ api::HttpResponse ApiServer::Dispatch(api::HttpRequest& req, std::string* patter
 namespace {
 
 std::string_view NeedName(api::Need n) {
-  switch (n) {
-    case api::Need::kPublic:
-      return "public";
-    case api::Need::kRead:
-      return "read";
-    case api::Need::kRun:
-      return "run";
-    case api::Need::kDecide:
-      return "decide";
-    case api::Need::kAdmin:
-      return "admin";
-  }
-  return "?";
+  return n == api::Need::kPublic ? "public" : api::CapName(api::CapOf(n));
 }
 
 }  // namespace

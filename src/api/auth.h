@@ -41,7 +41,6 @@
 
 namespace maestro::api {
 
-inline constexpr const char* kAdminUser = "admin";
 inline constexpr const char* kSessionCookie = "maestro_session";
 inline constexpr const char* kCsrfCookie = "maestro_csrf";
 inline constexpr const char* kCsrfHeader = "X-CSRF-Token";

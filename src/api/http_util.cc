@@ -109,8 +109,11 @@ Status OptionalInt(const Json& body, const char* field, int64_t min, int64_t max
   const Json& v = body[field];
   if (!v.is_number_integer())
     return InvalidArgument(std::string(field) + " must be an integer", field);
-  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
-                                           : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+  // A non-negative JSON integer is parsed unsigned: both bounds apply to it too.
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                              (min <= 0 || v.get<uint64_t>() >= static_cast<uint64_t>(min))
+                        : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
   if (!fits) {
     return InvalidArgument(fmt::format("{} must be between {} and {}", field, min, max), field);
   }

@@ -11,6 +11,9 @@
 
 namespace maestro::api {
 
+// The admin token's user: admin everywhere (api/access.h).
+inline constexpr const char* kAdminUser = "admin";
+
 // Capability bits; a scope set is their OR.
 enum Cap : uint32_t { kCapRead = 1, kCapRun = 2, kCapDecide = 4, kCapAdmin = 8 };
 inline constexpr uint32_t kAllCaps = kCapRead | kCapRun | kCapDecide | kCapAdmin;

@@ -199,15 +199,11 @@ void ApiServer::AuthRoutes() {
     for (const auto& [team, role] : access_->TeamsOf(p.user)) {
       teams.push_back({{"team", team}, {"role", std::string(api::RoleName(role))}});
     }
-    Json scopes = Json::array();
-    for (uint32_t c : {api::kCapRead, api::kCapRun, api::kCapDecide, api::kCapAdmin}) {
-      if (p.scopes & c) scopes.push_back(std::string(api::CapName(c)));
-    }
     const uint32_t can = access_->CapsAnywhere(p.user) & p.scopes;
     return api::Reply(
         200, {{"user", p.user},
               {"via", via},
-              {"scopes", scopes},
+              {"scopes", api::ScopeList(p.scopes)},
               {"admin", access_->IsAdmin(p.user)},
               {"default_role", std::string(api::RoleName(access_->settings().default_role))},
               {"teams", teams},

@@ -48,13 +48,7 @@ constexpr int64_t kDefaultExpiresInS = 90LL * 24 * 3600;
 constexpr uint32_t kCapsInOrder[] = {api::kCapRead, api::kCapRun, api::kCapDecide, api::kCapAdmin};
 
 // The scope names of `caps`, in the order read, run, decide, admin.
-Json ScopeNames(uint32_t caps) {
-  Json out = Json::array();
-  for (uint32_t c : kCapsInOrder) {
-    if ((caps & c) != 0) out.push_back(std::string(api::CapName(c)));
-  }
-  return out;
-}
+Json ScopeNames(uint32_t caps) { return api::ScopeList(caps); }
 
 Json TokenJson(const ApiTokenRecord& r) {
   // "*" (every scope the user's roles grant) lists all four: the roles
@@ -166,11 +160,6 @@ api::HttpResponse CreateToken(IdentityRecords& store, const api::Access& access,
   if (Status st = api::OptionalInt(*body, "expires_in_s", 1, kMaxExpiresInS, &expires_in_s);
       !st.ok()) {
     return ReplyError(st);
-  }
-  // (OptionalInt checks only the maximum of a non-negative number.)
-  if (body->contains("expires_in_s") && !(*body)["expires_in_s"].is_null() && expires_in_s < 1) {
-    return ReplyError(
-        InvalidArgument("expires_in_s must be between 1 and 31536000", "expires_in_s"));
   }
   if (uint32_t missing = caps & ~req.caller.scopes; missing != 0) {
     std::string names;

@@ -77,4 +77,29 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out = Base64Encode(bytes);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return out;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  std::string standard(text);
+  for (char& c : standard) {
+    if (c == '-') {
+      c = '+';
+    } else if (c == '_') {
+      c = '/';
+    } else if (c == '+' || c == '/' || c == '=') {
+      return std::nullopt;  // not the URL alphabet, or padded
+    }
+  }
+  while (standard.size() % 4 != 0) standard += '=';
+  return Base64Decode(standard);  // strict: a length of 4n+1, stray bits
+}
+
 }  // namespace maestro

@@ -6,6 +6,11 @@
 // as the length needs, no stray bits in the last symbol — so a malformed
 // upload is refused instead of silently stored as other bytes.
 //
+// base64url (RFC 4648 §5, the URL alphabet, no padding): Web Push keys and
+// VAPID JWTs (src/notify), OIDC state, nonce, PKCE values and JWS segments
+// (src/identity). Decoding is as strict: the URL alphabet only, no padding,
+// no stray bits.
+//
 // Thread safety: pure functions.
 #pragma once
 
@@ -18,5 +23,9 @@ namespace maestro {
 std::string Base64Encode(std::string_view bytes);
 // The bytes of `text`, or nullopt when it is not strict base64.
 std::optional<std::string> Base64Decode(std::string_view text);
+
+std::string Base64UrlEncode(std::string_view bytes);
+// The bytes of `text`, or nullopt when it is not strict unpadded base64url.
+std::optional<std::string> Base64UrlDecode(std::string_view text);
 
 }  // namespace maestro

@@ -60,21 +60,6 @@ std::string Sanitize(std::string_view text, size_t max) {
   return out;
 }
 
-std::optional<std::string> Base64UrlDecode(std::string_view text) {
-  std::string std(text);
-  for (char& c : std) {
-    if (c == '-') {
-      c = '+';
-    } else if (c == '_') {
-      c = '/';
-    } else if (c == '+' || c == '/' || c == '=') {
-      return std::nullopt;  // not the URL alphabet, or padded
-    }
-  }
-  while (std.size() % 4 != 0) std += '=';
-  return Base64Decode(std);
-}
-
 bool IsHttpUrl(const std::string& url) {
   return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
 }
@@ -281,9 +266,9 @@ Result<OidcStart> OidcClient::Start() {
   MAESTRO_ASSIGN_OR_RETURN(std::string state, RandomBytes(32));
   MAESTRO_ASSIGN_OR_RETURN(std::string nonce, RandomBytes(32));
   MAESTRO_ASSIGN_OR_RETURN(std::string verifier, RandomBytes(32));
-  start.state = Base64Url(state);
-  start.nonce = Base64Url(nonce);
-  start.code_verifier = Base64Url(verifier);
+  start.state = Base64UrlEncode(state);
+  start.nonce = Base64UrlEncode(nonce);
+  start.code_verifier = Base64UrlEncode(verifier);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(start.code_verifier.data(), start.code_verifier.size(), digest, &len, EVP_sha256(),
@@ -291,7 +276,7 @@ Result<OidcStart> OidcClient::Start() {
     return Internal("SHA-256 failed");
   }
   const std::string challenge =
-      Base64Url(std::string_view(reinterpret_cast<const char*>(digest), len));
+      Base64UrlEncode(std::string_view(reinterpret_cast<const char*>(digest), len));
   // `openid` always (without it this is plain OAuth and no ID token comes).
   std::string scope = "openid";
   for (const std::string& s : settings_.scopes) {
@@ -568,16 +553,6 @@ Result<OidcIdentity> OidcClient::VerifyIdToken(const std::string& id_token,
   }
   id.claims = c;
   return id;
-}
-
-std::string Base64Url(std::string_view bytes) {
-  std::string out = Base64Encode(bytes);
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  for (char& c : out) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  return out;
 }
 
 Result<std::string> RandomBytes(size_t n) {

@@ -106,8 +106,6 @@ class OidcClient {
   std::unique_ptr<Keys> keys_ GUARDED_BY(mu_);
 };
 
-// base64url without padding (RFC 4648 §5) of `bytes`.
-std::string Base64Url(std::string_view bytes);
 // `n` random bytes from the system's CSPRNG.
 Result<std::string> RandomBytes(size_t n);
 

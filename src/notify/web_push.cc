@@ -20,8 +20,6 @@ namespace {
 using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)>;
 
-const char kB64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 std::string HmacSha256(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -191,59 +189,6 @@ Result<std::string> Encrypt(std::string_view plaintext, std::string_view ua_publ
 }
 
 }  // namespace
-
-std::string Base64UrlEncode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                 (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                 static_cast<unsigned char>(bytes[i + 2]);
-    out += kB64Url[(v >> 18) & 63];
-    out += kB64Url[(v >> 12) & 63];
-    out += kB64Url[(v >> 6) & 63];
-    out += kB64Url[v & 63];
-  }
-  if (size_t rest = bytes.size() - i; rest > 0) {
-    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kB64Url[(v >> 18) & 63];
-    out += kB64Url[(v >> 12) & 63];
-    if (rest == 2) out += kB64Url[(v >> 6) & 63];
-  }
-  return out;
-}
-
-std::optional<std::string> Base64UrlDecode(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '-')
-      v = 62;
-    else if (c == '_')
-      v = 63;
-    else
-      return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) return std::nullopt;  // stray bits
-  return out;
-}
 
 Status CheckSubscriptionKeys(std::string_view p256dh, std::string_view auth) {
   auto point = PublicKeyFromRaw(p256dh, "keys.p256dh");

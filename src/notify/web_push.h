@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/base64.h"
 #include "core/env.h"
 #include "core/status.h"
 
@@ -48,10 +49,9 @@ inline constexpr uint32_t kRecordSize = 4096;
 inline constexpr size_t kMaxPushPlaintext = 4096 - 86 - 1 - 16;
 inline constexpr int64_t kMaxVapidTtlSeconds = 24 * 3600;
 
-// RFC 4648 §5 without padding (what Web Push keys and JWTs use).
-std::string Base64UrlEncode(std::string_view bytes);
-// Strict: the URL-safe alphabet, no padding, no stray bits; nullopt else.
-std::optional<std::string> Base64UrlDecode(std::string_view text);
+// RFC 4648 §5 without padding (what Web Push keys and JWTs use): core's.
+using maestro::Base64UrlDecode;
+using maestro::Base64UrlEncode;
 
 // Whether a browser's raw keys can be encrypted to: `p256dh` a 65-byte
 // uncompressed point on P-256, `auth` 16 bytes. kInvalidArgument naming

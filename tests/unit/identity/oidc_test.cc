@@ -48,7 +48,7 @@ std::string Param(const std::string& url, const std::string& name) {
   return "";
 }
 
-std::string B64UrlJson(const Json& j) { return Base64Url(j.dump()); }
+std::string B64UrlJson(const Json& j) { return Base64UrlEncode(j.dump()); }
 
 class OidcTest : public ::testing::Test {
  protected:
@@ -311,7 +311,7 @@ TEST_F(OidcTest, VerifyIdTokenRefusesEveryForgery) {
   // An EC algorithm naming the RSA key: never handed to cjose with that key.
   ExpectRefused(client,
                 B64UrlJson({{"alg", "ES256"}, {"kid", kid}}) + "." + B64UrlJson(good) + "." +
-                    Base64Url(std::string(64, 'x')),
+                    Base64UrlEncode(std::string(64, 'x')),
                 "bad signature");
   // The provider's JWK says alg RS256: a PS256 signature by the same key is
   // not accepted under it.
@@ -492,7 +492,7 @@ TEST_F(OidcTest, AHostileProvidersDocumentsAreRefused) {
     ExpectRefused(client, token, "bad signature");
   }
   {
-    Json oct = {{"keys", {{{"kty", "oct"}, {"kid", "k1"}, {"k", Base64Url("secret")}}}}};
+    Json oct = {{"keys", {{{"kty", "oct"}, {"kid", "k1"}, {"k", Base64UrlEncode("secret")}}}}};
     fake.Set(fake.jwks_, oct.dump());
     OidcClient client(s, &clock_);
     ExpectRefused(client, token, "bad signature");
