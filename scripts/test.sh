@@ -23,6 +23,7 @@ export TEST_REQUIRE_POSTGRES=1
 ./scripts/npm_pinned.sh tests/a2a  # the A2A SDK client the A2A test drives
 ./scripts/npm_pinned.sh tests/push  # http_ece: decrypts what maestro pushes (push test)
 ./scripts/npm_pinned.sh tests/oidc  # oidc-provider: the real identity provider of the OIDC tests
+./scripts/npm_pinned.sh tests/llm-sdks  # @anthropic-ai/sdk, @google/genai: check the provider fakes (issue 50)
 cmake --preset debug
 cmake --build --preset debug
 ctest --preset debug

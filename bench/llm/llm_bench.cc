@@ -3,7 +3,7 @@
 //   1. SSE parse throughput: a synthetic llama.cpp-shaped stream through
 //      SseParser alone and through SseParser + StreamAssembler (MB/s).
 //   2. Peak memory of sending a 50 MB current.jsonl to maestro-fakellm with
-//      the real OpenAiClient: growth of this process's VmHWM (peak RSS, reset
+//      the real HttpLlmClient: growth of this process's VmHWM (peak RSS, reset
 //      via /proc/self/clear_refs) during the call, against the file size.
 //   3. Round trip of a small streamed call on one client (its kept-alive
 //      connection): the median and p90 of 200 calls, in microseconds.
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   ModelProfile profile;
   profile.base_url = server.base_url();
   profile.model = "fake-model";
-  OpenAiClient client(profile);
+  HttpLlmClient client(profile);
   ChatRequest small;
   small.messages_path = (dir / "small.jsonl").string();
   std::ofstream(small.messages_path) << R"({"role":"user","content":"warm up"})"

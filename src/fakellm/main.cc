@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   app.add_option("--ctx-size", opts.ctx_size,
                  "context tokens; longer prompts get exceed_context_size_error (0 = unlimited)")
       ->capture_default_str();
+  app.add_option("--min-cache-tokens", opts.min_cache_tokens,
+                 "anthropic and gemini routes: the fewest prompt tokens a cache entry holds")
+      ->capture_default_str();
   app.add_option("--record", opts.record_path,
                  "append every request (body + cache figures) as JSONL");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "fakellm/provider_api.h"
+
 namespace maestro::fakellm {
 namespace {
 
@@ -47,11 +49,17 @@ std::vector<std::string> SplitText(const std::string& s, size_t n) {
 
 struct FakeLlmServer::Impl {
   Impl(ServerOptions o, Script s)
-      : opts(std::move(o)), script(std::move(s)), cache(opts.slots, opts.slot_similarity) {}
+      : opts(std::move(o)),
+        script(std::move(s)),
+        cache(opts.slots, opts.slot_similarity),
+        anthropic(NewAnthropicApi(opts, &script)),
+        gemini(NewGeminiApi(opts, &script)) {}
 
   ServerOptions opts;
   Script script;
   PromptCache cache;
+  std::unique_ptr<ProviderApi> anthropic;
+  std::unique_ptr<ProviderApi> gemini;
   httplib::Server svr;
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> seq{0};
@@ -79,6 +87,7 @@ struct FakeLlmServer::Impl {
   }
 
   void HandleChat(const httplib::Request& req, httplib::Response& res);
+  void HandleProvider(ProviderApi& api, const httplib::Request& req, httplib::Response& res);
   std::vector<std::string> StreamEvents(const ScriptReply& r, const std::string& id,
                                         const Json& timings, const Json& usage, bool include_usage);
   void Routes();
@@ -274,6 +283,51 @@ void FakeLlmServer::Impl::HandleChat(const httplib::Request& req, httplib::Respo
       });
 }
 
+// A provider fake's answer on the wire: the same pacing and faults as the
+// chat-completions route (delay, token delay, a cut stream).
+void FakeLlmServer::Impl::HandleProvider(ProviderApi& api, const httplib::Request& req,
+                                         httplib::Response& res) {
+  ProviderRequest pr;
+  pr.seq = seq.fetch_add(1);
+  pr.path = req.path;
+  pr.body = req.body;
+  for (const auto& [k, v] : req.headers) {
+    std::string name = k;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    pr.headers[name] = v;
+  }
+  for (const auto& [k, v] : req.params) pr.query[k] = v;
+  Json rec = {{"index", pr.seq},
+              {"path", req.path},
+              {"body_bytes", req.body.size()},
+              {"remote_port", req.remote_port}};
+  HttpAnswer a = api.Handle(pr, &rec);
+  Record(rec);
+  res.status = a.status;
+  for (const auto& [k, v] : a.headers) res.set_header(k, v);
+  if (!a.streamed) {
+    if (a.delay_ms > 0 && !Sleep(a.delay_ms, nullptr)) return;
+    res.set_content(a.body, a.content_type);
+    return;
+  }
+  auto st = std::make_shared<std::pair<HttpAnswer, size_t>>(std::move(a), 0);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream", [this, st](size_t, httplib::DataSink& sink) {
+        HttpAnswer& ans = st->first;
+        size_t& next = st->second;
+        if (next == 0 && ans.delay_ms > 0 && !Sleep(ans.delay_ms, &sink)) return false;
+        if (next >= ans.frames.size()) {
+          sink.done();
+          return true;
+        }
+        if (ans.cut_after >= 0 && next >= static_cast<size_t>(ans.cut_after)) return false;
+        if (next > 0 && ans.token_delay_ms > 0 && !Sleep(ans.token_delay_ms, &sink)) return false;
+        const std::string& frame = ans.frames[next++];
+        return sink.write(frame.data(), frame.size());
+      });
+}
+
 void FakeLlmServer::Impl::Routes() {
   // Each SSE frame is its own small write: without TCP_NODELAY the last one
   // waits for the client's delayed ACK (40 ms on Linux), as no streaming LLM
@@ -282,6 +336,13 @@ void FakeLlmServer::Impl::Routes() {
   auto chat = [this](const httplib::Request& req, httplib::Response& res) { HandleChat(req, res); };
   svr.Post("/v1/chat/completions", chat);
   svr.Post("/chat/completions", chat);
+  svr.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleProvider(*anthropic, req, res);
+  });
+  svr.Post(R"(/v1beta/models/([^/:]+):(generateContent|streamGenerateContent))",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             HandleProvider(*gemini, req, res);
+           });
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(R"({"status":"ok"})", "application/json");
   });

@@ -4,9 +4,10 @@
 // and demos in place of a real model.
 //
 // Routes: POST /v1/chat/completions (streamed SSE or plain JSON),
-// GET /v1/models, GET /health, GET /v1/_requests (every request received:
-// its body and the computed cache figures), DELETE /v1/_requests.
-// cpp-httplib is confined to server.cc.
+// POST /v1/messages (Anthropic) and POST /v1beta/models/{model}:generateContent
+// | :streamGenerateContent (Gemini) (provider_api.h), GET /v1/models, GET /health, GET
+// /v1/_requests (every request received: its body and the computed cache figures), DELETE
+// /v1/_requests. cpp-httplib is confined to server.cc.
 //
 // Thread safety: Start/Stop from one thread; requests are served on the
 // server's worker threads; all shared state is synchronised.
@@ -30,9 +31,13 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = any free port
   std::string model = "fake-model";
-  int slots = 4;                             // --parallel in llama-server
-  double slot_similarity = 0.5;              // --slot-prompt-similarity
-  int64_t ctx_size = 0;                      // > 0: longer prompts get llama.cpp's context error
+  int slots = 4;                 // --parallel in llama-server
+  double slot_similarity = 0.5;  // --slot-prompt-similarity
+  int64_t ctx_size = 0;          // > 0: longer prompts get llama.cpp's context error
+  // The fewest prompt tokens a cache entry holds (Anthropic: 1024 for most
+  // models; Gemini's implicit cache likewise): shorter prefixes are neither
+  // written nor read. Applies to the anthropic and gemini routes.
+  int64_t min_cache_tokens = 1024;
   std::string record_path;                   // append every request as a JSON line
   size_t record_body_max = 4 * 1024 * 1024;  // larger bodies are recorded without the body
   Env* env = Env::Default();                 // writes the record file

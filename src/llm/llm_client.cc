@@ -14,8 +14,7 @@
 #include "core/sse_parser.h"
 #include "core/strings.h"
 #include "core/utf8.h"
-#include "llm/request_body.h"
-#include "llm/stream_assembler.h"
+#include "llm/wire.h"
 
 namespace maestro::llm {
 namespace {
@@ -55,17 +54,19 @@ AttemptOutcome Fail(LlmErrorKind kind, Status st, int http = 0) {
 
 // One attempt: the request body, the reply's parsing and the attempt's
 // classification. The transfer itself is core's HttpClient (Exchange): this
-// class only reads what it delivers.
+// class only reads what it delivers; the provider's shapes are its
+// WireFormat's.
 class Transfer {
  public:
-  Transfer(const ModelProfile& p, const HttpClient& http, bool stream, const LlmEventFn& on_event,
-           CancelToken* cancel)
+  Transfer(const ModelProfile& p, const WireFormat& wire, const HttpClient& http, bool stream,
+           const LlmEventFn& on_event, CancelToken* cancel)
       : profile_(p),
+        wire_(wire),
         http_(http),
         stream_(stream),
         cancel_(cancel),
         on_event_(on_event),
-        assembler_([this](const LlmEvent& ev) { OnDelta(ev); }),
+        reader_(wire.NewReader([this](const LlmEvent& ev) { OnDelta(ev); })),
         parser_([this](const SseEvent& ev) { OnSse(ev); }) {}
 
   AttemptOutcome Run(const ChatRequest& req);
@@ -79,20 +80,21 @@ class Transfer {
   }
   void OnSse(const SseEvent& ev) {
     if (!stream_error_.ok()) return;
-    Status st = assembler_.OnData(ev.data);
+    Status st = reader_->OnEvent(ev);
     if (!st.ok()) stream_error_ = std::move(st);
   }
   bool Cancelled() const { return cancel_ && cancel_->IsCancelled(); }
   AttemptOutcome Classify(const HttpOutcome& x);
 
   const ModelProfile& profile_;
+  const WireFormat& wire_;
   const HttpClient& http_;
   bool stream_;
   CancelToken* cancel_;
   const LlmEventFn& on_event_;
-  StreamAssembler assembler_;
+  std::unique_ptr<ReplyReader> reader_;
   SseParser parser_;
-  std::unique_ptr<RequestBody> body_;
+  std::unique_ptr<LlmBody> body_;
   SteadyClock::time_point start_ = SteadyClock::now();
   int64_t ttft_ms_ = -1;
   int http_status_ = 0;
@@ -148,7 +150,7 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
   spec.messages_path = req.messages_path;
   spec.messages_known_bytes = req.messages_known_bytes;
   spec.request_json_path = req.request_json_path;
-  auto body = RequestBody::Open(spec);
+  auto body = wire_.OpenBody(profile_, spec);
   if (!body.ok()) return Fail(LlmErrorKind::kTerminal, body.status());
   body_ = std::move(body).value();
 
@@ -166,14 +168,10 @@ AttemptOutcome Transfer::Run(const ChatRequest& req) {
 
   HttpCall call;
   call.method = "POST";
-  call.url = profile_.base_url;
-  while (!call.url.empty() && call.url.back() == '/') call.url.pop_back();
-  call.url += "/chat/completions";
+  call.url = wire_.Url(profile_, stream_);
   call.headers = {{"Content-Type", "application/json"},
                   {"Accept", stream_ ? "text/event-stream" : "application/json"}};
-  if (!profile_.api_key.empty()) {
-    call.headers.emplace_back("Authorization", "Bearer " + profile_.api_key);
-  }
+  wire_.AddHeaders(profile_, &call.headers);
   for (const auto& [k, v] : profile_.extra_headers) {
     // An empty value has always meant "send no such header" here (curl's
     // "Name: "); HttpClient would send it empty ("Name;").
@@ -199,16 +197,18 @@ AttemptOutcome Transfer::Classify(const HttpOutcome& x) {
   if (http != 0 && (http < 200 || http >= 300)) {
     std::string msg = fmt::format("HTTP {} from {}: {}", http, profile_.base_url,
                                   ValidUtf8(Utf8Prefix(err_body_, 500)));
-    if (IsContextLengthError(http, err_body_)) {
-      return Fail(LlmErrorKind::kContextLengthExceeded, Status(StatusCode::kResourceExhausted, msg),
-                  http);
+    switch (wire_.ClassifyHttpError(http, err_body_)) {
+      case LlmErrorKind::kContextLengthExceeded:
+        return Fail(LlmErrorKind::kContextLengthExceeded,
+                    Status(StatusCode::kResourceExhausted, msg), http);
+      case LlmErrorKind::kRetryable: {
+        AttemptOutcome o = Fail(LlmErrorKind::kRetryable, Unavailable(msg), http);
+        o.retry_after_ms = retry_after_ms_;
+        return o;
+      }
+      default:
+        return Fail(LlmErrorKind::kTerminal, InvalidArgument(msg), http);
     }
-    if (http == 429 || http == 408 || http >= 500) {
-      AttemptOutcome o = Fail(LlmErrorKind::kRetryable, Unavailable(msg), http);
-      o.retry_after_ms = retry_after_ms_;
-      return o;
-    }
-    return Fail(LlmErrorKind::kTerminal, InvalidArgument(msg), http);
   }
   if (http != 0 && (!stream_ || json_reply_)) {
     if (x.end != HttpEnd::kComplete) {
@@ -217,13 +217,13 @@ AttemptOutcome Transfer::Classify(const HttpOutcome& x) {
     Json j = Json::parse(json_body_, nullptr, false);
     if (j.is_discarded())
       return Fail(LlmErrorKind::kRetryable, Unavailable("response is not JSON"), http);
-    Status st = assembler_.ApplyCompletion(j);
+    Status st = reader_->OnJson(j);
     if (!st.ok()) return Fail(LlmErrorKind::kRetryable, st, http);
   } else if (http != 0) {
     parser_.Finish();
     if (!stream_error_.ok()) return Fail(LlmErrorKind::kRetryable, stream_error_, http);
-    // A finish_reason means the answer is whole even if the usage/[DONE] tail was lost.
-    if (!assembler_.has_finish()) {
+    // A finish reason means the answer is whole even if the usage tail was lost.
+    if (!reader_->complete()) {
       std::string why = stalled ? fmt::format("stream stalled for {} ms", profile_.idle_timeout_ms)
                         : timed_out ? "attempt timed out"
                         : x.end != HttpEnd::kComplete
@@ -244,7 +244,7 @@ AttemptOutcome Transfer::Classify(const HttpOutcome& x) {
   }
   AttemptOutcome o;
   o.http_status = http;
-  o.response = assembler_.Take();
+  o.response = reader_->Take();
   o.response.usage.ttft_ms = ttft_ms_;
   return o;
 }
@@ -271,7 +271,8 @@ bool IsContextLengthError(int http_status, std::string_view body) {
   for (const char* needle :
        {"context_length_exceeded", "exceed_context_size_error", "maximum context length",
         "exceeds the available context size", "context size has been exceeded",
-        "prompt is too long", "input is too large", "too many tokens"}) {
+        "prompt is too long", "input is too large", "too many tokens",
+        "exceeds the maximum number of tokens"}) {
     if (b.find(needle) != std::string::npos) return true;
   }
   return false;
@@ -295,23 +296,25 @@ std::map<std::string, ModelProfile> ProfilesFromConfig(const Config& cfg) {
   return out;
 }
 
-OpenAiClient::OpenAiClient(ModelProfile profile)
-    : profile_(std::move(profile)), http_(TransferOptions(profile_)) {
+HttpLlmClient::HttpLlmClient(ModelProfile profile)
+    : profile_(std::move(profile)),
+      wire_(WireFormatFor(profile_)),
+      http_(TransferOptions(profile_)) {
   if (profile_.api_key.empty() && !profile_.api_key_env.empty()) {
     if (const char* v = std::getenv(profile_.api_key_env.c_str())) profile_.api_key = v;
   }
   profile_.max_attempts = std::max(1, profile_.max_attempts);
 }
 
-LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& on_event,
-                                 CancelToken* cancel) {
+LlmCallResult HttpLlmClient::Chat(const ChatRequest& request, const LlmEventFn& on_event,
+                                  CancelToken* cancel) {
   auto start = SteadyClock::now();
   bool stream = request.stream.value_or(profile_.stream);
   thread_local std::mt19937_64 rng{std::random_device{}()};
   LlmCallResult result;
   for (int attempt = 1;; ++attempt) {
     result.attempts = attempt;
-    Transfer transfer(profile_, http_, stream, on_event, cancel);
+    Transfer transfer(profile_, *wire_, http_, stream, on_event, cancel);
     AttemptOutcome out = transfer.Run(request);
     result.http_status = out.http_status;
     if (out.kind == LlmErrorKind::kNone) {
@@ -321,10 +324,10 @@ LlmCallResult OpenAiClient::Chat(const ChatRequest& request, const LlmEventFn& o
       LlmUsage& u = result.response.usage;
       u.total_ms = MsSince(start);
       spdlog::info(
-          "prompt_cache reused={} prompt={} pct={:.1f} completion={} ttft_ms={} "
-          "total_ms={} model={} attempts={}",
-          u.cached_tokens, u.prompt_tokens, u.CachedPct(), u.completion_tokens, u.ttft_ms,
-          u.total_ms, profile_.model, attempt);
+          "prompt_cache reused={} written={} prompt={} pct={:.1f} completion={} ttft_ms={} "
+          "total_ms={} provider={} model={} attempts={}",
+          u.cached_tokens, u.cache_write_tokens, u.prompt_tokens, u.CachedPct(),
+          u.completion_tokens, u.ttft_ms, u.total_ms, profile_.provider, profile_.model, attempt);
       return result;
     }
     result.status = out.status;

@@ -1,16 +1,18 @@
-// LlmClient: one chat-completion call against an OpenAI-compatible server.
+// LlmClient: one chat call against an LLM server.
 //
 // The agent loop (src/engine) calls Chat() once per iteration. LlmClient is
-// the interface the engine depends on, so tests inject a fake; OpenAiClient is
-// the implementation for llama-server, vLLM, Ollama and OpenAI:
+// the interface the engine depends on, so tests inject a fake; HttpLlmClient is
+// the implementation, for every provider a profile names (wire.h: OpenAI
+// chat completions — llama-server, vLLM, Ollama, OpenAI —, Anthropic
+// Messages, Gemini generateContent):
 //
-//   ChatRequest (file paths) -> RequestBody (streamed upload)
-//     -> POST {base_url}/chat/completions, stream + include_usage
+//   ChatRequest (file paths) -> the WireFormat's LlmBody (streamed upload)
+//     -> POST the WireFormat's URL, streamed
 //        (core's HttpClient::Exchange: the one libcurl transfer of the tree)
-//     -> SseParser -> StreamAssembler -> LlmEvent deltas + ChatResponse
+//     -> SseParser -> the WireFormat's ReplyReader -> LlmEvent deltas + ChatResponse
 //
-// The transfer is core's; what is the LLM's stays here: the request body, the
-// reading of the reply, and the classification and retries below. The
+// The transfer is core's; what is the LLM's stays here: the classification
+// and retries below, with the provider's shapes from its WireFormat. The
 // profile's URL is the operator's configuration, so the call passes no egress
 // policy (as OTLP's); the environment's proxy is honoured, and the client
 // keeps its kept-alive connection between calls (an agent loop pays one TCP
@@ -27,7 +29,7 @@
 // Every successful call logs `prompt_cache reused=N prompt=M pct=P` and
 // returns the figures in ChatResponse::usage.
 //
-// Thread safety: OpenAiClient is immutable after construction; Chat() may run
+// Thread safety: HttpLlmClient is immutable after construction; Chat() may run
 // concurrently from many threads (HttpClient gives each call its own curl
 // handles, from its kept ones when one is free).
 #pragma once
@@ -39,6 +41,7 @@
 #include "core/config.h"
 #include "core/http_client.h"
 #include "llm/llm_types.h"
+#include "llm/wire.h"
 
 namespace maestro::llm {
 
@@ -57,21 +60,23 @@ class LlmClient {
 // The config holds them as ModelProfiles already: nothing is translated.
 std::map<std::string, ModelProfile> ProfilesFromConfig(const Config& cfg);
 
-class OpenAiClient final : public LlmClient {
+class HttpLlmClient final : public LlmClient {
  public:
-  explicit OpenAiClient(ModelProfile profile);
+  explicit HttpLlmClient(ModelProfile profile);
   LlmCallResult Chat(const ChatRequest& request, const LlmEventFn& on_event,
                      CancelToken* cancel) override;
   const ModelProfile& profile() const override { return profile_; }
 
  private:
   ModelProfile profile_;
-  HttpClient http_;  // the profile's timeouts; keeps its connection
+  std::unique_ptr<WireFormat> wire_;  // the profile's provider
+  HttpClient http_;                   // the profile's timeouts; keeps its connection
 };
 
 // Exposed for tests: is this error body a "prompt does not fit" error?
 // Recognises OpenAI (context_length_exceeded), vLLM ("maximum context
-// length"), llama.cpp (exceed_context_size_error, "context size").
+// length"), llama.cpp (exceed_context_size_error, "context size"), Anthropic
+// ("prompt is too long"), Gemini ("exceeds the maximum number of tokens").
 bool IsContextLengthError(int http_status, std::string_view body);
 
 // Exposed for tests: the delay before retry number `retry` (1-based).

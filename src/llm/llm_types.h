@@ -56,6 +56,10 @@ struct ToolCall {
 struct LlmUsage {
   int64_t prompt_tokens = 0;  // whole prompt, cached part included
   int64_t cached_tokens = 0;  // served from the server's prompt cache
+  // Of prompt_tokens, written to the cache by this call (Anthropic's
+  // cache_creation_input_tokens; priced as LlmPrice::cache_write). 0 for
+  // servers that cache implicitly.
+  int64_t cache_write_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t ttft_ms = -1;   // start of the successful attempt to its first delta; -1 = none
   int64_t total_ms = 0;   // the whole Chat() call, retries and backoff included

@@ -31,6 +31,7 @@
 #include "core/env.h"
 #include "core/json.h"
 #include "core/status.h"
+#include "llm/llm_body.h"
 
 namespace maestro::llm {
 
@@ -52,27 +53,27 @@ struct RequestBodySpec {
   Env* env = Env::Default();      // writes the tee (best effort: a debugging copy)
 };
 
-class RequestBody {
+class RequestBody final : public LlmBody {
  public:
   // Opens the files and measures the body. Fails on a missing file or
   // non-object params.
   static Result<std::unique_ptr<RequestBody>> Open(const RequestBodySpec& spec);
-  ~RequestBody();
+  ~RequestBody() override;
   RequestBody(const RequestBody&) = delete;
   RequestBody& operator=(const RequestBody&) = delete;
 
   // Total body size in bytes.
-  uint64_t size() const { return size_; }
+  uint64_t size() const override { return size_; }
 
   // Copies up to `n` next bytes into `buf`; returns 0 at the end, or sets
   // error() and returns 0 on an I/O failure (the file shrank, a read failed).
-  size_t Read(char* buf, size_t n);
-  const Status& error() const { return error_; }
+  size_t Read(char* buf, size_t n) override;
+  const Status& error() const override { return error_; }
 
   // Starts the body over from its first byte (libcurl resends a request on a
   // fresh connection when a kept-alive one turns out closed). The size stays
   // the one measured at Open; the tee is rewritten from the start.
-  Status Rewind();
+  Status Rewind() override;
 
   // Convenience for tests and small bodies: the whole body as a string.
   Result<std::string> ReadAll();

@@ -615,7 +615,7 @@ LlmFactory OpenAiFactory(const Config& cfg) {
   return [profiles](const std::string& name) -> Result<std::unique_ptr<llm::LlmClient>> {
     auto it = profiles->find(name.empty() ? "default" : name);
     if (it == profiles->end()) return NotFound("no LLM profile named " + name);
-    return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(it->second));
+    return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::HttpLlmClient>(it->second));
   };
 }
 

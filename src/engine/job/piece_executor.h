@@ -212,7 +212,7 @@ class PieceExecutor final : public JobExecutor {
   context::ContextDirs dirs_;
 };
 
-// Production factory: OpenAiClient per configured profile.
+// Production factory: HttpLlmClient per configured profile.
 LlmFactory OpenAiFactory(const Config& cfg);
 
 }  // namespace maestro::engine

@@ -1,4 +1,4 @@
-// Integration: a scripted conversation through the real OpenAiClient and
+// Integration: a scripted conversation through the real HttpLlmClient and
 // maestro-fakellm. The live requests stream current.jsonl; compression asks
 // for its summary in a separate request built from files (the server's first
 // attempt fails and the client retries); the conversation after compression
@@ -50,7 +50,7 @@ TEST(ContextFakeLlmTest, ScriptedConversationCompressesAndHandsOff) {
   p.model = "fake";
   p.backoff_base_ms = 10;
   p.backoff_max_ms = 20;
-  llm::OpenAiClient client(p);
+  llm::HttpLlmClient client(p);
 
   FakeClock clock;
   auto ms = MessageStore::Open(dir.path(), &clock);

@@ -1,4 +1,4 @@
-// The `coding` piece end to end: WorkerPool -> PieceExecutor -> OpenAiClient
+// The `coding` piece end to end: WorkerPool -> PieceExecutor -> HttpLlmClient
 // -> maestro-fakellm (scripted: read a file, transition, edit, review, fix
 // loop, complete; an interjection mid-run; then a same-piece Continue).
 // From the fake's request log: (a) the `tools` bytes are identical in every

@@ -1,6 +1,6 @@
 // EngineRig: the real job path of the engine integration tests — SqliteStore,
 // a registered space, the builtin tool registry (RunCommand unavailable),
-// the builtin piece catalog, a PieceExecutor whose LLM is an OpenAiClient
+// the builtin piece catalog, a PieceExecutor whose LLM is an HttpLlmClient
 // pointed at a maestro-fakellm URL, and a one-thread WorkerPool woken on
 // every enqueue. Tests own the fake (its script is theirs) and the files.
 #pragma once
@@ -54,7 +54,7 @@ class EngineRig {
       p.base_url = llm_url;
       p.model = "fake";
       p.context_length = context_length;
-      return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::OpenAiClient>(p));
+      return std::unique_ptr<llm::LlmClient>(std::make_unique<llm::HttpLlmClient>(p));
     };
     if (tune) tune(o);
     executor_ = std::make_unique<PieceExecutor>(std::move(o));

@@ -1,5 +1,5 @@
 // Seed 004 end to end: a small context_length forces a handoff mid-job and the
-// task still completes. WorkerPool -> PieceExecutor -> OpenAiClient ->
+// task still completes. WorkerPool -> PieceExecutor -> HttpLlmClient ->
 // maestro-fakellm, scripted: read two large files (the context passes the
 // handoff threshold, the engine asks for WriteHandoff), write the handoff;
 // the continuation job then completes. From the fake's request log: the

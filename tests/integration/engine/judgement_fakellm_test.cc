@@ -1,5 +1,5 @@
 // The agent's judgement (issue 21) end to end on the real job path — WorkerPool,
-// PieceExecutor, SqliteStore, OpenAiClient — against the real maestro-fakellm:
+// PieceExecutor, SqliteStore, HttpLlmClient — against the real maestro-fakellm:
 // the Auto Prompter's deny / instruct / approve_once and its off switch, skills
 // and memory in the system text, a Reflection task's lesson in the next task's
 // instruction, and the LLM piece router.

@@ -1,4 +1,4 @@
-// Integration: the real OpenAiClient against the real maestro-fakellm binary
+// Integration: the real HttpLlmClient against the real maestro-fakellm binary
 // over loopback. Covers retries (429 / 500 / cut stream), terminal errors,
 // typed context-length errors, cancellation latency and the prompt-cache
 // figures for append / tool change / system change.
@@ -75,7 +75,7 @@ TEST_F(LlmFakeTest, StreamsTextReasoningAndToolCallsWithDeltas) {
   auto f = Start(R"({"replies":[{"reasoning":"think first","text":"Reading it now.","chunk_chars":3,
     "keepalive":true,"tool_calls":[{"name":"ReadFile","arguments":{"path":"a b.txt","n":[1,2]}},
                                    {"name":"Grep","arguments":{"pattern":"x"}}]}]})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   ChatRequest req = Conversation();
   req.tools_path = Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile"}}])");
   req.request_json_path = (dir_ / "request.json").string();
@@ -116,7 +116,7 @@ TEST_F(LlmFakeTest, NonStreamingMode) {
   auto f = Start(R"({"replies":[{"text":"plain","tool_calls":[{"name":"A","arguments":{}}]}]})");
   ModelProfile p = Profile(*f);
   p.stream = false;
-  OpenAiClient client(p);
+  HttpLlmClient client(p);
   LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "plain");
@@ -132,7 +132,7 @@ TEST_F(LlmFakeTest, NonStreamingMode) {
 // under a client, the body rewound and resent: core/http_exchange_test.cc.)
 TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAClient) {
   auto f = Start(R"({"default":{"text":"ok"}})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   for (int i = 0; i < 3; ++i) {
     LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
     ASSERT_TRUE(r.ok()) << r.status.ToString();
@@ -144,7 +144,7 @@ TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAClient) {
 
   f.reset();
   auto g = Start(R"({"default":{"text":"second server"}})");
-  OpenAiClient other(Profile(*g));
+  HttpLlmClient other(Profile(*g));
   LlmCallResult r = other.Chat(Conversation(), nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "second server");
@@ -153,7 +153,7 @@ TEST_F(LlmFakeTest, OneConnectionServesTheCallsOfAClient) {
 TEST_F(LlmFakeTest, RetriesOn429HonouringRetryAfter) {
   auto f = Start(R"({"replies":[{"status":429,"retry_after_ms":300},{"text":"after wait"}]})");
   ModelProfile p = Profile(*f);
-  OpenAiClient client(p);
+  HttpLlmClient client(p);
   std::vector<LlmEvent> retries;
   auto t0 = Clock::now();
   LlmCallResult r = client.Chat(
@@ -173,7 +173,7 @@ TEST_F(LlmFakeTest, RetriesOn429HonouringRetryAfter) {
 
 TEST_F(LlmFakeTest, RetriesOn500WithBackoffUntilTheLimit) {
   auto f = Start(R"({"replies":[{"status":500},{"status":503},{"text":"third time"}]})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.attempts, 3);
@@ -181,7 +181,7 @@ TEST_F(LlmFakeTest, RetriesOn500WithBackoffUntilTheLimit) {
   auto g = Start(R"({"replies":[{"status":500,"repeat":0}]})");
   ModelProfile p = Profile(*g);
   p.max_attempts = 3;
-  OpenAiClient failing(p);
+  HttpLlmClient failing(p);
   LlmCallResult e = failing.Chat(Conversation(), nullptr, nullptr);
   EXPECT_FALSE(e.ok());
   EXPECT_EQ(e.error_kind, LlmErrorKind::kRetryable);
@@ -195,7 +195,7 @@ TEST_F(LlmFakeTest, CutStreamIsRetriedAndThePartialAnswerDiscarded) {
   auto f = Start(R"({"replies":[
       {"text":"PARTIAL ANSWER THAT GETS CUT","chunk_chars":4,"cut_after":4},
       {"text":"complete answer"}]})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   std::vector<std::string> log;
   LlmCallResult r = client.Chat(
       Conversation(),
@@ -218,7 +218,7 @@ TEST_F(LlmFakeTest, TerminalErrorsAreNotRetried) {
   for (int status : {400, 401, 403, 404}) {
     auto f =
         Start(R"({"replies":[{"status":)" + std::to_string(status) + R"(},{"text":"never"}]})");
-    OpenAiClient client(Profile(*f));
+    HttpLlmClient client(Profile(*f));
     LlmCallResult r = client.Chat(Conversation(), nullptr, nullptr);
     EXPECT_FALSE(r.ok());
     EXPECT_EQ(r.error_kind, LlmErrorKind::kTerminal) << status;
@@ -231,7 +231,7 @@ TEST_F(LlmFakeTest, TerminalErrorsAreNotRetried) {
 
 TEST_F(LlmFakeTest, ContextLengthExceededIsItsOwnTypedError) {
   auto f = Start(R"({"replies":[]})", {"--ctx-size", "20"});
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   LlmCallResult r = client.Chat(Conversation(std::string(400, 'q')), nullptr, nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error_kind, LlmErrorKind::kContextLengthExceeded);
@@ -244,7 +244,7 @@ TEST_F(LlmFakeTest, CancelAbortsAStreamWithin200ms) {
       {"text":"a long slow answer that would take many seconds to stream out","chunk_chars":1,
        "token_delay_ms":100},
       {"text":"stalled","delay_ms":10000}]})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   // 1. Mid-stream: cancel right after the first delta.
   CancelToken cancel;
   std::atomic<int64_t> cancelled_at_ns{0};
@@ -285,7 +285,7 @@ TEST_F(LlmFakeTest, CancelAbortsAStreamWithin200ms) {
 
 TEST_F(LlmFakeTest, CancelDuringRetryBackoff) {
   auto f = Start(R"({"replies":[{"status":429,"retry_after":30}]})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   CancelToken cancel;
   LlmCallResult r = client.Chat(
       Conversation(),
@@ -323,7 +323,7 @@ class CacheFiguresTest : public LlmFakeTest {
 
 TEST_F(CacheFiguresTest, AppendToolChangeAndSystemChange) {
   auto f = Start(R"({"default":{"text":"Understood, continuing with the task."}})");
-  OpenAiClient client(Profile(*f));
+  HttpLlmClient client(Profile(*f));
   std::string history = Line("system", system_);
   for (int i = 0; i < 10; ++i) {
     history += Line("user", "step " + std::to_string(i) + " of the work, with some detail");

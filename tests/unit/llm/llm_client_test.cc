@@ -47,7 +47,7 @@ TEST(LlmClient, ProfileFromConfigAndApiKeyFromEnv) {
   EXPECT_EQ(p.context_length, 4096);
   p.api_key_env = "MAESTRO_TEST_LLM_KEY";
   ::setenv("MAESTRO_TEST_LLM_KEY", "sk-test", 1);
-  OpenAiClient c(p);
+  HttpLlmClient c(p);
   EXPECT_EQ(c.profile().api_key, "sk-test");
 }
 
@@ -103,7 +103,7 @@ TEST(LlmClient, EveryKeyOfAConfiguredProfileReachesTheClient) {
   ASSERT_EQ(profiles.size(), 2u);
   EXPECT_EQ(profiles.at("default").name, "default");
   EXPECT_FALSE(profiles.at("default").price.has_value());
-  OpenAiClient client(profiles.at("fast"));
+  HttpLlmClient client(profiles.at("fast"));
   const ModelProfile& f = client.profile();
   EXPECT_EQ(f.name, "fast");
   EXPECT_EQ(f.base_url, "http://127.0.0.1:9/v1");
@@ -129,7 +129,7 @@ TEST(LlmClient, ConnectionRefusedIsRetryableThenReported) {
   p.base_url = "http://127.0.0.1:1/v1";  // nothing listens on port 1
   p.max_attempts = 2;
   p.backoff_base_ms = 1;
-  OpenAiClient c(p);
+  HttpLlmClient c(p);
   ChatRequest req;
   req.messages_path = "/dev/null";
   int retries = 0;

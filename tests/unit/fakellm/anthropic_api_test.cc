@@ -1,0 +1,1 @@
+// Issue 50: filled in by its owner.
