@@ -1,22 +1,318 @@
 #include "llm/translated_body.h"
 
-// Placeholder until TranslatedBody lands (issue 50).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
 namespace maestro::llm {
+// A named inner namespace, not an anonymous one: the library is a unity
+// build and request_body.cc has helpers of the same purpose.
+namespace translated_body_io {
+
+constexpr size_t kLineBufSize = 64 * 1024;
+
+Result<std::unique_ptr<ReadableFile>> OpenForRead(Env& env, const std::string& path,
+                                                  const char* what) {
+  auto f = env.NewReadableFile(path);
+  if (!f.ok()) {
+    return Status(
+        f.status().code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kInternal,
+        fmt::format("cannot open {} {}: {}", what, path, f.status().message()));
+  }
+  return std::move(f).value();
+}
+
+// Up to `len` bytes at `offset`; fewer only at the end of the file or on an
+// error.
+size_t ReadSome(ReadableFile& f, uint64_t offset, char* buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    auto k = f.ReadAt(offset + got, buf + got, len - got);
+    if (!k.ok() || *k == 0) break;
+    got += *k;
+  }
+  return got;
+}
+
+// Offset just past the last '\n': the bytes after it are a torn line (an
+// append that crashed, or one still being written) and are left out.
+uint64_t WholeLinesEnd(ReadableFile& f) {
+  auto size = f.Size();
+  uint64_t end = size.ok() ? *size : 0;
+  char buf[4096];
+  while (end > 0) {
+    uint64_t start = end > sizeof(buf) ? end - sizeof(buf) : 0;
+    size_t len = static_cast<size_t>(end - start);
+    if (ReadSome(f, start, buf, len) != len) return 0;
+    for (size_t i = len; i > 0; --i) {
+      if (buf[i - 1] == '\n') return start + i;
+    }
+    end = start;
+  }
+  return 0;
+}
+
+// The 1-based line number of the line that ends just before `end` (past its
+// '\n'): only for an error message, so a scan is fine.
+uint64_t LineNumberAt(ReadableFile& f, uint64_t end) {
+  char buf[4096];
+  uint64_t lines = 0;
+  for (uint64_t off = 0; off < end;) {
+    size_t len = static_cast<size_t>(std::min<uint64_t>(end - off, sizeof(buf)));
+    size_t got = ReadSome(f, off, buf, len);
+    if (got == 0) break;
+    lines += static_cast<uint64_t>(std::count(buf, buf + got, '\n'));
+    off += got;
+  }
+  return lines;
+}
+
+// One line of the messages file as a message object. `end`: the file offset
+// just past the line (for the error's line number).
+Result<Json> ParseMessageLine(ReadableFile& f, uint64_t end, const std::string& line) {
+  Json msg = Json::parse(line, nullptr, false);
+  if (msg.is_discarded() || !msg.is_object()) {
+    return Internal(
+        fmt::format("line {} of {} is not a JSON object", LineNumberAt(f, end), f.path()));
+  }
+  return msg;
+}
+
+bool IsBlank(const std::string& line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+}
+
+}  // namespace translated_body_io
+
+namespace tbio = translated_body_io;
+
 MessageRole RoleOf(const Json& message) {
-  std::string r = message.is_object() ? message.value("role", "") : "";
+  if (!message.is_object()) return MessageRole::kOther;
+  auto it = message.find("role");
+  if (it == message.end() || !it->is_string()) return MessageRole::kOther;
+  const std::string& r = it->get_ref<const std::string&>();
   return r == "system"      ? MessageRole::kSystem
          : r == "user"      ? MessageRole::kUser
          : r == "assistant" ? MessageRole::kAssistant
          : r == "tool"      ? MessageRole::kTool
                             : MessageRole::kOther;
 }
+
 std::vector<size_t> MessageTranslator::Marks(const std::vector<MessageRole>&) const { return {}; }
-Result<std::unique_ptr<TranslatedBody>> TranslatedBody::Open(const RequestBodySpec&,
-                                                             std::unique_ptr<MessageTranslator>) {
-  return Unimplemented("TranslatedBody");
+
+Result<std::unique_ptr<TranslatedBody>> TranslatedBody::Open(
+    const RequestBodySpec& spec, std::unique_ptr<MessageTranslator> translator) {
+  std::unique_ptr<TranslatedBody> b(new TranslatedBody());
+  b->tr_ = std::move(translator);
+  b->env_ = spec.env;
+  MAESTRO_ASSIGN_OR_RETURN(b->messages_,
+                           tbio::OpenForRead(*spec.env, spec.messages_path, "messages file"));
+  if (spec.messages_known_bytes > 0) {
+    auto size = b->messages_->Size();
+    if (!size.ok() || *size < spec.messages_known_bytes) {
+      return Internal(
+          fmt::format("messages file {} is shorter than the {} bytes its writer counted",
+                      spec.messages_path, spec.messages_known_bytes));
+    }
+    b->limit_ = spec.messages_known_bytes;
+  } else {
+    b->limit_ = tbio::WholeLinesEnd(*b->messages_);
+  }
+  b->rbuf_.reset(new char[tbio::kLineBufSize]);
+
+  // Pass one: measure with no line marked, and learn every line's role. The
+  // tee is not open yet (tee_path_ is set after), so nothing is written.
+  MAESTRO_RETURN_IF_ERROR(b->StartPass());
+  std::vector<MessageRole> roles;
+  std::string chunk, line;
+  MAESTRO_RETURN_IF_ERROR(b->tr_->Head(&chunk));
+  uint64_t measured = chunk.size();
+  while (b->NextLine(&line)) {
+    MAESTRO_ASSIGN_OR_RETURN(
+        Json msg,
+        tbio::ParseMessageLine(*b->messages_, b->offset_ - (b->rbuf_len_ - b->rbuf_pos_), line));
+    roles.push_back(RoleOf(msg));
+    chunk.clear();
+    MAESTRO_RETURN_IF_ERROR(b->tr_->Message(msg, roles.size() - 1, false, &chunk));
+    measured += chunk.size();
+  }
+  MAESTRO_RETURN_IF_ERROR(b->error_);
+  chunk.clear();
+  MAESTRO_RETURN_IF_ERROR(b->tr_->Finish(&chunk));
+  measured += chunk.size();
+  b->marks_ = b->tr_->Marks(roles);
+  b->size_ = measured + b->marks_.size() * b->tr_->MarkBytes();
+
+  // Pass two (Read) sends it.
+  b->tee_path_ = spec.request_json_path;
+  MAESTRO_RETURN_IF_ERROR(b->StartPass());
+  return b;
 }
+
 TranslatedBody::~TranslatedBody() = default;
-size_t TranslatedBody::Read(char*, size_t) { return 0; }
-Status TranslatedBody::Rewind() { return Status::Ok(); }
-Result<Json> ReadToolsArray(const RequestBodySpec&) { return Json::array(); }
+
+Status TranslatedBody::StartPass() {
+  offset_ = 0;
+  rbuf_len_ = rbuf_pos_ = 0;
+  next_mark_ = 0;
+  index_ = 0;
+  head_done_ = finished_ = false;
+  pending_.clear();
+  pending_pos_ = 0;
+  sent_ = 0;
+  tr_->Reset();
+  return OpenTee();
+}
+
+Status TranslatedBody::OpenTee() {
+  tee_.reset();
+  if (tee_path_.empty()) return Status::Ok();
+  auto tee = env_->NewWritableFile(tee_path_);
+  if (!tee.ok()) return Internal("cannot write " + tee.status().message());
+  tee_ = std::move(tee).value();
+  return Status::Ok();
+}
+
+Status TranslatedBody::Rewind() {
+  if (!error_.ok()) return error_;
+  return StartPass();
+}
+
+void TranslatedBody::Tee(const char* p, size_t n) {
+  if (tee_ && n > 0) tee_->Append(std::string_view(p, n)).IgnoreError();
+}
+
+bool TranslatedBody::NextLine(std::string* line) {
+  for (;;) {
+    line->clear();
+    bool any = false;  // bytes of a line seen (it ends at '\n' or at limit_)
+    for (;;) {
+      if (rbuf_pos_ == rbuf_len_) {
+        if (offset_ >= limit_) break;
+        size_t want = static_cast<size_t>(std::min<uint64_t>(limit_ - offset_, tbio::kLineBufSize));
+        size_t got = tbio::ReadSome(*messages_, offset_, rbuf_.get(), want);
+        if (got == 0) {
+          error_ = Internal("messages file shrank or could not be read while sending");
+          return false;
+        }
+        offset_ += got;
+        rbuf_len_ = got;
+        rbuf_pos_ = 0;
+      }
+      any = true;
+      const char* start = rbuf_.get() + rbuf_pos_;
+      size_t avail = rbuf_len_ - rbuf_pos_;
+      const void* nl = std::memchr(start, '\n', avail);
+      size_t run = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : avail;
+      line->append(start, run);
+      rbuf_pos_ += run;
+      if (nl) {
+        ++rbuf_pos_;
+        break;
+      }
+    }
+    if (!any) return false;
+    if (!tbio::IsBlank(*line)) return true;
+  }
+}
+
+bool TranslatedBody::Refill() {
+  pending_.clear();
+  pending_pos_ = 0;
+  Status st;
+  if (!head_done_) {
+    head_done_ = true;
+    st = tr_->Head(&pending_);
+  } else {
+    std::string line;
+    if (NextLine(&line)) {
+      // A line that no longer parses means the file changed since it was
+      // measured (Open checked every line).
+      auto msg = tbio::ParseMessageLine(*messages_, offset_ - (rbuf_len_ - rbuf_pos_), line);
+      if (!msg.ok()) {
+        error_ = msg.status();
+        return false;
+      }
+      bool mark = next_mark_ < marks_.size() && marks_[next_mark_] == index_;
+      if (mark) ++next_mark_;
+      st = tr_->Message(*msg, index_, mark, &pending_);
+      ++index_;
+    } else if (!error_.ok()) {
+      return false;
+    } else {
+      finished_ = true;
+      st = tr_->Finish(&pending_);
+    }
+  }
+  if (!st.ok()) {
+    error_ = std::move(st);
+    return false;
+  }
+  return true;
+}
+
+size_t TranslatedBody::Read(char* buf, size_t n) {
+  size_t out = 0;
+  while (out < n && error_.ok()) {
+    if (pending_pos_ < pending_.size()) {
+      size_t k = std::min(n - out, pending_.size() - pending_pos_);
+      if (sent_ + out + k > size_) {
+        error_ = Internal(fmt::format(
+            "request body outgrew its measured {} bytes (the messages file changed?)", size_));
+        break;
+      }
+      std::memcpy(buf + out, pending_.data() + pending_pos_, k);
+      out += k;
+      pending_pos_ += k;
+      continue;
+    }
+    if (finished_) break;
+    if (!Refill()) break;
+  }
+  if (!error_.ok()) return 0;
+  sent_ += out;
+  if (out == 0 && finished_ && sent_ != size_) {
+    error_ = Internal(
+        fmt::format("request body came out at {} bytes, not the measured {}", sent_, size_));
+    return 0;
+  }
+  Tee(buf, out);
+  if (finished_ && pending_pos_ == pending_.size() && tee_) {
+    tee_->Close().IgnoreError();
+    tee_.reset();
+  }
+  return out;
+}
+
+Result<std::string> TranslatedBody::ReadAll() {
+  std::string out;
+  char buf[4096];
+  while (size_t k = Read(buf, sizeof(buf))) out.append(buf, k);
+  if (!error_.ok()) return error_;
+  return out;
+}
+
+Result<Json> ReadToolsArray(const RequestBodySpec& spec) {
+  std::string text;
+  if (!spec.tools_json.empty()) {
+    text = std::string(spec.tools_json);
+  } else if (!spec.tools_path.empty()) {
+    auto read = ReadFileToString(*spec.env, spec.tools_path);
+    if (!read.ok()) {
+      return Status(read.status().code(), fmt::format("cannot read tools file {}: {}",
+                                                      spec.tools_path, read.status().message()));
+    }
+    text = std::move(read).value();
+  } else {
+    return Json::array();
+  }
+  Json tools = Json::parse(text, nullptr, false);
+  if (tools.is_discarded() || !tools.is_array()) {
+    return InvalidArgument("the tools are not a JSON array", "tools");
+  }
+  return tools;
+}
+
 }  // namespace maestro::llm
