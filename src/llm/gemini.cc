@@ -1,8 +1,10 @@
 #include "llm/gemini.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -388,7 +390,7 @@ class GeminiReader final : public ReplyReader {
       ToolCall call;
       call.index = static_cast<int>(resp_.tool_calls.size());
       call.id = StringField(fc, "id");
-      if (call.id.empty()) call.id = "call_" + std::to_string(call.index);
+      if (call.id.empty()) call.id = "call_" + std::to_string(call.index) + "_" + IdSuffix();
       call.name = StringField(fc, "name");
       call.arguments = fc.contains("args") && fc["args"].is_object() ? DumpJson(fc["args"]) : "{}";
       LlmEvent ev;
@@ -440,9 +442,22 @@ class GeminiReader final : public ReplyReader {
     if (on_delta_) on_delta_(ev);
   }
 
+  // Gemini's API often sends calls without an id, but the engine keys its
+  // tool ledger and its unanswered-call check by call id within a job, so a
+  // made-up id must not repeat across turns: "call_<n>_<random of this
+  // reply>".
+  const std::string& IdSuffix() {
+    if (id_suffix_.empty()) {
+      thread_local std::mt19937_64 rng{std::random_device{}()};
+      id_suffix_ = fmt::format("{:012x}", rng() & 0xffffffffffffULL);
+    }
+    return id_suffix_;
+  }
+
   LlmEventFn on_delta_;
   ChatResponse resp_;
-  std::string finish_;  // the candidate's finishReason, once seen
+  std::string finish_;     // the candidate's finishReason, once seen
+  std::string id_suffix_;  // of the calls that came without an id
 };
 
 class GeminiWire final : public WireFormat {

@@ -296,7 +296,10 @@ TEST(GeminiReaderTest, ThoughtsAndFunctionCalls) {
   EXPECT_EQ(r.resp.finish_reason, "tool_calls");
   ASSERT_EQ(r.resp.tool_calls.size(), 2u);
   EXPECT_EQ(r.resp.tool_calls[0].index, 0);
-  EXPECT_EQ(r.resp.tool_calls[0].id, "call_0");
+  // No id from the server: a made-up one, unique to this reply.
+  const std::string made_up = r.resp.tool_calls[0].id;
+  EXPECT_EQ(made_up.rfind("call_0_", 0), 0u) << made_up;
+  EXPECT_EQ(made_up.size(), 7u + 12u);
   EXPECT_EQ(r.resp.tool_calls[0].name, "ReadFile");
   EXPECT_EQ(r.resp.tool_calls[0].arguments, R"({"path":"a"})");
   EXPECT_EQ(r.resp.tool_calls[1].index, 1);
@@ -308,10 +311,23 @@ TEST(GeminiReaderTest, ThoughtsAndFunctionCalls) {
   EXPECT_EQ(r.events[1].kind, LlmEvent::Kind::kText);
   EXPECT_EQ(r.events[2].kind, LlmEvent::Kind::kToolCall);
   EXPECT_EQ(r.events[2].index, 0);
-  EXPECT_EQ(r.events[2].tool_id, "call_0");
+  EXPECT_EQ(r.events[2].tool_id, made_up);
   EXPECT_EQ(r.events[2].tool_name, "ReadFile");
   EXPECT_EQ(r.events[2].text, R"({"path":"a"})");
   EXPECT_EQ(r.events[3].tool_id, "fc-2");
+}
+
+// Two replies without call ids never give the same id (the engine keys
+// its tool ledger by call id within a job).
+TEST(GeminiReaderTest, MadeUpCallIdsDoNotRepeatAcrossReplies) {
+  const std::string reply =
+      R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"Done","args":{}}}]},
+          "finishReason":"STOP"}]})";
+  std::string a = ReadEvents({reply}).resp.tool_calls.at(0).id;
+  std::string b = ReadEvents({reply}).resp.tool_calls.at(0).id;
+  EXPECT_EQ(a.rfind("call_0_", 0), 0u);
+  EXPECT_EQ(b.rfind("call_0_", 0), 0u);
+  EXPECT_NE(a, b);
 }
 
 TEST(GeminiReaderTest, FinishReasons) {
