@@ -12,6 +12,7 @@ UsageTotals JobTotals(const JobUsage& u, const budget::PriceTable& prices) {
   t.llm_calls = u.llm_calls;
   t.prompt_tokens = u.prompt_tokens;
   t.cached_tokens = u.cached_tokens;
+  t.cache_write_tokens = u.cache_write_tokens;
   t.completion_tokens = u.completion_tokens;
   t.model_ms = u.model_ms;
   if (auto cost = budget::JobCost(u, prices)) {
@@ -26,6 +27,7 @@ void AddTotals(UsageTotals* sum, const UsageTotals& job) {
   sum->llm_calls += job.llm_calls;
   sum->prompt_tokens += job.prompt_tokens;
   sum->cached_tokens += job.cached_tokens;
+  sum->cache_write_tokens += job.cache_write_tokens;
   sum->completion_tokens += job.completion_tokens;
   sum->model_ms += job.model_ms;
   sum->cost += job.cost;
@@ -42,6 +44,7 @@ Json UsageJson(const UsageTotals& t) {
   return {{"llm_calls", t.llm_calls},
           {"prompt_tokens", t.prompt_tokens},
           {"cached_tokens", t.cached_tokens},
+          {"cache_write_tokens", t.cache_write_tokens},
           {"completion_tokens", t.completion_tokens},
           {"cache_hit_pct", pct},
           {"model_ms", t.model_ms},

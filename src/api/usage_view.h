@@ -29,6 +29,7 @@ struct UsageTotals {
   int64_t llm_calls = 0;
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;
+  int64_t cache_write_tokens = 0;  // written to the cache (Anthropic)
   int64_t completion_tokens = 0;
   int64_t model_ms = 0;
   double cost = 0;  // USD
@@ -40,7 +41,7 @@ struct UsageTotals {
 UsageTotals JobTotals(const JobUsage& u, const budget::PriceTable& prices);
 // Adds `job` to the task's running `*sum`.
 void AddTotals(UsageTotals* sum, const UsageTotals& job);
-// {"llm_calls","prompt_tokens","cached_tokens","completion_tokens",
+// {"llm_calls","prompt_tokens","cached_tokens","cache_write_tokens","completion_tokens",
 //  "cache_hit_pct" (0..100, one decimal; 0 without prompt tokens),
 //  "model_ms","cost" (number, or null when unknown),"currency":"USD"}
 Json UsageJson(const UsageTotals& t);

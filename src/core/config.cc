@@ -51,22 +51,24 @@ Status ApplyPrice(ModelProfile& llm, const YAML::Node& node, const std::string& 
                   const std::string& name) {
   if (!node.IsMap()) {
     return InvalidArgument(
-        fmt::format("{}: {} must be a mapping of input, cached_input, output (USD per million "
-                    "tokens)",
+        fmt::format("{}: {} must be a mapping of input, cached_input, cache_write, output (USD "
+                    "per million tokens)",
                     YamlPosition(path, node), name),
         name);
   }
   LlmPrice price;
-  std::optional<double> input, cached, output;
+  std::optional<double> input, cached, write, output;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     const std::string field = name + "." + key;
     std::optional<double>* slot = key == "input"          ? &input
                                   : key == "cached_input" ? &cached
+                                  : key == "cache_write"  ? &write
                                   : key == "output"       ? &output
                                                           : nullptr;
     if (!slot) {
-      return InvalidArgument(fmt::format("{}: unknown key '{}'; {} has input, cached_input, output",
+      return InvalidArgument(fmt::format("{}: unknown key '{}'; {} has input, cached_input, "
+                                         "cache_write, output",
                                          YamlPosition(path, kv.first), field, name),
                              field);
     }
@@ -101,6 +103,7 @@ Status ApplyPrice(ModelProfile& llm, const YAML::Node& node, const std::string& 
   price.input = *input;
   price.output = *output;
   price.cached_input = cached ? *cached : *input;
+  price.cache_write = write ? *write : *input;
   llm.price = price;
   return Status::Ok();
 }

@@ -15,6 +15,12 @@ LlmErrorKind WireFormat::ClassifyHttpError(int http, std::string_view body) cons
   return LlmErrorKind::kTerminal;
 }
 
+std::string_view ProviderName(const ModelProfile& p) {
+  if (p.provider == "anthropic") return "anthropic";
+  if (p.provider == "gemini") return "gcp.gemini";
+  return "openai";
+}
+
 std::unique_ptr<WireFormat> WireFormatFor(const ModelProfile& p) {
   if (p.provider == "anthropic") return NewAnthropicWire();
   if (p.provider == "gemini") return NewGeminiWire();

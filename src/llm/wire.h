@@ -74,6 +74,9 @@ class WireFormat {
   virtual LlmErrorKind ClassifyHttpError(int http_status, std::string_view body) const;
 };
 
+// gen_ai.provider.name of a profile's provider, without building its wire.
+std::string_view ProviderName(const ModelProfile& p);
+
 // The profile's provider ("openai" when empty). REQUIRES: the provider is
 // one the config accepts (core/config_keys.cc checks it).
 std::unique_ptr<WireFormat> WireFormatFor(const ModelProfile& p);

@@ -203,8 +203,10 @@ PriceTable PricesFromConfig(const Config& cfg) {
 
 double CostUsd(const JobUsage& u, const LlmPrice& price) {
   const int64_t cached = std::min(u.cached_tokens, u.prompt_tokens);
-  const double uncached = static_cast<double>(u.prompt_tokens - cached);
+  const int64_t written = std::min(u.cache_write_tokens, u.prompt_tokens - cached);
+  const double uncached = static_cast<double>(u.prompt_tokens - cached - written);
   return (uncached * price.input + static_cast<double>(cached) * price.cached_input +
+          static_cast<double>(written) * price.cache_write +
           static_cast<double>(u.completion_tokens) * price.output) /
          1e6;
 }

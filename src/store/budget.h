@@ -85,8 +85,8 @@ Result<Settings> SettingsFromConfig(const Config& cfg);
 // USD per million tokens by profile name ("default" = the `llm:` section).
 using PriceTable = std::map<std::string, LlmPrice>;
 PriceTable PricesFromConfig(const Config& cfg);
-// USD for `u` at `price`: ((prompt - cached) * input + cached * cached_input
-// + completion * output) / 1e6.
+// USD for `u` at `price`: ((prompt - cached - written) * input + cached *
+// cached_input + written * cache_write + completion * output) / 1e6.
 double CostUsd(const JobUsage& u, const LlmPrice& price);
 // A job's cost by its profile's price ("" = "default"): 0 when it made no
 // calls, nullopt when it made calls on a profile without a price.

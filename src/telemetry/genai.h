@@ -18,6 +18,7 @@ inline constexpr const char* kResponseId = "gen_ai.response.id";
 inline constexpr const char* kInputTokens = "gen_ai.usage.input_tokens";
 inline constexpr const char* kOutputTokens = "gen_ai.usage.output_tokens";
 inline constexpr const char* kCacheReadTokens = "gen_ai.usage.cache_read.input_tokens";
+inline constexpr const char* kCacheCreationTokens = "gen_ai.usage.cache_creation.input_tokens";
 inline constexpr const char* kConversationId = "gen_ai.conversation.id";
 inline constexpr const char* kFinishReasons = "gen_ai.response.finish_reasons";
 inline constexpr const char* kAgentName = "gen_ai.agent.name";

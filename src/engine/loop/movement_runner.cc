@@ -131,6 +131,7 @@ void RecordUsage(AgentLoopDeps& d, const std::string& movement, int iteration,
                 {"iteration", iteration},
                 {"promptTokens", u.prompt_tokens},
                 {"cachedPromptTokens", u.cached_tokens},
+                {"cacheWritePromptTokens", u.cache_write_tokens},
                 {"completionTokens", u.completion_tokens},
                 {"ttftMs", u.ttft_ms},
                 {"totalMs", u.total_ms}};

@@ -127,9 +127,9 @@ telemetry::Span StartChatSpan(AgentLoopDeps& d, const llm::ChatRequest& req) {
   s.name = "chat " + p.model;
   s.kind = telemetry::SpanKind::kClient;
   s.parent = d.loop.trace_parent;
-  // An OpenAI-compatible chat-completions API is what maestro speaks to.
+  // The profile's wire format names the provider (llm/wire.h).
   s.attributes = {{gen::kOperation, std::string("chat")},
-                  {gen::kProvider, std::string("openai")},
+                  {gen::kProvider, std::string(llm::ProviderName(p))},
                   {gen::kRequestModel, p.model},
                   {gen::kConversationId, d.scope.task_id},
                   {"maestro.profile", p.name}};
@@ -149,6 +149,9 @@ void RecordChatEnd(AgentLoopDeps& d, telemetry::Span& span, const llm::LlmCallRe
   span.SetAttribute(gen::kInputTokens, r.usage.prompt_tokens);
   span.SetAttribute(gen::kOutputTokens, r.usage.completion_tokens);
   span.SetAttribute(gen::kCacheReadTokens, r.usage.cached_tokens);
+  if (r.usage.cache_write_tokens > 0) {
+    span.SetAttribute(gen::kCacheCreationTokens, r.usage.cache_write_tokens);
+  }
   if (!r.model.empty()) span.SetAttribute(gen::kResponseModel, r.model);
   if (!r.id.empty()) span.SetAttribute(gen::kResponseId, r.id);
   if (!r.finish_reason.empty()) {

@@ -351,15 +351,16 @@ namespace {
 Status CollectJobUsage(sql::Conn& conn, const std::string& prefix, const std::string& task_filter,
                        const std::string& param, std::vector<JobUsage>* out) {
   const sql::Dialect d = conn.dialect();
-  auto q =
-      conn.Prepare(prefix + "SELECT e.task_id, e.job_id, COALESCE(MAX(j.profile), ''), COUNT(*), " +
-                   SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") + ", " +
-                   SumLlmField(d, "e.payload", "cachedPromptTokens", "cached_prompt_tokens") +
-                   ", " + SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") +
-                   ", " + SumLlmField(d, "e.payload", "totalMs", "total_ms") +
-                   " FROM events e LEFT JOIN jobs j ON j.id = e.job_id"
-                   " WHERE e.type = 'llm.call' AND e.job_id IS NOT NULL AND " +
-                   task_filter + " GROUP BY e.task_id, e.job_id ORDER BY e.task_id, MIN(e.id)");
+  auto q = conn.Prepare(
+      prefix + "SELECT e.task_id, e.job_id, COALESCE(MAX(j.profile), ''), COUNT(*), " +
+      SumLlmField(d, "e.payload", "promptTokens", "prompt_tokens") + ", " +
+      SumLlmField(d, "e.payload", "cachedPromptTokens", "cached_prompt_tokens") + ", " +
+      SumLlmField(d, "e.payload", "completionTokens", "completion_tokens") + ", " +
+      SumLlmField(d, "e.payload", "totalMs", "total_ms") + ", " +
+      SumLlmField(d, "e.payload", "cacheWritePromptTokens", "cache_write_prompt_tokens") +
+      " FROM events e LEFT JOIN jobs j ON j.id = e.job_id"
+      " WHERE e.type = 'llm.call' AND e.job_id IS NOT NULL AND " +
+      task_filter + " GROUP BY e.task_id, e.job_id ORDER BY e.task_id, MIN(e.id)");
   if (!q.ok()) return q.status();
   q->Bind(1, param);
   for (;;) {
@@ -375,6 +376,7 @@ Status CollectJobUsage(sql::Conn& conn, const std::string& prefix, const std::st
     u.cached_tokens = q->Int(5);
     u.completion_tokens = q->Int(6);
     u.model_ms = q->Int(7);
+    u.cache_write_tokens = q->Int(8);
     out->push_back(std::move(u));
   }
 }

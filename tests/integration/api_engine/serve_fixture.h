@@ -37,8 +37,9 @@ class ServeEngineTest : public ::testing::Test {
   void Start(const Json& replies, int workers = 2) {
     std::ofstream(dir_.File("script.json"))
         << Json{{"replies", replies}, {"default", {{"text", "script exhausted"}}}}.dump();
-    fake_ = std::make_unique<FakeLlmProcess>(
-        std::vector<std::string>{"--script", dir_.File("script.json")});
+    std::vector<std::string> fake_args = {"--script", dir_.File("script.json")};
+    fake_args.insert(fake_args.end(), fake_args_.begin(), fake_args_.end());
+    fake_ = std::make_unique<FakeLlmProcess>(fake_args);
     port_ = FreePort();
     const std::string installer = MAESTRO_TEST_INSTALLER;
     std::ofstream(dir_.File("maestro.yaml"))
@@ -47,8 +48,8 @@ class ServeEngineTest : public ::testing::Test {
         << "jobs:\n  poll_interval_ms: 50\n  heartbeat_ms: 200\n  shutdown_grace_ms: 1000\n"
         << "  retry:\n    base_delay_ms: 100\n    max_delay_ms: 200\n    max_attempts: "
         << max_attempts_ << "\n"
-        << extra_jobs_config_ << "llm:\n  base_url: " << fake_->base_url()
-        << "\n  model: fake\n  max_attempts: 1\n"
+        << extra_jobs_config_ << "llm:\n  base_url: " << LlmBaseUrl()
+        << "\n  provider: " << llm_provider_ << "\n  model: fake\n  max_attempts: 1\n"
         << "  context_length: 1000000\n"
         << extra_llm_config_ << "packages:\n  installers:\n    fakeeco: \"/bin/sh " << installer
         << " {target} {name} {version}\"\n  readonly_paths: ["
@@ -96,6 +97,13 @@ class ServeEngineTest : public ::testing::Test {
       text.replace(at, key.size(), fake_->base_url());
     }
     return text;
+  }
+
+  // The fake's base URL for the profile's provider: the Gemini API lives
+  // under /v1beta, the others under /v1.
+  std::string LlmBaseUrl() const {
+    std::string url = fake_->base_url();
+    return llm_provider_ == "gemini" ? url + "beta" : url;
   }
 
   std::string DataDir() const { return dir_.File("data"); }
@@ -213,7 +221,11 @@ class ServeEngineTest : public ::testing::Test {
   std::string extra_config_;
   std::string extra_jobs_config_;  // more keys of the `jobs:` section (two-space indent)
   std::string extra_llm_config_;   // more keys of the `llm:` section (two-space indent)
-  int max_attempts_ = 3;           // jobs.retry.max_attempts
+  // The `llm:` profile's provider (issue 50): anthropic and gemini talk to
+  // the fake's /v1/messages and /v1beta/models/... routes.
+  std::string llm_provider_ = "openai";
+  std::vector<std::string> fake_args_;  // more maestro-fakellm arguments
+  int max_attempts_ = 3;                // jobs.retry.max_attempts
   // Added to serve's environment by Start (e.g. a PATH with a fake binary).
   std::map<std::string, std::string> serve_env_;
   TempDir dir_;

@@ -34,6 +34,24 @@ TEST(UsageViewTest, CostIsPerMillionTokensWithCachedInputPricedApart) {
   EXPECT_NEAR(CostUsd(Usage("", 100, 500, 0), p), 100 * 0.5 / 1e6, 1e-15);
 }
 
+// Issue 50: Anthropic reports the prompt tokens written to its cache; they
+// are part of the prompt and priced as cache_write.
+TEST(UsageViewTest, CacheWritesArePricedApartAndShown) {
+  LlmPrice p{3.0, 0.3, 15.0, 3.75};
+  JobUsage u = Usage("", 1'000'000, 600'000, 10'000);
+  u.cache_write_tokens = 300'000;
+  // 100k * 3 + 600k * 0.3 + 300k * 3.75 + 10k * 15 = 0.3 + 0.18 + 1.125 + 0.15 USD.
+  EXPECT_NEAR(CostUsd(u, p), 1.755, 1e-12);
+  // A write larger than the uncached rest (an odd report) is capped by it.
+  u.cache_write_tokens = 900'000;
+  EXPECT_NEAR(CostUsd(u, p), (600'000 * 0.3 + 400'000 * 3.75 + 10'000 * 15.0) / 1e6, 1e-12);
+  u.cache_write_tokens = 300'000;
+  Json shown = UsageJson(JobTotals(u, {{"default", p}}));
+  EXPECT_EQ(shown["cache_write_tokens"], 300'000);
+  EXPECT_EQ(shown["cached_tokens"], 600'000);
+  EXPECT_EQ(shown["cache_hit_pct"], 60.0);
+}
+
 TEST(UsageViewTest, JobsArePricedByTheirProfileAndUnknownPricesMakeTheCostNull) {
   Config cfg;
   cfg.llm.price = LlmPrice{1.0, 0.1, 4.0};
@@ -91,7 +109,8 @@ TEST(UsageViewTest, JsonShape) {
   EXPECT_EQ(j["model_ms"], 4200);
   EXPECT_EQ(j["cost"].dump(), "0.3") << "no float noise";
   EXPECT_EQ(j["currency"], "USD");
-  EXPECT_EQ(j.size(), 8u);
+  EXPECT_EQ(j["cache_write_tokens"], 0);
+  EXPECT_EQ(j.size(), 9u);
 
   t.cost_known = false;
   EXPECT_TRUE(UsageJson(t)["cost"].is_null());

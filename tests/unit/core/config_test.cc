@@ -171,6 +171,7 @@ TEST(ConfigTest, EachDocumentedKeyIsOneFieldForItsVariableItsFileKeyAndItsHelp) 
                                            "debug",
                                            "json",
                                            "llm",
+                                           "anthropic",
                                            "always",
                                            "/srv/probe",
                                            "127.0.0.1:9",
@@ -316,6 +317,50 @@ TEST(ConfigTest, PricesPerProfileInUsdPerMillionTokens) {
   EXPECT_DOUBLE_EQ(fast->cached_input, 1.25) << "cached_input defaults to input";
   EXPECT_DOUBLE_EQ(fast->output, 10);
   EXPECT_FALSE(cfg->llm_profiles.at("free").price.has_value());
+}
+
+// Issue 50: a profile names its provider; Anthropic's cache writes have
+// their own price (default: input).
+TEST(ConfigTest, ProvidersAndCacheWritePrices) {
+  testing::TempDir dir;
+  auto cfg =
+      LoadConfig(Write(dir,
+                       "llm:\n"
+                       "  model: qwen3\n"
+                       "llm_profiles:\n"
+                       "  claude:\n"
+                       "    provider: anthropic\n"
+                       "    base_url: https://api.anthropic.com/v1\n"
+                       "    model: claude-sonnet-4-5\n"
+                       "    cache_ttl: 1h\n"
+                       "    max_output_tokens: 4096\n"
+                       "    price: {input: 3, cached_input: 0.3, cache_write: 6, output: 15}\n"
+                       "  gem:\n"
+                       "    provider: gemini\n"
+                       "    model: gemini-2.5-flash\n"
+                       "    price: {input: 0.3, output: 2.5}\n"),
+                 {});
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->llm.provider, "openai") << "the default";
+  EXPECT_EQ(cfg->llm.cache_ttl, "5m");
+  const ModelProfile& claude = cfg->llm_profiles.at("claude");
+  EXPECT_EQ(claude.provider, "anthropic");
+  EXPECT_EQ(claude.cache_ttl, "1h");
+  EXPECT_EQ(claude.max_output_tokens, 4096);
+  EXPECT_DOUBLE_EQ(claude.price->cache_write, 6);
+  const ModelProfile& gem = cfg->llm_profiles.at("gem");
+  EXPECT_EQ(gem.provider, "gemini");
+  EXPECT_DOUBLE_EQ(gem.price->cache_write, 0.3) << "cache_write defaults to input";
+
+  auto bad = LoadConfig(Write(dir, "llm_profiles:\n  x:\n    provider: bedrock\n"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":3:5"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("llm_profiles.x.provider"), std::string::npos)
+      << bad.status().ToString();
+  auto ttl = LoadConfig(Write(dir, "llm:\n  cache_ttl: 2h\n"), {});
+  ASSERT_FALSE(ttl.ok());
+  EXPECT_NE(ttl.status().message().find("llm.cache_ttl"), std::string::npos)
+      << ttl.status().ToString();
 }
 
 TEST(ConfigTest, BadPricesAreErrorsNamingTheKeyAndPosition) {
