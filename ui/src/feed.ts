@@ -406,7 +406,7 @@ export function describeEvent(e: TaskEvent): string {
       return `job ${!from || from === to ? to : `${from} → ${to}`}${extra}`;
     }
     case 'llm.call':
-      return `model call: ${String(p.promptTokens ?? 0)} prompt tokens (${String(p.cachedPromptTokens ?? 0)} cached), ${String(p.completionTokens ?? 0)} out`;
+      return `model call: ${String(p.promptTokens ?? 0)} prompt tokens (${String(p.cachedPromptTokens ?? 0)} cached${p.cacheWritePromptTokens ? `, ${String(p.cacheWritePromptTokens)} written` : ''}), ${String(p.completionTokens ?? 0)} out`;
     case 'request.created':
       return `approval requested: ${String(p.kind ?? '')} ${String(p.name ?? '')}`;
     case 'request.decided':

@@ -245,6 +245,8 @@ export interface Usage {
   llm_calls: number;
   prompt_tokens: number;
   cached_tokens: number;
+  // Written to the provider's cache (Anthropic's cache_creation_input_tokens; 0 elsewhere).
+  cache_write_tokens?: number;
   completion_tokens: number;
   cache_hit_pct: number;
   model_ms: number;

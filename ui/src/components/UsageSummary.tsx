@@ -7,7 +7,9 @@ export function UsageSummary({ usage, compact = false }: { usage: Usage; compact
   const hasCost = usage.cost !== null && usage.cost !== undefined;
   const title =
     `${plural(usage.llm_calls, 'model call')}: ${usage.prompt_tokens} prompt tokens ` +
-    `(${usage.cached_tokens} cached), ${usage.completion_tokens} completion tokens` +
+    `(${usage.cached_tokens} cached` +
+    (usage.cache_write_tokens ? `, ${usage.cache_write_tokens} written to the cache` : '') +
+    `), ${usage.completion_tokens} completion tokens` +
     (usage.model_ms ? `, ${(usage.model_ms / 1000).toFixed(1)} s in the model` : '');
   if (compact) {
     return (
