@@ -135,7 +135,9 @@ class GeminiTranslator final : public MessageTranslator {
       return Internal("current.jsonl line " + std::to_string(index + 1) +
                       ": not a system, user, assistant or tool message");
     }
-    const Json content = m.contains("content") ? m["content"] : Json();
+    static const Json kNoContent;
+    auto found = m.find("content");
+    const Json& content = found == m.end() ? kNoContent : *found;
     if (index == 0 && role == MessageRole::kSystem) {
       // The static system text goes before `contents`, after the tools: the
       // byte-stable prefix comes first.
