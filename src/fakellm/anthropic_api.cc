@@ -465,6 +465,21 @@ std::vector<PromptBlock> RenderBlocks(const Json& body) {
   return out;
 }
 
+// The API processes breakpoints in prefix order and rejects a 1-hour entry
+// after a 5-minute one (a longer-lived prefix cannot extend a shorter one).
+std::string CheckTtlOrder(const std::vector<PromptBlock>& blocks) {
+  bool seen_5m = false;
+  for (const PromptBlock& b : blocks) {
+    if (b.ttl_ms == kTtl5mMs) seen_5m = true;
+    if (b.ttl_ms == kTtl1hMs && seen_5m) {
+      return "cache_control.ttl: a ttl='1h' cache_control block must not come after a "
+             "ttl='5m' cache_control block. Note that blocks are processed in the following "
+             "order: `tools`, `system`, `messages`.";
+    }
+  }
+  return "";
+}
+
 struct CacheUsage {
   int64_t prompt_tokens = 0;  // the whole prompt
   int64_t cache_read = 0;
@@ -690,6 +705,11 @@ class AnthropicApi final : public ProviderApi {
     std::string err = body.is_discarded()
                           ? "request body: There was an error parsing the body as JSON"
                           : Validate(body, &breakpoints);
+    std::vector<PromptBlock> blocks;
+    if (err.empty()) {
+      blocks = RenderBlocks(body);
+      err = CheckTtlOrder(blocks);
+    }
     if (!err.empty()) return Fail(400, err, &a, record);
 
     ScriptReply reply = script_->Next(ToScriptRequest(body));
@@ -704,7 +724,7 @@ class AnthropicApi final : public ProviderApi {
       }
       return Fail(reply.status, reply.error_message, &a, record);
     }
-    CacheUsage u = cache_.Account(RenderBlocks(body), opts_.env->MonotonicMs());
+    CacheUsage u = cache_.Account(blocks, opts_.env->MonotonicMs());
     (*record)["status"] = 200;
     (*record)["cache"] = {{"prompt_tokens", u.prompt_tokens},
                           {"cache_read", u.cache_read},

@@ -154,6 +154,12 @@ TEST_F(AnthropicApiTest, ValidationNamesTheField) {
   b = Minimal();
   b["messages"][0]["content"] = Json::array({TextBlock("x", true, "2h")});
   EXPECT_EQ(Rejected(b), "messages.0.content.0.cache_control.ttl: Input should be '5m' or '1h'");
+  b = Conversation(0);
+  b["messages"][0]["content"][0]["cache_control"]["ttl"] = "1h";  // after the system's 5m
+  EXPECT_EQ(Rejected(b),
+            "cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
+            "cache_control block. Note that blocks are processed in the following order: "
+            "`tools`, `system`, `messages`.");
   b = Minimal();
   b["stream_options"] = Json::object();  // an OpenAI field sent to Anthropic
   EXPECT_EQ(Rejected(b), "stream_options: Extra inputs are not permitted");
