@@ -211,6 +211,38 @@ Problem CheckContent(const Json& c, const std::string& at, bool first) {
   return CheckParts(c, at);
 }
 
+size_t GemCount(const Json& content, const char* kind) {
+  size_t n = 0;
+  for (const Json& p : content["parts"]) n += p.contains(kind) ? 1 : 0;
+  return n;
+}
+
+// The real API's turn rules for function calling: a turn of function
+// responses follows a model turn of function calls and answers each of them
+// (the translator must group one assistant turn's tool results in one turn).
+Problem CheckFunctionTurns(const Json& contents) {
+  for (size_t i = 0; i < contents.size(); ++i) {
+    const size_t responses = GemCount(contents[i], "functionResponse");
+    if (responses == 0) continue;
+    const std::string at = fmt::format("contents[{}]", i);
+    const size_t calls = i > 0 && contents[i - 1].value("role", "user") == "model"
+                             ? GemCount(contents[i - 1], "functionCall")
+                             : 0;
+    if (calls == 0) {
+      return GemField(at,
+                      "Please ensure that function response turn comes immediately after a "
+                      "function call turn.");
+    }
+    if (calls != responses) {
+      return GemField(at, fmt::format("Please ensure that the number of function response parts "
+                                      "({}) is equal to the number of function call parts of the "
+                                      "function call turn ({}).",
+                                      responses, calls));
+    }
+  }
+  return std::nullopt;
+}
+
 Problem CheckDeclaration(const Json& d, const std::string& at) {
   if (!d.is_object()) return GemBadValue(at, "FunctionDeclaration", d);
   if (auto p = GemOnlyKeys(d, at,
@@ -296,6 +328,7 @@ Problem CheckRequest(const Json& body) {
     if (auto p = CheckContent(body["contents"][i], fmt::format("contents[{}]", i), i == 0))
       return p;
   }
+  if (auto p = CheckFunctionTurns(body["contents"])) return p;
   if (body.contains("systemInstruction")) {
     const Json& s = body["systemInstruction"];
     if (!s.is_object()) return GemBadValue("systemInstruction", "Content", s);

@@ -75,6 +75,12 @@ TEST_F(GeminiApiTest, ValidationErrorsNameTheField) {
   const Json call_turn = {
       {"role", "model"},
       {"parts", Json::array({{{"functionCall", {{"name", "ReadFile"}, {"args", "x"}}}}})}};
+  const Json call = {{"functionCall", {{"name", "ReadFile"}, {"args", Json::object()}}}};
+  const Json two_calls = {{"role", "model"}, {"parts", Json::array({call, call})}};
+  const Json one_response = {
+      {"role", "user"},
+      {"parts",
+       Json::array({{{"functionResponse", {{"name", "ReadFile"}, {"response", {{"r", 1}}}}}}})}};
   struct Case {
     Json body;
     std::string expected;
@@ -119,6 +125,12 @@ TEST_F(GeminiApiTest, ValidationErrorsNameTheField) {
       {{{"contents", Json::array({UserText("a")})},
         {"systemInstruction", {{"parts", Json::array()}}}},
        "* GenerateContentRequest.system_instruction.parts:"},
+      {{{"contents", Json::array({UserText("a"), two_calls, one_response})}},
+       "* GenerateContentRequest.contents[2]: Please ensure that the number of function response "
+       "parts (1) is equal to the number of function call parts of the function call turn (2).\n"},
+      {{{"contents", Json::array({UserText("a"), ModelText("b"), one_response})}},
+       "* GenerateContentRequest.contents[2]: Please ensure that function response turn comes "
+       "immediately after a function call turn.\n"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(Invalid(c.body).rfind(c.expected, 0), 0u)
