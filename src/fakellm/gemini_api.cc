@@ -31,6 +31,8 @@
 // become {} — Gemini has no way to send invalid arguments).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <optional>
 #include <set>

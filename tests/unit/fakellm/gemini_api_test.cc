@@ -148,6 +148,31 @@ TEST_F(GeminiApiTest, ValidationErrorsNameTheField) {
   EXPECT_EQ(Json::parse(ok.body)["candidates"][0]["content"]["parts"][0]["text"], "valid");
 }
 
+// Every part kind maestro's translator sends, with the optional fields.
+TEST_F(GeminiApiTest, AcceptsEveryPartKindAndConfig) {
+  Start(Json::array({{{"text", "fine"}}}));
+  Json body = Json::parse(R"({
+    "systemInstruction": {"role": "user", "parts": [{"text": "sys"}]},
+    "contents": [
+      {"role": "user", "parts": [{"text": "look"},
+        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+        {"fileData": {"fileUri": "https://example.com/a.png", "mimeType": "image/png"}}]},
+      {"role": "model", "parts": [{"text": "hmm", "thought": true},
+        {"functionCall": {"id": "c1", "name": "Grep", "args": {"q": "x"}},
+         "thoughtSignature": "skip_thought_signature_validator"}]},
+      {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "Grep",
+        "response": {"result": "none"}}}]}],
+    "tools": [{"functionDeclarations": [{"name": "Grep", "description": "d",
+      "parametersJsonSchema": {"type": "object"}}]}],
+    "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["Grep"]}},
+    "generationConfig": {"maxOutputTokens": 8192, "temperature": 0.2, "topP": 0.9, "seed": 7,
+      "stopSequences": ["END"], "thinkingConfig": {"includeThoughts": true}},
+    "safetySettings": []})");
+  HttpAnswer a = Call(body);
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(record_["reply"], 0);
+}
+
 TEST_F(GeminiApiTest, ScriptSeesTheOpenAiShape) {
   Start(
       Json::array({{{"match",
