@@ -4,9 +4,10 @@
 //   - validation: 400 {"type":"error","error":{"type":"invalid_request_error",
 //     "message":"<field path>: <why>"}} for what the real API rejects (required
 //     fields, roles, block types, tool_result ids without their tool_use,
-//     tool_use ids without their tool_result, cache_control shape and the
-//     limit of 4 breakpoints, unknown top-level fields), and a missing
-//     `anthropic-version` header;
+//     tool_use ids without their tool_result, cache_control shape, the
+//     limit of 4 breakpoints and 1h-after-5m TTLs, unknown top-level fields),
+//     a missing `anthropic-version` header, and "prompt is too long: N tokens
+//     > M maximum" when ServerOptions::ctx_size is set and exceeded;
 //   - the prompt cache after Anthropic's documented rules (CacheBook below);
 //   - the reply streamed as the API's SSE events (message_start, ping,
 //     content_block_start/delta/stop per block, message_delta, message_stop)
@@ -710,6 +711,7 @@ class AnthropicApi final : public ProviderApi {
       blocks = RenderBlocks(body);
       err = CheckTtlOrder(blocks);
     }
+    if (err.empty()) err = CheckContext(blocks);
     if (!err.empty()) return Fail(400, err, &a, record);
 
     ScriptReply reply = script_->Next(ToScriptRequest(body));
@@ -752,6 +754,17 @@ class AnthropicApi final : public ProviderApi {
   }
 
  private:
+  // ServerOptions::ctx_size > 0 is the model's context: a longer prompt gets
+  // the API's context-length error (checked before the script is asked, as
+  // the real API rejects it before generating).
+  std::string CheckContext(const std::vector<PromptBlock>& blocks) const {
+    if (opts_.ctx_size <= 0) return "";
+    int64_t tokens = 0;
+    for (const PromptBlock& b : blocks) tokens += b.tokens;
+    if (tokens <= opts_.ctx_size) return "";
+    return fmt::format("prompt is too long: {} tokens > {} maximum", tokens, opts_.ctx_size);
+  }
+
   static HttpAnswer Fail(int status, const std::string& message, HttpAnswer* a, Json* record) {
     a->status = status;
     a->body = ErrorJson(ErrorTypeFor(status), message).dump();

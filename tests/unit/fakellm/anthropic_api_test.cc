@@ -60,10 +60,12 @@ Json Conversation(int turns, const std::string& system_tag = "A", const std::str
 
 class AnthropicApiTest : public ::testing::Test {
  protected:
-  void Make(const Json& script_doc = Json::object(), int64_t min_cache_tokens = 100) {
+  void Make(const Json& script_doc = Json::object(), int64_t min_cache_tokens = 100,
+            int64_t ctx_size = 0) {
     ServerOptions opts;
     opts.env = &env_;
     opts.min_cache_tokens = min_cache_tokens;
+    opts.ctx_size = ctx_size;
     auto s = Script::FromJson(script_doc);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     script_ = std::make_unique<Script>(std::move(*s));
@@ -295,6 +297,18 @@ TEST_F(AnthropicApiTest, PrefixesUnderTheMinimumAreNeitherWrittenNorRead) {
     EXPECT_EQ(c["cache_read"], 0);
     EXPECT_EQ(c["cache_write"], 0);
   }
+}
+
+TEST_F(AnthropicApiTest, PromptLongerThanTheContextIsTooLong) {
+  Make(Json::object(), 100, /*ctx_size=*/500);
+  EXPECT_EQ(Post(Minimal()).status, 200);
+  Json rec;
+  HttpAnswer a = Post(Conversation(0), &rec);
+  EXPECT_EQ(a.status, 400);
+  std::string msg = Json::parse(a.body)["error"]["message"];
+  EXPECT_EQ(msg.rfind("prompt is too long: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find(" tokens > 500 maximum"), std::string::npos) << msg;
+  EXPECT_FALSE(rec.contains("reply"));  // rejected before the script is asked
 }
 
 // The SSE event types of a streamed answer, in order.
