@@ -425,12 +425,22 @@ uint64_t Fnv1a(uint64_t h, const std::string& s) {
   return h;
 }
 
+// Removes `block`'s cache_control; the TTL it asked for, 0 when none.
+int64_t TakeCacheControl(Json* block) {
+  if (!block->is_object() || !block->contains("cache_control")) return 0;
+  const Json cc = (*block)["cache_control"];
+  block->erase("cache_control");
+  if (!cc.is_object()) return 0;
+  return cc.value("ttl", "5m") == "1h" ? kTtl1hMs : kTtl5mMs;
+}
+
 void AddBlock(const std::string& where, const Json& block, std::vector<PromptBlock>* out) {
   Json plain = block;
-  int64_t ttl = 0;
-  if (plain.is_object() && plain.contains("cache_control") && plain["cache_control"].is_object()) {
-    ttl = plain["cache_control"].value("ttl", "5m") == "1h" ? kTtl1hMs : kTtl5mMs;
-    plain.erase("cache_control");
+  int64_t ttl = TakeCacheControl(&plain);
+  // A breakpoint inside a tool_result's content ends the prefix at that
+  // tool_result: it is the block of the message the prefix order sees.
+  if (plain.is_object() && plain.contains("content") && plain["content"].is_array()) {
+    for (Json& part : plain["content"]) ttl = std::max(ttl, TakeCacheControl(&part));
   }
   std::string text = where + ":" + plain.dump();
   PromptBlock b;

@@ -242,6 +242,26 @@ TEST_F(AnthropicApiTest, SystemBreakpointIsReadWhenTheConversationDiffers) {
   EXPECT_EQ(other["cache_write"], 0);
 }
 
+TEST_F(AnthropicApiTest, BreakpointInsideAToolResultEndsThePrefixThere) {
+  Json b = Conversation(0);
+  b["tools"] = {{{"name", "Read"}, {"input_schema", {{"type", "object"}}}}};
+  Json use = {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "Read"}, {"input", Json::object()}};
+  b["messages"].push_back({{"role", "assistant"}, {"content", Json::array({use})}});
+  b["messages"].push_back(
+      {{"role", "user"},
+       {"content", Json::array({{{"type", "tool_result"},
+                                 {"tool_use_id", "toolu_1"},
+                                 {"content", Json::array({TextBlock("body", true)})}}})}});
+  Json first = Cache(b);
+  EXPECT_EQ(first["breakpoints"], 3);
+  EXPECT_EQ(first["cache_write"], first["prompt_tokens"]);
+  b["messages"][2]["content"][0]["content"][0].erase("cache_control");
+  b["messages"].push_back({{"role", "assistant"}, {"content", "done"}});
+  b["messages"].push_back({{"role", "user"}, {"content", Json::array({TextBlock("next", true)})}});
+  Json second = Cache(b);
+  EXPECT_EQ(second["cache_read"], first["prompt_tokens"]);
+}
+
 TEST_F(AnthropicApiTest, NoBreakpointNeverReads) {
   Json b = Conversation(1);
   b["system"] = LongSystem("A");
