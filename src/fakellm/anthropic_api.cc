@@ -372,17 +372,18 @@ void AppendScriptMessage(const Json& m, Json* out) {
   }
   // A user turn: its tool results become `tool` messages, its text a user
   // message after them (maestro puts a turn's results first).
+  bool results = false;
   if (c.is_array()) {
     for (const Json& b : c) {
       if (b.value("type", "") != "tool_result") continue;
+      results = true;
       out->push_back({{"role", "tool"},
                       {"tool_call_id", b["tool_use_id"]},
                       {"content", TextOf(b.value("content", Json("")))}});
     }
   }
   std::string text = TextOf(c);
-  bool only_results = c.is_array() && text.empty();
-  if (!only_results) out->push_back({{"role", "user"}, {"content", text}});
+  if (!results || !text.empty()) out->push_back({{"role", "user"}, {"content", text}});
 }
 
 // The request as Script::Next matches it: `messages` (system first) with
