@@ -13,11 +13,12 @@
 //             resumes in the same movement, runs the command, completes
 //   continue  the walk's task continued: a new job replays its conversation
 // Per walk it prints the prompt tokens, those read from the cache, their
-// share, and the lowest share of any request after the first of its job
-// (the figure the "every request after the first reads >= 95%"
-// means). For anthropic a second column replays every recorded request with
-// its `cache_control` removed — what a translating proxy that sets no
-// breakpoints sends — to a fresh fake: what such a proxy would have cached.
+// share, the lowest share of any request after the first of its job, and
+// the lowest retention of such a request (what it read back of the previous
+// request's whole prompt: 100% = nothing sent before was paid again; the
+// rest of its prompt is what the turn added). For anthropic a second column replays every recorded
+// request with its `cache_control` removed — what a translating proxy that sets no breakpoints
+// sends — to a fresh fake: what such a proxy would have cached.
 //
 // Usage: provider_cache_bench [--min-cache-tokens 1024]
 // Build with the release preset; needs MAESTRO_BIN and MAESTRO_FAKELLM_BIN.
@@ -44,6 +45,14 @@ using maestro::Json;
 using maestro::testing::FakeLlmProcess;
 using maestro::testing::ToolCallReply;
 using namespace std::chrono_literals;
+
+// "12.34%", or "-" for a figure with no sample (< 0).
+std::string Pct(double v) {
+  if (v < 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f%%", v);
+  return buf;
+}
 
 Json Tagged(Json reply, const std::string& tag) {
   reply["match"] = {{"any_message_contains", Json::array({tag})}};
@@ -249,8 +258,8 @@ int main(int argc, char** argv) {
   std::ofstream(dir.File("script.json")) << Json{{"replies", Script()}}.dump();
   const std::vector<std::string> fake_args = {"--script", dir.File("script.json"),
                                               "--min-cache-tokens", min_tokens};
-  std::printf("%-10s %-9s %5s %10s %10s %7s %12s %12s\n", "provider", "walk", "calls", "prompt",
-              "read", "share", "min_after_1st", "proxy_share");
+  std::printf("%-10s %-9s %5s %10s %10s %7s %13s %13s %11s\n", "provider", "walk", "calls",
+              "prompt", "read", "share", "min_after_1st", "min_retained", "proxy_share");
   for (const std::string provider : {"openai", "anthropic", "gemini"}) {
     std::vector<Walk> walks;
     if (!RunWalks(provider, fake_args, dir, &walks)) {
@@ -260,7 +269,8 @@ int main(int argc, char** argv) {
     int64_t all_prompt = 0, all_read = 0, all_proxy = 0;
     for (const Walk& w : walks) {
       int64_t prompt = 0, read = 0, proxy = 0;
-      double min_after_first = 100;
+      // -1 = no request after the first of its job in this walk.
+      double min_after_first = -1, min_retention = -1;
       std::vector<int64_t> proxy_reads;
       if (provider == "anthropic") proxy_reads = ProxyReads(w.requests, fake_args);
       for (size_t i = 0; i < w.requests.size(); ++i) {
@@ -270,27 +280,31 @@ int main(int argc, char** argv) {
         read += r;
         if (i < proxy_reads.size()) proxy += proxy_reads[i];
         bool first = i == 0 || (i < w.jobs.size() && w.jobs[i] != w.jobs[i - 1]);
-        if (!first && p > 0) min_after_first = std::min(min_after_first, 100.0 * r / p);
+        if (!first && p > 0) {
+          double share = 100.0 * r / p;
+          min_after_first = min_after_first < 0 ? share : std::min(min_after_first, share);
+          // Of the previous request's prompt, how much this one read back.
+          int64_t before = w.requests[i - 1]["cache"]["prompt_tokens"];
+          double kept = before > 0 ? std::min(100.0, 100.0 * r / before) : 100.0;
+          min_retention = min_retention < 0 ? kept : std::min(min_retention, kept);
+        }
       }
       all_prompt += prompt;
       all_read += read;
       all_proxy += proxy;
-      std::printf(
-          "%-10s %-9s %5zu %10lld %10lld %6.2f%% %11.2f%% %11s\n", provider.c_str(), w.name.c_str(),
-          w.requests.size(), static_cast<long long>(prompt), static_cast<long long>(read),
-          prompt ? 100.0 * read / prompt : 0.0, min_after_first,
-          provider == "anthropic"
-              ? (std::to_string(prompt ? 100.0 * proxy / prompt : 0.0).substr(0, 5) + "%").c_str()
-              : "-");
+      std::printf("%-10s %-9s %5zu %10lld %10lld %7s %13s %13s %11s\n", provider.c_str(),
+                  w.name.c_str(), w.requests.size(), static_cast<long long>(prompt),
+                  static_cast<long long>(read), Pct(prompt ? 100.0 * read / prompt : 0).c_str(),
+                  Pct(min_after_first).c_str(), Pct(min_retention).c_str(),
+                  provider == "anthropic" ? Pct(prompt ? 100.0 * proxy / prompt : 0).c_str() : "-");
     }
     std::printf("provider_cache: provider=%s prompt=%lld read=%lld share=%.2f%%%s\n",
                 provider.c_str(), static_cast<long long>(all_prompt),
                 static_cast<long long>(all_read), all_prompt ? 100.0 * all_read / all_prompt : 0.0,
-                provider == "anthropic"
-                    ? (" proxy_without_breakpoints_share=" +
-                       std::to_string(all_prompt ? 100.0 * all_proxy / all_prompt : 0.0) + "%")
-                          .c_str()
-                    : "");
+                provider == "anthropic" ? (" proxy_without_breakpoints_share=" +
+                                           Pct(all_prompt ? 100.0 * all_proxy / all_prompt : 0.0))
+                                              .c_str()
+                                        : "");
   }
   return 0;
 }

@@ -218,10 +218,21 @@ AttemptOutcome Transfer::Classify(const HttpOutcome& x) {
     if (j.is_discarded())
       return Fail(LlmErrorKind::kRetryable, Unavailable("response is not JSON"), http);
     Status st = reader_->OnJson(j);
-    if (!st.ok()) return Fail(LlmErrorKind::kRetryable, st, http);
+    if (!st.ok()) {
+      return Fail(st.code() == StatusCode::kInvalidArgument ? LlmErrorKind::kTerminal
+                                                            : LlmErrorKind::kRetryable,
+                  st, http);
+    }
   } else if (http != 0) {
     parser_.Finish();
-    if (!stream_error_.ok()) return Fail(LlmErrorKind::kRetryable, stream_error_, http);
+    // A provider's in-stream error that names the request as wrong (the
+    // reader's InvalidArgument: Anthropic's invalid_request_error, Gemini's
+    // INVALID_ARGUMENT) fails the same way again: terminal, not retried.
+    if (!stream_error_.ok()) {
+      return Fail(stream_error_.code() == StatusCode::kInvalidArgument ? LlmErrorKind::kTerminal
+                                                                       : LlmErrorKind::kRetryable,
+                  stream_error_, http);
+    }
     // A finish reason means the answer is whole even if the usage tail was lost.
     if (!reader_->complete()) {
       std::string why = stalled ? fmt::format("stream stalled for {} ms", profile_.idle_timeout_ms)

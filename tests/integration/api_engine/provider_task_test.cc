@@ -4,8 +4,9 @@
 // implement, a tool approval park and its resume in the same job, the
 // approved command, `complete`, then a Continue. Every request must reach the
 // provider's route and pass the fake's validation of the provider's wire
-// format; on Anthropic every request after the first of a job reads >= 95% of
-// its prompt from the cache its breakpoints wrote, and the task's figures
+// format; every request after the first of a job reads back the whole prompt
+// of the request before it (on Anthropic from the breakpoint that request
+// wrote), and the task's figures
 // (llm.call events, the job's usage and cost) carry the cache reads and
 // writes as they do for every provider.
 #include "serve_fixture.h"
@@ -75,12 +76,15 @@ TEST_P(ProviderTaskTest, CodingTaskWithAnApprovalParkAndAContinueRunsOnTheProvid
     written += p["cacheWritePromptTokens"].get<int64_t>();
     EXPECT_EQ(p["promptTokens"], reqs[i]["cache"]["prompt_tokens"]) << i;
     EXPECT_EQ(p["cachedPromptTokens"], reqs[i]["cache"]["cache_read"]) << i;
+    // After the first request of a job, each reads back the whole prompt the
+    // request before it sent (Anthropic from the breakpoint it wrote there,
+    // Gemini implicitly): only what the turn added is paid in full — here
+    // a movement's guidance or the resume note makes that up to 9%.
     const bool first_of_job = i == 0 || i == 5;
-    if (provider() == "anthropic" && !first_of_job) {
-      EXPECT_GE(cached / prompt, 0.95) << "request " << i << ": " << reqs[i]["cache"].dump();
-    }
-    if (provider() == "gemini" && !first_of_job) {
-      EXPECT_GT(cached, 0) << "request " << i << ": " << reqs[i]["cache"].dump();
+    if (!first_of_job) {
+      EXPECT_GE(cached, reqs[i - 1]["cache"]["prompt_tokens"].get<double>())
+          << "request " << i << ": " << reqs[i]["cache"].dump();
+      EXPECT_GE(cached / prompt, 0.90) << "request " << i << ": " << reqs[i]["cache"].dump();
     }
   }
   // Anthropic writes what its breakpoints mark; Gemini caches implicitly.

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "../../support/process.h"
 #include "core/json.h"
 #include "fakellm_process.h"
+#include "support/process.h"
 
 namespace maestro::llm {
 namespace {

@@ -13,9 +13,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "../../support/process.h"
 #include "fakellm/prompt_cache.h"
 #include "fakellm_process.h"
+#include "support/process.h"
 
 namespace maestro::testing {
 namespace {
