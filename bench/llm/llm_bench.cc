@@ -30,10 +30,10 @@ namespace {
 
 using namespace maestro;
 using namespace maestro::llm;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+double Seconds(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
 }
 
 // "VmHWM:" of /proc/self/status in KiB.
@@ -83,7 +83,7 @@ void BenchParse(double* parser_mbs, double* assembler_mbs) {
   {
     size_t events = 0;
     SseParser p([&](const SseEvent&) { ++events; });
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     for (size_t i = 0; i < stream.size(); i += piece)
       p.Feed(std::string_view(stream).substr(i, piece));
     (void)p.Finish();
@@ -94,7 +94,7 @@ void BenchParse(double* parser_mbs, double* assembler_mbs) {
     size_t deltas = 0;
     StreamAssembler a([&](const LlmEvent&) { ++deltas; });
     SseParser p([&](const SseEvent& e) { (void)a.OnData(e.data); });
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     for (size_t i = 0; i < stream.size(); i += piece)
       p.Feed(std::string_view(stream).substr(i, piece));
     (void)p.Finish();
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> call_us;
   for (int i = 0; i < 200; ++i) {
-    auto c0 = Clock::now();
+    auto c0 = SteadyClock::now();
     LlmCallResult c = client.Chat(small, nullptr, nullptr);
     call_us.push_back(Seconds(c0) * 1e6);
     if (!c.ok()) {
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   ResetHwm();
   long rss_before = VmRssKb();
   long hwm_before = VmHwmKb();
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   LlmCallResult r = client.Chat(big, nullptr, nullptr);
   double secs = Seconds(t0);
   long hwm_after = VmHwmKb();
