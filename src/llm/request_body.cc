@@ -4,57 +4,14 @@
 
 #include <cstring>
 
+#include "llm/message_file.h"
+
 namespace maestro::llm {
 namespace {
 
-constexpr size_t kBufSize = 64 * 1024;
-
-// Files through the Env's positional reads (no stdio): the body is read in
-// large blocks straight into libcurl's buffer, so a FILE's own buffer would
-// only add a copy (and its fstat a syscall) to every request.
-Result<std::unique_ptr<ReadableFile>> OpenRead(Env& env, const std::string& path,
-                                               const char* what) {
-  auto f = env.NewReadableFile(path);
-  if (!f.ok()) {
-    return Status(
-        f.status().code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kInternal,
-        fmt::format("cannot open {} {}: {}", what, path, f.status().message()));
-  }
-  return std::move(f).value();
-}
-
-uint64_t FileSize(ReadableFile& f) {
-  auto size = f.Size();
-  return size.ok() ? *size : 0;
-}
-
-// Up to `len` bytes at `offset`, fewer only at the end of the file or on an
-// error (then 0 for a failed first read).
-size_t ReadFull(ReadableFile& f, uint64_t offset, char* buf, size_t len) {
-  size_t got = 0;
-  while (got < len) {
-    auto k = f.ReadAt(offset + got, buf + got, len - got);
-    if (!k.ok() || *k == 0) break;
-    got += *k;
-  }
-  return got;
-}
-
-// Offset just past the last '\n' in the file: bytes after it are a torn line.
-uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size) {
-  char buf[4096];
-  uint64_t end = size;
-  while (end > 0) {
-    uint64_t start = end > sizeof(buf) ? end - sizeof(buf) : 0;
-    size_t len = static_cast<size_t>(end - start);
-    if (ReadFull(f, start, buf, len) != len) return 0;
-    for (size_t i = len; i > 0; --i) {
-      if (buf[i - 1] == '\n') return start + i;
-    }
-    end = start;
-  }
-  return 0;
-}
+using message_file::FileSize;
+using message_file::kBufSize;
+using message_file::ReadFull;
 
 // Bytes the messages part emits for the first `limit` bytes of `f`: each
 // non-blank line's bytes (CR removed) plus one comma between lines. This runs
@@ -116,7 +73,8 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
     b->head_ = h + "\"tools\":";
     b->mid_ = ",\"messages\":[";
   } else if (!spec.tools_path.empty()) {
-    MAESTRO_ASSIGN_OR_RETURN(b->tools_, OpenRead(*spec.env, spec.tools_path, "tools file"));
+    MAESTRO_ASSIGN_OR_RETURN(b->tools_,
+                             message_file::OpenRead(*spec.env, spec.tools_path, "tools file"));
     tools_size = FileSize(*b->tools_);
     if (tools_size == 0) return InvalidArgument("tools file is empty: " + spec.tools_path);
     b->head_ = h + "\"tools\":";
@@ -124,21 +82,15 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   } else {
     b->head_ = h + "\"messages\":[";
   }
-  MAESTRO_ASSIGN_OR_RETURN(b->messages_, OpenRead(*spec.env, spec.messages_path, "messages file"));
-  uint64_t msg_bytes = 0;
-  if (spec.messages_known_bytes > 0) {
-    if (FileSize(*b->messages_) < spec.messages_known_bytes) {
-      return Internal(
-          fmt::format("messages file {} is shorter than the {} bytes its writer counted",
-                      spec.messages_path, spec.messages_known_bytes));
-    }
-    b->messages_known_ = true;
-    b->messages_limit_ = spec.messages_known_bytes;
-    msg_bytes = spec.messages_known_bytes - 1;  // each '\n' a comma, the last one dropped
-  } else {
-    b->messages_limit_ = CompleteLinesEnd(*b->messages_, FileSize(*b->messages_));
-    msg_bytes = MeasureMessages(*b->messages_, b->messages_limit_);
-  }
+  MAESTRO_ASSIGN_OR_RETURN(b->messages_,
+                           message_file::OpenRead(*spec.env, spec.messages_path, "messages file"));
+  MAESTRO_ASSIGN_OR_RETURN(
+      b->messages_limit_,
+      message_file::MessagesLimit(*b->messages_, spec.messages_path, spec.messages_known_bytes));
+  b->messages_known_ = spec.messages_known_bytes > 0;
+  uint64_t msg_bytes = b->messages_known_
+                           ? b->messages_limit_ - 1  // each '\n' a comma, the last one dropped
+                           : MeasureMessages(*b->messages_, b->messages_limit_);
   b->size_ = b->head_.size() + tools_size + b->mid_.size() + msg_bytes + b->tail_.size();
   if (!b->messages_known_) b->rbuf_.reset(new char[kBufSize]);  // the scan path's line joiner
   b->env_ = spec.env;

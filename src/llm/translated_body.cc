@@ -5,53 +5,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "llm/message_file.h"
+
 namespace maestro::llm {
 // A named inner namespace, not an anonymous one: the library is a unity
-// build and request_body.cc has helpers of the same purpose.
+// build. The file reading itself is message_file's, shared with RequestBody.
 namespace translated_body_io {
 
-constexpr size_t kLineBufSize = 64 * 1024;
-
-Result<std::unique_ptr<ReadableFile>> OpenForRead(Env& env, const std::string& path,
-                                                  const char* what) {
-  auto f = env.NewReadableFile(path);
-  if (!f.ok()) {
-    return Status(
-        f.status().code() == StatusCode::kNotFound ? StatusCode::kNotFound : StatusCode::kInternal,
-        fmt::format("cannot open {} {}: {}", what, path, f.status().message()));
-  }
-  return std::move(f).value();
-}
-
-// Up to `len` bytes at `offset`; fewer only at the end of the file or on an
-// error.
-size_t ReadSome(ReadableFile& f, uint64_t offset, char* buf, size_t len) {
-  size_t got = 0;
-  while (got < len) {
-    auto k = f.ReadAt(offset + got, buf + got, len - got);
-    if (!k.ok() || *k == 0) break;
-    got += *k;
-  }
-  return got;
-}
-
-// Offset just past the last '\n': the bytes after it are a torn line (an
-// append that crashed, or one still being written) and are left out.
-uint64_t WholeLinesEnd(ReadableFile& f) {
-  auto size = f.Size();
-  uint64_t end = size.ok() ? *size : 0;
-  char buf[4096];
-  while (end > 0) {
-    uint64_t start = end > sizeof(buf) ? end - sizeof(buf) : 0;
-    size_t len = static_cast<size_t>(end - start);
-    if (ReadSome(f, start, buf, len) != len) return 0;
-    for (size_t i = len; i > 0; --i) {
-      if (buf[i - 1] == '\n') return start + i;
-    }
-    end = start;
-  }
-  return 0;
-}
+using message_file::ReadFull;
 
 // The 1-based line number of the line that ends just before `end` (past its
 // '\n'): only for an error message, so a scan is fine.
@@ -60,7 +21,7 @@ uint64_t LineNumberAt(ReadableFile& f, uint64_t end) {
   uint64_t lines = 0;
   for (uint64_t off = 0; off < end;) {
     size_t len = static_cast<size_t>(std::min<uint64_t>(end - off, sizeof(buf)));
-    size_t got = ReadSome(f, off, buf, len);
+    size_t got = ReadFull(f, off, buf, len);
     if (got == 0) break;
     lines += static_cast<uint64_t>(std::count(buf, buf + got, '\n'));
     off += got;
@@ -108,19 +69,10 @@ Result<std::unique_ptr<TranslatedBody>> TranslatedBody::Open(
   b->tr_ = std::move(translator);
   b->env_ = spec.env;
   MAESTRO_ASSIGN_OR_RETURN(b->messages_,
-                           tbio::OpenForRead(*spec.env, spec.messages_path, "messages file"));
-  if (spec.messages_known_bytes > 0) {
-    auto size = b->messages_->Size();
-    if (!size.ok() || *size < spec.messages_known_bytes) {
-      return Internal(
-          fmt::format("messages file {} is shorter than the {} bytes its writer counted",
-                      spec.messages_path, spec.messages_known_bytes));
-    }
-    b->limit_ = spec.messages_known_bytes;
-  } else {
-    b->limit_ = tbio::WholeLinesEnd(*b->messages_);
-  }
-  b->rbuf_.reset(new char[tbio::kLineBufSize]);
+                           message_file::OpenRead(*spec.env, spec.messages_path, "messages file"));
+  MAESTRO_ASSIGN_OR_RETURN(b->limit_, message_file::MessagesLimit(*b->messages_, spec.messages_path,
+                                                                  spec.messages_known_bytes));
+  b->rbuf_.reset(new char[message_file::kBufSize]);
 
   // Pass one: measure with no line marked, and learn every line's role. The
   // tee is not open yet (tee_path_ is set after), so nothing is written.
@@ -191,8 +143,9 @@ bool TranslatedBody::NextLine(std::string* line) {
     for (;;) {
       if (rbuf_pos_ == rbuf_len_) {
         if (offset_ >= limit_) break;
-        size_t want = static_cast<size_t>(std::min<uint64_t>(limit_ - offset_, tbio::kLineBufSize));
-        size_t got = tbio::ReadSome(*messages_, offset_, rbuf_.get(), want);
+        size_t want =
+            static_cast<size_t>(std::min<uint64_t>(limit_ - offset_, message_file::kBufSize));
+        size_t got = message_file::ReadFull(*messages_, offset_, rbuf_.get(), want);
         if (got == 0) {
           error_ = Internal("messages file shrank or could not be read while sending");
           return false;

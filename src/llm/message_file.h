@@ -1,0 +1,42 @@
+// Internal to src/llm: reading current.jsonl (and the tools file) through the
+// Env's positional reads, shared by RequestBody (the OpenAI body) and
+// TranslatedBody (the provider bodies) so both see the same lines: the same
+// open errors, the same torn-line rule and the same trust in the writer's
+// byte count.
+//
+// Thread safety: none needed (free functions over a caller-owned file).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/env.h"
+#include "core/status.h"
+
+namespace maestro::llm::message_file {
+
+// The read buffer of both bodies: large blocks straight from the file.
+constexpr size_t kBufSize = 64 * 1024;
+
+// Opens `path` for reading; the error names `what` ("messages file") and
+// keeps NotFound, anything else is Internal.
+Result<std::unique_ptr<ReadableFile>> OpenRead(Env& env, const std::string& path, const char* what);
+
+// The file's size (0 when it cannot be had).
+uint64_t FileSize(ReadableFile& f);
+
+// Up to `len` bytes at `offset`, fewer only at the end of the file or on an
+// error (then 0 for a failed first read).
+size_t ReadFull(ReadableFile& f, uint64_t offset, char* buf, size_t len);
+
+// Offset just past the last '\n' of the first `size` bytes: the bytes after
+// it are a torn line (an append that crashed, or one still being written).
+uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size);
+
+// The bytes of the messages file a body reads: `known_bytes` when its writer
+// counted them (> 0; fails when the file is shorter), else up to the last
+// '\n'.
+Result<uint64_t> MessagesLimit(ReadableFile& f, const std::string& path, uint64_t known_bytes);
+
+}  // namespace maestro::llm::message_file
