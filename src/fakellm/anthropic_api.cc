@@ -31,6 +31,7 @@
 #include "core/mutex.h"
 #include "fakellm/prompt_cache.h"
 #include "fakellm/provider_api.h"
+#include "fakellm/reply_text.h"
 
 namespace maestro::fakellm {
 namespace anthropic_fake {
@@ -568,19 +569,6 @@ class CacheBook {
 
 // ---- the reply ------------------------------------------------------------
 
-// UTF-8 safe pieces of at most n bytes (never inside a multi-byte sequence).
-std::vector<std::string> Pieces(const std::string& s, size_t n) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t end = std::min(s.size(), i + n);
-    while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
-    out.push_back(s.substr(i, end - i));
-    i = end;
-  }
-  return out;
-}
-
 // The script's id when it is already Anthropic-shaped, else prefixed so.
 std::string ToolUseId(const std::string& script_id) {
   return script_id.rfind("toolu_", 0) == 0 ? script_id : "toolu_" + script_id;
@@ -670,7 +658,7 @@ std::vector<std::string> StreamFrames(const ScriptReply& r, Json message, const 
   auto stop = [&f](int i) { f.push_back(Frame("content_block_stop", {{"index", i}})); };
   if (!r.reasoning.empty()) {
     BlockFrames(index, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}},
-                "thinking_delta", "thinking", Pieces(r.reasoning, n), &f);
+                "thinking_delta", "thinking", SplitUtf8(r.reasoning, n), &f);
     f.push_back(
         Frame("content_block_delta",
               {{"index", index},
@@ -678,7 +666,7 @@ std::vector<std::string> StreamFrames(const ScriptReply& r, Json message, const 
     stop(index++);
   }
   if (!r.text.empty() || r.tool_calls.empty()) {
-    BlockFrames(index, {{"type", "text"}, {"text", ""}}, "text_delta", "text", Pieces(r.text, n),
+    BlockFrames(index, {{"type", "text"}, {"text", ""}}, "text_delta", "text", SplitUtf8(r.text, n),
                 &f);
     stop(index++);
   }
@@ -688,7 +676,7 @@ std::vector<std::string> StreamFrames(const ScriptReply& r, Json message, const 
                  {"id", ToolUseId(c.id)},
                  {"name", c.name},
                  {"input", Json::object()}},
-                "input_json_delta", "partial_json", Pieces(c.arguments, n), &f);
+                "input_json_delta", "partial_json", SplitUtf8(c.arguments, n), &f);
     stop(index++);
   }
   f.push_back(Frame("message_delta",

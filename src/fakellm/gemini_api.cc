@@ -40,6 +40,7 @@
 #include "core/mutex.h"
 #include "fakellm/prompt_cache.h"
 #include "fakellm/provider_api.h"
+#include "fakellm/reply_text.h"
 
 namespace maestro::fakellm {
 namespace gemini_fake {
@@ -522,18 +523,6 @@ HttpAnswer GemError(int code, const std::string& message, int64_t retry_after_s 
   return a;
 }
 
-std::vector<std::string> GemSplit(const std::string& s, size_t n) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t end = std::min(s.size(), i + n);
-    while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
-    out.push_back(s.substr(i, end - i));
-    i = end;
-  }
-  return out;
-}
-
 Json GemCallPart(const ScriptToolCall& c) {
   Json args = Json::parse(c.arguments, nullptr, false);
   if (!args.is_object()) args = Json::object();
@@ -544,9 +533,9 @@ Json GemCallPart(const ScriptToolCall& c) {
 Json GemParts(const ScriptReply& r, bool pieces) {
   Json parts = Json::array();
   const size_t n = pieces ? static_cast<size_t>(std::max(1, r.chunk_chars)) : std::string::npos;
-  for (const std::string& s : GemSplit(r.reasoning, n))
+  for (const std::string& s : SplitUtf8(r.reasoning, n))
     parts.push_back({{"text", s}, {"thought", true}});
-  for (const std::string& s : GemSplit(r.text, n)) parts.push_back({{"text", s}});
+  for (const std::string& s : SplitUtf8(r.text, n)) parts.push_back({{"text", s}});
   for (const ScriptToolCall& c : r.tool_calls) parts.push_back(GemCallPart(c));
   if (parts.empty()) parts.push_back({{"text", ""}});
   return parts;

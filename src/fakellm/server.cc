@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fakellm/provider_api.h"
+#include "fakellm/reply_text.h"
 
 namespace maestro::fakellm {
 namespace {
@@ -28,19 +29,6 @@ Json ToolCallsJson(const ScriptReply& r) {
     out.push_back({{"id", c.id},
                    {"type", "function"},
                    {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-  }
-  return out;
-}
-
-// UTF-8 safe split: never cut inside a multi-byte sequence.
-std::vector<std::string> SplitText(const std::string& s, size_t n) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t end = std::min(s.size(), i + n);
-    while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
-    out.push_back(s.substr(i, end - i));
-    i = end;
   }
   return out;
 }
@@ -112,10 +100,10 @@ std::vector<std::string> FakeLlmServer::Impl::StreamEvents(const ScriptReply& r,
   };
   std::vector<std::string> ev;
   ev.push_back(chunk({{"role", "assistant"}, {"content", nullptr}}, nullptr).dump());
-  for (const std::string& piece : SplitText(r.reasoning, static_cast<size_t>(r.chunk_chars))) {
+  for (const std::string& piece : SplitUtf8(r.reasoning, static_cast<size_t>(r.chunk_chars))) {
     ev.push_back(chunk({{"reasoning_content", piece}}, nullptr).dump());
   }
-  for (const std::string& piece : SplitText(r.text, static_cast<size_t>(r.chunk_chars))) {
+  for (const std::string& piece : SplitUtf8(r.text, static_cast<size_t>(r.chunk_chars))) {
     ev.push_back(chunk({{"content", piece}}, nullptr).dump());
   }
   for (size_t i = 0; i < r.tool_calls.size(); ++i) {
@@ -127,7 +115,7 @@ std::vector<std::string> FakeLlmServer::Impl::StreamEvents(const ScriptReply& r,
                                        {"function", {{"name", c.name}, {"arguments", ""}}}}})}},
                        nullptr)
                      .dump());
-    for (const std::string& piece : SplitText(c.arguments, static_cast<size_t>(r.chunk_chars))) {
+    for (const std::string& piece : SplitUtf8(c.arguments, static_cast<size_t>(r.chunk_chars))) {
       ev.push_back(chunk({{"tool_calls",
                            Json::array({{{"index", i}, {"function", {{"arguments", piece}}}}})}},
                          nullptr)
