@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fakellm_process.h"
+#include "fakellm_fixture.h"
 #include "llm/llm_client.h"
 
 namespace maestro::llm {
@@ -19,58 +19,24 @@ namespace anthropic_fakellm_test {
 
 namespace fs = std::filesystem;
 using maestro::testing::FakeLlmProcess;
+using maestro::testing::FakeLlmTest;
 
-std::string Line(const Json& message) { return message.dump() + "\n"; }
-std::string Line(const std::string& role, const std::string& content) {
-  return Line(Json{{"role", role}, {"content", content}});
-}
-
-class AnthropicFakeTest : public ::testing::Test {
+class AnthropicFakeTest : public FakeLlmTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_anthit_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  AnthropicFakeTest() : FakeLlmTest("maestro_anthit_") {}
 
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::unique_ptr<FakeLlmProcess> Start(const std::string& script) {
-    return std::make_unique<FakeLlmProcess>(
-        std::vector<std::string>{"--script", Write("script.json", script)});
-  }
   static ModelProfile Profile(const FakeLlmProcess& f) {
-    ModelProfile p;
+    ModelProfile p = FastRetryProfile(f.base_url());
     p.provider = "anthropic";
-    p.base_url = f.base_url();
     p.api_key = "test-key";
     p.model = "claude-sonnet-4-5";
-    p.backoff_base_ms = 10;
-    p.backoff_max_ms = 50;
-    p.max_attempts = 4;
     return p;
-  }
-  ChatRequest Conversation(const std::string& user = "hello") {
-    ChatRequest r;
-    r.messages_path = Write("current.jsonl", Line("system", "You are terse.") + Line("user", user));
-    return r;
   }
   std::string ReadFileTool() {
     return Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile",
       "description":"Read a file","parameters":{"type":"object",
       "properties":{"path":{"type":"string"}},"required":["path"]}}}])");
   }
-  static Json Requests(const FakeLlmProcess& f) {
-    httplib::Client c("127.0.0.1", f.port());
-    auto res = c.Get("/v1/_requests");
-    return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-  }
-  fs::path dir_;
 };
 
 TEST_F(AnthropicFakeTest, StreamsTextAndAToolCall) {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "fakellm_process.h"
+#include "fakellm_fixture.h"
 #include "llm/llm_client.h"
 
 namespace maestro::llm {
@@ -18,58 +18,24 @@ namespace gemini_fakellm_test {
 
 namespace fs = std::filesystem;
 using maestro::testing::FakeLlmProcess;
+using maestro::testing::FakeLlmTest;
 
-std::string Line(const Json& message) { return message.dump() + "\n"; }
-std::string Line(const std::string& role, const std::string& content) {
-  return Line(Json{{"role", role}, {"content", content}});
-}
-
-class GeminiFakeTest : public ::testing::Test {
+class GeminiFakeTest : public FakeLlmTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_gemit_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  GeminiFakeTest() : FakeLlmTest("maestro_gemit_") {}
 
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::unique_ptr<FakeLlmProcess> Start(const std::string& script) {
-    return std::make_unique<FakeLlmProcess>(
-        std::vector<std::string>{"--script", Write("script.json", script)});
-  }
   static ModelProfile Profile(const FakeLlmProcess& f) {
-    ModelProfile p;
+    ModelProfile p = FastRetryProfile("http://127.0.0.1:" + std::to_string(f.port()) + "/v1beta");
     p.provider = "gemini";
-    p.base_url = "http://127.0.0.1:" + std::to_string(f.port()) + "/v1beta";
     p.api_key = "test-key";
     p.model = "gemini-2.5-flash";
-    p.backoff_base_ms = 10;
-    p.backoff_max_ms = 50;
-    p.max_attempts = 4;
     return p;
-  }
-  ChatRequest Conversation(const std::string& user = "hello") {
-    ChatRequest r;
-    r.messages_path = Write("current.jsonl", Line("system", "You are terse.") + Line("user", user));
-    return r;
   }
   std::string ReadFileTool() {
     return Write("tools.json", R"([{"type":"function","function":{"name":"ReadFile",
       "description":"Read a file","parameters":{"type":"object",
       "properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}}}])");
   }
-  static Json Requests(const FakeLlmProcess& f) {
-    httplib::Client c("127.0.0.1", f.port());
-    auto res = c.Get("/v1/_requests");
-    return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-  }
-  fs::path dir_;
 };
 
 TEST_F(GeminiFakeTest, StreamsThoughtsTextAndAFunctionCall) {

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "fakellm/prompt_cache.h"
-#include "fakellm_process.h"
+#include "fakellm_fixture.h"
 #include "llm/llm_client.h"
 
 namespace maestro::llm {
@@ -20,55 +20,22 @@ namespace {
 
 namespace fs = std::filesystem;
 using maestro::testing::FakeLlmProcess;
+using maestro::testing::FakeLlmTest;
 using Clock = std::chrono::steady_clock;
 
 int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
-class LlmFakeTest : public ::testing::Test {
+class LlmFakeTest : public FakeLlmTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_llmit_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  LlmFakeTest() : FakeLlmTest("maestro_llmit_") {}
 
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::unique_ptr<FakeLlmProcess> Start(const std::string& script,
-                                        std::vector<std::string> extra = {}) {
-    extra.push_back("--script");
-    extra.push_back(Write("script.json", script));
-    return std::make_unique<FakeLlmProcess>(extra);
-  }
-  ModelProfile Profile(const FakeLlmProcess& f) {
-    ModelProfile p;
-    p.base_url = f.base_url();
+  static ModelProfile Profile(const FakeLlmProcess& f) {
+    ModelProfile p = FastRetryProfile(f.base_url());
     p.model = "fake-model";
-    p.backoff_base_ms = 10;
-    p.backoff_max_ms = 50;
-    p.max_attempts = 4;
     return p;
   }
-  ChatRequest Conversation(const std::string& user = "hello") {
-    ChatRequest r;
-    r.messages_path =
-        Write("current.jsonl", Json{{"role", "system"}, {"content", "You are terse."}}.dump() +
-                                   "\n" + Json{{"role", "user"}, {"content", user}}.dump() + "\n");
-    return r;
-  }
-  static Json Requests(const FakeLlmProcess& f) {
-    httplib::Client c("127.0.0.1", f.port());
-    auto res = c.Get("/v1/_requests");
-    return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
-  }
-  fs::path dir_;
 };
 
 TEST_F(LlmFakeTest, StreamsTextReasoningAndToolCallsWithDeltas) {
@@ -299,9 +266,6 @@ TEST_F(LlmFakeTest, CancelDuringRetryBackoff) {
 // The prompt-cache figures the client reports, for the three KV-cache laws.
 class CacheFiguresTest : public LlmFakeTest {
  protected:
-  static std::string Line(const std::string& role, const std::string& content) {
-    return Json{{"role", role}, {"content", content}}.dump() + "\n";
-  }
   static std::string Tools(const std::string& desc) {
     Json tools = Json::array();
     for (const char* name : {"ReadFile", "WriteFile", "Grep", "RunCommand"}) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "llm_test_files.h"
+
 namespace maestro::llm {
 namespace {
 
@@ -21,31 +23,22 @@ size_t Count(const std::string& s, const std::string& needle) {
   return n;
 }
 
-class AnthropicBodyTest : public ::testing::Test {
+class AnthropicBodyTest : public test_files::LlmFileTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_anth_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+  AnthropicBodyTest() : LlmFileTest("maestro_anth_") {
     profile_.provider = "anthropic";
     profile_.model = "claude-test";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The body the wire format uploads for these lines, checked to come out
   // at its measured size.
   std::string Body(const std::vector<Json>& lines, Json params = Json::object(),
                    bool with_tools = true, bool stream = true) {
-    std::string jsonl;
-    for (const Json& l : lines) jsonl += l.dump() + "\n";
-    std::string path = (dir_ / "current.jsonl").string();
-    std::ofstream(path, std::ios::binary) << jsonl;
     RequestBodySpec spec;
     spec.model = profile_.model;
     spec.stream = stream;
     spec.params = std::move(params);
-    spec.messages_path = path;
+    spec.messages_path = Write("current.jsonl", test_files::JsonlText(lines));
     if (with_tools) spec.tools_json = kTools;
     auto body = NewAnthropicWire()->OpenBody(profile_, spec);
     EXPECT_TRUE(body.ok()) << body.status().ToString();
@@ -62,7 +55,6 @@ class AnthropicBodyTest : public ::testing::Test {
     return Json::parse(Body(lines, std::move(params), with_tools));
   }
 
-  fs::path dir_;
   ModelProfile profile_;
 };
 

@@ -5,26 +5,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "llm_test_files.h"
+
 namespace maestro::llm {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RequestBodyTest : public ::testing::Test {
+class RequestBodyTest : public test_files::LlmFileTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_rb_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  fs::path dir_;
+  RequestBodyTest() : LlmFileTest("maestro_rb_") {}
 };
 
 TEST_F(RequestBodyTest, BuildsValidJsonFromToolsAndJsonl) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "llm_test_files.h"
+
 // Under AddressSanitizer its allocator reports the bytes in use: the large
 // conversation test checks the body never holds the conversation. (Declared
 // here: Debian's GCC ships the symbol, not <sanitizer/allocator_interface.h>.)
@@ -59,24 +61,9 @@ class EchoTranslator final : public MessageTranslator {
   mutable std::vector<MessageRole> seen_roles;
 };
 
-class TranslatedBodyTest : public ::testing::Test {
+class TranslatedBodyTest : public test_files::LlmFileTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("maestro_tb_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::string Slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
+  TranslatedBodyTest() : LlmFileTest("maestro_tb_") {}
   // Reads the whole body in `step`-byte Read() calls.
   static std::string ReadInSteps(TranslatedBody& b, size_t step) {
     std::string out;
@@ -90,7 +77,6 @@ class TranslatedBodyTest : public ::testing::Test {
     spec.messages_path = Write("current.jsonl", jsonl);
     return spec;
   }
-  fs::path dir_;
 };
 
 constexpr char kConversation[] =

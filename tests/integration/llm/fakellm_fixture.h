@@ -1,0 +1,89 @@
+// FakeLlmTest: the gtest fixture of the LLM integration tests that drive
+// maestro's HttpLlmClient against a started maestro-fakellm (one provider
+// each): a scratch directory per test, the script and conversation files
+// written into it, the fake started on that script, and the requests it
+// recorded. Kept apart from fakellm_process.h, which the benchmarks include
+// without gtest or httplib.
+//
+// Thread safety: one test thread.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/model_profile.h"
+#include "fakellm_process.h"
+#include "llm/llm_types.h"
+
+namespace maestro::testing {
+
+class FakeLlmTest : public ::testing::Test {
+ protected:
+  // `prefix` names the test's directory in /tmp (e.g. "maestro_anthit_").
+  explicit FakeLlmTest(std::string prefix) : prefix_(std::move(prefix)) {}
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (prefix_ + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // One line of current.jsonl: the message, then '\n'.
+  static std::string Line(const Json& message) { return message.dump() + "\n"; }
+  static std::string Line(const std::string& role, const std::string& content) {
+    return Line(Json{{"role", role}, {"content", content}});
+  }
+
+  // Writes `text` to `name` in the test's directory; returns its path.
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  // The fake on `script` (written to script.json), with `extra` flags first.
+  std::unique_ptr<FakeLlmProcess> Start(const std::string& script,
+                                        std::vector<std::string> extra = {}) {
+    extra.push_back("--script");
+    extra.push_back(Write("script.json", script));
+    return std::make_unique<FakeLlmProcess>(extra);
+  }
+  // A profile at `base_url` that retries fast (4 attempts, 10-50 ms backoff):
+  // the tests set the provider and model.
+  static ModelProfile FastRetryProfile(const std::string& base_url) {
+    ModelProfile p;
+    p.base_url = base_url;
+    p.backoff_base_ms = 10;
+    p.backoff_max_ms = 50;
+    p.max_attempts = 4;
+    return p;
+  }
+  // A system line and one user line in current.jsonl.
+  llm::ChatRequest Conversation(const std::string& user = "hello") {
+    llm::ChatRequest r;
+    r.messages_path = Write("current.jsonl", Line("system", "You are terse.") + Line("user", user));
+    return r;
+  }
+  // The requests the fake recorded (GET /v1/_requests), oldest first.
+  static Json Requests(const FakeLlmProcess& f) {
+    httplib::Client c("127.0.0.1", f.port());
+    auto res = c.Get("/v1/_requests");
+    return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
+  }
+
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
+
+}  // namespace maestro::testing
