@@ -57,4 +57,31 @@ Result<uint64_t> MessagesLimit(ReadableFile& f, const std::string& path, uint64_
   return known_bytes;
 }
 
+Status RequestTee::Open(Env* env, const std::string& path) {
+  file_.reset();
+  if (path.empty()) return Status::Ok();
+  auto f = env->NewWritableFile(path);
+  if (!f.ok()) return Internal("cannot write " + f.status().message());
+  file_ = std::move(f).value();
+  return Status::Ok();
+}
+
+void RequestTee::Append(const char* p, size_t n) {
+  if (file_ && n > 0) file_->Append(std::string_view(p, n)).IgnoreError();
+}
+
+void RequestTee::Close() {
+  if (!file_) return;
+  file_->Close().IgnoreError();
+  file_.reset();
+}
+
+Result<std::string> ReadWholeBody(LlmBody& body) {
+  std::string out;
+  char buf[4096];
+  while (size_t k = body.Read(buf, sizeof(buf))) out.append(buf, k);
+  if (!body.error().ok()) return body.error();
+  return out;
+}
+
 }  // namespace maestro::llm::message_file

@@ -2,7 +2,8 @@
 // Env's positional reads, shared by RequestBody (the OpenAI body) and
 // TranslatedBody (the provider bodies) so both see the same lines: the same
 // open errors, the same torn-line rule and the same trust in the writer's
-// byte count.
+// byte count. Also the two bodies' common ends: the request.json tee and
+// ReadAll.
 //
 // Thread safety: none needed (free functions over a caller-owned file).
 #pragma once
@@ -13,6 +14,7 @@
 
 #include "core/env.h"
 #include "core/status.h"
+#include "llm/llm_body.h"
 
 namespace maestro::llm::message_file {
 
@@ -38,5 +40,24 @@ uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size);
 // counted them (> 0; fails when the file is shorter), else up to the last
 // '\n'.
 Result<uint64_t> MessagesLimit(ReadableFile& f, const std::string& path, uint64_t known_bytes);
+
+// A body's optional copy of the bytes it sends (seed 002's request.json):
+// best effort, a failed append is ignored, as it is a debugging copy.
+class RequestTee {
+ public:
+  // (Re)creates `path` through `env` and tees into it from its first byte;
+  // an empty path tees nothing.
+  Status Open(Env* env, const std::string& path);
+  void Append(const char* p, size_t n);
+  // The body has been sent whole: closes the file (nothing when none is open).
+  void Close();
+
+ private:
+  std::unique_ptr<WritableFile> file_;
+};
+
+// The whole of `body` from where it stands (tests and small bodies), or its
+// error.
+Result<std::string> ReadWholeBody(LlmBody& body);
 
 }  // namespace maestro::llm::message_file

@@ -95,17 +95,8 @@ Result<std::unique_ptr<RequestBody>> RequestBody::Open(const RequestBodySpec& sp
   if (!b->messages_known_) b->rbuf_.reset(new char[kBufSize]);  // the scan path's line joiner
   b->env_ = spec.env;
   b->tee_path_ = spec.request_json_path;
-  MAESTRO_RETURN_IF_ERROR(b->OpenTee());
+  MAESTRO_RETURN_IF_ERROR(b->tee_.Open(b->env_, b->tee_path_));
   return b;
-}
-
-Status RequestBody::OpenTee() {
-  tee_.reset();
-  if (tee_path_.empty()) return Status::Ok();
-  auto tee = env_->NewWritableFile(tee_path_);
-  if (!tee.ok()) return Internal("cannot write " + tee.status().message());
-  tee_ = std::move(tee).value();
-  return Status::Ok();
 }
 
 Status RequestBody::Rewind() {
@@ -116,14 +107,10 @@ Status RequestBody::Rewind() {
   messages_read_ = 0;
   rbuf_len_ = rbuf_pos_ = 0;
   in_line_ = need_comma_ = false;
-  return OpenTee();
+  return tee_.Open(env_, tee_path_);
 }
 
 RequestBody::~RequestBody() = default;
-
-void RequestBody::Tee(const char* p, size_t n) {
-  if (tee_ && n > 0) tee_->Append(std::string_view(p, n)).IgnoreError();
-}
 
 bool RequestBody::FillBuffer() {
   uint64_t left = messages_limit_ - messages_read_;
@@ -237,20 +224,11 @@ size_t RequestBody::Read(char* buf, size_t n) {
         break;
     }
   }
-  Tee(buf, out);
-  if (part_ == Part::kEnd && tee_) {
-    tee_->Close().IgnoreError();
-    tee_.reset();
-  }
+  tee_.Append(buf, out);
+  if (part_ == Part::kEnd) tee_.Close();
   return out;
 }
 
-Result<std::string> RequestBody::ReadAll() {
-  std::string out;
-  char buf[4096];
-  while (size_t k = Read(buf, sizeof(buf))) out.append(buf, k);
-  if (!error_.ok()) return error_;
-  return out;
-}
+Result<std::string> RequestBody::ReadAll() { return message_file::ReadWholeBody(*this); }
 
 }  // namespace maestro::llm

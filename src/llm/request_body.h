@@ -32,6 +32,7 @@
 #include "core/json.h"
 #include "core/status.h"
 #include "llm/llm_body.h"
+#include "llm/message_file.h"
 
 namespace maestro::llm {
 
@@ -84,8 +85,6 @@ class RequestBody final : public LlmBody {
   size_t ReadMessages(char* buf, size_t n);
   size_t ReadKnownMessages(char* buf, size_t n);
   bool FillBuffer();
-  void Tee(const char* p, size_t n);
-  Status OpenTee();  // (re)creates the tee file when one is asked for
   bool HasTools() const { return tools_ != nullptr || !tools_json_.empty(); }
 
   std::string head_;  // JSON up to the tools value (or "messages":[)
@@ -95,7 +94,7 @@ class RequestBody final : public LlmBody {
   std::string_view tools_json_;          // the tools array in memory (spec.tools_json)
   uint64_t tools_off_ = 0;               // bytes of the tools part sent
   std::unique_ptr<ReadableFile> messages_;
-  std::unique_ptr<WritableFile> tee_;
+  message_file::RequestTee tee_;
   std::string tee_path_;
   Env* env_ = nullptr;
   uint64_t messages_limit_ = 0;  // bytes of current.jsonl up to the last '\n'

@@ -115,25 +115,12 @@ Status TranslatedBody::StartPass() {
   pending_pos_ = 0;
   sent_ = 0;
   tr_->Reset();
-  return OpenTee();
-}
-
-Status TranslatedBody::OpenTee() {
-  tee_.reset();
-  if (tee_path_.empty()) return Status::Ok();
-  auto tee = env_->NewWritableFile(tee_path_);
-  if (!tee.ok()) return Internal("cannot write " + tee.status().message());
-  tee_ = std::move(tee).value();
-  return Status::Ok();
+  return tee_.Open(env_, tee_path_);
 }
 
 Status TranslatedBody::Rewind() {
   if (!error_.ok()) return error_;
   return StartPass();
-}
-
-void TranslatedBody::Tee(const char* p, size_t n) {
-  if (tee_ && n > 0) tee_->Append(std::string_view(p, n)).IgnoreError();
 }
 
 bool TranslatedBody::NextLine(std::string* line) {
@@ -231,21 +218,12 @@ size_t TranslatedBody::Read(char* buf, size_t n) {
         fmt::format("request body came out at {} bytes, not the measured {}", sent_, size_));
     return 0;
   }
-  Tee(buf, out);
-  if (finished_ && pending_pos_ == pending_.size() && tee_) {
-    tee_->Close().IgnoreError();
-    tee_.reset();
-  }
+  tee_.Append(buf, out);
+  if (finished_ && pending_pos_ == pending_.size()) tee_.Close();
   return out;
 }
 
-Result<std::string> TranslatedBody::ReadAll() {
-  std::string out;
-  char buf[4096];
-  while (size_t k = Read(buf, sizeof(buf))) out.append(buf, k);
-  if (!error_.ok()) return error_;
-  return out;
-}
+Result<std::string> TranslatedBody::ReadAll() { return message_file::ReadWholeBody(*this); }
 
 Result<Json> ReadToolsArray(const RequestBodySpec& spec) {
   std::string text;

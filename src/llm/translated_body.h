@@ -81,8 +81,6 @@ class TranslatedBody final : public LlmBody {
   // error, then error_ is set).
   bool NextLine(std::string* line);
   bool Refill();  // more of the body into pending_
-  void Tee(const char* p, size_t n);
-  Status OpenTee();
   Status StartPass();
 
   std::unique_ptr<MessageTranslator> tr_;
@@ -98,7 +96,7 @@ class TranslatedBody final : public LlmBody {
   std::string pending_;
   size_t pending_pos_ = 0;
   uint64_t size_ = 0, sent_ = 0;
-  std::unique_ptr<WritableFile> tee_;
+  message_file::RequestTee tee_;
   std::string tee_path_;
   Env* env_ = nullptr;
   Status error_;
