@@ -164,12 +164,7 @@ TEST_F(AnthropicFakeTest, OverloadedIsRetried) {
                                 {"text":"second try"}]})");
   HttpLlmClient client(Profile(*f));
   std::vector<LlmEvent> retries;
-  LlmCallResult r = client.Chat(
-      Conversation(),
-      [&](const LlmEvent& e) {
-        if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
-      },
-      nullptr);
+  LlmCallResult r = ChatKeepingRetries(client, &retries);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "second try");
   EXPECT_EQ(r.attempts, 2);
@@ -186,12 +181,7 @@ TEST_F(AnthropicFakeTest, RateLimitHonoursRetryAfter) {
   p.backoff_base_ms = 40;  // our own backoff would wait this long (± jitter), not 0
   HttpLlmClient client(p);
   std::vector<LlmEvent> retries;
-  LlmCallResult r = client.Chat(
-      Conversation(),
-      [&](const LlmEvent& e) {
-        if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
-      },
-      nullptr);
+  LlmCallResult r = ChatKeepingRetries(client, &retries);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "after wait");
   EXPECT_EQ(r.attempts, 2);

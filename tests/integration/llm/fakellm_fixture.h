@@ -3,17 +3,15 @@
 // each): a scratch directory per test, the script and conversation files
 // written into it, the fake started on that script, and the requests it
 // recorded. Kept apart from fakellm_process.h, which the benchmarks include
-// without gtest or httplib.
+// without gtest or httplib; the scratch files are the llm unit tests' own
+// fixture (tests/unit/llm/llm_test_files.h).
 //
 // Thread safety: one test thread.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,22 +19,17 @@
 #include "core/json.h"
 #include "core/model_profile.h"
 #include "fakellm_process.h"
+#include "llm/llm_client.h"
 #include "llm/llm_types.h"
+#include "unit/llm/llm_test_files.h"
 
 namespace maestro::testing {
 
-class FakeLlmTest : public ::testing::Test {
+// The scratch directory, Write and Slurp are the llm unit tests' fixture's.
+class FakeLlmTest : public llm::test_files::LlmFileTest {
  protected:
   // `prefix` names the test's directory in /tmp (e.g. "maestro_anthit_").
-  explicit FakeLlmTest(std::string prefix) : prefix_(std::move(prefix)) {}
-
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           (prefix_ + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  explicit FakeLlmTest(std::string prefix) : LlmFileTest(std::move(prefix)) {}
 
   // One line of current.jsonl: the message, then '\n'.
   static std::string Line(const Json& message) { return message.dump() + "\n"; }
@@ -44,12 +37,6 @@ class FakeLlmTest : public ::testing::Test {
     return Line(Json{{"role", role}, {"content", content}});
   }
 
-  // Writes `text` to `name` in the test's directory; returns its path.
-  std::string Write(const std::string& name, const std::string& text) {
-    std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
   // The fake on `script` (written to script.json), with `extra` flags first.
   std::unique_ptr<FakeLlmProcess> Start(const std::string& script,
                                         std::vector<std::string> extra = {}) {
@@ -73,17 +60,22 @@ class FakeLlmTest : public ::testing::Test {
     r.messages_path = Write("current.jsonl", Line("system", "You are terse.") + Line("user", user));
     return r;
   }
+  // The usual conversation through `client`, keeping its retry events.
+  llm::LlmCallResult ChatKeepingRetries(llm::LlmClient& client,
+                                        std::vector<llm::LlmEvent>* retries) {
+    return client.Chat(
+        Conversation(),
+        [retries](const llm::LlmEvent& e) {
+          if (e.kind == llm::LlmEvent::Kind::kRetry) retries->push_back(e);
+        },
+        nullptr);
+  }
   // The requests the fake recorded (GET /v1/_requests), oldest first.
   static Json Requests(const FakeLlmProcess& f) {
     httplib::Client c("127.0.0.1", f.port());
     auto res = c.Get("/v1/_requests");
     return res && res->status == 200 ? Json::parse(res->body)["requests"] : Json::array();
   }
-
-  std::filesystem::path dir_;
-
- private:
-  std::string prefix_;
 };
 
 }  // namespace maestro::testing

@@ -184,12 +184,7 @@ TEST_F(GeminiFakeTest, ResourceExhaustedIsRetried) {
                                 {"text":"after wait"}]})");
   HttpLlmClient client(Profile(*f));
   std::vector<LlmEvent> retries;
-  LlmCallResult r = client.Chat(
-      Conversation(),
-      [&](const LlmEvent& e) {
-        if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
-      },
-      nullptr);
+  LlmCallResult r = ChatKeepingRetries(client, &retries);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "after wait");
   EXPECT_EQ(r.attempts, 2);

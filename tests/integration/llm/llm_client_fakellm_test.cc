@@ -123,12 +123,7 @@ TEST_F(LlmFakeTest, RetriesOn429HonouringRetryAfter) {
   HttpLlmClient client(p);
   std::vector<LlmEvent> retries;
   auto t0 = Clock::now();
-  LlmCallResult r = client.Chat(
-      Conversation(),
-      [&](const LlmEvent& e) {
-        if (e.kind == LlmEvent::Kind::kRetry) retries.push_back(e);
-      },
-      nullptr);
+  LlmCallResult r = ChatKeepingRetries(client, &retries);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   EXPECT_EQ(r.response.content, "after wait");
   EXPECT_EQ(r.attempts, 2);

@@ -58,6 +58,19 @@ Json Conversation(int turns, const std::string& system_tag = "A", const std::str
           {"messages", msgs}};
 }
 
+// `b` with a Read tool offered, an assistant turn calling it (toolu_1) and
+// the user turn answering with `result` as the tool_result's one block.
+Json WithReadRound(Json b, const Json& result) {
+  b["tools"] = {{{"name", "Read"}, {"input_schema", {{"type", "object"}}}}};
+  Json use = {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "Read"}, {"input", Json::object()}};
+  b["messages"].push_back({{"role", "assistant"}, {"content", Json::array({use})}});
+  b["messages"].push_back({{"role", "user"},
+                           {"content", Json::array({{{"type", "tool_result"},
+                                                     {"tool_use_id", "toolu_1"},
+                                                     {"content", Json::array({result})}}})}});
+  return b;
+}
+
 class AnthropicApiTest : public ::testing::Test {
  protected:
   void Make(const Json& script_doc = Json::object(), int64_t min_cache_tokens = 100,
@@ -243,15 +256,7 @@ TEST_F(AnthropicApiTest, SystemBreakpointIsReadWhenTheConversationDiffers) {
 }
 
 TEST_F(AnthropicApiTest, BreakpointInsideAToolResultEndsThePrefixThere) {
-  Json b = Conversation(0);
-  b["tools"] = {{{"name", "Read"}, {"input_schema", {{"type", "object"}}}}};
-  Json use = {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "Read"}, {"input", Json::object()}};
-  b["messages"].push_back({{"role", "assistant"}, {"content", Json::array({use})}});
-  b["messages"].push_back(
-      {{"role", "user"},
-       {"content", Json::array({{{"type", "tool_result"},
-                                 {"tool_use_id", "toolu_1"},
-                                 {"content", Json::array({TextBlock("body", true)})}}})}});
+  Json b = WithReadRound(Conversation(0), TextBlock("body", true));
   Json first = Cache(b);
   EXPECT_EQ(first["breakpoints"], 3);
   EXPECT_EQ(first["cache_write"], first["prompt_tokens"]);
@@ -440,15 +445,7 @@ TEST_F(AnthropicApiTest, ScriptSeesTheOpenAiShape) {
   Make(Json::parse(R"({"replies":[
       {"match":{"system_contains":"careful","tool_offered":"Read",
                 "last_message_contains":"file body"},"text":"matched"}]})"));
-  Json b = Conversation(0);
-  b["tools"] = {{{"name", "Read"}, {"input_schema", {{"type", "object"}}}}};
-  Json use = {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "Read"}, {"input", Json::object()}};
-  b["messages"].push_back({{"role", "assistant"}, {"content", Json::array({use})}});
-  b["messages"].push_back(
-      {{"role", "user"},
-       {"content", Json::array({{{"type", "tool_result"},
-                                 {"tool_use_id", "toolu_1"},
-                                 {"content", Json::array({TextBlock("the file body")})}}})}});
+  Json b = WithReadRound(Conversation(0), TextBlock("the file body"));
   Json rec;
   Json m = Json::parse(Post(b, &rec).body);
   EXPECT_EQ(rec["reply"], 0);
