@@ -246,25 +246,16 @@ TEST_F(AnthropicFakeTest, GrowingConversationReadsItsPrefixFromTheCache) {
     ModelProfile p = Profile(*f);
     p.cache_ttl = ttl;
     HttpLlmClient client(p);
-    std::string system;
-    for (int i = 0; i < 300; ++i)
-      system += "Rule " + std::to_string(i) + ": keep the prefix byte-stable. ";
-    std::string history = Line("system", system);
-    for (int i = 0; i < 30; ++i) {
-      history += Line("user", "step " + std::to_string(i) + " of the work, with some detail");
-      history += Line("assistant", "Understood, continuing with the task.");
-    }
+    std::string history = History(RulesSystem(300), 30);
     ChatRequest req;
     req.tools_path = ReadFileTool();
-    req.messages_path = Write("current.jsonl", history + Line("user", "next"));
+    req.messages_path = Write("current.jsonl", AskNext(history));
     LlmCallResult first = client.Chat(req, nullptr, nullptr);
     ASSERT_TRUE(first.ok()) << first.status.ToString();
     EXPECT_GT(first.response.usage.cache_write_tokens, 0);
     EXPECT_GT(first.response.usage.prompt_tokens, 1024);
 
-    Write("current.jsonl", history + Line("user", "next") +
-                               Line("assistant", "Understood, continuing with the task.") +
-                               Line("user", "and one more"));
+    Write("current.jsonl", OneTurnLater(history));
     LlmCallResult second = client.Chat(req, nullptr, nullptr);
     ASSERT_TRUE(second.ok()) << second.status.ToString();
     const LlmUsage& u = second.response.usage;

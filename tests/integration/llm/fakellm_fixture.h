@@ -37,6 +37,30 @@ class FakeLlmTest : public llm::test_files::LlmFileTest {
     return Line(Json{{"role", role}, {"content", content}});
   }
 
+  // The prompt-cache tests' conversation: a long byte-stable system text of
+  // `rules` rules (RulesSystem), then `turns` user/assistant pairs with kAck
+  // as every answer (History).
+  static constexpr const char* kAck = "Understood, continuing with the task.";
+  static std::string RulesSystem(int rules) {
+    std::string s;
+    for (int i = 0; i < rules; ++i)
+      s += "Rule " + std::to_string(i) + ": keep the prefix byte-stable. ";
+    return s;
+  }
+  static std::string History(const std::string& system, int turns) {
+    std::string h = Line("system", system);
+    for (int i = 0; i < turns; ++i) {
+      h += Line("user", "step " + std::to_string(i) + " of the work, with some detail");
+      h += Line("assistant", kAck);
+    }
+    return h;
+  }
+  // `history` and "next", then one turn later: the answer and "and one more".
+  static std::string AskNext(const std::string& history) { return history + Line("user", "next"); }
+  static std::string OneTurnLater(const std::string& history) {
+    return AskNext(history) + Line("assistant", kAck) + Line("user", "and one more");
+  }
+
   // The fake on `script` (written to script.json), with `extra` flags first.
   std::unique_ptr<FakeLlmProcess> Start(const std::string& script,
                                         std::vector<std::string> extra = {}) {

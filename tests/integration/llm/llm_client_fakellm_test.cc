@@ -272,33 +272,22 @@ class CacheFiguresTest : public LlmFakeTest {
     }
     return tools.dump();
   }
-  std::string system_ = [] {
-    std::string s;
-    for (int i = 0; i < 400; ++i)
-      s += "Rule " + std::to_string(i) + ": keep the prefix byte-stable. ";
-    return s;
-  }();
+  std::string system_ = RulesSystem(400);
 };
 
 TEST_F(CacheFiguresTest, AppendToolChangeAndSystemChange) {
   auto f = Start(R"({"default":{"text":"Understood, continuing with the task."}})");
   HttpLlmClient client(Profile(*f));
-  std::string history = Line("system", system_);
-  for (int i = 0; i < 10; ++i) {
-    history += Line("user", "step " + std::to_string(i) + " of the work, with some detail");
-    history += Line("assistant", "Understood, continuing with the task.");
-  }
+  std::string history = History(system_, 10);
   ChatRequest req;
   req.tools_path = Write("tools.json", Tools("does its job."));
-  req.messages_path = Write("current.jsonl", history + Line("user", "next"));
+  req.messages_path = Write("current.jsonl", AskNext(history));
   LlmCallResult first = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(first.ok()) << first.status.ToString();
   EXPECT_EQ(first.response.usage.cached_tokens, 0);
 
   // (a) Append-only: the previous answer and a new user message.
-  Write("current.jsonl", history + Line("user", "next") +
-                             Line("assistant", "Understood, continuing with the task.") +
-                             Line("user", "and one more"));
+  Write("current.jsonl", OneTurnLater(history));
   LlmCallResult a = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(a.ok());
   EXPECT_GE(a.response.usage.CachedPct(), 99.0)
@@ -317,7 +306,7 @@ TEST_F(CacheFiguresTest, AppendToolChangeAndSystemChange) {
   // (c) A changed system text: nothing is reused.
   std::string changed =
       Line("system", "Changed. " + system_) + history.substr(Line("system", system_).size());
-  Write("current.jsonl", changed + Line("user", "next"));
+  Write("current.jsonl", AskNext(changed));
   LlmCallResult c = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c.response.usage.cached_tokens, 0);
