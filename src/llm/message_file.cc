@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace maestro::llm::message_file {
 
 // Files through the Env's positional reads (no stdio): the body is read in
@@ -46,6 +48,13 @@ uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size) {
     end = start;
   }
   return 0;
+}
+
+Result<size_t> ReadBlock(ReadableFile& f, uint64_t offset, uint64_t limit, char* buf) {
+  size_t want = static_cast<size_t>(std::min<uint64_t>(limit - offset, kBufSize));
+  size_t got = ReadFull(f, offset, buf, want);
+  if (got == 0) return Internal("messages file shrank or could not be read while sending");
+  return got;
 }
 
 Result<uint64_t> MessagesLimit(ReadableFile& f, const std::string& path, uint64_t known_bytes) {

@@ -36,6 +36,11 @@ size_t ReadFull(ReadableFile& f, uint64_t offset, char* buf, size_t len);
 // it are a torn line (an append that crashed, or one still being written).
 uint64_t CompleteLinesEnd(ReadableFile& f, uint64_t size);
 
+// The next block of the messages file while a body sends it: up to
+// kBufSize bytes at `offset`, not past `limit` (> offset). 0 bytes is an
+// error: the file shrank or could not be read since it was measured.
+Result<size_t> ReadBlock(ReadableFile& f, uint64_t offset, uint64_t limit, char* buf);
+
 // The bytes of the messages file a body reads: `known_bytes` when its writer
 // counted them (> 0; fails when the file is shorter), else up to the last
 // '\n'.

@@ -113,16 +113,14 @@ Status RequestBody::Rewind() {
 RequestBody::~RequestBody() = default;
 
 bool RequestBody::FillBuffer() {
-  uint64_t left = messages_limit_ - messages_read_;
-  if (left == 0) return false;
-  size_t want = static_cast<size_t>(std::min<uint64_t>(left, kBufSize));
-  size_t got = ReadFull(*messages_, messages_read_, rbuf_.get(), want);
-  if (got == 0) {
-    error_ = Internal("messages file shrank or could not be read while sending");
+  if (messages_read_ == messages_limit_) return false;
+  auto got = message_file::ReadBlock(*messages_, messages_read_, messages_limit_, rbuf_.get());
+  if (!got.ok()) {
+    error_ = got.status();
     return false;
   }
-  messages_read_ += got;
-  rbuf_len_ = got;
+  messages_read_ += *got;
+  rbuf_len_ = *got;
   rbuf_pos_ = 0;
   return true;
 }

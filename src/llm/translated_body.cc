@@ -130,15 +130,13 @@ bool TranslatedBody::NextLine(std::string* line) {
     for (;;) {
       if (rbuf_pos_ == rbuf_len_) {
         if (offset_ >= limit_) break;
-        size_t want =
-            static_cast<size_t>(std::min<uint64_t>(limit_ - offset_, message_file::kBufSize));
-        size_t got = message_file::ReadFull(*messages_, offset_, rbuf_.get(), want);
-        if (got == 0) {
-          error_ = Internal("messages file shrank or could not be read while sending");
+        auto got = message_file::ReadBlock(*messages_, offset_, limit_, rbuf_.get());
+        if (!got.ok()) {
+          error_ = got.status();
           return false;
         }
-        offset_ += got;
-        rbuf_len_ = got;
+        offset_ += *got;
+        rbuf_len_ = *got;
         rbuf_pos_ = 0;
       }
       any = true;

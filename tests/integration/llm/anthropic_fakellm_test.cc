@@ -129,17 +129,10 @@ TEST_F(AnthropicFakeTest, ToolCallRoundTrip) {
   ASSERT_TRUE(first.ok()) << first.status.ToString();
   ASSERT_EQ(first.response.tool_calls.size(), 2u);
 
-  Json calls = Json::array();
-  for (const ToolCall& c : first.response.tool_calls) {
-    calls.push_back({{"id", c.id},
-                     {"type", "function"},
-                     {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-  }
-  Write("current.jsonl",
-        Line("system", "You are terse.") + Line("user", "read a and b") +
-            Line(Json{{"role", "assistant"}, {"content", nullptr}, {"tool_calls", calls}}) +
-            Line(Json{{"role", "tool"}, {"tool_call_id", "toolu_a"}, {"content", "CONTENT OF A"}}) +
-            Line(Json{{"role", "tool"}, {"tool_call_id", "toolu_b"}, {"content", "CONTENT OF B"}}));
+  Write("current.jsonl", Line("system", "You are terse.") + Line("user", "read a and b") +
+                             ToolCallsLine(first.response.tool_calls) +
+                             ToolLine("toolu_a", "CONTENT OF A") +
+                             ToolLine("toolu_b", "CONTENT OF B"));
   LlmCallResult second = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(second.ok()) << second.status.ToString();
   EXPECT_EQ(second.response.content, "Both read.");

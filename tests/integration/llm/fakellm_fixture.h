@@ -37,6 +37,21 @@ class FakeLlmTest : public llm::test_files::LlmFileTest {
     return Line(Json{{"role", role}, {"content", content}});
   }
 
+  // The assistant line that carries `calls` as the engine writes it (OpenAI
+  // tool_calls, no text), and a tool line answering one call.
+  static std::string ToolCallsLine(const std::vector<llm::ToolCall>& calls) {
+    Json j = Json::array();
+    for (const llm::ToolCall& c : calls) {
+      j.push_back({{"id", c.id},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    }
+    return Line(Json{{"role", "assistant"}, {"content", nullptr}, {"tool_calls", j}});
+  }
+  static std::string ToolLine(const std::string& call_id, const std::string& content) {
+    return Line(Json{{"role", "tool"}, {"tool_call_id", call_id}, {"content", content}});
+  }
+
   // The prompt-cache tests' conversation: a long byte-stable system text of
   // `rules` rules (RulesSystem), then `turns` user/assistant pairs with kAck
   // as every answer (History).

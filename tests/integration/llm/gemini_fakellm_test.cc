@@ -125,17 +125,9 @@ TEST_F(GeminiFakeTest, FunctionCallRoundTrip) {
   ASSERT_TRUE(first.ok()) << first.status.ToString();
   ASSERT_EQ(first.response.tool_calls.size(), 2u);
 
-  Json calls = Json::array();
-  for (const ToolCall& c : first.response.tool_calls) {
-    calls.push_back({{"id", c.id},
-                     {"type", "function"},
-                     {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-  }
-  std::string history =
-      Line("system", "You are terse.") + Line("user", "read a and b") +
-      Line(Json{{"role", "assistant"}, {"content", nullptr}, {"tool_calls", calls}}) +
-      Line(Json{{"role", "tool"}, {"tool_call_id", "c-a"}, {"content", "CONTENT OF A"}}) +
-      Line(Json{{"role", "tool"}, {"tool_call_id", "c-b"}, {"content", "CONTENT OF B"}});
+  std::string history = Line("system", "You are terse.") + Line("user", "read a and b") +
+                        ToolCallsLine(first.response.tool_calls) + ToolLine("c-a", "CONTENT OF A") +
+                        ToolLine("c-b", "CONTENT OF B");
   Write("current.jsonl", history);
   LlmCallResult second = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(second.ok()) << second.status.ToString();
@@ -165,11 +157,11 @@ TEST_F(GeminiFakeTest, Gemini3ReplayedCallCarriesTheSignatureSentinel) {
   ChatRequest req;
   req.tools_path = ReadFileTool();
   req.messages_path =
-      Write("current.jsonl",
-            Line("user", "read a") + Line(Json::parse(R"({"role":"assistant","content":null,
+      Write("current.jsonl", Line("user", "read a") +
+                                 Line(Json::parse(R"({"role":"assistant","content":null,
         "tool_calls":[{"id":"c1","type":"function","function":{"name":"ReadFile",
         "arguments":"{\"path\":\"a\"}"}}]})")) +
-                Line(Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "A"}}));
+                                 ToolLine("c1", "A"));
   LlmCallResult r = client.Chat(req, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.status.ToString();
   Json reqs = Requests(*f);
