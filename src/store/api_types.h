@@ -94,10 +94,10 @@ struct JobUsage {
   int64_t llm_calls = 0;
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;  // of prompt_tokens, served from the server's cache
-  // Of prompt_tokens, written to the cache (Anthropic's cache_creation_input_tokens).
-  int64_t cache_write_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t model_ms = 0;  // sum of the calls' totalMs
+  // Of prompt_tokens, written to the cache (Anthropic's cache_creation_input_tokens).
+  int64_t cache_write_tokens = 0;
 };
 
 }  // namespace maestro
