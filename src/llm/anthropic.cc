@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/utf8.h"
+#include "llm/openai_message.h"
 
 namespace maestro::llm {
 // A named namespace rather than an anonymous one: maestro_llm is a unity
@@ -38,20 +39,6 @@ int64_t Int(const Json& obj, const char* key, int64_t dflt) {
   if (!obj.is_object()) return dflt;
   auto it = obj.find(key);
   return it != obj.end() && it->is_number_integer() ? it->get<int64_t>() : dflt;
-}
-
-// The text of an OpenAI content value: a string, or the text parts of an
-// array joined (tool results and system messages carry text only).
-std::string ContentText(const Json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string out;
-  if (!content.is_array()) return out;
-  for (const Json& part : content) {
-    if (Str(part, "type") != "text") continue;
-    if (!out.empty()) out += '\n';
-    out += Str(part, "text");
-  }
-  return out;
 }
 
 Json TextBlock(std::string text) { return {{"type", "text"}, {"text", std::move(text)}}; }
@@ -93,17 +80,6 @@ void AddUserBlocks(const Json& content, const std::string& prefix, std::vector<J
       if (!url.empty()) blocks->push_back(ImageBlock(url));
     }
   }
-}
-
-// A tool call's arguments as the `input` object. The model's text is not
-// always valid JSON (a cut stream, a weak model); the API needs an object, so
-// an invalid or non-object text is sent as {"_raw_arguments": text}: the
-// model then sees what it wrote, and the byte-stable history keeps its cache.
-Json ToolInput(const std::string& arguments) {
-  if (arguments.find_first_not_of(" \t\r\n") == std::string::npos) return Json::object();
-  Json j = Json::parse(arguments, nullptr, false);
-  if (!j.is_discarded() && j.is_object()) return j;
-  return {{"_raw_arguments", arguments}};
 }
 
 // OpenAI tool_choice -> Anthropic's; null (dropped) for a value it cannot say.
@@ -289,7 +265,7 @@ class AnthropicTranslator final : public MessageTranslator {
       blocks->push_back({{"type", "tool_use"},
                          {"id", Str(call, "id")},
                          {"name", Str(fn, "name")},
-                         {"input", ToolInput(Str(fn, "arguments"))}});
+                         {"input", ArgumentsObject(Str(fn, "arguments"))}});
     }
   }
 

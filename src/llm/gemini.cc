@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "llm/openai_message.h"
 
 namespace maestro::llm {
 // A named namespace, not an anonymous one: the library is one unity
@@ -27,19 +28,6 @@ constexpr const char* kSkipSignature = "skip_thought_signature_validator";
 bool NeedsThoughtSignature(std::string_view model) {
   if (model.substr(0, 7) == "models/") model.remove_prefix(7);
   return !(model.substr(0, 9) == "gemini-1." || model.substr(0, 9) == "gemini-2.");
-}
-
-// The text of an OpenAI `content`: the string, or the text parts joined.
-std::string ContentText(const Json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string out;
-  if (!content.is_array()) return out;
-  for (const Json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text") continue;
-    if (!out.empty()) out += "\n";
-    out += part.value("text", "");
-  }
-  return out;
 }
 
 // A file URL's MIME type from its extension; Gemini needs one, and
@@ -95,16 +83,6 @@ Json UserParts(const Json& content, const std::string& prefix) {
   }
   if (parts.empty()) parts.push_back({{"text", " "}});
   return parts;
-}
-
-// A call's `arguments` text as Gemini's `args` object. Models emit "" for a
-// call without arguments; text that is not a JSON object is kept verbatim
-// under `_raw_arguments` so the model sees what it said.
-Json ArgsObject(const std::string& arguments) {
-  if (Trim(arguments).empty()) return Json::object();
-  Json args = Json::parse(arguments, nullptr, false);
-  if (args.is_discarded() || !args.is_object()) return {{"_raw_arguments", arguments}};
-  return args;
 }
 
 std::string StringField(const Json& j, const char* key) {
@@ -226,7 +204,7 @@ class GeminiTranslator final : public MessageTranslator {
         std::string id = StringField(call, "id");
         std::string name = StringField(fn, "name");
         call_names_[id] = name;
-        Json fc = {{"name", name}, {"args", ArgsObject(StringField(fn, "arguments"))}};
+        Json fc = {{"name", name}, {"args", ArgumentsObject(StringField(fn, "arguments"))}};
         if (!id.empty()) fc["id"] = id;
         Json part = {{"functionCall", std::move(fc)}};
         // Only a turn's first call carries a signature (parallel calls).
